@@ -1,0 +1,331 @@
+package manifest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Error is a fault in a manifest: the file, the JSON path of the fault, and
+// what was expected there.
+type Error struct {
+	File string
+	Path string // e.g. "commands[1].args[0].schema"; empty for the whole file
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	if e.Path == "" {
+		return fmt.Sprintf("manifest %s: %s", e.File, e.Msg)
+	}
+	return fmt.Sprintf("manifest %s: at %s: %s", e.File, e.Path, e.Msg)
+}
+
+// ErrNotFound is wrapped by every error that means "there is no program
+// there" (as opposed to "the program there is broken").
+var ErrNotFound = errors.New("program not found")
+
+// Load resolves target (a manifest file, a directory holding manifest.json,
+// or a launcher script) and reads the manifest it names.
+func Load(target string) (*Manifest, error) {
+	path, err := Resolve(target)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNotFound, err)
+	}
+	return Parse(path, data)
+}
+
+// Resolve finds the manifest file a target names (SPEC §3).
+func Resolve(target string) (string, error) {
+	if strings.TrimSpace(target) == "" {
+		return "", fmt.Errorf("missing program: give a manifest file, a program directory or a launcher script")
+	}
+	abs, err := filepath.Abs(target)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s: %v", ErrNotFound, target, err)
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s (looked for a manifest file, a directory holding manifest.json, or a launcher script)", ErrNotFound, target)
+	}
+	if st.IsDir() {
+		p := filepath.Join(abs, "manifest.json")
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("%w: %s is a directory without manifest.json", ErrNotFound, target)
+		}
+		return p, nil
+	}
+	head := make([]byte, 2)
+	f, err := os.Open(abs)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s: %v", ErrNotFound, target, err)
+	}
+	n, _ := f.Read(head)
+	f.Close()
+	if n == 2 && string(head) == "#!" {
+		return launcherManifest(abs)
+	}
+	return abs, nil
+}
+
+// launcherManifest reads a launcher script whose last exec line is
+// `exec <runtime> run '<manifest path>' "$@"` and returns that path.
+func launcherManifest(script string) (string, error) {
+	data, err := os.ReadFile(script)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s: %v", ErrNotFound, script, err)
+	}
+	var execLine string
+	for _, line := range strings.Split(string(data), "\n") {
+		if l := strings.TrimSpace(line); strings.HasPrefix(l, "exec ") {
+			execLine = l
+		}
+	}
+	if execLine == "" {
+		return "", fmt.Errorf("%w: launcher %s has no `exec ... run '<manifest>'` line", ErrNotFound, script)
+	}
+	words := shellWords(execLine)
+	for i, w := range words {
+		if (w == "run" || w == "mcp") && i+1 < len(words) {
+			p := words[i+1]
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(filepath.Dir(script), p)
+			}
+			if _, err := os.Stat(p); err != nil {
+				return "", fmt.Errorf("%w: launcher %s names %s, which does not exist", ErrNotFound, script, p)
+			}
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%w: launcher %s: exec line names no manifest after `run`", ErrNotFound, script)
+}
+
+// shellWords splits a line on blanks, honouring single and double quotes
+// and backslash escapes, enough for the launchers morloc and nexus write.
+func shellWords(s string) []string {
+	var words []string
+	var cur strings.Builder
+	in := false
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote == '\'':
+			if c == '\'' {
+				quote = 0
+			} else {
+				cur.WriteByte(c)
+			}
+		case quote == '"':
+			if c == '"' {
+				quote = 0
+			} else if c == '\\' && i+1 < len(s) {
+				i++
+				cur.WriteByte(s[i])
+			} else {
+				cur.WriteByte(c)
+			}
+		case c == '\'' || c == '"':
+			quote, in = c, true
+		case c == '\\' && i+1 < len(s):
+			i++
+			cur.WriteByte(s[i])
+			in = true
+		case c == ' ' || c == '\t':
+			if in {
+				words = append(words, cur.String())
+				cur.Reset()
+				in = false
+			}
+		default:
+			cur.WriteByte(c)
+			in = true
+		}
+	}
+	if in {
+		words = append(words, cur.String())
+	}
+	return words
+}
+
+// Parse decodes and validates manifest bytes; path names the file in errors
+// and anchors relative pool paths.
+func Parse(path string, data []byte) (*Manifest, error) {
+	fail := func(p, format string, a ...any) error {
+		return &Error{File: path, Path: p, Msg: fmt.Sprintf(format, a...)}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var raw any
+	if err := dec.Decode(&raw); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			line, col := lineCol(data, se.Offset)
+			return nil, fail("", "not valid JSON at line %d, column %d: %v", line, col, err)
+		}
+		return nil, fail("", "not valid JSON: %v", err)
+	}
+	if dec.More() {
+		return nil, fail("", "not valid JSON: trailing data after the top-level object")
+	}
+	if err := checkShape(raw, "", manifestShape); err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			e.File = path
+		}
+		return nil, err
+	}
+	m := &Manifest{Path: path, Dir: filepath.Dir(path)}
+	if err := json.Unmarshal(data, m); err != nil {
+		return nil, fail("", "%v", err)
+	}
+	if err := m.validate(); err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			e.File = path
+		}
+		return nil, err
+	}
+	return m, nil
+}
+
+func lineCol(data []byte, off int64) (int, int) {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	before := data[:off]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := int(off) - bytes.LastIndexByte(before, '\n')
+	return line, col
+}
+
+// validate checks the rules of SPEC §2 that JSON shape alone does not and
+// parses every type string.
+func (m *Manifest) validate() error {
+	fail := func(p, format string, a ...any) error {
+		return &Error{Path: p, Msg: fmt.Sprintf(format, a...)}
+	}
+	if m.Name == "" {
+		return fail("name", "expected a non-empty program name")
+	}
+	for i, p := range m.Pools {
+		at := fmt.Sprintf("pools[%d]", i)
+		if p.Lang == "" {
+			return fail(at+".lang", "expected a language name such as \"py\", \"r\" or \"cpp\"")
+		}
+		if len(p.Exec) == 0 || p.Exec[0] == "" {
+			return fail(at+".exec", "expected a non-empty argv array to start the pool")
+		}
+	}
+	names := map[string]int{}
+	for i := range m.Commands {
+		c := &m.Commands[i]
+		at := fmt.Sprintf("commands[%d]", i)
+		if c.Name == "" {
+			return fail(at+".name", "expected a non-empty command name")
+		}
+		if j, dup := names[c.Name]; dup {
+			return fail(at+".name", "command %q is already defined at commands[%d]", c.Name, j)
+		}
+		names[c.Name] = i
+		switch c.Type {
+		case Remote:
+			if c.Pool < 0 || c.Pool >= len(m.Pools) {
+				return fail(at+".pool", "pool index %d out of range: the manifest has %d pool(s)", c.Pool, len(m.Pools))
+			}
+			for k, np := range c.NeededPools {
+				if np < 0 || np >= len(m.Pools) {
+					return fail(fmt.Sprintf("%s.needed_pools[%d]", at, k), "pool index %d out of range: the manifest has %d pool(s)", np, len(m.Pools))
+				}
+			}
+		case Pure:
+		default:
+			return fail(at+".type", "unknown command type %q (expected \"remote\" or \"pure\")", c.Type)
+		}
+		if err := c.parseTypes(at); err != nil {
+			return err
+		}
+	}
+	for i := range m.Commands {
+		c := &m.Commands[i]
+		for k, t := range c.Terminals {
+			at := fmt.Sprintf("commands[%d].terminals[%d]", i, k)
+			if t.Long == "" && t.Short == "" {
+				return fail(at, "expected a terminal with a long or short name")
+			}
+			if _, ok := names[t.Entry]; !ok {
+				return fail(at+".entry", "entry %q names no command in the manifest", t.Entry)
+			}
+		}
+	}
+	return nil
+}
+
+func (c *Command) parseTypes(at string) error {
+	fail := func(p, format string, a ...any) error {
+		return &Error{Path: p, Msg: fmt.Sprintf(format, a...)}
+	}
+	rt, err := ParseType(c.Return.Schema)
+	if err != nil {
+		return fail(at+".return.schema", "%v", err)
+	}
+	c.Return.T = rt
+	for j := range c.Args {
+		a := &c.Args[j]
+		aat := fmt.Sprintf("%s.args[%d]", at, j)
+		switch a.Kind {
+		case KindPos, KindOpt:
+			t, err := ParseType(a.Schema)
+			if err != nil {
+				return fail(aat+".schema", "%v", err)
+			}
+			a.T = t
+			if a.Kind == KindOpt && a.Long == "" && a.Short == "" {
+				return fail(aat, "expected an option with a long or short name")
+			}
+		case KindFlag:
+			a.T = &Type{Kind: Bool, Code: "b"}
+			if a.Long == "" && a.Short == "" {
+				return fail(aat, "expected a flag with a long or short name")
+			}
+		case KindGrp:
+			t, err := ParseType(a.Schema)
+			if err != nil {
+				return fail(aat+".schema", "%v", err)
+			}
+			if !t.IsRecord() {
+				return fail(aat+".schema", "expected a record type (m...) for a group argument, got a %s", t.Unwrap().Kind)
+			}
+			a.T = t
+			rec := t.Unwrap()
+			for k := range a.Entries {
+				e := &a.Entries[k]
+				eat := fmt.Sprintf("%s.entries[%d]", aat, k)
+				var ft *Type
+				for _, f := range rec.Fields {
+					if f.Key == e.Key {
+						ft = f.Type
+					}
+				}
+				if ft == nil {
+					return fail(eat+".key", "field %q is not in the group's record %s", e.Key, a.Schema)
+				}
+				if e.Arg.Kind != KindOpt && e.Arg.Kind != KindFlag {
+					return fail(eat+".arg.kind", "expected \"opt\" or \"flag\", got %q", e.Arg.Kind)
+				}
+				e.Arg.T = ft
+			}
+		default:
+			return fail(aat+".kind", "unknown argument kind %q (expected \"pos\", \"opt\", \"flag\" or \"grp\")", a.Kind)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,182 @@
+// Package manifest owns morloc's manifest format (SPEC §2): it finds a
+// program's manifest from a target (file, directory or launcher script),
+// decodes it, parses every type string into a Type tree, and refuses a broken
+// manifest with the file, the JSON path of the fault and what was expected.
+// It imports nothing else from nexus.
+package manifest
+
+import (
+	"encoding/json"
+)
+
+// Manifest is a decoded, validated manifest.json.
+type Manifest struct {
+	// Path is the absolute path of the manifest file; Dir is its directory,
+	// against which relative pool exec paths are resolved.
+	Path string `json:"-"`
+	Dir  string `json:"-"`
+
+	Name     string                     `json:"name"`
+	Build    Build                      `json:"build"`
+	Pools    []Pool                     `json:"pools"`
+	Commands []Command                  `json:"commands"`
+	Groups   []Group                    `json:"groups"`
+	Desc     []string                   `json:"desc"`
+	Metadata map[string]json.RawMessage `json:"metadata"`
+}
+
+// Build records how morloc built the program; only MorlocVersion is reported.
+type Build struct {
+	Path          string `json:"path"`
+	Time          int64  `json:"time"`
+	MorlocVersion string `json:"morloc_version"`
+	BuildParams   string `json:"build_params"`
+}
+
+// Pool is one language subprocess.
+type Pool struct {
+	Lang            string                     `json:"lang"`
+	Exec            []string                   `json:"exec"`
+	Socket          string                     `json:"socket"`
+	PoolHash        string                     `json:"pool_hash"`
+	AllowStringNull bool                       `json:"allow_string_null"`
+	Metadata        map[string]json.RawMessage `json:"metadata"`
+}
+
+// Group is a CLI help section.
+type Group struct {
+	Name     string                     `json:"name"`
+	Desc     []string                   `json:"desc"`
+	Metadata map[string]json.RawMessage `json:"metadata"`
+}
+
+// Command types.
+const (
+	Remote = "remote"
+	Pure   = "pure"
+)
+
+// Command is one exported (or internal helper) function.
+type Command struct {
+	Name        string                     `json:"name"`
+	Type        string                     `json:"type"`
+	Mid         int                        `json:"mid"`
+	Pool        int                        `json:"pool"`
+	NeededPools []int                      `json:"needed_pools"`
+	Desc        []string                   `json:"desc"`
+	Args        []Arg                      `json:"args"`
+	Return      Return                     `json:"return"`
+	Internal    bool                       `json:"internal"`
+	Terminals   []Terminal                 `json:"terminals"`
+	Metadata    map[string]json.RawMessage `json:"metadata"`
+	Group       *string                    `json:"group"`
+	// Expr is the expression tree of a pure command, kept for the evaluator.
+	Expr json.RawMessage `json:"expr,omitempty"`
+}
+
+// Return describes a command's result.
+type Return struct {
+	Schema   string                     `json:"schema"`
+	TypeName string                     `json:"type"`
+	Desc     []string                   `json:"desc"`
+	Mime     string                     `json:"mime,omitempty"`
+	Metadata map[string]json.RawMessage `json:"metadata"`
+	// T is Schema parsed.
+	T *Type `json:"-"`
+}
+
+// Terminal is an alternative output projection run by an internal entry.
+type Terminal struct {
+	Short       string `json:"short"`
+	Long        string `json:"long"`
+	Entry       string `json:"entry"`
+	Description string `json:"description"`
+	Render      bool   `json:"render"`
+	Default     bool   `json:"default"`
+}
+
+// Argument kinds.
+const (
+	KindPos  = "pos"
+	KindOpt  = "opt"
+	KindFlag = "flag"
+	KindGrp  = "grp"
+)
+
+// Arg is one argument of a command; which fields are set depends on Kind.
+type Arg struct {
+	Kind     string   `json:"kind"`
+	Schema   string   `json:"schema"`
+	TypeName string   `json:"type"`
+	Name     *string  `json:"name"`
+	Metavar  *string  `json:"metavar"`
+	Quoted   bool     `json:"quoted"`
+	Many     bool     `json:"many"`
+	Stdin    bool     `json:"stdin"`
+	Desc     []string `json:"desc"`
+	// opt and flag
+	Short   string  `json:"short"`
+	Long    string  `json:"long"`
+	LongRev string  `json:"long_rev"`
+	Default *string `json:"default"`
+	// grp
+	GroupOpt *GroupOpt `json:"group_opt"`
+	Entries  []Entry   `json:"entries"`
+
+	Metadata map[string]json.RawMessage `json:"metadata"`
+
+	// T is Schema parsed (for a flag: Bool; for a group entry: the field's
+	// type taken from the group's record).
+	T *Type `json:"-"`
+}
+
+// GroupOpt is the option that takes a whole record as JSON.
+type GroupOpt struct {
+	Short string `json:"short"`
+	Long  string `json:"long"`
+}
+
+// Entry is one record field of a grp argument.
+type Entry struct {
+	Key string `json:"key"`
+	Arg Arg    `json:"arg"`
+}
+
+// DisplayName is how CLI help and messages name an option or flag: its long
+// name, else its short one.
+func (a *Arg) DisplayName() string {
+	if a.Long != "" {
+		return a.Long
+	}
+	return a.Short
+}
+
+// Exported lists the commands that are neither internal helpers, in order.
+func (m *Manifest) Exported() []*Command {
+	var out []*Command
+	for i := range m.Commands {
+		if !m.Commands[i].Internal {
+			out = append(out, &m.Commands[i])
+		}
+	}
+	return out
+}
+
+// Command finds a command (internal ones too) by name.
+func (m *Manifest) Command(name string) *Command {
+	for i := range m.Commands {
+		if m.Commands[i].Name == name {
+			return &m.Commands[i]
+		}
+	}
+	return nil
+}
+
+// Version is the version nexus reports for the program: morloc's build
+// version when present.
+func (m *Manifest) Version() string {
+	if m.Build.MorlocVersion != "" {
+		return m.Build.MorlocVersion
+	}
+	return "0.0.0"
+}

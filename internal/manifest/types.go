@@ -1,0 +1,410 @@
+package manifest
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Kind is the shape of a Type node.
+type Kind int
+
+// The type codes of SPEC §2 "Type strings".
+const (
+	Nil       Kind = iota // z
+	Bool                  // b
+	Str                   // s
+	Int                   // j, i1..i8, u1..u8
+	Float                 // f4, f8
+	List                  // a<T>
+	Tuple                 // t<n><T>...
+	Record                // m<n>(<klen><key><T>)*
+	Optional              // ?<T>
+	Table                 // T, T:<n>...
+	File                  // F
+	InStream              // I
+	OutStream             // O
+	Recursive             // &<klen><name><T>
+	BackRef               // ^<klen><name>
+)
+
+var kindNames = [...]string{"nil", "bool", "string", "integer", "real", "list", "tuple", "record",
+	"optional", "table", "file", "input stream", "output stream", "recursive", "back-reference"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind(%d)", int(k))
+}
+
+// Field is one named member of a record or a table.
+type Field struct {
+	Key  string
+	Type *Type
+}
+
+// Type is a parsed type string.
+type Type struct {
+	Kind Kind
+	// Code is the primitive code as written ("j", "i4", "f8", "s", ...).
+	Code string
+	// Hint is the native type hint that preceded this node, without brackets ("dict").
+	Hint string
+	// Elem is the element of a List, the inner type of an Optional, the body of a Recursive.
+	Elem *Type
+	// Items are the members of a Tuple.
+	Items []*Type
+	// Fields are the members of a Record, or the columns of a Table (may be empty).
+	Fields []Field
+	// Name is the name of a Recursive declaration or a BackRef.
+	Name string
+}
+
+// Unwrap skips Recursive declarations, returning the type they declare.
+func (t *Type) Unwrap() *Type {
+	for t != nil && t.Kind == Recursive {
+		t = t.Elem
+	}
+	return t
+}
+
+// IsRecord reports whether t (after any hint or recursive declaration) is a record.
+func (t *Type) IsRecord() bool { return t.Unwrap() != nil && t.Unwrap().Kind == Record }
+
+// IsMap reports whether t is a `<dict>`-hinted list of key/value pairs (Map K V).
+func (t *Type) IsMap() bool {
+	return t != nil && t.Kind == List && t.Hint != "" && t.Elem != nil &&
+		t.Elem.Kind == Tuple && len(t.Elem.Items) == 2
+}
+
+// Contains reports whether any node of t has one of the given kinds.
+func (t *Type) Contains(kinds ...Kind) bool {
+	if t == nil {
+		return false
+	}
+	for _, k := range kinds {
+		if t.Kind == k {
+			return true
+		}
+	}
+	if t.Elem.Contains(kinds...) {
+		return true
+	}
+	for _, it := range t.Items {
+		if it.Contains(kinds...) {
+			return true
+		}
+	}
+	for _, f := range t.Fields {
+		if f.Type.Contains(kinds...) {
+			return true
+		}
+	}
+	return false
+}
+
+// String re-encodes t as a type string; ParseType(t.String()) equals t.
+func (t *Type) String() string {
+	var b strings.Builder
+	t.encode(&b)
+	return b.String()
+}
+
+func (t *Type) encode(b *strings.Builder) {
+	if t.Hint != "" {
+		b.WriteString("<" + t.Hint + ">")
+	}
+	switch t.Kind {
+	case Nil, Bool, Str, Int, Float, File, InStream, OutStream:
+		b.WriteString(t.Code)
+	case List:
+		b.WriteByte('a')
+		t.Elem.encode(b)
+	case Optional:
+		b.WriteByte('?')
+		t.Elem.encode(b)
+	case Tuple:
+		b.WriteByte('t')
+		b.WriteByte(base62[len(t.Items)])
+		for _, it := range t.Items {
+			it.encode(b)
+		}
+	case Record:
+		b.WriteByte('m')
+		b.WriteByte(base62[len(t.Fields)])
+		for _, f := range t.Fields {
+			b.WriteByte(base62[len(f.Key)])
+			b.WriteString(f.Key)
+			f.Type.encode(b)
+		}
+	case Table:
+		b.WriteByte('T')
+		if len(t.Fields) > 0 {
+			b.WriteByte(':')
+			b.WriteByte(base62[len(t.Fields)])
+			for _, f := range t.Fields {
+				b.WriteByte(base62[len(f.Key)])
+				b.WriteString(f.Key)
+				f.Type.encode(b)
+			}
+		}
+	case Recursive:
+		b.WriteByte('&')
+		b.WriteByte(base62[len(t.Name)])
+		b.WriteString(t.Name)
+		t.Elem.encode(b)
+	case BackRef:
+		b.WriteByte('^')
+		b.WriteByte(base62[len(t.Name)])
+		b.WriteString(t.Name)
+	}
+}
+
+const base62 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+func base62Value(c byte) (int, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0'), true
+	case c >= 'a' && c <= 'z':
+		return int(c-'a') + 10, true
+	case c >= 'A' && c <= 'Z':
+		return int(c-'A') + 36, true
+	}
+	return 0, false
+}
+
+// TypeError says where in a type string parsing failed and what was expected there.
+type TypeError struct {
+	Schema string
+	Offset int
+	Msg    string
+}
+
+func (e *TypeError) Error() string {
+	return fmt.Sprintf("type string %q at offset %d: %s", e.Schema, e.Offset, e.Msg)
+}
+
+// ParseType parses a whole type string (SPEC §2). Trailing characters are an error.
+func ParseType(s string) (*Type, error) {
+	p := &typeParser{s: s}
+	t, err := p.parse()
+	if err != nil {
+		return nil, err
+	}
+	if p.i != len(s) {
+		return nil, p.fail("unexpected trailing %q after a complete type", s[p.i:])
+	}
+	if err := checkRefs(t, nil); err != nil {
+		return nil, &TypeError{Schema: s, Offset: 0, Msg: err.Error()}
+	}
+	return t, nil
+}
+
+type typeParser struct {
+	s     string
+	i     int
+	depth int
+}
+
+// maxTypeDepth bounds nesting so hostile schemas cannot exhaust the stack.
+const maxTypeDepth = 256
+
+func (p *typeParser) fail(format string, a ...any) error {
+	return &TypeError{Schema: p.s, Offset: p.i, Msg: fmt.Sprintf(format, a...)}
+}
+
+func (p *typeParser) count(what string) (int, error) {
+	if p.i >= len(p.s) {
+		return 0, p.fail("expected a base-62 %s, got end of string", what)
+	}
+	n, ok := base62Value(p.s[p.i])
+	if !ok {
+		return 0, p.fail("expected a base-62 %s (0-9, a-z, A-Z), got %q", what, p.s[p.i])
+	}
+	p.i++
+	return n, nil
+}
+
+func (p *typeParser) name(what string) (string, error) {
+	n, err := p.count(what + " length")
+	if err != nil {
+		return "", err
+	}
+	if p.i+n > len(p.s) {
+		return "", p.fail("%s of length %d runs past the end of the string", what, n)
+	}
+	k := p.s[p.i : p.i+n]
+	p.i += n
+	return k, nil
+}
+
+func (p *typeParser) fields(what string) ([]Field, error) {
+	n, err := p.count(what + " count")
+	if err != nil {
+		return nil, err
+	}
+	fs := make([]Field, 0, n)
+	seen := map[string]bool{}
+	for j := 0; j < n; j++ {
+		at := p.i
+		k, err := p.name(what + " key")
+		if err != nil {
+			return nil, err
+		}
+		if seen[k] {
+			p.i = at
+			return nil, p.fail("duplicate %s key %q", what, k)
+		}
+		seen[k] = true
+		ft, err := p.parse()
+		if err != nil {
+			return nil, err
+		}
+		fs = append(fs, Field{Key: k, Type: ft})
+	}
+	return fs, nil
+}
+
+func (p *typeParser) parse() (*Type, error) {
+	p.depth++
+	defer func() { p.depth-- }()
+	if p.depth > maxTypeDepth {
+		return nil, p.fail("type nested deeper than %d levels", maxTypeDepth)
+	}
+	hint := ""
+	for p.i < len(p.s) && p.s[p.i] == '<' {
+		end := strings.IndexByte(p.s[p.i:], '>')
+		if end < 0 {
+			return nil, p.fail("unterminated type hint: expected '>'")
+		}
+		hint = p.s[p.i+1 : p.i+end]
+		p.i += end + 1
+	}
+	if p.i >= len(p.s) {
+		return nil, p.fail("expected a type code, got end of string")
+	}
+	c := p.s[p.i]
+	start := p.i
+	p.i++
+	t := &Type{Hint: hint}
+	switch c {
+	case 'z':
+		t.Kind, t.Code = Nil, "z"
+	case 'b':
+		t.Kind, t.Code = Bool, "b"
+	case 's':
+		t.Kind, t.Code = Str, "s"
+	case 'j':
+		t.Kind, t.Code = Int, "j"
+	case 'F':
+		t.Kind, t.Code = File, "F"
+	case 'I':
+		t.Kind, t.Code = InStream, "I"
+	case 'O':
+		t.Kind, t.Code = OutStream, "O"
+	case 'i', 'u':
+		if p.i >= len(p.s) || !strings.ContainsRune("1248", rune(p.s[p.i])) {
+			return nil, p.fail("expected a width 1, 2, 4 or 8 after %q", c)
+		}
+		t.Kind, t.Code = Int, p.s[start:p.i+1]
+		p.i++
+	case 'f':
+		if p.i >= len(p.s) || (p.s[p.i] != '4' && p.s[p.i] != '8') {
+			return nil, p.fail("expected a width 4 or 8 after 'f'")
+		}
+		t.Kind, t.Code = Float, p.s[start:p.i+1]
+		p.i++
+	case 'a', '?':
+		t.Kind = List
+		if c == '?' {
+			t.Kind = Optional
+		}
+		e, err := p.parse()
+		if err != nil {
+			return nil, err
+		}
+		t.Elem = e
+	case 't':
+		n, err := p.count("tuple size")
+		if err != nil {
+			return nil, err
+		}
+		t.Kind = Tuple
+		for j := 0; j < n; j++ {
+			it, err := p.parse()
+			if err != nil {
+				return nil, err
+			}
+			t.Items = append(t.Items, it)
+		}
+	case 'm':
+		fs, err := p.fields("record field")
+		if err != nil {
+			return nil, err
+		}
+		t.Kind, t.Fields = Record, fs
+	case 'T':
+		t.Kind = Table
+		if p.i < len(p.s) && p.s[p.i] == ':' {
+			p.i++
+			fs, err := p.fields("table column")
+			if err != nil {
+				return nil, err
+			}
+			t.Fields = fs
+		}
+	case '&':
+		n, err := p.name("recursive type name")
+		if err != nil {
+			return nil, err
+		}
+		body, err := p.parse()
+		if err != nil {
+			return nil, err
+		}
+		t.Kind, t.Name, t.Elem = Recursive, n, body
+	case '^':
+		n, err := p.name("back-reference name")
+		if err != nil {
+			return nil, err
+		}
+		t.Kind, t.Name = BackRef, n
+	default:
+		p.i = start
+		return nil, p.fail("unknown type code %q (expected one of z b s j i u f a t m ? T F I O & ^ <)", c)
+	}
+	return t, nil
+}
+
+// checkRefs makes sure every ^name refers to an enclosing &name.
+func checkRefs(t *Type, scope []string) error {
+	if t == nil {
+		return nil
+	}
+	switch t.Kind {
+	case BackRef:
+		for _, s := range scope {
+			if s == t.Name {
+				return nil
+			}
+		}
+		return fmt.Errorf("back-reference ^%s has no enclosing &%s declaration", t.Name, t.Name)
+	case Recursive:
+		scope = append(scope, t.Name)
+	}
+	if err := checkRefs(t.Elem, scope); err != nil {
+		return err
+	}
+	for _, it := range t.Items {
+		if err := checkRefs(it, scope); err != nil {
+			return err
+		}
+	}
+	for _, f := range t.Fields {
+		if err := checkRefs(f.Type, scope); err != nil {
+			return err
+		}
+	}
+	return nil
+}
