@@ -48,7 +48,8 @@ type Type struct {
 	Kind Kind
 	// Code is the primitive code as written ("j", "i4", "f8", "s", ...).
 	Code string
-	// Hint is the native type hint that preceded this node, without brackets ("dict").
+	// Hint is the native type hint that preceded this node, without its outer
+	// brackets ("dict", "std::map<$1,$2>"); of stacked hints, the last one.
 	Hint string
 	// Elem is the element of a List, the inner type of an Optional, the body of a Recursive.
 	Elem *Type
@@ -274,7 +275,7 @@ func (p *typeParser) parse() (*Type, error) {
 	}
 	hint := ""
 	for p.i < len(p.s) && p.s[p.i] == '<' {
-		end := strings.IndexByte(p.s[p.i:], '>')
+		end := hintEnd(p.s[p.i:])
 		if end < 0 {
 			return nil, p.fail("unterminated type hint: expected '>'")
 		}
@@ -375,6 +376,24 @@ func (p *typeParser) parse() (*Type, error) {
 		return nil, p.fail("unknown type code %q (expected one of z b s j i u f a t m ? T F I O & ^ <)", c)
 	}
 	return t, nil
+}
+
+// hintEnd returns the index of the '>' closing the hint that s starts with,
+// or -1. Hints nest: C++ pools write `<std::map<$1,$2>>at2sj`.
+func hintEnd(s string) int {
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '<':
+			depth++
+		case '>':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 // checkRefs makes sure every ^name refers to an enclosing &name.
