@@ -237,7 +237,7 @@ func TestTypeHelpers(t *testing.T) {
 		{"?m11xj", false, false, false},
 		{"am11xj", false, false, false},
 		{"<dict>at2sj", false, true, false},
-		{"at2sj", false, false, false},       // pairs without a hint are a list of tuples
+		{"at2sj", false, false, false},        // pairs without a hint are a list of tuples
 		{"<dict>at3sjj", false, false, false}, // not pairs
 		{"m11fF", true, false, true},
 		{"at2jT:11xj", false, false, true},
