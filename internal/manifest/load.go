@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -167,14 +168,24 @@ func Parse(path string, data []byte) (*Manifest, error) {
 	var raw any
 	if err := dec.Decode(&raw); err != nil {
 		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			line, col := lineCol(data, se.Offset)
+		switch {
+		case errors.As(err, &se):
+			// Offset counts the bytes read, the offending one included.
+			line, col := lineCol(data, se.Offset-1)
 			return nil, fail("", "not valid JSON at line %d, column %d: %v", line, col, err)
+		case errors.Is(err, io.EOF):
+			return nil, fail("", "not valid JSON: the file is empty")
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			line, col := lineCol(data, int64(len(data)))
+			return nil, fail("", "not valid JSON at line %d, column %d: unexpected end of file", line, col)
 		}
 		return nil, fail("", "not valid JSON: %v", err)
 	}
-	if dec.More() {
-		return nil, fail("", "not valid JSON: trailing data after the top-level object")
+	// dec.More() misses a stray '}' or ']', so look at the bytes themselves.
+	rest := data[dec.InputOffset():]
+	if trimmed := bytes.TrimLeft(rest, " \t\r\n"); len(trimmed) > 0 {
+		line, col := lineCol(data, int64(len(data)-len(trimmed)))
+		return nil, fail("", "not valid JSON at line %d, column %d: trailing data after the top-level object", line, col)
 	}
 	if err := checkShape(raw, "", manifestShape); err != nil {
 		var e *Error
@@ -197,13 +208,12 @@ func Parse(path string, data []byte) (*Manifest, error) {
 	return m, nil
 }
 
-func lineCol(data []byte, off int64) (int, int) {
-	if off > int64(len(data)) {
-		off = int64(len(data))
-	}
-	before := data[:off]
+// lineCol turns the 0-based byte index pos into a 1-based line and column.
+func lineCol(data []byte, pos int64) (int, int) {
+	pos = max(0, min(pos, int64(len(data))))
+	before := data[:pos]
 	line := bytes.Count(before, []byte("\n")) + 1
-	col := int(off) - bytes.LastIndexByte(before, '\n')
+	col := int(pos) - bytes.LastIndexByte(before, '\n')
 	return line, col
 }
 
@@ -320,6 +330,9 @@ func (c *Command) parseTypes(at string) error {
 				}
 				if e.Arg.Kind != KindOpt && e.Arg.Kind != KindFlag {
 					return fail(eat+".arg.kind", "expected \"opt\" or \"flag\", got %q", e.Arg.Kind)
+				}
+				if e.Arg.Kind == KindFlag && ft.Kind != Bool {
+					return fail(eat+".arg.kind", "a flag sets a Bool, but field %q of %s is a %s", e.Key, a.Schema, ft.Kind)
 				}
 				e.Arg.T = ft
 			}
