@@ -1,0 +1,618 @@
+package argmap
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/nexus-mcp/nexus/internal/manifest"
+)
+
+// valueError is a fault inside one argument's value. Path is relative to the
+// argument ("", "[0]", ".numThreads"); callers prefix the argument's name.
+type valueError struct {
+	Path string
+	Msg  string
+}
+
+func (e *valueError) Error() string {
+	if e.Path == "" {
+		return e.Msg
+	}
+	return "at " + e.Path + ": " + e.Msg
+}
+
+// jsonKind names the JSON type of a decoded value; an integer literal is
+// "integer", any other number "number".
+func jsonKind(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case string:
+		return "string"
+	case json.Number:
+		if intLiteral.MatchString(string(x)) {
+			return "integer"
+		}
+		return "number"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// expectedName is how messages name the JSON type t wants.
+func expectedName(t *manifest.Type) string {
+	switch t.Kind {
+	case manifest.Nil:
+		return "null"
+	case manifest.Bool:
+		return "boolean"
+	case manifest.Str:
+		return "string"
+	case manifest.Int:
+		return "integer"
+	case manifest.Float:
+		return "number"
+	case manifest.List, manifest.Tuple, manifest.Table:
+		return "array"
+	case manifest.Record, manifest.BackRef:
+		return "object"
+	case manifest.Optional:
+		return expectedName(t.Elem) + " or null"
+	case manifest.Recursive:
+		return expectedName(t.Elem)
+	}
+	return "string"
+}
+
+var (
+	intLiteral = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
+	// numberText accepts JSON numbers and the looser forms a CLI user types
+	// (leading '+', leading zeros, "5.").
+	numberText = regexp.MustCompile(`^[+-]?[0-9]+(\.[0-9]*)?([eE][+-]?[0-9]+)?$`)
+)
+
+// maxIntExponent bounds the exponent of an integer written as 1e300 so that
+// expanding it to digits stays cheap.
+const maxIntExponent = 1000
+
+type intRange struct{ lo, hi *big.Int }
+
+func pow2(n uint) *big.Int { return new(big.Int).Lsh(big.NewInt(1), n) }
+
+func signedRange(bits uint) intRange {
+	hi := new(big.Int).Sub(pow2(bits-1), big.NewInt(1))
+	return intRange{new(big.Int).Neg(pow2(bits - 1)), hi}
+}
+
+func unsignedRange(bits uint) intRange {
+	return intRange{big.NewInt(0), new(big.Int).Sub(pow2(bits), big.NewInt(1))}
+}
+
+// intRanges are the bounds of morloc's sized integers; `j` is unbounded.
+var intRanges = map[string]intRange{
+	"i1": signedRange(8), "i2": signedRange(16), "i4": signedRange(32), "i8": signedRange(64),
+	"u1": unsignedRange(8), "u2": unsignedRange(16), "u4": unsignedRange(32), "u8": unsignedRange(64),
+}
+
+// normalizeInt turns number text into the canonical integer literal a pool
+// receives, or explains why it is not an integer of type code. Plain JSON
+// integers pass byte for byte, whatever their size; 2.0 and 2e3 become 2 and
+// 2000.
+func normalizeInt(text, code string) (string, string) {
+	out := text
+	if !intLiteral.MatchString(text) {
+		if !numberText.MatchString(text) {
+			return "", fmt.Sprintf("expected integer, got %s", describeText(text))
+		}
+		if i := strings.IndexAny(text, "eE"); i >= 0 {
+			exp, err := strconv.Atoi(strings.TrimPrefix(text[i+1:], "+"))
+			if err != nil || exp > maxIntExponent || exp < -maxIntExponent {
+				return "", fmt.Sprintf("expected integer, got %s (exponent out of range)", text)
+			}
+		}
+		r, ok := new(big.Rat).SetString(strings.TrimPrefix(text, "+"))
+		if !ok || !r.IsInt() {
+			return "", fmt.Sprintf("expected integer, got %s", describeText(text))
+		}
+		out = r.Num().String()
+	}
+	if rg, sized := intRanges[code]; sized {
+		n, _ := new(big.Int).SetString(out, 10)
+		if n.Cmp(rg.lo) < 0 || n.Cmp(rg.hi) > 0 {
+			return "", fmt.Sprintf("expected an integer from %s to %s (%s), got %s", rg.lo, rg.hi, code, out)
+		}
+	}
+	return out, ""
+}
+
+// describeText names a non-integer number text for a message.
+func describeText(text string) string {
+	if numberText.MatchString(text) {
+		return "number " + text
+	}
+	return strconv.Quote(text)
+}
+
+// toPool encodes a decoded value (json.Number for numbers) of type t in the
+// form a pool receives: integers normalized and range-checked, string-keyed
+// Maps as objects, records with their fields in declaration order.
+func toPool(t *manifest.Type, v any) (json.RawMessage, *valueError) {
+	e := &poolEncoder{}
+	if err := e.value(t, v, ""); err != nil {
+		return nil, err
+	}
+	return json.RawMessage(e.b.Bytes()), nil
+}
+
+type poolEncoder struct {
+	b     bytes.Buffer
+	scope []*manifest.Type // enclosing recursive declarations, innermost last
+}
+
+func (e *poolEncoder) mismatch(t *manifest.Type, v any, path string) *valueError {
+	return &valueError{path, fmt.Sprintf("expected %s, got %s", expectedName(t), jsonKind(v))}
+}
+
+func (e *poolEncoder) value(t *manifest.Type, v any, path string) *valueError {
+	switch t.Kind {
+	case manifest.Nil:
+		if v != nil {
+			return e.mismatch(t, v, path)
+		}
+		e.b.WriteString("null")
+	case manifest.Bool:
+		x, ok := v.(bool)
+		if !ok {
+			return e.mismatch(t, v, path)
+		}
+		writeJSON(&e.b, x)
+	case manifest.Str:
+		x, ok := v.(string)
+		if !ok {
+			return e.mismatch(t, v, path)
+		}
+		writeString(&e.b, x)
+	case manifest.Int:
+		n, ok := v.(json.Number)
+		if !ok {
+			return e.mismatch(t, v, path)
+		}
+		s, msg := normalizeInt(string(n), t.Code)
+		if msg != "" {
+			return &valueError{path, msg}
+		}
+		e.b.WriteString(s)
+	case manifest.Float:
+		n, ok := v.(json.Number)
+		if !ok {
+			return e.mismatch(t, v, path)
+		}
+		e.b.WriteString(string(n))
+	case manifest.List:
+		arr, ok := v.([]any)
+		if !ok {
+			return e.mismatch(t, v, path)
+		}
+		if isStrMap(t) {
+			return e.strMap(t, arr, path)
+		}
+		e.b.WriteByte('[')
+		for i, x := range arr {
+			if i > 0 {
+				e.b.WriteByte(',')
+			}
+			if err := e.value(t.Elem, x, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+		e.b.WriteByte(']')
+	case manifest.Tuple:
+		arr, ok := v.([]any)
+		if !ok {
+			return e.mismatch(t, v, path)
+		}
+		if len(arr) != len(t.Items) {
+			return &valueError{path, fmt.Sprintf("expected an array of exactly %d items, got %d", len(t.Items), len(arr))}
+		}
+		e.b.WriteByte('[')
+		for i, x := range arr {
+			if i > 0 {
+				e.b.WriteByte(',')
+			}
+			if err := e.value(t.Items[i], x, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+		e.b.WriteByte(']')
+	case manifest.Record:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return e.mismatch(t, v, path)
+		}
+		return e.record(t, obj, path)
+	case manifest.Optional:
+		if v == nil {
+			e.b.WriteString("null")
+			return nil
+		}
+		return e.value(t.Elem, v, path)
+	case manifest.Recursive:
+		e.scope = append(e.scope, t)
+		err := e.value(t.Elem, v, path)
+		e.scope = e.scope[:len(e.scope)-1]
+		return err
+	case manifest.BackRef:
+		for i := len(e.scope) - 1; i >= 0; i-- {
+			if e.scope[i].Name == t.Name {
+				return e.value(e.scope[i], v, path)
+			}
+		}
+		return &valueError{path, fmt.Sprintf("type ^%s refers to no enclosing declaration", t.Name)}
+	default:
+		// Tables and handles have no JSON form nexus understands; their
+		// commands are excluded from MCP, so pass whatever was given.
+		if err := writeJSON(&e.b, v); err != nil {
+			return &valueError{path, err.Error()}
+		}
+	}
+	return nil
+}
+
+func (e *poolEncoder) record(t *manifest.Type, obj map[string]any, path string) *valueError {
+	known := make(map[string]bool, len(t.Fields))
+	for _, f := range t.Fields {
+		known[f.Key] = true
+	}
+	var extra []string
+	for k := range obj {
+		if !known[k] {
+			extra = append(extra, k)
+		}
+	}
+	if len(extra) > 0 {
+		sort.Strings(extra)
+		return &valueError{path + "." + extra[0], "unexpected field"}
+	}
+	e.b.WriteByte('{')
+	for i, f := range t.Fields {
+		if i > 0 {
+			e.b.WriteByte(',')
+		}
+		writeString(&e.b, f.Key)
+		e.b.WriteByte(':')
+		x, present := obj[f.Key]
+		if !present {
+			if !isOptional(f.Type) {
+				return &valueError{path + "." + f.Key, "missing required field"}
+			}
+			e.b.WriteString("null")
+			continue
+		}
+		if err := e.value(f.Type, x, path+"."+f.Key); err != nil {
+			return err
+		}
+	}
+	e.b.WriteByte('}')
+	return nil
+}
+
+// strMap writes a Map given as [[key, value], ...] as {"key": value, ...},
+// keys in the order given.
+func (e *poolEncoder) strMap(t *manifest.Type, pairs []any, path string) *valueError {
+	pair := t.Elem.Unwrap()
+	seen := make(map[string]bool, len(pairs))
+	e.b.WriteByte('{')
+	for i, p := range pairs {
+		at := fmt.Sprintf("%s[%d]", path, i)
+		kv, ok := p.([]any)
+		if !ok {
+			return e.mismatch(pair, p, at)
+		}
+		if len(kv) != 2 {
+			return &valueError{at, fmt.Sprintf("expected an array of exactly 2 items, got %d", len(kv))}
+		}
+		k, ok := kv[0].(string)
+		if !ok {
+			return &valueError{at + "[0]", fmt.Sprintf("expected string, got %s", jsonKind(kv[0]))}
+		}
+		if seen[k] {
+			return &valueError{at + "[0]", fmt.Sprintf("duplicate map key %s", strconv.Quote(k))}
+		}
+		seen[k] = true
+		if i > 0 {
+			e.b.WriteByte(',')
+		}
+		writeString(&e.b, k)
+		e.b.WriteByte(':')
+		if err := e.value(pair.Items[1], kv[1], at+"[1]"); err != nil {
+			return err
+		}
+	}
+	e.b.WriteByte('}')
+	return nil
+}
+
+// parseText reads one CLI-style string as a value of type t: a manifest
+// default (`"1"`, `"2.5"`, `"true"`, `"\"/tmp\""`) or an argv token. With
+// raw (a `quoted` string argument), the text is the string itself.
+func parseText(text string, t *manifest.Type, raw bool) (json.RawMessage, string) {
+	u := t
+	for u.Kind == manifest.Recursive {
+		u = u.Elem
+	}
+	switch u.Kind {
+	case manifest.Optional:
+		if text == "null" && !(raw && u.Elem.Unwrap().Kind == manifest.Str) {
+			return json.RawMessage("null"), ""
+		}
+		return parseText(text, u.Elem, raw)
+	case manifest.Str:
+		if raw {
+			return quoteRaw(text), ""
+		}
+		if len(text) >= 2 && text[0] == '"' && text[len(text)-1] == '"' {
+			var s string
+			if json.Unmarshal([]byte(text), &s) == nil {
+				return quoteRaw(s), ""
+			}
+			return quoteRaw(text[1 : len(text)-1]), ""
+		}
+		return quoteRaw(text), ""
+	case manifest.Bool:
+		if text == "true" || text == "false" {
+			return json.RawMessage(text), ""
+		}
+		return nil, fmt.Sprintf("expected true or false, got %s", strconv.Quote(text))
+	case manifest.Int:
+		if !numberText.MatchString(text) {
+			return nil, fmt.Sprintf("expected an integer, got %s", strconv.Quote(text))
+		}
+		s, msg := normalizeInt(text, u.Code)
+		if msg != "" {
+			return nil, msg
+		}
+		return json.RawMessage(s), ""
+	case manifest.Float:
+		if numberText.MatchString(text) && text[0] != '+' && json.Valid([]byte(text)) {
+			return json.RawMessage(text), ""
+		}
+		f, err := strconv.ParseFloat(text, 64)
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return nil, fmt.Sprintf("expected a number, got %s", strconv.Quote(text))
+		}
+		return json.RawMessage(strconv.FormatFloat(f, 'g', -1, 64)), ""
+	case manifest.Nil:
+		if text == "null" || text == "" {
+			return json.RawMessage("null"), ""
+		}
+		return nil, fmt.Sprintf("expected null, got %s", strconv.Quote(text))
+	}
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil || dec.More() {
+		return nil, fmt.Sprintf("expected JSON (%s), got %s", expectedName(t), strconv.Quote(text))
+	}
+	out, verr := toPool(t, v)
+	if verr != nil {
+		return nil, verr.Error()
+	}
+	return out, ""
+}
+
+func quoteRaw(s string) json.RawMessage {
+	var b bytes.Buffer
+	writeString(&b, s)
+	return json.RawMessage(b.Bytes())
+}
+
+// ResultValue turns a pool's result into the value a client sees, compact: a
+// string-keyed Map (sent by pools as an object) becomes the list of
+// [key, value] pairs its type declares, at any depth; everything else passes
+// through unchanged.
+func ResultValue(ret *manifest.Return, v json.RawMessage) (json.RawMessage, error) {
+	var b bytes.Buffer
+	w := &resultWalker{b: &b}
+	if ret == nil || ret.T == nil || !w.hasStrMap(ret.T) {
+		if err := json.Compact(&b, v); err != nil {
+			return nil, fmt.Errorf("result is not valid JSON: %w", err)
+		}
+		return json.RawMessage(b.Bytes()), nil
+	}
+	if !json.Valid(v) {
+		return nil, fmt.Errorf("result is not valid JSON")
+	}
+	if err := w.walk(ret.T, v); err != nil {
+		return nil, err
+	}
+	return json.RawMessage(b.Bytes()), nil
+}
+
+// resultWalker rewrites string-keyed Maps in a raw result, copying every
+// part of the value whose type holds no such Map verbatim.
+type resultWalker struct {
+	b     *bytes.Buffer
+	scope []scoped // enclosing recursive declarations, innermost last
+}
+
+type scoped struct {
+	decl   *manifest.Type
+	hasMap bool
+}
+
+// hasStrMap reports whether a value of type t can hold a string-keyed Map,
+// following back-references to the declarations in scope.
+func (w *resultWalker) hasStrMap(t *manifest.Type) bool {
+	if t == nil {
+		return false
+	}
+	if isStrMap(t) {
+		return true
+	}
+	if t.Kind == manifest.BackRef {
+		for i := len(w.scope) - 1; i >= 0; i-- {
+			if w.scope[i].decl.Name == t.Name {
+				return w.scope[i].hasMap
+			}
+		}
+		// A reference to the declaration being examined adds nothing new.
+		return false
+	}
+	if w.hasStrMap(t.Elem) {
+		return true
+	}
+	for _, it := range t.Items {
+		if w.hasStrMap(it) {
+			return true
+		}
+	}
+	for _, f := range t.Fields {
+		if w.hasStrMap(f.Type) {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *resultWalker) walk(t *manifest.Type, raw json.RawMessage) error {
+	if t.Kind == manifest.BackRef {
+		for i := len(w.scope) - 1; i >= 0; i-- {
+			if w.scope[i].decl.Name == t.Name {
+				return w.walk(w.scope[i].decl, raw)
+			}
+		}
+	}
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || !w.hasStrMap(t) {
+		return json.Compact(w.b, raw)
+	}
+	switch t.Kind {
+	case manifest.Recursive:
+		w.scope = append(w.scope, scoped{t, w.hasStrMap(t.Elem)})
+		err := w.walk(t.Elem, raw)
+		w.scope = w.scope[:len(w.scope)-1]
+		return err
+	case manifest.Optional:
+		return w.walk(t.Elem, raw)
+	case manifest.List:
+		if raw[0] == '{' && isStrMap(t) {
+			pair := t.Elem.Unwrap()
+			w.b.WriteByte('[')
+			first := true
+			err := eachMember(raw, func(k string, v json.RawMessage) error {
+				if !first {
+					w.b.WriteByte(',')
+				}
+				first = false
+				w.b.WriteByte('[')
+				writeString(w.b, k)
+				w.b.WriteByte(',')
+				if err := w.walk(pair.Items[1], v); err != nil {
+					return err
+				}
+				w.b.WriteByte(']')
+				return nil
+			})
+			w.b.WriteByte(']')
+			return err
+		}
+		if raw[0] == '[' {
+			return w.array(raw, func(int) *manifest.Type { return t.Elem })
+		}
+	case manifest.Tuple:
+		if raw[0] == '[' {
+			return w.array(raw, func(i int) *manifest.Type {
+				if i < len(t.Items) {
+					return t.Items[i]
+				}
+				return nil
+			})
+		}
+	case manifest.Record:
+		if raw[0] == '{' {
+			w.b.WriteByte('{')
+			first := true
+			err := eachMember(raw, func(k string, v json.RawMessage) error {
+				if !first {
+					w.b.WriteByte(',')
+				}
+				first = false
+				writeString(w.b, k)
+				w.b.WriteByte(':')
+				for _, f := range t.Fields {
+					if f.Key == k {
+						return w.walk(f.Type, v)
+					}
+				}
+				return json.Compact(w.b, v)
+			})
+			w.b.WriteByte('}')
+			return err
+		}
+	}
+	// The value does not have the shape its type declares: pass it on as is.
+	return json.Compact(w.b, raw)
+}
+
+func (w *resultWalker) array(raw json.RawMessage, elem func(int) *manifest.Type) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil {
+		return err
+	}
+	w.b.WriteByte('[')
+	for i := 0; dec.More(); i++ {
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return err
+		}
+		if i > 0 {
+			w.b.WriteByte(',')
+		}
+		var err error
+		if et := elem(i); et != nil {
+			err = w.walk(et, v)
+		} else {
+			err = json.Compact(w.b, v)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	w.b.WriteByte(']')
+	return nil
+}
+
+// eachMember calls fn for each member of a JSON object, in document order.
+func eachMember(raw json.RawMessage, fn func(string, json.RawMessage) error) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil {
+		return err
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		k, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return err
+		}
+		if err := fn(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
