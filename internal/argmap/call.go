@@ -77,6 +77,9 @@ func (t *Tool) ToPositional(arguments json.RawMessage) (Call, error) {
 		}
 		args = obj
 	}
+	if err := t.checkNumbers(args); err != nil {
+		return Call{}, err
+	}
 	schema, err := t.compiled()
 	if err != nil {
 		return Call{}, err
@@ -122,6 +125,71 @@ func (t *Tool) ToPositional(arguments json.RawMessage) (Call, error) {
 		}
 	}
 	return Call{Command: cmd, Args: out}, nil
+}
+
+// Bounds on number literals, checked before schema validation: the
+// validator turns every number at an integer position into a big.Rat, which
+// for a long literal or a huge exponent costs seconds, or panics.
+const (
+	maxNumberLen      = 4096
+	maxNumberExponent = maxIntExponent
+)
+
+// checkNumbers rejects number literals beyond maxNumberLen characters or
+// with an exponent beyond ±maxNumberExponent, wherever they are.
+func (t *Tool) checkNumbers(args map[string]any) error {
+	var walk func(v any, path string) error
+	walk = func(v any, path string) error {
+		switch x := v.(type) {
+		case json.Number:
+			if !numberInBounds(string(x)) {
+				return &ArgError{Tool: t.Name, Arg: path, Msg: fmt.Sprintf("number %s is out of range (at most %d characters, exponent within ±%d)",
+					shortText(string(x)), maxNumberLen, maxNumberExponent)}
+			}
+		case []any:
+			for i, e := range x {
+				if err := walk(e, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+					return err
+				}
+			}
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				sub := k
+				if path != "" {
+					sub = path + "." + k
+				}
+				if err := walk(x[k], sub); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return walk(args, "")
+}
+
+func numberInBounds(s string) bool {
+	if len(s) > maxNumberLen {
+		return false
+	}
+	i := strings.IndexAny(s, "eE")
+	if i < 0 {
+		return true
+	}
+	exp, err := strconv.Atoi(strings.TrimPrefix(s[i+1:], "+"))
+	return err == nil && exp <= maxNumberExponent && exp >= -maxNumberExponent
+}
+
+func shortText(s string) string {
+	if len(s) > 40 {
+		return s[:37] + "..."
+	}
+	return s
 }
 
 // argType is the type of the value an argument takes: a variadic argument

@@ -380,6 +380,10 @@ func parseText(text string, t *manifest.Type, raw bool) (json.RawMessage, string
 			return nil, fmt.Sprintf("expected an integer, got %s", strconv.Quote(text))
 		}
 		s, msg := normalizeInt(text, u.Code)
+		if msg != "" && !strings.HasPrefix(msg, "expected an integer from") {
+			// Not an integer at all: say so in the CLI's own words.
+			msg = fmt.Sprintf("expected an integer, got %s", strconv.Quote(text))
+		}
 		if msg != "" {
 			return nil, msg
 		}

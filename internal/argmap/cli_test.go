@@ -1,0 +1,204 @@
+package argmap
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/nexus-mcp/nexus/internal/manifest"
+)
+
+func TestFromCLI(t *testing.T) {
+	jh := loadManifest(t, "../../testdata/json-help/manifest.json")
+	combat := loadManifest(t, "../../testdata/combat/manifest.json")
+	custom := manifestOf(t,
+		remote("mixed", "j", pos("j", ``)+","+pos("aj", `,"many":true`)+","+pos("s", ``)+","+opt("f8", "factor", `"2.5"`, `,"short":"f"`)+","+
+			flagArg("verbose", "false", `,"short":"v"`)+","+flagArg("quiet", "false", `,"short":"q"`), ``),
+		remote("kinds", "j", pos("b", ``)+","+pos("m11xj", ``)+","+pos("s", ``)+","+pos("?j", ``), ``),
+		remote("tags", "j", opt("s", "tag", `"\"t\""`, `,"many":true,"quoted":true`), ``),
+		remote("maps", "j", pos("<dict>at2sj", ``), ``),
+		remote("neg", "j", pos("j", ``)+","+opt("j", "n", `"0"`, `,"short":"n"`), ``),
+		remote("intro", "s", pos("s", `,"quoted":true`), ``))
+	cases := []struct {
+		m    *manifest.Manifest
+		cmd  string
+		argv []string
+		want string
+	}{
+		{combat, "fighterDamage", []string{"15"}, `[15]`},
+		{custom, "intro", []string{"Goblin"}, `["Goblin"]`},
+		{custom, "intro", []string{`"quoted"`}, `["\"quoted\""]`}, // quoted: the token is the string
+		{jh, "sumMany", []string{"1", "2", "3"}, `[[1,2,3]]`},
+		{jh, "countWords", []string{"a b", "15", "--"}, `[["a b","15"]]`},
+		{jh, "countWords", []string{"--", "--x", "-y"}, `[["--x","-y"]]`},
+		{jh, "mapSize", []string{`[["a",1],["b",2]]`}, `[{"a":1,"b":2}]`},
+		{jh, "addOne", []string{"41"}, `[41]`},
+		{jh, "addOne", []string{"-41"}, `[-41]`},
+		{jh, "addOne", []string{"4.0"}, `[4]`},
+		{jh, "maybeDouble", []string{}, `[null]`},
+		{jh, "maybeDouble", []string{"null"}, `[null]`},
+		{jh, "maybeDouble", []string{"7"}, `[7]`},
+		{jh, "configure", []string{}, `[{"tmpDir":"/tmp","numThreads":1,"removeCaches":false}]`},
+		{jh, "configure", []string{"-t", "4", "--clean"}, `[{"tmpDir":"/tmp","numThreads":4,"removeCaches":true}]`},
+		{jh, "configure", []string{"-t4", "--tmp-dir=/a b"}, `[{"tmpDir":"/a b","numThreads":4,"removeCaches":false}]`},
+		{jh, "configure", []string{"--clean", "--no-clean"}, `[{"tmpDir":"/tmp","numThreads":1,"removeCaches":false}]`},
+		{jh, "configure", []string{"--threads", "2", "--threads", "3"}, `[{"tmpDir":"/tmp","numThreads":3,"removeCaches":false}]`},
+		{jh, "configure", []string{"--sys-config", `{"numThreads":8,"removeCaches":true}`}, `[{"tmpDir":"/tmp","numThreads":8,"removeCaches":true}]`},
+		// A field's own option wins over the whole record, wherever it stands.
+		{jh, "configure", []string{"-t", "2", "--sys-config", `{"numThreads":8,"tmpDir":"/x"}`}, `[{"tmpDir":"/x","numThreads":2,"removeCaches":false}]`},
+		{custom, "mixed", []string{"1", "2", "3", "last"}, `[1,[2,3],"last",2.5,false,false]`},
+		{custom, "mixed", []string{"-vq", "1", "2", "last", "-f", "0.5"}, `[1,[2],"last",0.5,true,true]`},
+		{custom, "mixed", []string{"1", "--factor=1e3", "2", "--", "-3", "x"}, `[1,[2,-3],"x",1e3,false,false]`},
+		{custom, "kinds", []string{"true", `{"x":1}`, "word", "5"}, `[true,{"x":1},"word",5]`},
+		{custom, "kinds", []string{"false", `{"x":1}`, `"json string"`}, `[false,{"x":1},"json string",null]`},
+		{custom, "kinds", []string{"false", `{"x":1}`, `15`}, `[false,{"x":1},"15",null]`}, // bare word for a Str
+		{custom, "tags", []string{}, `["t"]`},
+		{custom, "tags", []string{"--tag", "a", "--tag", "b c"}, `[["a","b c"]]`},
+		{custom, "maps", []string{`[]`}, `[{}]`},
+		{custom, "neg", []string{"-5", "-n", "-6"}, `[-5,-6]`},
+	}
+	for _, c := range cases {
+		t.Run(c.cmd+" "+strings.Join(c.argv, " "), func(t *testing.T) {
+			args, err := FromCLI(c.m.Command(c.cmd), c.argv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := joinArgs(args); got != c.want {
+				t.Errorf("got %s, want %s", got, c.want)
+			}
+		})
+	}
+}
+
+func TestFromCLIErrors(t *testing.T) {
+	jh := loadManifest(t, "../../testdata/json-help/manifest.json")
+	combat := loadManifest(t, "../../testdata/combat/manifest.json")
+	custom := manifestOf(t,
+		remote("need", "s", `{"kind":"grp","schema":"m21aj1bj","type":"G","group_opt":{"long":"g"},"entries":[
+			{"key":"a","arg":{"kind":"opt","long":"a","default":"1","desc":[]}},{"key":"b","arg":{"kind":"opt","long":"b","desc":[]}}]}`, ``),
+		remote("two", "j", pos("j", ``)+","+pos("?j", ``), ``),
+		remote("sized", "j", pos("u1", ``)+","+opt("b", "on", `"false"`, ``), ``))
+	cases := []struct {
+		m    *manifest.Manifest
+		cmd  string
+		argv []string
+		want string
+	}{
+		{combat, "fighterDamage", []string{}, "fighterDamage: expected 1 positional argument(s), got 0 (usage: fighterDamage INT)"},
+		{combat, "fighterDamage", []string{"1", "2"}, "fighterDamage: expected 1 positional argument(s), got 2 (usage: fighterDamage INT)"},
+		{combat, "fighterDamage", []string{"abc"}, `fighterDamage: argument INT: expected an integer, got "abc"`},
+		{combat, "fighterDamage", []string{"2.5"}, `fighterDamage: argument INT: expected an integer, got "2.5"`},
+		{combat, "fighterDamage", []string{"--x"}, "fighterDamage: unknown option --x (run with --help for the options)"},
+		{combat, "fighterDamage", []string{"-x"}, "fighterDamage: unknown option -x (run with --help for the options)"},
+		{jh, "configure", []string{"--threads", "abc"}, `configure: option --threads: expected an integer, got "abc"`},
+		{jh, "configure", []string{"--threads"}, "configure: option --threads needs a value"},
+		{jh, "configure", []string{"--clean=yes"}, "configure: --clean takes no value"},
+		{jh, "configure", []string{"--sys-config", "nope"}, `configure: option --sys-config: expected a JSON object for SysConfig, got "nope"`},
+		{jh, "configure", []string{"--sys-config", "[1]"}, `configure: option --sys-config: expected a JSON object for SysConfig, got array`},
+		{jh, "configure", []string{"--sys-config", `{"threads":1}`}, "configure: option --sys-config: unexpected field 'threads' (expected: tmpDir, numThreads, removeCaches)"},
+		{jh, "configure", []string{"--sys-config", `{"numThreads":"x"}`}, "configure: option --sys-config: field 'numThreads': expected integer, got string"},
+		{jh, "configure", []string{"stray"}, "configure: expected 0 positional argument(s), got 1 (usage: configure [OPTIONS])"},
+		{jh, "sumMany", []string{}, "sumMany: expected at least 1 positional argument(s), got 0 (usage: sumMany INT...)"},
+		{jh, "sumMany", []string{"1", "x"}, `sumMany: argument INT...: expected an integer, got "x"`},
+		{jh, "mapSize", []string{"{"}, `mapSize: argument JSON: expected JSON (array), got "{"`},
+		{jh, "mapSize", []string{`[["a","b"]]`}, `mapSize: argument JSON: at [0][1]: expected integer, got string`},
+		{jh, "fileHead", []string{"--lines", "f"}, "fileHead: output projection --lines is not available in this mode"},
+		{custom, "need", []string{"--a", "2"}, "need: missing --b or a 'b' field in --g (field 'b' has no default)"},
+		{custom, "two", []string{}, "two: expected 1 to 2 positional argument(s), got 0 (usage: two INT [INT])"},
+		{custom, "sized", []string{"256"}, "sized: argument INT: expected an integer from 0 to 255 (u1), got 256"},
+		{custom, "sized", []string{"1", "--on", "yes"}, `sized: option --on: expected true or false, got "yes"`},
+	}
+	for _, c := range cases {
+		t.Run(c.cmd+" "+strings.Join(c.argv, " "), func(t *testing.T) {
+			args, err := FromCLI(c.m.Command(c.cmd), c.argv)
+			if err == nil {
+				t.Fatalf("got %s, want error %q", joinArgs(args), c.want)
+			}
+			if err.Error() != c.want {
+				t.Errorf("\n got %q\nwant %q", err.Error(), c.want)
+			}
+		})
+	}
+}
+
+func TestCLICall(t *testing.T) {
+	m := loadManifest(t, "../../testdata/json-help/manifest.json")
+	c := m.Command("fileHead")
+	cases := []struct {
+		argv       []string
+		cmd, args  string
+		wantErrSub string
+	}{
+		{[]string{"f"}, "fileHead", `["f"]`, ""},
+		{[]string{"--lines", "f"}, "mlcp_fileHead_lines", `["f"]`, ""},
+		{[]string{"f", "-s"}, "mlcp_fileHead_sum", `["f"]`, ""},
+		{[]string{"-l", "-s", "f"}, "", "", "choose one output projection, not both --lines and --sum"},
+	}
+	for _, cs := range cases {
+		call, err := CLICall(m, c, cs.argv)
+		if cs.wantErrSub != "" {
+			if err == nil || !strings.Contains(err.Error(), cs.wantErrSub) {
+				t.Errorf("%v: error %v, want %q", cs.argv, err, cs.wantErrSub)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%v: %v", cs.argv, err)
+			continue
+		}
+		if call.Command.Name != cs.cmd || joinArgs(call.Args) != cs.args {
+			t.Errorf("%v: %s %s, want %s %s", cs.argv, call.Command.Name, joinArgs(call.Args), cs.cmd, cs.args)
+		}
+	}
+}
+
+func TestUsage(t *testing.T) {
+	m := loadManifest(t, "../../testdata/json-help/manifest.json")
+	cases := []struct {
+		name string
+		text string
+		want []string
+	}{
+		{"program", ProgramUsage(m), []string{
+			"Usage: main COMMAND [ARGS...]\n",
+			"Demo program exercising every CLI argument shape, used to verify the\n--json-help",
+			"\nCommands:\n  sumMany               Sum a list of integers\n",
+			"  maybeDouble           Double an optional integer, or pass through nothing\n",
+		}},
+		{"configure", CLIUsage(m.Command("configure")), []string{
+			"Usage: configure [OPTIONS]\n",
+			"\nSummarize a system configuration\n",
+			"SysConfig: System configuration passed as a flattened flag group\n",
+			"  --sys-config SYS_CONFIG\n                        the whole record as a JSON object\n",
+			"  --tmp-dir FILE        Directory for scratch files (default: \"/tmp\")\n",
+			"  -t, --threads INT     Worker thread count (default: 1)\n",
+			"  --clean, --no-clean   Whether to purge caches on exit (default: false)\n",
+			"Returns: Str\n",
+		}},
+		{"fileHead", CLIUsage(m.Command("fileHead")), []string{
+			"Usage: fileHead [OPTIONS] FILE\n",
+			"Arguments:\n  FILE                  (Str)\n",
+			"Output projections:\n  -l, --lines           Print each string on its own line\n",
+		}},
+		{"maybeDouble", CLIUsage(m.Command("maybeDouble")), []string{"Usage: maybeDouble [INT]\n"}},
+		{"sumMany", CLIUsage(m.Command("sumMany")), []string{"Usage: sumMany INT...\n"}},
+	}
+	for _, c := range cases {
+		for _, w := range c.want {
+			if !strings.Contains(c.text, w) {
+				t.Errorf("%s help lacks %q:\n%s", c.name, w, c.text)
+			}
+		}
+	}
+	if strings.Contains(ProgramUsage(m), "mlcp_") {
+		t.Errorf("internal commands listed in program help")
+	}
+
+	grouped := manifestOf(t,
+		strings.Replace(remote("a", "j", ``, ``), `"type":"remote"`, `"type":"remote","group":"math"`, 1),
+		remote("b", "j", ``, ``))
+	grouped.Groups = []manifest.Group{{Name: "math", Desc: []string{"Arithmetic"}}}
+	text := ProgramUsage(grouped)
+	if !strings.Contains(text, "\nCommands:\n  b ") || !strings.Contains(text, "\nmath: Arithmetic\n  a ") {
+		t.Errorf("grouped help:\n%s", text)
+	}
+}

@@ -1,0 +1,99 @@
+package argmap
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/nexus-mcp/nexus/internal/manifest"
+)
+
+// fuzzTools are the tools the fuzz targets call: json-help's, plus one tool
+// per awkward type.
+func fuzzTools(t testing.TB) []*Tool {
+	jh, _ := Tools(loadManifest(t, "../../testdata/json-help/manifest.json"))
+	more, excl := Tools(manifestOf(t,
+		remote("sized", "j", pos("i1", ``)+","+pos("u8", ``)+","+pos("?f4", ``), ``),
+		remote("nested", "j", pos("am22ids1m<dict>at2s?f8", ``)+","+pos("t3bzs", ``), ``),
+		remote("tree", "j", pos("&4Treem24datai14kidsa^4Tree", ``), ``),
+		remote("opts", "j", opt("?aj", "list", `"[1]"`, ``)+","+flagArg("on", "true", ``)+","+sysConfig("null"), ``),
+		remote("named", "j", pos("s", `,"name":"who"`)+","+pos("<dict>at2sb", `,"many":true`), `,"terminals":[{"long":"up","entry":"named"}]`),
+	))
+	if len(excl) != 0 {
+		t.Fatalf("fuzz tools excluded: %v", excl)
+	}
+	return append(jh, more...)
+}
+
+// FuzzToPositional: whatever the arguments, ToPositional never panics; it
+// either rejects them with an *ArgError or returns one valid JSON value per
+// manifest argument.
+func FuzzToPositional(f *testing.F) {
+	tools := fuzzTools(f)
+	seeds := []string{
+		`{}`, `null`, ``, `[]`, `"x"`, `{"_1":[1,2,3]}`, `{"sysconfig":{"numThreads":2}}`,
+		`{"_1":[["a",1],["a",2]]}`, `{"_1":1e999999}`, `{"_1":-128,"_2":18446744073709551615}`,
+		`{"_1":{"data":1,"kids":[{"data":2,"kids":[]}]}}`, `{"who":"x","_2":[[["k",true]]],"_render":"up"}`,
+		`{"_1":[{"id":"a","m":[["x",1.5]]}],"_2":[true,null,"s"]}`, `{"list":null,"on":false,"tmpDir":"/t"}`,
+	}
+	for i, s := range seeds {
+		f.Add(uint8(i), []byte(s))
+	}
+	f.Fuzz(func(t *testing.T, which uint8, args []byte) {
+		tool := tools[int(which)%len(tools)]
+		call, err := tool.ToPositional(json.RawMessage(args))
+		if err != nil {
+			var ae *ArgError
+			if !errors.As(err, &ae) {
+				t.Fatalf("%s %q: error is %T, not *ArgError: %v", tool.Name, args, err, err)
+			}
+			if ae.Error() == "" || ae.Tool != tool.Name {
+				t.Fatalf("bad ArgError %#v", ae)
+			}
+			return
+		}
+		if len(call.Args) != len(tool.Command.Args) {
+			t.Fatalf("%s %q: %d values for %d arguments", tool.Name, args, len(call.Args), len(tool.Command.Args))
+		}
+		for i, a := range call.Args {
+			if !json.Valid(a) {
+				t.Fatalf("%s %q: argument %d is not valid JSON: %s", tool.Name, args, i, a)
+			}
+		}
+	})
+}
+
+// FuzzFromCLI: argv parsing never panics and, on success, yields one valid
+// JSON value per manifest argument.
+func FuzzFromCLI(f *testing.F) {
+	m := loadManifest(f, "../../testdata/json-help/manifest.json")
+	cmds := m.Exported()
+	for i, s := range []string{"1\x002\x003", "-t\x004\x00--clean", "--sys-config\x00{\"numThreads\":1}", "--\x00-x", "[[\"a\",1]]", "-tx", "--threads="} {
+		f.Add(uint8(i), s)
+	}
+	f.Fuzz(func(t *testing.T, which uint8, joined string) {
+		c := cmds[int(which)%len(cmds)]
+		var argv []string
+		if joined != "" {
+			argv = strings.Split(joined, "\x00")
+		}
+		args, err := FromCLI(c, argv)
+		if err != nil {
+			return
+		}
+		checkArgs(t, c, args)
+	})
+}
+
+func checkArgs(t *testing.T, c *manifest.Command, args []json.RawMessage) {
+	t.Helper()
+	if len(args) != len(c.Args) {
+		t.Fatalf("%s: %d values for %d arguments", c.Name, len(args), len(c.Args))
+	}
+	for i, a := range args {
+		if !json.Valid(a) {
+			t.Fatalf("%s: argument %d is not valid JSON: %s", c.Name, i, a)
+		}
+	}
+}
