@@ -138,17 +138,17 @@ const (
 // checkNumbers rejects number literals beyond maxNumberLen characters or
 // with an exponent beyond ±maxNumberExponent, wherever they are.
 func (t *Tool) checkNumbers(args map[string]any) error {
-	var walk func(v any, path string) error
-	walk = func(v any, path string) error {
+	var walk func(v any, path valuePath) error
+	walk = func(v any, path valuePath) error {
 		switch x := v.(type) {
 		case json.Number:
 			if !numberInBounds(string(x)) {
-				return &ArgError{Tool: t.Name, Arg: path, Msg: fmt.Sprintf("number %s is out of range (at most %d characters, exponent within ±%d)",
+				return &ArgError{Tool: t.Name, Arg: path.String(), Msg: fmt.Sprintf("number %s is out of range (at most %d characters, exponent within ±%d)",
 					shortText(string(x)), maxNumberLen, maxNumberExponent)}
 			}
 		case []any:
 			for i, e := range x {
-				if err := walk(e, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				if err := walk(e, path.index(i)); err != nil {
 					return err
 				}
 			}
@@ -159,18 +159,14 @@ func (t *Tool) checkNumbers(args map[string]any) error {
 			}
 			sort.Strings(keys)
 			for _, k := range keys {
-				sub := k
-				if path != "" {
-					sub = path + "." + k
-				}
-				if err := walk(x[k], sub); err != nil {
+				if err := walk(x[k], path.key(k)); err != nil {
 					return err
 				}
 			}
 		}
 		return nil
 	}
-	return walk(args, "")
+	return walk(args, nil)
 }
 
 func numberInBounds(s string) bool {

@@ -28,6 +28,38 @@ func (e *valueError) Error() string {
 	return "at " + e.Path + ": " + e.Msg
 }
 
+// valuePath is where a walker is inside a value, rendered only for a message
+// (building a string per element would dominate large calls).
+type valuePath []pathSeg
+
+type pathSeg struct {
+	key string
+	idx int // -1 for a key
+}
+
+func (p valuePath) index(i int) valuePath  { return append(p, pathSeg{idx: i}) }
+func (p valuePath) key(k string) valuePath { return append(p, pathSeg{key: k, idx: -1}) }
+
+// String renders the path as messages show it: [0], .key; the first key
+// bare (it names the argument).
+func (p valuePath) String() string {
+	var b strings.Builder
+	for i, s := range p {
+		switch {
+		case s.idx >= 0:
+			b.WriteByte('[')
+			b.WriteString(strconv.Itoa(s.idx))
+			b.WriteByte(']')
+		case i == 0:
+			b.WriteString(s.key)
+		default:
+			b.WriteByte('.')
+			b.WriteString(s.key)
+		}
+	}
+	return b.String()
+}
+
 // jsonKind names the JSON type of a decoded value; an integer literal is
 // "integer", any other number "number".
 func jsonKind(v any) string {
@@ -150,7 +182,7 @@ func describeText(text string) string {
 // Maps as objects, records with their fields in declaration order.
 func toPool(t *manifest.Type, v any) (json.RawMessage, *valueError) {
 	e := &poolEncoder{}
-	if err := e.value(t, v, ""); err != nil {
+	if err := e.value(t, v, nil); err != nil {
 		return nil, err
 	}
 	return json.RawMessage(e.b.Bytes()), nil
@@ -161,11 +193,18 @@ type poolEncoder struct {
 	scope []*manifest.Type // enclosing recursive declarations, innermost last
 }
 
-func (e *poolEncoder) mismatch(t *manifest.Type, v any, path string) *valueError {
-	return &valueError{path, fmt.Sprintf("expected %s, got %s", expectedName(t), jsonKind(v))}
+func (e *poolEncoder) mismatch(t *manifest.Type, v any, path valuePath) *valueError {
+	return e.fail(path, fmt.Sprintf("expected %s, got %s", expectedName(t), jsonKind(v)))
 }
 
-func (e *poolEncoder) value(t *manifest.Type, v any, path string) *valueError {
+// fail makes a valueError whose path is relative to the argument: keys are
+// written .key even first, so that callers can append it to a name.
+func (e *poolEncoder) fail(path valuePath, msg string) *valueError {
+	rel := valuePath{{key: "", idx: -1}}
+	return &valueError{(append(rel, path...)).String(), msg}
+}
+
+func (e *poolEncoder) value(t *manifest.Type, v any, path valuePath) *valueError {
 	switch t.Kind {
 	case manifest.Nil:
 		if v != nil {
@@ -191,7 +230,7 @@ func (e *poolEncoder) value(t *manifest.Type, v any, path string) *valueError {
 		}
 		s, msg := normalizeInt(string(n), t.Code)
 		if msg != "" {
-			return &valueError{path, msg}
+			return e.fail(path, msg)
 		}
 		e.b.WriteString(s)
 	case manifest.Float:
@@ -213,7 +252,7 @@ func (e *poolEncoder) value(t *manifest.Type, v any, path string) *valueError {
 			if i > 0 {
 				e.b.WriteByte(',')
 			}
-			if err := e.value(t.Elem, x, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			if err := e.value(t.Elem, x, path.index(i)); err != nil {
 				return err
 			}
 		}
@@ -224,14 +263,14 @@ func (e *poolEncoder) value(t *manifest.Type, v any, path string) *valueError {
 			return e.mismatch(t, v, path)
 		}
 		if len(arr) != len(t.Items) {
-			return &valueError{path, fmt.Sprintf("expected an array of exactly %d items, got %d", len(t.Items), len(arr))}
+			return e.fail(path, fmt.Sprintf("expected an array of exactly %d items, got %d", len(t.Items), len(arr)))
 		}
 		e.b.WriteByte('[')
 		for i, x := range arr {
 			if i > 0 {
 				e.b.WriteByte(',')
 			}
-			if err := e.value(t.Items[i], x, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			if err := e.value(t.Items[i], x, path.index(i)); err != nil {
 				return err
 			}
 		}
@@ -259,18 +298,18 @@ func (e *poolEncoder) value(t *manifest.Type, v any, path string) *valueError {
 				return e.value(e.scope[i], v, path)
 			}
 		}
-		return &valueError{path, fmt.Sprintf("type ^%s refers to no enclosing declaration", t.Name)}
+		return e.fail(path, fmt.Sprintf("type ^%s refers to no enclosing declaration", t.Name))
 	default:
 		// Tables and handles have no JSON form nexus understands; their
 		// commands are excluded from MCP, so pass whatever was given.
 		if err := writeJSON(&e.b, v); err != nil {
-			return &valueError{path, err.Error()}
+			return e.fail(path, err.Error())
 		}
 	}
 	return nil
 }
 
-func (e *poolEncoder) record(t *manifest.Type, obj map[string]any, path string) *valueError {
+func (e *poolEncoder) record(t *manifest.Type, obj map[string]any, path valuePath) *valueError {
 	known := make(map[string]bool, len(t.Fields))
 	for _, f := range t.Fields {
 		known[f.Key] = true
@@ -283,7 +322,7 @@ func (e *poolEncoder) record(t *manifest.Type, obj map[string]any, path string) 
 	}
 	if len(extra) > 0 {
 		sort.Strings(extra)
-		return &valueError{path + "." + extra[0], "unexpected field"}
+		return e.fail(path.key(extra[0]), "unexpected field")
 	}
 	e.b.WriteByte('{')
 	for i, f := range t.Fields {
@@ -295,12 +334,12 @@ func (e *poolEncoder) record(t *manifest.Type, obj map[string]any, path string) 
 		x, present := obj[f.Key]
 		if !present {
 			if !isOptional(f.Type) {
-				return &valueError{path + "." + f.Key, "missing required field"}
+				return e.fail(path.key(f.Key), "missing required field")
 			}
 			e.b.WriteString("null")
 			continue
 		}
-		if err := e.value(f.Type, x, path+"."+f.Key); err != nil {
+		if err := e.value(f.Type, x, path.key(f.Key)); err != nil {
 			return err
 		}
 	}
@@ -310,25 +349,25 @@ func (e *poolEncoder) record(t *manifest.Type, obj map[string]any, path string) 
 
 // strMap writes a Map given as [[key, value], ...] as {"key": value, ...},
 // keys in the order given.
-func (e *poolEncoder) strMap(t *manifest.Type, pairs []any, path string) *valueError {
+func (e *poolEncoder) strMap(t *manifest.Type, pairs []any, path valuePath) *valueError {
 	pair := t.Elem.Unwrap()
 	seen := make(map[string]bool, len(pairs))
 	e.b.WriteByte('{')
 	for i, p := range pairs {
-		at := fmt.Sprintf("%s[%d]", path, i)
+		at := path.index(i)
 		kv, ok := p.([]any)
 		if !ok {
 			return e.mismatch(pair, p, at)
 		}
 		if len(kv) != 2 {
-			return &valueError{at, fmt.Sprintf("expected an array of exactly 2 items, got %d", len(kv))}
+			return e.fail(at, fmt.Sprintf("expected an array of exactly 2 items, got %d", len(kv)))
 		}
 		k, ok := kv[0].(string)
 		if !ok {
-			return &valueError{at + "[0]", fmt.Sprintf("expected string, got %s", jsonKind(kv[0]))}
+			return e.fail(at.index(0), fmt.Sprintf("expected string, got %s", jsonKind(kv[0])))
 		}
 		if seen[k] {
-			return &valueError{at + "[0]", fmt.Sprintf("duplicate map key %s", strconv.Quote(k))}
+			return e.fail(at.index(0), fmt.Sprintf("duplicate map key %s", strconv.Quote(k)))
 		}
 		seen[k] = true
 		if i > 0 {
@@ -336,7 +375,7 @@ func (e *poolEncoder) strMap(t *manifest.Type, pairs []any, path string) *valueE
 		}
 		writeString(&e.b, k)
 		e.b.WriteByte(':')
-		if err := e.value(pair.Items[1], kv[1], at+"[1]"); err != nil {
+		if err := e.value(pair.Items[1], kv[1], at.index(1)); err != nil {
 			return err
 		}
 	}
