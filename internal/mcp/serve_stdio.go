@@ -1,0 +1,148 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+)
+
+// ServeStdio runs one session over newline-delimited JSON-RPC (SPEC §4.1):
+// requests from r, replies and notifications to w. It returns nil at the
+// end of input, once in-flight requests have been answered (or DrainTimeout
+// has passed), and the read error otherwise.
+func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
+	out := &lineWriter{w: w}
+	send := func(v any) {
+		b, err := marshalCompact(v)
+		if err != nil {
+			s.log.Error("cannot encode reply", "err", err)
+			return
+		}
+		if err := out.writeLine(b); err != nil {
+			s.log.Warn("cannot write to client", "err", err)
+		}
+	}
+	ss := s.NewSession(func(n *Notification) { send(n) })
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, s.opts.MaxInFlight)
+	lr := NewLineReader(r, s.opts.MaxLine)
+	var readErr error
+	for {
+		line, err := lr.Next()
+		if errors.Is(err, ErrLineTooLong) {
+			// SPEC §4.1: an oversized line gets -32600 and the server keeps serving.
+			send(&Response{Error: errorf(CodeInvalidRequest, "invalid request: message longer than the %d-byte limit", s.opts.MaxLine)})
+			continue
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				readErr = fmt.Errorf("read stdin: %w", err)
+			}
+			break
+		}
+		if len(trimSpace(line)) == 0 {
+			continue // SPEC §4.1: blank lines are skipped
+		}
+		items, batch := decodeLine(line)
+		if batch {
+			// JSON-RPC 2.0 §6: one array of replies, once every request in it is done.
+			sem <- struct{}{}
+			wg.Add(1)
+			go func(items []decoded) {
+				defer func() { <-sem; wg.Done() }()
+				replies := s.handleBatch(ctx, ss, items)
+				if len(replies) > 0 {
+					send(replies)
+				}
+			}(items)
+			continue
+		}
+		it := items[0]
+		if it.reply != nil {
+			send(it.reply)
+			continue
+		}
+		if it.req == nil {
+			continue
+		}
+		if !isSlow(it.req) {
+			if resp := ss.Handle(ctx, it.req); resp != nil {
+				send(resp)
+			}
+			continue
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func(req *Request) {
+			defer func() { <-sem; wg.Done() }()
+			if resp := ss.Handle(ctx, req); resp != nil {
+				send(resp)
+			}
+		}(it.req)
+	}
+	// The client closed its end: answer what is still running, within reason.
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(s.opts.DrainTimeout):
+		s.log.Warn("input closed; abandoning calls still running", "after", s.opts.DrainTimeout)
+		cancel()
+		<-done
+	}
+	return readErr
+}
+
+func (s *Server) handleBatch(ctx context.Context, ss *Session, items []decoded) []*Response {
+	replies := make([]*Response, len(items))
+	var wg sync.WaitGroup
+	for i, it := range items {
+		switch {
+		case it.reply != nil:
+			replies[i] = it.reply
+		case it.req != nil:
+			wg.Add(1)
+			go func(i int, req *Request) {
+				defer wg.Done()
+				replies[i] = ss.Handle(ctx, req)
+			}(i, it.req)
+		}
+	}
+	wg.Wait()
+	out := replies[:0]
+	for _, r := range replies {
+		if r != nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func trimSpace(b []byte) []byte {
+	i, j := 0, len(b)
+	for i < j && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	for j > i && (b[j-1] == ' ' || b[j-1] == '\t' || b[j-1] == '\r' || b[j-1] == '\n') {
+		j--
+	}
+	return b[i:j]
+}
+
+// Once runs a single method in a fresh, already-initialized session and
+// returns the reply: the `--once` debug helper of LuCLI (SPEC §3).
+func (s *Server) Once(ctx context.Context, method string, params json.RawMessage) *Response {
+	ss := s.NewSession(nil)
+	if method != "initialize" && method != "ping" {
+		ss.Handle(ctx, &Request{ID: json.RawMessage("0"), Method: "initialize",
+			Params: json.RawMessage(`{"protocolVersion":"` + LatestVersion + `","capabilities":{},"clientInfo":{"name":"nexus-once","version":"0"}}`)})
+	}
+	return ss.Handle(ctx, &Request{ID: json.RawMessage("1"), Method: method, Params: params})
+}

@@ -1,0 +1,80 @@
+// Package mcp owns the Model Context Protocol side of nexus: the JSON-RPC 2.0
+// layer (jsonrpc.go), the stdio transport (stdio.go, serve_stdio.go), and the
+// MCP methods a tool server answers (session.go, tools.go). It reaches the
+// language pools only through the small Caller interface, which package pool
+// implements.
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"github.com/nexus-mcp/nexus/internal/argmap"
+)
+
+// CallHooks carries what a running function may send back before its result.
+type CallHooks struct {
+	// Progress reports a step of a long call (MCP notifications/progress).
+	Progress func(progress float64, total *float64, message string)
+	// Log forwards a log record the function wrote.
+	Log func(level string, data json.RawMessage)
+}
+
+// Caller runs one function in one pool. Cancelling ctx must interrupt the
+// call and make Call return promptly.
+type Caller interface {
+	Call(ctx context.Context, pool, mid int, args []json.RawMessage, hooks CallHooks) (json.RawMessage, error)
+}
+
+// Options tune a Server; zero values take the defaults.
+type Options struct {
+	Logger *slog.Logger
+	// MaxLine caps one stdio message (default 64 MiB).
+	MaxLine int
+	// MaxInFlight bounds concurrently running requests per session; the
+	// reader waits when it is reached (default 256).
+	MaxInFlight int
+	// DrainTimeout is how long in-flight calls may run on after stdin closes
+	// (default 30s).
+	DrainTimeout time.Duration
+}
+
+// Implementation is MCP's serverInfo.
+type Implementation struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Server holds what every session shares: the tool surface and the pools.
+type Server struct {
+	info   Implementation
+	tools  []*argmap.Tool
+	byName map[string]*argmap.Tool
+	caller Caller
+	opts   Options
+	log    *slog.Logger
+}
+
+// NewServer builds a server for one program's tools.
+func NewServer(info Implementation, tools []*argmap.Tool, caller Caller, opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.MaxLine <= 0 {
+		opts.MaxLine = DefaultMaxLine
+	}
+	if opts.MaxInFlight <= 0 {
+		opts.MaxInFlight = 256
+	}
+	if opts.DrainTimeout <= 0 {
+		opts.DrainTimeout = 30 * time.Second
+	}
+	s := &Server{info: info, tools: tools, caller: caller, opts: opts, log: opts.Logger,
+		byName: make(map[string]*argmap.Tool, len(tools))}
+	for _, t := range tools {
+		s.byName[t.Name] = t
+	}
+	return s
+}

@@ -1,0 +1,190 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"slices"
+	"sync"
+)
+
+// Protocol versions of the handshake era, newest first (SPEC §4.2).
+var handshakeVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// LatestVersion is answered to a client asking for a version nexus lacks.
+var LatestVersion = handshakeVersions[0]
+
+// Session is one client's conversation: its handshake state and its
+// in-flight requests. A stdio server has exactly one.
+type Session struct {
+	srv *Server
+	// notify sends a server notification to this client.
+	notify func(*Notification)
+
+	mu          sync.Mutex
+	initialized bool
+	version     string
+	inflight    map[string]*inflightCall
+}
+
+type inflightCall struct {
+	cancel context.CancelFunc
+	// byClient is set when notifications/cancelled arrived: the request then
+	// gets no reply at all (MCP cancellation: "SHOULD NOT send a response").
+	byClient bool
+}
+
+// NewSession starts a session whose notifications go to notify.
+func (s *Server) NewSession(notify func(*Notification)) *Session {
+	if notify == nil {
+		notify = func(*Notification) {}
+	}
+	return &Session{srv: s, notify: notify, inflight: map[string]*inflightCall{}}
+}
+
+// isSlow reports whether a request may run long and so is dispatched on
+// its own goroutine; lifecycle messages are handled in arrival order.
+func isSlow(r *Request) bool { return r.Method == "tools/call" }
+
+// Handle answers one request or notification. It returns nil when no reply
+// must be sent: for every notification, and for a request the client
+// cancelled.
+func (ss *Session) Handle(ctx context.Context, r *Request) *Response {
+	if r.IsNotification() {
+		ss.handleNotification(r)
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	key := idKey(r.ID)
+	call := &inflightCall{cancel: cancel}
+	ss.mu.Lock()
+	ss.inflight[key] = call
+	ss.mu.Unlock()
+	defer func() {
+		ss.mu.Lock()
+		if ss.inflight[key] == call {
+			delete(ss.inflight, key)
+		}
+		ss.mu.Unlock()
+	}()
+
+	result, rpcErr := ss.dispatch(ctx, r)
+
+	ss.mu.Lock()
+	cancelled := call.byClient
+	ss.mu.Unlock()
+	if cancelled {
+		return nil
+	}
+	if rpcErr != nil {
+		return &Response{ID: r.ID, Error: rpcErr}
+	}
+	return &Response{ID: r.ID, Result: result}
+}
+
+func (ss *Session) dispatch(ctx context.Context, r *Request) (any, *Error) {
+	switch r.Method {
+	case "ping":
+		// MCP lifecycle: ping may be sent at any time, before the handshake too.
+		return struct{}{}, nil
+	case "initialize":
+		return ss.initialize(r.Params)
+	}
+	ss.mu.Lock()
+	ready := ss.initialized
+	ss.mu.Unlock()
+	switch r.Method {
+	case "tools/list", "tools/call":
+		if !ready {
+			// SPEC §4.2: tools/* before the handshake are rejected with -32600.
+			return nil, errorf(CodeInvalidRequest, "session not initialized: send initialize before %s", r.Method)
+		}
+	}
+	switch r.Method {
+	case "tools/list":
+		return ss.listTools(r.Params)
+	case "tools/call":
+		return ss.callTool(ctx, r.Params)
+	}
+	return nil, errorf(CodeMethodNotFound, "method not found: %s", r.Method)
+}
+
+type initializeParams struct {
+	ProtocolVersion string          `json:"protocolVersion"`
+	Capabilities    json.RawMessage `json:"capabilities"`
+	ClientInfo      json.RawMessage `json:"clientInfo"`
+}
+
+type initializeResult struct {
+	ProtocolVersion string         `json:"protocolVersion"`
+	Capabilities    map[string]any `json:"capabilities"`
+	ServerInfo      Implementation `json:"serverInfo"`
+}
+
+func (ss *Session) initialize(params json.RawMessage) (any, *Error) {
+	var p initializeParams
+	if len(params) > 0 {
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, errorf(CodeInvalidParams, "invalid initialize params: %v", err)
+		}
+	}
+	// SPEC §4.2: echo the client's version when supported, else answer the latest.
+	version := LatestVersion
+	if slices.Contains(handshakeVersions, p.ProtocolVersion) {
+		version = p.ProtocolVersion
+	}
+	ss.mu.Lock()
+	ss.initialized = true
+	ss.version = version
+	ss.mu.Unlock()
+	return &initializeResult{
+		ProtocolVersion: version,
+		Capabilities:    map[string]any{"tools": map[string]any{"listChanged": false}},
+		ServerInfo:      ss.srv.info,
+	}, nil
+}
+
+type cancelledParams struct {
+	RequestID json.RawMessage `json:"requestId"`
+	Reason    string          `json:"reason"`
+}
+
+func (ss *Session) handleNotification(r *Request) {
+	switch r.Method {
+	case "notifications/cancelled":
+		var p cancelledParams
+		if json.Unmarshal(r.Params, &p) != nil || p.RequestID == nil {
+			return
+		}
+		ss.mu.Lock()
+		call := ss.inflight[idKey(p.RequestID)]
+		if call != nil {
+			call.byClient = true
+		}
+		ss.mu.Unlock()
+		if call != nil {
+			ss.srv.log.Info("request cancelled by client", "id", string(p.RequestID), "reason", p.Reason)
+			call.cancel()
+		}
+	default:
+		// notifications/initialized and any unknown notification: never answered.
+	}
+}
+
+// Version is the protocol version negotiated by initialize, "" before it.
+func (ss *Session) Version() string {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.version
+}
+
+// idKey canonicalises a request id so that the id in notifications/cancelled
+// matches however the client spaced it.
+func idKey(id json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, id) != nil {
+		return string(id)
+	}
+	return b.String()
+}
