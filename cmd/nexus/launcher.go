@@ -1,0 +1,53 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nexus-mcp/nexus/internal/manifest"
+)
+
+func newLauncherCmd() *cobra.Command {
+	var out string
+	c := &cobra.Command{
+		Use:   "launcher TARGET -o PATH",
+		Short: "Write a launcher script so that ./PATH runs the program (./prog --mcp-tools, ./prog CMD ARGS)",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErrorf("missing program: usage: nexus launcher TARGET -o PATH")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return usageErrorf("launcher: -o PATH is required")
+			}
+			m, err := manifest.Load(args[0])
+			if err != nil {
+				return err
+			}
+			self, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("launcher: cannot find the nexus binary: %w", err)
+			}
+			if p, err := filepath.EvalSymlinks(self); err == nil {
+				self = p
+			}
+			// SPEC §3: the same shape as morloc's launcher, so either runtime finds the manifest.
+			script := fmt.Sprintf("#!/bin/sh\n# launcher for the program %q, written by nexus\nexec %s run %s \"$@\"\n",
+				m.Name, shellQuote(self), shellQuote(m.Path))
+			if err := os.WriteFile(out, []byte(script), 0o755); err != nil {
+				return fmt.Errorf("launcher: %w", err)
+			}
+			return os.Chmod(out, 0o755)
+		},
+	}
+	c.Flags().StringVarP(&out, "output", "o", "", "path of the launcher script to write")
+	return c
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -1,0 +1,86 @@
+// Command nexus serves a compiled morloc program's functions as MCP tools
+// (over stdio, later HTTP) and runs them as a CLI. This package is cobra
+// wiring only: the work lives in internal/.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nexus-mcp/nexus/internal/manifest"
+)
+
+// version is set by the build (-ldflags "-X main.version=...").
+var version = "0.1.0-dev"
+
+// exitError carries the process exit status of a failed command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func main() {
+	root := newRootCmd()
+	if err := root.Execute(); err != nil {
+		code := 1
+		var ee *exitError
+		if errors.As(err, &ee) {
+			code = ee.code
+		}
+		if errors.Is(err, manifest.ErrNotFound) || isUsage(err) {
+			code = 2
+		}
+		fmt.Fprintf(os.Stderr, "nexus: %v\n", err)
+		os.Exit(code)
+	}
+}
+
+type globalFlags struct {
+	logLevel string
+	workers  int
+}
+
+func newRootCmd() *cobra.Command {
+	g := &globalFlags{}
+	root := &cobra.Command{
+		Use:           "nexus",
+		Short:         "Serve a compiled polyglot program's functions as MCP tools and as a CLI",
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			return setupLogging(g.logLevel)
+		},
+	}
+	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "info", "stderr log level: debug, info, warn or error")
+	root.PersistentFlags().IntVar(&g.workers, "workers", 0, "worker processes per pool (0: the pool's own setting or the default)")
+	root.AddCommand(newMCPCmd(g), newRunCmd(g), newLauncherCmd())
+	return root
+}
+
+func setupLogging(level string) error {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return usageErrorf("--log-level: expected debug, info, warn or error, got %q", level)
+	}
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})))
+	return nil
+}
+
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usageErrorf(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
+
+func isUsage(err error) bool {
+	var u *usageError
+	return errors.As(err, &u)
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nexus-mcp/nexus/internal/mcp"
+)
+
+func newMCPCmd(g *globalFlags) *cobra.Command {
+	var once, params string
+	var maxLine int
+	c := &cobra.Command{
+		Use:   "mcp TARGET",
+		Short: "Serve a program's functions as MCP tools on stdin/stdout",
+		Long: "Serve a program as an MCP server over stdio (one JSON-RPC message per line).\n" +
+			"TARGET is a manifest file, a directory holding manifest.json, or a launcher script.",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErrorf("missing program: usage: nexus mcp TARGET")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, tools, err := loadProgram(args[0])
+			if err != nil {
+				return err
+			}
+			var p json.RawMessage
+			if params != "" {
+				if !json.Valid([]byte(params)) {
+					return usageErrorf("--params: not valid JSON: %s", params)
+				}
+				p = json.RawMessage(params)
+			}
+			// SPEC §4.1: re-home descriptor 1 before any pool starts.
+			proto, err := mcp.RehomeStdout()
+			if err != nil {
+				return err
+			}
+			set := startPools(m, g, nil)
+			defer set.Close()
+			srv := mcp.NewServer(serverInfo(m), tools, poolCaller{set}, mcp.Options{MaxLine: maxLine})
+
+			// SIGTERM/SIGINT: stop every pool and exit 0 (stdin may never close).
+			sig := make(chan os.Signal, 1)
+			signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+			go func() {
+				<-sig
+				set.Close()
+				os.Exit(0)
+			}()
+
+			if once != "" {
+				resp := srv.Once(context.Background(), once, p)
+				out, err := json.MarshalIndent(resp, "", "  ")
+				if err != nil {
+					return err
+				}
+				_, err = proto.Write(append(out, '\n'))
+				return err
+			}
+			// SPEC §4.1: stdin EOF shuts every pool down (deferred Close) and exits 0.
+			return srv.ServeStdio(context.Background(), os.Stdin, proto)
+		},
+	}
+	c.Flags().StringVar(&once, "once", "", "run one MCP method (e.g. tools/list) in an initialized session, print the reply and exit")
+	c.Flags().StringVar(&params, "params", "", "JSON params for --once")
+	c.Flags().IntVar(&maxLine, "max-line", mcp.DefaultMaxLine, "largest accepted message, in bytes")
+	return c
+}

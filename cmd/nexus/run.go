@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nexus-mcp/nexus/internal/argmap"
+	"github.com/nexus-mcp/nexus/internal/manifest"
+	"github.com/nexus-mcp/nexus/internal/mcp"
+	"github.com/nexus-mcp/nexus/internal/pool"
+)
+
+func newRunCmd(g *globalFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "run TARGET [--mcp-tools | --mcp-config | --help | CMD ARGS...]",
+		Short: "Run one of a program's commands as a CLI (what a launcher script calls)",
+		// The program's own commands and options follow TARGET: parse them ourselves.
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 || args[0] == "--help" || args[0] == "-h" {
+				return cmd.Help()
+			}
+			return runProgram(g, args[0], args[1:])
+		},
+	}
+}
+
+func runProgram(g *globalFlags, target string, argv []string) error {
+	m, tools, err := loadProgram(target)
+	if err != nil {
+		return err
+	}
+	if len(argv) == 0 || argv[0] == "--help" || argv[0] == "-h" {
+		fmt.Print(argmap.ProgramUsage(m))
+		return nil
+	}
+	switch argv[0] {
+	case "--mcp-tools":
+		// SPEC §3: the tools/list payload, two-space indented, no pool started.
+		srv := mcp.NewServer(serverInfo(m), tools, nil, mcp.Options{})
+		return printJSON(os.Stdout, srv.ToolsPayload())
+	case "--mcp-config":
+		return printJSON(os.Stdout, mcpConfig(m))
+	}
+	c := m.Command(argv[0])
+	if c == nil || c.Internal {
+		return usageErrorf("%s: unknown command '%s' (run with --help to list commands)", m.Name, argv[0])
+	}
+	for _, a := range argv[1:] {
+		if a == "--" {
+			break
+		}
+		if a == "--help" || a == "-h" {
+			fmt.Print(argmap.CLIUsage(c))
+			return nil
+		}
+	}
+	if c.Type != manifest.Remote {
+		return fmt.Errorf("%s: command '%s' is a pure command, which needs the nexus evaluator (not available yet)", m.Name, c.Name)
+	}
+	callArgs, err := argmap.FromCLI(c, argv[1:])
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	// Keep stdout for the result alone, as in MCP mode (SPEC §4.1).
+	out, err := mcp.RehomeStdout()
+	if err != nil {
+		return err
+	}
+	set := startPools(m, g, c.NeededPools)
+	defer set.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	raw, err := set.Call(ctx, c.Pool, c.Mid, callArgs, pool.Hooks{})
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("%s: %w", c.Name, err)}
+	}
+	value, err := argmap.ResultValue(&c.Return, raw)
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.Name, err)
+	}
+	_, err = out.Write(append(value, '\n'))
+	return err
+}
+
+// mcpConfig is SPEC §3's Claude Desktop-style entry: absolute paths, since
+// MCP clients start servers with a minimal PATH.
+func mcpConfig(m *manifest.Manifest) any {
+	self, err := os.Executable()
+	if err == nil {
+		if p, err2 := filepath.EvalSymlinks(self); err2 == nil {
+			self = p
+		}
+	}
+	type server struct {
+		Command string   `json:"command"`
+		Args    []string `json:"args"`
+	}
+	return map[string]map[string]server{"mcpServers": {m.Name: {Command: self, Args: []string{"mcp", m.Path}}}}
+}
+
+func printJSON(f *os.File, v any) error {
+	enc := json.NewEncoder(f)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
