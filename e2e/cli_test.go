@@ -1,0 +1,156 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runNexus(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(nexusBin, args...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("nexus %v: %v", args, err)
+	}
+	return o.String(), e.String(), code
+}
+
+func TestCLIRun(t *testing.T) {
+	out, errOut, code := runNexus(t, "run", program("combat"), "fighterDamage", "15")
+	if code != 0 || out != "12\n" {
+		t.Errorf("run fighterDamage 15: stdout %q code %d stderr %s; want 12", out, code, errOut)
+	}
+	out, _, code = runNexus(t, "run", program("shapes"), "chatty")
+	if code != 0 || strings.Count(out, "\n") != 1 {
+		t.Errorf("run chatty: stdout %q (code %d), want only the JSON result", out, code)
+	}
+	_, errOut, code = runNexus(t, "run", program("combat"), "fighterDamage", "fifteen")
+	if code == 0 || !strings.Contains(errOut, "fighterDamage") {
+		t.Errorf("bad CLI argument: code %d stderr %q, want a failure naming the command", code, errOut)
+	}
+	_, errOut, code = runNexus(t, "run", program("shapes"), "fail", "x")
+	if code != 1 || !strings.Contains(errOut, "boom") {
+		t.Errorf("raising function: code %d stderr %q, want 1 and the message", code, errOut)
+	}
+	out, _, code = runNexus(t, "run", program("combat"), "--help")
+	if code != 0 || !strings.Contains(out, "fighterDamage") || !strings.Contains(out, "Damage calculation for a fighter") {
+		t.Errorf("--help: %q", out)
+	}
+	out, _, code = runNexus(t, "run", program("combat"), "fighterDamage", "--help")
+	if code != 0 || !strings.Contains(out, "Enemy Armor Class") {
+		t.Errorf("fighterDamage --help: %q", out)
+	}
+}
+
+func TestCLIMissingProgram(t *testing.T) {
+	for _, args := range [][]string{
+		{"mcp"},
+		{"mcp", "/no/such/program"},
+		{"run", "/no/such/program", "--mcp-tools"},
+	} {
+		_, errOut, code := runNexus(t, args...)
+		lines := strings.Split(strings.TrimSpace(errOut), "\n")
+		if code != 2 || len(lines) != 1 || !(strings.Contains(errOut, "missing program") || strings.Contains(errOut, "program not found: /no/such/program")) {
+			t.Errorf("nexus %v: code %d stderr %q; want exit 2 and one line naming what was looked for", args, code, errOut)
+		}
+	}
+}
+
+func TestMCPToolsAndConfig(t *testing.T) {
+	out, errOut, code := runNexus(t, "run", program("shapes"), "--mcp-tools")
+	if code != 0 {
+		t.Fatalf("--mcp-tools: code %d: %s", code, errOut)
+	}
+	var payload struct {
+		Tools []map[string]any `json:"tools"`
+	}
+	if err := json.Unmarshal([]byte(out), &payload); err != nil || len(payload.Tools) == 0 {
+		t.Fatalf("--mcp-tools is not a tools payload: %v", err)
+	}
+	if !strings.HasPrefix(out, "{\n  \"tools\": [\n    {\n") {
+		t.Errorf("--mcp-tools is not indented by two spaces: %.80q", out)
+	}
+	for _, excluded := range []string{"readStdin", "tableSum", "openFile", "pureAnswer"} {
+		if strings.Contains(out, `"`+excluded+`"`) {
+			t.Errorf("%s should be excluded", excluded)
+		}
+		if !strings.Contains(errOut, "excluding command '"+excluded+"'") {
+			t.Errorf("no stderr note for %s: %s", excluded, errOut)
+		}
+	}
+	out, _, code = runNexus(t, "run", program("combat"), "--mcp-config")
+	var cfg struct {
+		McpServers map[string]struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		} `json:"mcpServers"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &cfg) != nil {
+		t.Fatalf("--mcp-config: %q", out)
+	}
+	entry, ok := cfg.McpServers["combat"]
+	wantManifest := filepath.Join(program("combat"), "manifest.json")
+	if !ok || !filepath.IsAbs(entry.Command) || len(entry.Args) != 2 || entry.Args[0] != "mcp" || entry.Args[1] != wantManifest {
+		t.Errorf("--mcp-config entry %+v, want absolute nexus and [mcp %s]", entry, wantManifest)
+	}
+}
+
+// `nexus launcher` writes a script so that ./prog works as in the seed.
+func TestLauncher(t *testing.T) {
+	dir := t.TempDir()
+	prog := filepath.Join(dir, "combat")
+	if _, errOut, code := runNexus(t, "launcher", program("combat"), "-o", prog); code != 0 {
+		t.Fatalf("launcher: %s", errOut)
+	}
+	run := func(args ...string) (string, int) {
+		cmd := exec.Command(prog, args...)
+		cmd.Stderr = os.Stderr
+		out, err := cmd.Output()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return string(out), ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), 0
+	}
+	if out, code := run("fighterDamage", "15"); code != 0 || out != "12\n" {
+		t.Errorf("./combat fighterDamage 15 = %q (code %d), want 12", out, code)
+	}
+	if out, code := run("--mcp-tools"); code != 0 || !strings.Contains(out, `"fighterDamage"`) {
+		t.Errorf("./combat --mcp-tools = %q", out)
+	}
+	if out, code := run("--mcp-config"); code != 0 || !strings.Contains(out, filepath.Join(program("combat"), "manifest.json")) {
+		t.Errorf("./combat --mcp-config = %q", out)
+	}
+	// The launcher is itself a valid TARGET.
+	s := startServer(t, prog)
+	s.handshake()
+	if text, isErr := toolText(t, s.request(1, "tools/call", map[string]any{"name": "fighterDamage", "arguments": map[string]any{"_1": 15}})); isErr || text != "12" {
+		t.Errorf("mcp via launcher: %q", text)
+	}
+}
+
+// --once runs one method and exits (SPEC §3, LuCLI's debug helper).
+func TestOnce(t *testing.T) {
+	out, errOut, code := runNexus(t, "mcp", program("combat"), "--once", "tools/list")
+	if code != 0 || !strings.Contains(out, `"fighterDamage"`) {
+		t.Fatalf("--once tools/list: code %d out %q err %s", code, out, errOut)
+	}
+	out, _, code = runNexus(t, "mcp", program("combat"), "--once", "tools/call", "--params", `{"name":"fighterDamage","arguments":{"_1":15}}`)
+	if code != 0 || !strings.Contains(out, `"text": "12"`) {
+		t.Errorf("--once tools/call: %q", out)
+	}
+}

@@ -1,0 +1,335 @@
+// Package e2e drives the real nexus binary over real pipes with real
+// language pools. TestMain builds the binary once.
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var nexusBin string
+
+// repoRoot is the module root, so tests can name testdata/ programs.
+var repoRoot string
+
+func TestMain(m *testing.M) {
+	_, file, _, _ := runtime.Caller(0)
+	repoRoot = filepath.Dir(filepath.Dir(file))
+	dir, err := os.MkdirTemp("", "nexus-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	nexusBin = filepath.Join(dir, "nexus")
+	build := exec.Command("go", "build", "-race", "-o", nexusBin, "./cmd/nexus")
+	build.Dir = repoRoot
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building nexus:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func program(name string) string { return filepath.Join(repoRoot, "testdata", name) }
+
+// syncBuffer collects a child's stderr safely.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// server is a running `nexus mcp` with its pipes.
+type server struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan []byte // every stdout line, raw
+	stderr *syncBuffer
+	done   chan struct{}
+	exit   error
+}
+
+// startServer runs `nexus mcp TARGET extra...` and reads its stdout line by line.
+func startServer(t *testing.T, target string, extra ...string) *server {
+	t.Helper()
+	args := append([]string{"mcp", target}, extra...)
+	cmd := exec.Command(nexusBin, args...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &server{t: t, cmd: cmd, stdin: stdin, lines: make(chan []byte, 1024), stderr: &syncBuffer{}, done: make(chan struct{})}
+	cmd.Stderr = s.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		r := bufio.NewReaderSize(stdout, 1<<20)
+		for {
+			line, err := r.ReadBytes('\n')
+			if len(line) > 0 {
+				s.lines <- line
+			}
+			if err != nil {
+				close(s.lines)
+				return
+			}
+		}
+	}()
+	go func() { s.exit = cmd.Wait(); close(s.done) }()
+	t.Cleanup(func() {
+		s.stdin.Close()
+		select {
+		case <-s.done:
+		case <-time.After(20 * time.Second):
+			s.cmd.Process.Kill()
+			<-s.done
+		}
+		if t.Failed() {
+			t.Logf("nexus stderr:\n%s", s.stderr.String())
+		}
+	})
+	return s
+}
+
+func (s *server) send(line string) {
+	s.t.Helper()
+	if _, err := io.WriteString(s.stdin, line+"\n"); err != nil {
+		s.t.Fatalf("write to nexus: %v", err)
+	}
+}
+
+// recvRaw returns the next stdout line (without "\n").
+func (s *server) recvRaw() string {
+	s.t.Helper()
+	select {
+	case line, ok := <-s.lines:
+		if !ok {
+			s.t.Fatalf("nexus closed stdout; stderr:\n%s", s.stderr.String())
+		}
+		return strings.TrimSuffix(string(line), "\n")
+	case <-time.After(60 * time.Second):
+		s.t.Fatalf("no reply from nexus within 60s; stderr:\n%s", s.stderr.String())
+	}
+	return ""
+}
+
+// msg is a decoded JSON-RPC message; numbers stay json.Number.
+type msg map[string]any
+
+func decode(t *testing.T, line string) msg {
+	t.Helper()
+	d := json.NewDecoder(strings.NewReader(line))
+	d.UseNumber()
+	var m msg
+	if err := d.Decode(&m); err != nil {
+		t.Fatalf("reply is not a JSON object: %v: %q", err, line)
+	}
+	return m
+}
+
+func (s *server) recv() msg { s.t.Helper(); return decode(s.t, s.recvRaw()) }
+
+// expectSilence asserts nothing arrives on stdout for a while.
+func (s *server) expectSilence(d time.Duration) {
+	s.t.Helper()
+	select {
+	case line := <-s.lines:
+		s.t.Fatalf("expected no output, got %q", line)
+	case <-time.After(d):
+	}
+}
+
+// request sends a request and returns its reply (no other traffic expected).
+func (s *server) request(id int, method string, params any) msg {
+	s.t.Helper()
+	req := map[string]any{"jsonrpc": "2.0", "id": id, "method": method}
+	if params != nil {
+		req["params"] = params
+	}
+	b, _ := json.Marshal(req)
+	s.send(string(b))
+	return s.recv()
+}
+
+const initLine = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"0"}}}`
+
+// handshake runs initialize + notifications/initialized.
+func (s *server) handshake() {
+	s.t.Helper()
+	s.send(initLine)
+	r := s.recv()
+	if r["result"] == nil {
+		s.t.Fatalf("initialize failed: %v", r)
+	}
+	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+}
+
+// closeAndWait closes stdin and waits for nexus to exit, returning its status.
+func (s *server) closeAndWait() error {
+	s.t.Helper()
+	s.stdin.Close()
+	select {
+	case <-s.done:
+		return s.exit
+	case <-time.After(30 * time.Second):
+		s.t.Fatalf("nexus did not exit within 30s of stdin closing; stderr:\n%s", s.stderr.String())
+	}
+	return nil
+}
+
+func idOf(m msg) string {
+	switch v := m["id"].(type) {
+	case json.Number:
+		return v.String()
+	case string:
+		return strconv.Quote(v)
+	case nil:
+		return "null"
+	}
+	return fmt.Sprint(m["id"])
+}
+
+func errCode(m msg) int {
+	e, ok := m["error"].(map[string]any)
+	if !ok {
+		return 0
+	}
+	n, _ := e["code"].(json.Number).Int64()
+	return int(n)
+}
+
+func errMessage(m msg) string {
+	e, _ := m["error"].(map[string]any)
+	s, _ := e["message"].(string)
+	return s
+}
+
+// toolText returns a tools/call result's first text block and isError.
+func toolText(t *testing.T, m msg) (string, bool) {
+	t.Helper()
+	res, ok := m["result"].(map[string]any)
+	if !ok {
+		t.Fatalf("expected a result, got %v", m)
+	}
+	content, _ := res["content"].([]any)
+	if len(content) == 0 {
+		t.Fatalf("result has no content: %v", m)
+	}
+	block := content[0].(map[string]any)
+	isErr, _ := res["isError"].(bool)
+	return block["text"].(string), isErr
+}
+
+// childPids lists the live descendants of pid (via /proc), with their command lines.
+func descendants(pid int) map[int]string {
+	parent := map[int]int{}
+	cmdline := map[int]string{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// The command name is in parentheses and may hold spaces: split after the last ')'.
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) < 2 || f[0] == "Z" {
+			continue
+		}
+		pp, _ := strconv.Atoi(f[1])
+		parent[p] = pp
+		cl, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		cmdline[p] = strings.ReplaceAll(string(cl), "\x00", " ")
+	}
+	out := map[int]string{}
+	var walk func(int)
+	walk = func(root int) {
+		for p, pp := range parent {
+			if pp == root {
+				if _, seen := out[p]; !seen {
+					out[p] = cmdline[p]
+					walk(p)
+				}
+			}
+		}
+	}
+	walk(pid)
+	return out
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	f := strings.Fields(string(stat[i+1:]))
+	return len(f) > 0 && f[0] != "Z"
+}
+
+// waitGone waits until none of pids is alive.
+func waitGone(t *testing.T, pids map[int]string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		left := 0
+		for p := range pids {
+			if alive(p) {
+				left++
+			}
+		}
+		if left == 0 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for p, c := range pids {
+		if alive(p) {
+			t.Errorf("process %d (%s) outlived nexus", p, c)
+		}
+	}
+}
