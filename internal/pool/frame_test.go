@@ -1,0 +1,137 @@
+package pool
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestFrameRoundTrip(t *testing.T) {
+	for _, size := range []int{2, 19, 4096, 70_000, 1 << 20} {
+		payload := []byte(`"` + strings.Repeat("é", (size-2)/2) + strings.Repeat("x", (size-2)%2) + `"`)
+		if len(payload) != size {
+			t.Fatalf("test payload has %d bytes, want %d", len(payload), size)
+		}
+		var buf bytes.Buffer
+		if err := writeFrame(&buf, payload); err != nil {
+			t.Fatalf("size %d: writeFrame: %v", size, err)
+		}
+		if got := binary.BigEndian.Uint32(buf.Bytes()); int(got) != size {
+			t.Errorf("size %d: header says %d", size, got)
+		}
+		got, err := readFrame(&buf)
+		if err != nil {
+			t.Fatalf("size %d: readFrame: %v", size, err)
+		}
+		if !bytes.Equal(got, payload) {
+			t.Errorf("size %d: payload changed in the round trip", size)
+		}
+		if _, err := readFrame(&buf); err != io.EOF {
+			t.Errorf("size %d: after the only frame, readFrame = %v, want io.EOF", size, err)
+		}
+	}
+}
+
+// The bytes docs/pool-protocol.md shows for the shutdown frame.
+func TestShutdownFrameBytes(t *testing.T) {
+	var buf bytes.Buffer
+	if err := writeFrame(&buf, shutdownFrame); err != nil {
+		t.Fatal(err)
+	}
+	const want = "000000137b2274797065223a2273687574646f776e227d"
+	if got := hex.EncodeToString(buf.Bytes()); got != want {
+		t.Errorf("shutdown frame = %s, want %s", got, want)
+	}
+}
+
+func TestReadFrameRejects(t *testing.T) {
+	header := func(n uint32) []byte { return binary.BigEndian.AppendUint32(nil, n) }
+	tests := []struct {
+		name  string
+		input []byte
+		want  string
+	}{
+		{"oversized length", header(MaxFrameSize + 1), "frame length 268435457 is outside 2..268435456"},
+		{"largest length", header(1<<32 - 1), "frame length 4294967295 is outside"},
+		{"empty frame", header(0), "frame length 0 is outside"},
+		{"one byte frame", append(header(1), '1'), "frame length 1 is outside"},
+		{"cut header", []byte{0, 0}, "end of stream inside a frame header"},
+		{"cut payload", append(header(10), `{"a"`...), "end of stream inside a frame of 10 bytes"},
+		{"no payload", header(10), "end of stream inside a frame of 10 bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := readFrame(bytes.NewReader(tt.input))
+			var pe *ProtocolError
+			if !errors.As(err, &pe) {
+				t.Fatalf("readFrame = %v, want a *ProtocolError", err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q does not contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestWriteFrameRejectsOversized(t *testing.T) {
+	var buf bytes.Buffer
+	err := writeFrame(&buf, make([]byte, MaxFrameSize+1))
+	var pe *ProtocolError
+	if !errors.As(err, &pe) {
+		t.Fatalf("writeFrame of %d bytes = %v, want a *ProtocolError", MaxFrameSize+1, err)
+	}
+	if buf.Len() != 0 {
+		t.Errorf("writeFrame wrote %d bytes of a frame it refused", buf.Len())
+	}
+	if err := writeFrame(&buf, nil); err == nil {
+		t.Error("writeFrame accepted an empty payload")
+	}
+}
+
+func TestDecodeInbound(t *testing.T) {
+	tests := []struct {
+		name    string
+		payload string
+		wantErr string // "" for success
+		check   func(*inbound) bool
+	}{
+		{"result keeps a wide integer", `{"type":"result","id":3,"value":123456789012345678901234567890}`, "",
+			func(m *inbound) bool { return *m.ID == 3 && string(m.Value) == "123456789012345678901234567890" }},
+		{"result without value is null", `{"type":"result","id":4}`, "",
+			func(m *inbound) bool { return string(m.Value) == "null" }},
+		{"unknown members are ignored", `{"type":"progress","id":1,"progress":2.5,"total":5,"colour":"red"}`, "",
+			func(m *inbound) bool { return *m.Progress == 2.5 && *m.Total == 5 }},
+		{"unknown types pass", `{"type":"telemetry","x":1}`, "",
+			func(m *inbound) bool { return m.Type == "telemetry" }},
+		{"log without id", `{"type":"log","level":"info","data":"hi"}`, "",
+			func(m *inbound) bool { return m.ID == nil && string(m.Data) == `"hi"` }},
+		{"not JSON", `{"type":`, "bad message", nil},
+		{"not an object", `[1,2]`, "bad message", nil},
+		{"no type", `{"id":1}`, "message without a type", nil},
+		{"result without id", `{"type":"result","value":1}`, "result message without an id", nil},
+		{"error without id", `{"type":"error","message":"x"}`, "error message without an id", nil},
+		{"progress without value", `{"type":"progress","id":1}`, "without a progress value", nil},
+		{"progress not a number", `{"type":"progress","id":1,"progress":"half"}`, "bad message", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := decodeInbound([]byte(tt.payload))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("decodeInbound = %v, want an error containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("decodeInbound: %v", err)
+			}
+			if !tt.check(m) {
+				t.Errorf("decoded %+v", m)
+			}
+		})
+	}
+}

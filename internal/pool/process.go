@@ -1,0 +1,524 @@
+package pool
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+const (
+	// tailLines is how many lines of a pool's output errors quote.
+	tailLines = 20
+	// tailLineMax cuts a quoted line, so one runaway line cannot flood an error.
+	tailLineMax = 1000
+	// outputLineMax is where a line of pool output that never ends is cut.
+	outputLineMax = 64 << 10
+	// shutdownWriteTimeout bounds the wait for room in the pipe to say shutdown.
+	shutdownWriteTimeout = 100 * time.Millisecond
+)
+
+// processConfig is what startProcess needs to run one pool process.
+type processConfig struct {
+	lang  string
+	label string // names the process in messages: "py", or "py#2" among several workers
+	argv  []string
+	dir   string
+	env   []string
+
+	stderr       io.Writer // where the pool's stdout and stderr lines go
+	logger       *slog.Logger
+	startTimeout time.Duration
+	grace        time.Duration
+}
+
+// process is one running pool process and everything nexus holds for it:
+// its pipes, its calls in flight, the tail of its output. It owns the
+// process's whole life: start, handshake, calls, output, death and stop.
+type process struct {
+	processConfig
+	cmd      *exec.Cmd
+	toPool   *os.File // our end of the pool's fd 3
+	fromPool *os.File // our end of the pool's fd 4
+	outPipe  *os.File // our end of the pool's stdout and stderr
+	tail     tail
+
+	writeMu        sync.Mutex // one frame at a time on toPool
+	closeInputOnce sync.Once
+
+	mu       sync.Mutex
+	nextID   uint64
+	inflight map[uint64]*pendingCall
+	stopping bool  // nexus asked the process to stop
+	err      error // why calls fail now that the process is gone; set just before gone closes
+
+	readyCh    chan *inbound // the ready message, once
+	protoErr   error         // set by readLoop before readerDone closes
+	exitState  string        // "exit status 1"; set before exited closes
+	exited     chan struct{} // closed once the process has been reaped
+	readerDone chan struct{} // closed when readLoop returns
+	outputDone chan struct{} // closed when copyOutput returns
+	gone       chan struct{} // closed when the process, its group and its pipes are all finished
+}
+
+// pendingCall is a call sent to the process and not yet answered.
+type pendingCall struct {
+	reply chan callReply // buffered: the reader never blocks on it
+
+	hookMu   sync.Mutex // hooks never run after the caller has returned
+	hooks    Hooks
+	finished bool
+}
+
+type callReply struct {
+	value json.RawMessage
+	err   error
+}
+
+// notSentError reports a call that never reached the process because it was
+// already gone; the call can safely be tried again on a fresh process.
+type notSentError struct{ err error }
+
+func (e *notSentError) Error() string { return e.err.Error() }
+func (e *notSentError) Unwrap() error { return e.err }
+
+// startProcess starts a pool process and waits for its ready message. On
+// failure the process is stopped and the error says why, with its output's
+// last lines.
+func startProcess(ctx context.Context, cfg processConfig) (*process, error) {
+	failed := func(err error) error { return fmt.Errorf("pool %s failed to start: %w", cfg.label, err) }
+	if len(cfg.argv) == 0 {
+		return nil, failed(errors.New("its manifest entry has no exec command"))
+	}
+	argv0 := cfg.argv[0]
+	if strings.ContainsRune(argv0, filepath.Separator) && !filepath.IsAbs(argv0) {
+		argv0 = filepath.Join(cfg.dir, argv0)
+	}
+	cmd := exec.Command(argv0, cfg.argv[1:]...)
+	cmd.Dir = cfg.dir
+	cmd.Env = cfg.env
+	cmd.SysProcAttr = sysProcAttr()
+
+	// Three pipes: calls in (the pool's fd 3), replies out (its fd 4), and
+	// its stdout and stderr together, so their lines keep their order.
+	var files []*os.File
+	closeAll := func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err == nil {
+			files = append(files, r, w)
+		}
+		return r, w, err
+	}
+	callsR, callsW, err := pipe()
+	if err != nil {
+		return nil, failed(err)
+	}
+	repliesR, repliesW, err := pipe()
+	if err != nil {
+		closeAll()
+		return nil, failed(err)
+	}
+	outR, outW, err := pipe()
+	if err != nil {
+		closeAll()
+		return nil, failed(err)
+	}
+	cmd.ExtraFiles = []*os.File{callsR, repliesW} // fd 3, fd 4
+	cmd.Stdout = outW
+	cmd.Stderr = outW
+	if err := cmd.Start(); err != nil {
+		closeAll()
+		return nil, failed(err)
+	}
+	// The child has its own copies; ours would hide its death from the reads.
+	callsR.Close()
+	repliesW.Close()
+	outW.Close()
+
+	p := &process{
+		processConfig: cfg,
+		cmd:           cmd,
+		toPool:        callsW,
+		fromPool:      repliesR,
+		outPipe:       outR,
+		inflight:      make(map[uint64]*pendingCall),
+		readyCh:       make(chan *inbound, 1),
+		exited:        make(chan struct{}),
+		readerDone:    make(chan struct{}),
+		outputDone:    make(chan struct{}),
+		gone:          make(chan struct{}),
+	}
+	go p.copyOutput()
+	go p.readLoop()
+	go func() {
+		_ = cmd.Wait() // the exit status is in ProcessState
+		p.exitState = cmd.ProcessState.String()
+		close(p.exited)
+	}()
+	go p.supervise()
+
+	if err := p.handshake(ctx); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// handshake waits for the pool's ready message.
+func (p *process) handshake(ctx context.Context) error {
+	timer := time.NewTimer(p.startTimeout)
+	defer timer.Stop()
+	select {
+	case ready := <-p.readyCh:
+		if ready.Protocol != protocolVersion {
+			p.stop()
+			return fmt.Errorf("pool %s failed to start: it speaks pool protocol %d; this nexus speaks %d",
+				p.label, ready.Protocol, protocolVersion)
+		}
+		p.logger.Debug("pool ready", "pool", p.label, "pid", p.cmd.Process.Pid, "mids", ready.Mids)
+		return nil
+	case <-p.gone:
+		if p.protoErr != nil {
+			return errors.New(p.withTail(fmt.Sprintf("pool %s failed to start: it broke the protocol: %v", p.label, p.protoErr)))
+		}
+		return errors.New(p.withTail(fmt.Sprintf("pool %s failed to start: exited before it was ready (%s)", p.label, p.exitState)))
+	case <-timer.C:
+		p.stop()
+		return errors.New(p.withTail(fmt.Sprintf("pool %s never became ready within %s", p.label, p.startTimeout)))
+	case <-ctx.Done():
+		p.stop()
+		return fmt.Errorf("pool %s: start abandoned: %w", p.label, context.Cause(ctx))
+	}
+}
+
+// call sends one call and waits for its reply. When ctx ends first it tells
+// the pool to cancel the call and returns ctx's error at once.
+func (p *process) call(ctx context.Context, mid int, args []json.RawMessage, h Hooks) (json.RawMessage, error) {
+	if args == nil {
+		args = []json.RawMessage{} // the protocol wants an array, never null
+	}
+	pc := &pendingCall{hooks: h, reply: make(chan callReply, 1)}
+	p.mu.Lock()
+	if p.err != nil {
+		err := p.err
+		p.mu.Unlock()
+		return nil, &notSentError{err}
+	}
+	p.nextID++
+	id := p.nextID
+	p.inflight[id] = pc
+	p.mu.Unlock()
+
+	payload, err := json.Marshal(callMessage{Type: typeCall, ID: id, Mid: mid, Args: args, Progress: h.Progress != nil})
+	if err != nil {
+		p.forget(id)
+		return nil, fmt.Errorf("pool %s: encoding the call's arguments: %w", p.label, err)
+	}
+	if len(payload) > MaxFrameSize {
+		p.forget(id)
+		return nil, fmt.Errorf("pool %s: the call's arguments take %d bytes, over the %d MiB frame limit", p.label, len(payload), MaxFrameSize>>20)
+	}
+	if err := p.send(payload); err != nil {
+		// A write fails only when the process is going away; say why once known.
+		p.forget(id)
+		select {
+		case <-p.gone:
+			return nil, &notSentError{p.goneErr()}
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+
+	select {
+	case r := <-pc.reply:
+		pc.finish()
+		return r.value, r.err
+	case <-ctx.Done():
+		if p.forget(id) {
+			go p.send(cancelFrame(id)) // best effort: the reply is discarded anyway
+		}
+		pc.finish()
+		return nil, ctx.Err()
+	}
+}
+
+// send writes one frame to the pool.
+func (p *process) send(payload []byte) error {
+	p.writeMu.Lock()
+	defer p.writeMu.Unlock()
+	return writeFrame(p.toPool, payload)
+}
+
+// forget drops a pending call and reports whether it was still pending.
+func (p *process) forget(id uint64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.inflight[id]
+	delete(p.inflight, id)
+	return ok
+}
+
+func (p *process) pending(id uint64) *pendingCall {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.inflight[id]
+}
+
+// alive reports whether the process can still take calls.
+func (p *process) alive() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err == nil
+}
+
+func (p *process) goneErr() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
+}
+
+// readLoop reads the pool's frames until fd 4 ends or breaks the protocol.
+func (p *process) readLoop() {
+	defer close(p.readerDone)
+	r := bufio.NewReaderSize(p.fromPool, 64<<10)
+	ready := false
+	for {
+		payload, err := readFrame(r)
+		if err != nil {
+			if pe := (*ProtocolError)(nil); errors.As(err, &pe) {
+				p.protoErr = err
+			}
+			return // io.EOF, or our end closed by supervise
+		}
+		msg, err := decodeInbound(payload)
+		if err != nil {
+			p.protoErr = err
+			return
+		}
+		switch {
+		case msg.Type == typeReady && !ready:
+			ready = true
+			p.readyCh <- msg
+		case msg.Type == typeLog:
+			p.deliverLog(msg)
+		case !ready:
+			// Only log and ready count before the handshake.
+		case msg.Type == typeResult:
+			p.deliverReply(*msg.ID, callReply{value: msg.Value})
+		case msg.Type == typeError:
+			p.logger.Debug("pool call failed", "pool", p.label, "id", *msg.ID, "message", msg.Message, "traceback", msg.Traceback)
+			p.deliverReply(*msg.ID, callReply{err: &CallError{Lang: p.lang, Message: msg.Message, Traceback: msg.Traceback}})
+		case msg.Type == typeProgress:
+			if pc := p.pending(*msg.ID); pc != nil {
+				pc.progress(*msg.Progress, msg.Total, msg.Message)
+			}
+		}
+	}
+}
+
+func (p *process) deliverReply(id uint64, r callReply) {
+	p.mu.Lock()
+	pc := p.inflight[id]
+	delete(p.inflight, id)
+	p.mu.Unlock()
+	if pc != nil { // else cancelled, or a duplicate: discarded
+		pc.reply <- r
+	}
+}
+
+func (p *process) deliverLog(msg *inbound) {
+	level := normalLevel(msg.Level)
+	if msg.ID != nil {
+		if pc := p.pending(*msg.ID); pc != nil && pc.log(level, msg.Data) {
+			return
+		}
+	}
+	p.logger.Log(context.Background(), logLevels[level], "pool log", "pool", p.label, "data", string(msg.Data))
+}
+
+func (c *pendingCall) progress(progress float64, total *float64, message string) {
+	c.hookMu.Lock()
+	defer c.hookMu.Unlock()
+	if !c.finished && c.hooks.Progress != nil {
+		c.hooks.Progress(progress, total, message)
+	}
+}
+
+// log hands a record to the call's Log hook and reports whether it did.
+func (c *pendingCall) log(level string, data json.RawMessage) bool {
+	c.hookMu.Lock()
+	defer c.hookMu.Unlock()
+	if c.finished || c.hooks.Log == nil {
+		return false
+	}
+	c.hooks.Log(level, data)
+	return true
+}
+
+func (c *pendingCall) finish() {
+	c.hookMu.Lock()
+	c.finished = true
+	c.hookMu.Unlock()
+}
+
+// copyOutput copies the pool's stdout and stderr, line by line and
+// prefixed, to the configured output, keeping the last lines for errors.
+func (p *process) copyOutput() {
+	defer close(p.outputDone)
+	prefix := "[pool " + p.label + "] "
+	r := bufio.NewReaderSize(p.outPipe, outputLineMax)
+	for {
+		line, err := r.ReadSlice('\n')
+		if len(line) > 0 {
+			text := strings.TrimSuffix(strings.TrimSuffix(string(line), "\n"), "\r")
+			p.tail.add(text)
+			_, _ = io.WriteString(p.stderr, prefix+text+"\n")
+		}
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			return
+		}
+	}
+}
+
+// supervise waits for the process to end, cleans up after it and fails the
+// calls still in flight.
+func (p *process) supervise() {
+	select {
+	case <-p.exited:
+	case <-p.readerDone:
+		if p.protoErr == nil {
+			// fd 4 closed but the pool lives on: give it the grace to exit.
+			select {
+			case <-p.exited:
+			case <-time.After(p.grace):
+			}
+		}
+		p.signalGroup(syscall.SIGKILL)
+		<-p.exited
+	}
+	// Children of the pool must not outlive it, and may hold its pipes open.
+	p.signalGroup(syscall.SIGKILL)
+	p.waitOrClose(p.readerDone, p.fromPool)
+	p.waitOrClose(p.outputDone, p.outPipe)
+	p.closeInput()
+	p.fromPool.Close()
+	p.outPipe.Close()
+
+	p.mu.Lock()
+	switch {
+	case p.stopping:
+		p.err = fmt.Errorf("pool %s: stopped", p.label)
+	case p.protoErr != nil:
+		p.err = errors.New(p.withTail(fmt.Sprintf("pool %s broke the protocol: %v", p.label, p.protoErr)))
+	default:
+		p.err = errors.New(p.withTail(fmt.Sprintf("pool %s died (%s)", p.label, p.exitState)))
+	}
+	inflight := p.inflight
+	p.inflight = nil
+	stopping := p.stopping
+	p.mu.Unlock()
+
+	if !stopping {
+		p.logger.Warn("pool process ended", "pool", p.label, "pid", p.cmd.Process.Pid, "err", p.err)
+	}
+	for _, pc := range inflight {
+		pc.reply <- callReply{err: p.err}
+	}
+	close(p.gone)
+}
+
+// waitOrClose waits the grace for a reader goroutine to finish on its own
+// (draining what the pool wrote last), then closes its file to end it.
+func (p *process) waitOrClose(done <-chan struct{}, f *os.File) {
+	select {
+	case <-done:
+		return
+	case <-time.After(p.grace):
+	}
+	f.Close()
+	<-done
+}
+
+// closeInput says shutdown and closes fd 3; the pool exits on either.
+func (p *process) closeInput() {
+	p.closeInputOnce.Do(func() {
+		// The deadline also frees a writer stuck on a pool that stopped reading.
+		_ = p.toPool.SetWriteDeadline(time.Now().Add(shutdownWriteTimeout))
+		p.writeMu.Lock()
+		defer p.writeMu.Unlock()
+		_ = writeFrame(p.toPool, shutdownFrame)
+		p.toPool.Close()
+	})
+}
+
+// stop ends the process: shutdown and fd 3 closed, then SIGTERM to its
+// group after the grace, then SIGKILL after another; it returns once the
+// process is gone.
+func (p *process) stop() {
+	p.mu.Lock()
+	p.stopping = true
+	p.mu.Unlock()
+	p.closeInput()
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		select {
+		case <-p.exited:
+		case <-time.After(p.grace):
+			p.signalGroup(sig)
+			continue
+		}
+		break
+	}
+	<-p.gone
+}
+
+func (p *process) signalGroup(sig syscall.Signal) {
+	if err := signalGroup(p.cmd.Process.Pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		p.logger.Warn("signalling pool process group", "pool", p.label, "signal", sig, "err", err)
+	}
+}
+
+// withTail appends the pool's last lines of output to msg.
+func (p *process) withTail(msg string) string {
+	if t := p.tail.String(); t != "" {
+		return msg + "; last stderr:\n" + t
+	}
+	return msg
+}
+
+// tail keeps the last tailLines lines of a pool's output.
+type tail struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (t *tail) add(line string) {
+	if len(line) > tailLineMax {
+		line = strings.ToValidUTF8(line[:tailLineMax], "") + "…"
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lines = append(t.lines, line)
+	if len(t.lines) > tailLines {
+		t.lines = append(t.lines[:0], t.lines[len(t.lines)-tailLines:]...)
+	}
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.Join(t.lines, "\n")
+}

@@ -1,0 +1,181 @@
+package pool
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// rawPool runs testdata/pools/pool.py on bare pipes, so that tests can
+// speak the protocol to the Python runtime frame by frame.
+type rawPool struct {
+	cmd    *exec.Cmd
+	in     *os.File // nexus → pool (its fd 3)
+	out    *os.File // pool → nexus (its fd 4)
+	r      *bufio.Reader
+	stderr syncBuffer
+}
+
+func startRawPool(t *testing.T) *rawPool {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	rt, err := RuntimeDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &rawPool{in: inW, out: outR, r: bufio.NewReader(outR)}
+	p.cmd = exec.Command("python3", "pool.py")
+	p.cmd.Dir = testdataDir(t)
+	p.cmd.Env = poolEnv("py", 1, rt)
+	p.cmd.ExtraFiles = []*os.File{inR, outW}
+	p.cmd.Stdout = &p.stderr
+	p.cmd.Stderr = &p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	inR.Close()
+	outW.Close()
+	t.Cleanup(func() {
+		p.in.Close()
+		p.out.Close()
+		p.cmd.Process.Kill()
+		p.cmd.Wait()
+	})
+	return p
+}
+
+func (p *rawPool) send(t *testing.T, frame string) {
+	t.Helper()
+	if err := writeFrame(p.in, []byte(frame)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// recv returns the next frame, decoded.
+func (p *rawPool) recv(t *testing.T) map[string]any {
+	t.Helper()
+	p.out.SetReadDeadline(time.Now().Add(20 * time.Second))
+	payload, err := readFrame(p.r)
+	if err != nil {
+		t.Fatalf("reading a frame from the pool: %v; its output:\n%s", err, p.stderr.String())
+	}
+	var m map[string]any
+	if err := json.Unmarshal(payload, &m); err != nil {
+		t.Fatalf("frame %q: %v", payload, err)
+	}
+	return m
+}
+
+// exitCode waits for the pool to exit by itself.
+func (p *rawPool) exitCode(t *testing.T) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		var exitErr *exec.ExitError
+		if errors.As(err, &exitErr) {
+			return exitErr.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	case <-time.After(10 * time.Second):
+		t.Fatal("the pool did not exit")
+		return -1
+	}
+}
+
+func TestPythonReady(t *testing.T) {
+	p := startRawPool(t)
+	got := p.recv(t)
+	var mids []any
+	for m := 1; m <= testPoolMids; m++ {
+		mids = append(mids, float64(m))
+	}
+	want := map[string]any{"type": "ready", "protocol": float64(1), "lang": "py", "pid": float64(p.cmd.Process.Pid), "mids": mids}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ready = %v, want %v", got, want)
+	}
+}
+
+func TestPythonCallFrames(t *testing.T) {
+	p := startRawPool(t)
+	p.recv(t) // ready
+	// Unknown types and members are ignored; the id comes back exactly.
+	p.send(t, `{"type":"greeting","from":"a newer nexus"}`)
+	p.send(t, `{"type":"call","id":9007199254740993,"mid":1,"args":[1],"progress":false,"deadline":5}`)
+	if got, want := p.recv(t), map[string]any{"type": "result", "id": 9007199254740993.0, "value": 2.0}; !reflect.DeepEqual(got, want) {
+		t.Errorf("reply %v, want %v", got, want)
+	}
+	// Progress frames come before the result, for a call that asked.
+	p.send(t, `{"type":"call","id":2,"mid":8,"args":[2],"progress":true}`)
+	var frames []map[string]any
+	for range 3 {
+		frames = append(frames, p.recv(t))
+	}
+	want := []map[string]any{
+		{"type": "progress", "id": 2.0, "progress": 1.0, "total": 2.0, "message": "step 1"},
+		{"type": "progress", "id": 2.0, "progress": 2.0, "total": 2.0, "message": "step 2"},
+		{"type": "result", "id": 2.0, "value": 2.0},
+	}
+	if !reflect.DeepEqual(frames, want) {
+		t.Errorf("frames %v, want %v", frames, want)
+	}
+	// Cancelling a finished call is ignored; the pool keeps answering.
+	p.send(t, `{"type":"cancel","id":2}`)
+	p.send(t, `{"type":"call","id":3,"mid":2,"args":["ab"]}`)
+	if got := p.recv(t); got["id"] != 3.0 || got["value"] != "ba" {
+		t.Errorf("reply %v, want ba for id 3", got)
+	}
+}
+
+func TestPythonExit(t *testing.T) {
+	tests := []struct {
+		name       string
+		send       func(p *rawPool, t *testing.T)
+		wantStatus int
+		wantOutput string
+	}{
+		{"end of file", func(p *rawPool, t *testing.T) { p.in.Close() }, 0, ""},
+		{"shutdown", func(p *rawPool, t *testing.T) { p.send(t, `{"type":"shutdown"}`) }, 0, ""},
+		{"shutdown with a call running", func(p *rawPool, t *testing.T) {
+			p.send(t, `{"type":"call","id":1,"mid":4,"args":["/nonexistent/never","x"]}`)
+			p.send(t, `{"type":"shutdown"}`)
+		}, 0, ""},
+		{"bad frame length", func(p *rawPool, t *testing.T) { p.in.Write([]byte{0, 0, 0, 1, '1'}) }, 2, "nexus pool: protocol error: frame length 1 is outside"},
+		{"not an object", func(p *rawPool, t *testing.T) { p.send(t, `[1,2]`) }, 2, "nexus pool: protocol error: a message is not an object with a type"},
+		{"args not an array", func(p *rawPool, t *testing.T) { p.send(t, `{"type":"call","id":1,"mid":1,"args":5}`) }, 2, "args is not an array"},
+		{"cut frame", func(p *rawPool, t *testing.T) { p.in.Write([]byte{0, 0, 0, 9, '{'}); p.in.Close() }, 2, "end of file inside a frame of 9 bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := startRawPool(t)
+			p.recv(t) // ready
+			tt.send(p, t)
+			if got := p.exitCode(t); got != tt.wantStatus {
+				t.Errorf("exit status %d, want %d; output:\n%s", got, tt.wantStatus, p.stderr.String())
+			}
+			if !strings.Contains(p.stderr.String(), tt.wantOutput) {
+				t.Errorf("output %q lacks %q", p.stderr.String(), tt.wantOutput)
+			}
+		})
+	}
+}

@@ -1,0 +1,303 @@
+package pool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// Spec describes one manifest pool.
+type Spec struct {
+	Index   int      // the pool's index in the manifest; Call names pools by it
+	Lang    string   // "py", "r", "cpp", ...
+	Exec    []string // argv; a relative first element with a slash is resolved against Dir
+	Dir     string   // the manifest's directory: the pool's working directory
+	Workers int      // identical processes to spread calls over; 0 means 1
+}
+
+// Options tunes a Set. Zero values take the defaults.
+type Options struct {
+	Stderr       io.Writer     // where pool output goes, line by line and prefixed; default os.Stderr
+	Logger       *slog.Logger  // default slog.Default()
+	StartTimeout time.Duration // how long a pool may take to become ready; default 30s
+	StopGrace    time.Duration // how long a pool may take to exit at each stop step; default 2s
+}
+
+// Hooks receive what a pool reports while a call runs. Either may be nil.
+// They run on the pool's reader goroutine, in the order the pool sent them,
+// and never after Call has returned, so they must be quick.
+type Hooks struct {
+	// Progress receives the call's progress. A call asks the pool for
+	// progress only when Progress is set.
+	Progress func(progress float64, total *float64, message string)
+	// Log receives the call's log records, with an MCP level ("info",
+	// "warning", ...). Without it they go to the Logger.
+	Log func(level string, data json.RawMessage)
+}
+
+// CallError reports that the pool's function failed (it raised, or its
+// result could not be encoded), or that the pool has no such function.
+type CallError struct {
+	Lang      string // the pool's language
+	Message   string // "ValueError: bad AC"
+	Traceback string // may be empty
+}
+
+func (e *CallError) Error() string { return e.Message }
+
+// errClosed is returned by calls made after Close.
+var errClosed = errors.New("the pools are shut down")
+
+// Set runs the pools of one program and routes calls to them.
+type Set struct {
+	opts   Options
+	pools  map[int]*poolGroup
+	ctx    context.Context // ends when the set closes: starts in progress give up
+	cancel context.CancelFunc
+
+	closeOnce sync.Once
+}
+
+// poolGroup is one manifest pool: one or more worker processes.
+type poolGroup struct {
+	spec    Spec
+	mu      sync.Mutex // guards every worker's inflight
+	workers []*worker
+}
+
+// worker is one process slot of a pool. The process in it is started on
+// demand, and started again by the next call after it dies.
+type worker struct {
+	set      *Set
+	spec     *Spec
+	number   int    // from 1
+	label    string // "py", or "py#2" when the pool has several workers
+	inflight int    // guarded by poolGroup.mu
+
+	mu  sync.Mutex
+	cur *attempt // the latest start, nil before the first
+}
+
+// attempt is one start of a worker's process.
+type attempt struct {
+	done chan struct{} // closed when the start has succeeded or failed
+	proc *process
+	err  error
+}
+
+// Start starts every pool in the background and returns at once. Calls wait
+// for a pool that is still starting. When ctx ends, starts in progress are
+// abandoned and no pool is started again; Close still has to be called.
+func Start(ctx context.Context, specs []Spec, opts Options) *Set {
+	if opts.Stderr == nil {
+		opts.Stderr = os.Stderr
+	}
+	opts.Stderr = &lockedWriter{w: opts.Stderr}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.StartTimeout <= 0 {
+		opts.StartTimeout = 30 * time.Second
+	}
+	if opts.StopGrace <= 0 {
+		opts.StopGrace = 2 * time.Second
+	}
+	s := &Set{opts: opts, pools: make(map[int]*poolGroup)}
+	s.ctx, s.cancel = context.WithCancel(ctx)
+
+	var g errgroup.Group
+	for _, spec := range specs {
+		if _, dup := s.pools[spec.Index]; dup {
+			opts.Logger.Error("two pools with one index: keeping the first", "index", spec.Index, "lang", spec.Lang)
+			continue
+		}
+		n := max(spec.Workers, 1)
+		group := &poolGroup{spec: spec}
+		for i := 1; i <= n; i++ {
+			label := spec.Lang
+			if n > 1 {
+				label = fmt.Sprintf("%s#%d", spec.Lang, i)
+			}
+			w := &worker{set: s, spec: &group.spec, number: i, label: label}
+			group.workers = append(group.workers, w)
+			g.Go(func() error {
+				_, err := w.process(s.ctx)
+				return err
+			})
+		}
+		s.pools[spec.Index] = group
+	}
+	go func() {
+		started := time.Now()
+		if err := g.Wait(); err == nil {
+			opts.Logger.Debug("all pools ready", "pools", len(specs), "took", time.Since(started))
+		}
+	}()
+	return s
+}
+
+// Call runs function mid of pool (its manifest index) on args, one JSON
+// value per manifest argument, and returns its JSON result. A function that
+// raised gives a *CallError; a pool that cannot start or dies gives an error
+// saying so with its last lines of output. When ctx ends, the pool is told to
+// cancel the call and Call returns ctx.Err() at once.
+func (s *Set) Call(ctx context.Context, pool, mid int, args []json.RawMessage, h Hooks) (json.RawMessage, error) {
+	group := s.pools[pool]
+	if group == nil {
+		return nil, fmt.Errorf("no pool with index %d", pool)
+	}
+	if s.ctx.Err() != nil {
+		return nil, fmt.Errorf("pool %s: %w", group.spec.Lang, errClosed)
+	}
+	w := group.pick()
+	defer group.release(w)
+	for retried := false; ; retried = true {
+		p, err := w.process(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, err
+		}
+		value, err := p.call(ctx, mid, args, h)
+		if ns := (*notSentError)(nil); errors.As(err, &ns) && !retried && s.ctx.Err() == nil {
+			continue // the process had died before the call reached it: a fresh one may take it
+		}
+		return value, err
+	}
+}
+
+// Close stops every pool (see process.stop) and waits for them to exit.
+// Calls in flight fail. Close may be called more than once.
+func (s *Set) Close() error {
+	s.closeOnce.Do(func() {
+		s.cancel()
+		var wg sync.WaitGroup
+		for _, group := range s.pools {
+			for _, w := range group.workers {
+				wg.Go(w.stop)
+			}
+		}
+		wg.Wait()
+	})
+	return nil
+}
+
+// pick chooses the worker with the fewest calls in flight and counts the
+// new call against it.
+func (g *poolGroup) pick() *worker {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	best := g.workers[0]
+	for _, w := range g.workers[1:] {
+		if w.inflight < best.inflight {
+			best = w
+		}
+	}
+	best.inflight++
+	return best
+}
+
+func (g *poolGroup) release(w *worker) {
+	g.mu.Lock()
+	w.inflight--
+	g.mu.Unlock()
+}
+
+// process returns the worker's live process, starting one when there is
+// none (or the last one died or failed to start), and waiting for a start
+// in progress.
+func (w *worker) process(ctx context.Context) (*process, error) {
+	w.mu.Lock()
+	a := w.cur
+	if a == nil || a.unusable() {
+		a = w.launch()
+	}
+	w.mu.Unlock()
+	select {
+	case <-a.done:
+		return a.proc, a.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// unusable reports whether a finished start left nothing to call.
+func (a *attempt) unusable() bool {
+	select {
+	case <-a.done:
+		return a.err != nil || !a.proc.alive()
+	default:
+		return false // still starting
+	}
+}
+
+// launch begins a new start of the worker's process. w.mu is held.
+func (w *worker) launch() *attempt {
+	a := &attempt{done: make(chan struct{})}
+	w.cur = a
+	s := w.set
+	if s.ctx.Err() != nil {
+		a.err = fmt.Errorf("pool %s: %w", w.label, errClosed)
+		close(a.done)
+		return a
+	}
+	go func() {
+		defer close(a.done)
+		dir, err := RuntimeDir()
+		if err != nil {
+			a.err = fmt.Errorf("pool %s failed to start: %w", w.label, err)
+		} else {
+			a.proc, a.err = startProcess(s.ctx, processConfig{
+				lang:         w.spec.Lang,
+				label:        w.label,
+				argv:         w.spec.Exec,
+				dir:          w.spec.Dir,
+				env:          poolEnv(w.spec.Lang, w.number, dir),
+				stderr:       s.opts.Stderr,
+				logger:       s.opts.Logger,
+				startTimeout: s.opts.StartTimeout,
+				grace:        s.opts.StopGrace,
+			})
+		}
+		if a.err != nil && s.ctx.Err() == nil {
+			s.opts.Logger.Error("pool failed to start", "pool", w.label, "err", a.err)
+		}
+	}()
+	return a
+}
+
+// stop stops the worker's process, once any start in progress has ended
+// (Close has cancelled the set's context, so that is prompt).
+func (w *worker) stop() {
+	w.mu.Lock()
+	a := w.cur
+	w.mu.Unlock()
+	if a == nil {
+		return
+	}
+	<-a.done
+	if a.proc != nil {
+		a.proc.stop()
+	}
+}
+
+// lockedWriter keeps lines from several pools whole.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}

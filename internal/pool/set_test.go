@@ -1,0 +1,755 @@
+package pool
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The mids of testdata/pools/pool.py.
+const (
+	midAddOne = iota + 1
+	midReverse
+	midFail
+	midWaitFor
+	midSleepUntilCancelled
+	midNexusSleepUntilCancelled
+	midDie
+	midCount
+	midPID
+	midSpawnChild
+	midLog
+	midNotJSON
+	midEcho
+	midSlowPID
+	midPNGSignature
+	testPoolMids = iota // how many functions pool.py has
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv("NEXUS_POOL_TEST_HOST") == "1" {
+		runTestHost()
+		return
+	}
+	// Keep the extracted runtimes out of the developer's own cache.
+	cache, err := os.MkdirTemp("", "nexus-pool-test-cache-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("XDG_CACHE_HOME", cache)
+	code := m.Run()
+	os.RemoveAll(cache)
+	os.Exit(code)
+}
+
+// syncBuffer collects pool output while pools write it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+type testSet struct {
+	*Set
+	stderr *syncBuffer
+	logs   *syncBuffer
+}
+
+func testdataDir(t *testing.T) string {
+	dir, err := filepath.Abs(filepath.Join("testdata", "pools"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// startTestSet starts one Python pool (index 0) running script.
+func startTestSet(t *testing.T, spec Spec, opts Options) *testSet {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	if spec.Lang == "" {
+		spec.Lang = "py"
+	}
+	if spec.Dir == "" {
+		spec.Dir = testdataDir(t)
+	}
+	ts := &testSet{stderr: &syncBuffer{}, logs: &syncBuffer{}}
+	opts.Stderr = ts.stderr
+	opts.Logger = slog.New(slog.NewTextHandler(ts.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	if opts.StartTimeout == 0 {
+		opts.StartTimeout = 20 * time.Second
+	}
+	if opts.StopGrace == 0 {
+		opts.StopGrace = 500 * time.Millisecond
+	}
+	ts.Set = Start(context.Background(), []Spec{spec}, opts)
+	t.Cleanup(func() {
+		ts.Close()
+		if t.Failed() {
+			t.Logf("pool output:\n%s\nlogs:\n%s", ts.stderr, ts.logs)
+		}
+	})
+	return ts
+}
+
+// waitForOutput waits for pool output to hold want: output travels on its
+// own pipe, so it may trail the reply of the call that printed it.
+func (ts *testSet) waitForOutput(t *testing.T, want string) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(ts.stderr.String(), want); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("pool output lacks %q:\n%s", want, ts.stderr)
+			return
+		}
+	}
+}
+
+func startTestPool(t *testing.T) *testSet {
+	return startTestSet(t, Spec{Exec: []string{"python3", "pool.py"}}, Options{})
+}
+
+// rawArgs encodes each Go value as one JSON argument.
+func rawArgs(t *testing.T, args ...any) []json.RawMessage {
+	t.Helper()
+	var raw []json.RawMessage
+	for _, a := range args {
+		if r, ok := a.(json.RawMessage); ok {
+			raw = append(raw, r)
+			continue
+		}
+		b, err := json.Marshal(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw = append(raw, b)
+	}
+	return raw
+}
+
+func (ts *testSet) call(t *testing.T, mid int, args ...any) (json.RawMessage, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return ts.Call(ctx, 0, mid, rawArgs(t, args...), Hooks{})
+}
+
+func (ts *testSet) mustCall(t *testing.T, mid int, args ...any) json.RawMessage {
+	t.Helper()
+	v, err := ts.call(t, mid, args...)
+	if err != nil {
+		t.Fatalf("call of mid %d: %v", mid, err)
+	}
+	return v
+}
+
+func (ts *testSet) pid(t *testing.T) int {
+	t.Helper()
+	pid, err := strconv.Atoi(string(ts.mustCall(t, midPID)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+func TestCallValues(t *testing.T) {
+	ts := startTestPool(t)
+	tests := []struct {
+		name string
+		mid  int
+		args []any
+		want string // the exact JSON text returned
+	}{
+		{"integer past 2^53", midAddOne, []any{json.RawMessage("9007199254740993")}, "9007199254740994"},
+		{"integer past 2^64", midAddOne, []any{json.RawMessage("18446744073709551615")}, "18446744073709551616"},
+		{"integer of 30 digits", midAddOne, []any{json.RawMessage("-123456789012345678901234567890")}, "-123456789012345678901234567889"},
+		{"unicode string", midReverse, []any{"héllo wörld 🎲 ✓"}, `"✓ 🎲 dlröw olléh"`},
+		{"lone surrogate is escaped", midReverse, []any{json.RawMessage(`"a\ud800"`)}, `"\ud800a"`},
+		{"bytes are base64", midPNGSignature, nil, `"iVBORw0KGgo="`},
+		{"no arguments", midEcho, nil, `[]`},
+		{"mixed arguments keep their order", midEcho, []any{json.RawMessage(`1`), "a", nil, json.RawMessage(`{"k":[true,2.5]}`)}, `[1,"a",null,{"k":[true,2.5]}]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ts.mustCall(t, tt.mid, tt.args...)
+			if string(got) != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+		})
+	}
+	ts.waitForOutput(t, "[pool py] echo called with 4 arguments\n")
+}
+
+func TestCallErrors(t *testing.T) {
+	ts := startTestPool(t)
+	var mids []string
+	for m := 1; m <= testPoolMids; m++ {
+		mids = append(mids, strconv.Itoa(m))
+	}
+	tests := []struct {
+		name          string
+		mid           int
+		args          []any
+		wantMessage   string
+		wantTraceback string
+	}{
+		{"function raises", midFail, []any{"bad AC"}, "ValueError: bad AC", "in fail"},
+		{"unknown mid", 42, nil, "unknown mid 42 (this pool has " + strings.Join(mids, ", ") + ")", ""},
+		{"result is not JSON", midNotJSON, nil, "TypeError: Object of type set is not JSON serializable", ""},
+		{"wrong number of arguments", midAddOne, []any{1, 2}, "TypeError: add_one() takes 1 positional argument but 2 were given", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ts.call(t, tt.mid, tt.args...)
+			var ce *CallError
+			if !errors.As(err, &ce) {
+				t.Fatalf("error %v (%T), want a *CallError", err, err)
+			}
+			if ce.Message != tt.wantMessage || err.Error() != tt.wantMessage {
+				t.Errorf("message %q, want %q", ce.Message, tt.wantMessage)
+			}
+			if ce.Lang != "py" {
+				t.Errorf("Lang %q, want py", ce.Lang)
+			}
+			if !strings.Contains(ce.Traceback, tt.wantTraceback) {
+				t.Errorf("traceback %q does not contain %q", ce.Traceback, tt.wantTraceback)
+			}
+		})
+	}
+	// The pool survives its functions' failures.
+	if got := ts.mustCall(t, midAddOne, 1); string(got) != "2" {
+		t.Errorf("after the errors, add_one(1) = %s", got)
+	}
+}
+
+func TestInvalidArgumentJSON(t *testing.T) {
+	ts := startTestPool(t)
+	_, err := ts.Call(context.Background(), 0, midEcho, []json.RawMessage{json.RawMessage(`{"a":`)}, Hooks{})
+	if err == nil || !strings.Contains(err.Error(), "pool py: encoding the call's arguments") {
+		t.Fatalf("error %v, want one about the arguments", err)
+	}
+	if got := ts.mustCall(t, midAddOne, 1); string(got) != "2" {
+		t.Errorf("after the bad call, add_one(1) = %s", got)
+	}
+}
+
+func TestUnknownPoolIndex(t *testing.T) {
+	ts := startTestPool(t)
+	_, err := ts.Call(context.Background(), 7, midPID, nil, Hooks{})
+	if err == nil || err.Error() != "no pool with index 7" {
+		t.Errorf("error %v, want no pool with index 7", err)
+	}
+}
+
+// A fast call made while a slow one runs must not wait for it.
+func TestConcurrentCallsReturnOutOfOrder(t *testing.T) {
+	ts := startTestPool(t)
+	release := filepath.Join(t.TempDir(), "release")
+	started := make(chan struct{})
+	var once sync.Once
+	finished := make(chan string, 20)
+	errs := make(chan error, 20)
+
+	go func() {
+		h := Hooks{Progress: func(float64, *float64, string) { once.Do(func() { close(started) }) }}
+		v, err := ts.Call(context.Background(), 0, midWaitFor, rawArgs(t, release, "slow"), h)
+		if err != nil {
+			errs <- err
+			return
+		}
+		finished <- string(v)
+	}()
+	select {
+	case <-started:
+	case err := <-errs:
+		t.Fatal(err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the slow call never started")
+	}
+
+	var wg sync.WaitGroup
+	for i := range 19 {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			v, err := ts.Call(ctx, 0, midEcho, rawArgs(t, i), Hooks{})
+			if err != nil {
+				errs <- err
+				return
+			}
+			finished <- string(v)
+		})
+	}
+	wg.Wait()
+	// Only now may the slow call end.
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for len(order) < 20 {
+		select {
+		case v := <-finished:
+			order = append(order, v)
+		case err := <-errs:
+			t.Fatal(err)
+		case <-time.After(30 * time.Second):
+			t.Fatalf("only %d of 20 calls finished: %v", len(order), order)
+		}
+	}
+	if order[19] != `"slow"` {
+		t.Errorf("completion order %v: the slow call should be last", order)
+	}
+	slices.Sort(order[:19])
+	for i := range 19 {
+		seen := false
+		for _, v := range order[:19] {
+			seen = seen || v == fmt.Sprintf("[%d]", i)
+		}
+		if !seen {
+			t.Errorf("the reply of fast call %d is missing from %v", i, order)
+		}
+	}
+}
+
+func TestCancelReachesPython(t *testing.T) {
+	tests := []struct {
+		name       string
+		mid        int
+		wantMarker string
+	}{
+		{"interrupts Python code", midSleepUntilCancelled, "cancelled"},
+		{"wakes nexus.sleep", midNexusSleepUntilCancelled, "cancelled=True"},
+	}
+	ts := startTestPool(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			marker := filepath.Join(t.TempDir(), "marker")
+			ctx, cancel := context.WithCancel(context.Background())
+			var once sync.Once
+			h := Hooks{Progress: func(float64, *float64, string) { once.Do(cancel) }} // cancel once it runs
+			done := make(chan error, 1)
+			go func() {
+				_, err := ts.Call(ctx, 0, tt.mid, rawArgs(t, marker), h)
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if !errors.Is(err, context.Canceled) {
+					t.Fatalf("cancelled call returned %v, want context.Canceled", err)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("the cancelled call did not return")
+			}
+			var got []byte
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				if got, _ = os.ReadFile(marker); len(got) > 0 {
+					break
+				}
+			}
+			if string(got) != tt.wantMarker {
+				t.Errorf("the function wrote %q, want %q: it did not see Cancelled", got, tt.wantMarker)
+			}
+			if got := ts.mustCall(t, midAddOne, 41); string(got) != "42" {
+				t.Errorf("after the cancel, add_one(41) = %s", got)
+			}
+		})
+	}
+}
+
+func TestCancelWhileStarting(t *testing.T) {
+	ts := startTestSet(t, Spec{Exec: []string{"python3", "silent.py"}}, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	_, err := ts.Call(ctx, 0, midPID, nil, Hooks{})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("error %v, want context.DeadlineExceeded", err)
+	}
+	if waited := time.Since(began); waited > 5*time.Second {
+		t.Errorf("Call took %s to notice its context ended", waited)
+	}
+}
+
+func TestStartFailures(t *testing.T) {
+	tests := []struct {
+		name    string
+		exec    []string
+		timeout time.Duration
+		want    []string // all in the error
+	}{
+		{"pool exits at once", []string{"python3", "exits.py"}, 0, []string{
+			"pool py failed to start: exited before it was ready (exit status 1); last stderr:\n",
+			"loading the model from weights.bin\nFileNotFoundError: weights.bin",
+		}},
+		{"missing executable", []string{"python9-nexus-missing", "pool.py"}, 0, []string{
+			`pool py failed to start: exec: "python9-nexus-missing": executable file not found in $PATH`,
+		}},
+		{"missing relative executable", []string{"pools/missing/pool.out"}, 0, []string{
+			"pool py failed to start: fork/exec " + filepath.Join(testdataDir(t), "pools/missing/pool.out") + ": no such file or directory",
+		}},
+		{"never ready", []string{"python3", "silent.py"}, 300 * time.Millisecond, []string{
+			"pool py never became ready within 300ms",
+		}},
+		{"protocol error", []string{"python3", "garbage.py"}, 0, []string{
+			"pool py failed to start: it broke the protocol: frame length 4294967295 is outside",
+		}},
+		{"newer protocol", []string{"python3", "future.py"}, 0, []string{
+			"pool py failed to start: it speaks pool protocol 2; this nexus speaks 1",
+		}},
+		{"no exec", nil, 0, []string{"pool py failed to start: its manifest entry has no exec command"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ts := startTestSet(t, Spec{Exec: tt.exec}, Options{StartTimeout: tt.timeout})
+			_, err := ts.call(t, midPID)
+			if err == nil {
+				t.Fatal("the call succeeded")
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not contain %q", err, want)
+				}
+			}
+		})
+	}
+}
+
+func TestFailedStartOutputIsCopied(t *testing.T) {
+	ts := startTestSet(t, Spec{Exec: []string{"python3", "exits.py"}}, Options{})
+	if _, err := ts.call(t, midPID); err == nil {
+		t.Fatal("the call succeeded")
+	}
+	ts.waitForOutput(t, "[pool py] loading the model from weights.bin\n[pool py] FileNotFoundError: weights.bin\n")
+}
+
+// A pool that failed to start is tried again by the next call.
+func TestRetryAfterFailedStart(t *testing.T) {
+	dir := t.TempDir()
+	ts := startTestSet(t, Spec{Exec: []string{"python3", "pool.py"}, Dir: dir}, Options{})
+	_, err := ts.call(t, midPID)
+	if err == nil || !strings.Contains(err.Error(), "pool py failed to start: exited before it was ready (exit status 2)") {
+		t.Fatalf("error %v, want the missing pool file to fail the start", err)
+	}
+	source, err := os.ReadFile(filepath.Join(testdataDir(t), "pool.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "pool.py"), source, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := ts.mustCall(t, midAddOne, 1); string(got) != "2" {
+		t.Errorf("add_one(1) = %s", got)
+	}
+}
+
+func TestPoolDiesMidCall(t *testing.T) {
+	ts := startTestPool(t)
+	before := ts.pid(t)
+	_, err := ts.call(t, midDie, "the dice rolled off the table")
+	if err == nil {
+		t.Fatal("the call succeeded")
+	}
+	for _, want := range []string{"pool py died (exit status 3); last stderr:\n", "the dice rolled off the table"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not contain %q", err, want)
+		}
+	}
+	var ce *CallError
+	if errors.As(err, &ce) {
+		t.Errorf("a dead pool gave a CallError: %v", err)
+	}
+	after := ts.pid(t)
+	if after == before {
+		t.Errorf("the pool answered from pid %d both before and after dying", before)
+	}
+	if err := syscall.Kill(before, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("the dead pool %d is still there: kill(0) = %v", before, err)
+	}
+}
+
+func TestProgress(t *testing.T) {
+	ts := startTestPool(t)
+	type report struct {
+		progress float64
+		total    float64
+		message  string
+	}
+	var reports []report
+	h := Hooks{Progress: func(progress float64, total *float64, message string) {
+		r := report{progress: progress, total: -1, message: message}
+		if total != nil {
+			r.total = *total
+		}
+		reports = append(reports, r)
+	}}
+	v, err := ts.Call(context.Background(), 0, midCount, rawArgs(t, 5), h)
+	if err != nil || string(v) != "5" {
+		t.Fatalf("count(5) = %s, %v", v, err)
+	}
+	if len(reports) != 5 {
+		t.Fatalf("got %d progress reports, want 5: %v", len(reports), reports)
+	}
+	for i, r := range reports {
+		want := report{progress: float64(i + 1), total: 5, message: fmt.Sprintf("step %d", i+1)}
+		if r != want {
+			t.Errorf("report %d = %+v, want %+v", i, r, want)
+		}
+	}
+	// Without a hook the pool is not asked for progress, and still answers.
+	if got := ts.mustCall(t, midCount, 3); string(got) != "3" {
+		t.Errorf("count(3) without progress = %s", got)
+	}
+}
+
+func TestLog(t *testing.T) {
+	ts := startTestPool(t)
+	var level string
+	var data json.RawMessage
+	h := Hooks{Log: func(l string, d json.RawMessage) { level, data = l, d }}
+	if _, err := ts.Call(context.Background(), 0, midLog, rawArgs(t, 7), h); err != nil {
+		t.Fatal(err)
+	}
+	if level != "warning" || string(data) != `{"got":7}` {
+		t.Errorf("Log hook got %q %s, want warning {\"got\":7}", level, data)
+	}
+	// Without a hook the record goes to the logger.
+	ts.mustCall(t, midLog, 8)
+	if logs := ts.logs.String(); !strings.Contains(logs, `level=WARN msg="pool log" pool=py data="{\"got\":8}"`) {
+		t.Errorf("logs do not hold the pool's record:\n%s", logs)
+	}
+}
+
+func TestWorkersShareCalls(t *testing.T) {
+	ts := startTestSet(t, Spec{Exec: []string{"python3", "pool.py"}, Workers: 2}, Options{})
+	release := filepath.Join(t.TempDir(), "release")
+	started := make(chan struct{})
+	var once sync.Once
+	done := make(chan error, 1)
+	go func() {
+		h := Hooks{Progress: func(float64, *float64, string) { once.Do(func() { close(started) }) }}
+		_, err := ts.Call(context.Background(), 0, midWaitFor, rawArgs(t, release, "slow"), h)
+		done <- err
+	}()
+	select {
+	case <-started:
+	case err := <-done:
+		t.Fatal(err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the slow call never started")
+	}
+	// Worker 1 has the slow call, so these go to worker 2.
+	busyWorker2 := ts.pid(t)
+	ts.mustCall(t, midEcho)
+	os.WriteFile(release, nil, 0o644)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// Both idle now: the lowest-numbered worker, 1, takes the call.
+	idleWorker1 := ts.pid(t)
+	if busyWorker2 == idleWorker1 {
+		t.Errorf("both calls went to pid %d: calls are not spread over the workers", idleWorker1)
+	}
+	ts.waitForOutput(t, "[pool py#2] echo called with 0 arguments\n")
+}
+
+func TestCloseLeavesNoProcess(t *testing.T) {
+	ts := startTestSet(t, Spec{Exec: []string{"python3", "pool.py"}, Workers: 2}, Options{})
+	var pair []int
+	if err := json.Unmarshal(ts.mustCall(t, midSpawnChild), &pair); err != nil || len(pair) != 2 {
+		t.Fatalf("spawn_child gave %v, %v", pair, err)
+	}
+	// Both workers, so Close has two pools to stop.
+	var pids sync.Map
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			v, err := ts.Call(context.Background(), 0, midSlowPID, rawArgs(t, 0.2), Hooks{})
+			if err == nil {
+				pids.Store(string(v), true)
+			}
+		})
+	}
+	wg.Wait()
+	all := []int{pair[0], pair[1]}
+	pids.Range(func(k, _ any) bool {
+		pid, _ := strconv.Atoi(k.(string))
+		all = append(all, pid)
+		return true
+	})
+	if len(all) < 4 {
+		t.Fatalf("pids %v: want a child and two workers", all)
+	}
+	if err := ts.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range all {
+		if !processGone(pid, 5*time.Second) {
+			t.Errorf("process %d is still running after Close (pids %v)", pid, all)
+		}
+	}
+	// The pool processes themselves are reaped by Close.
+	for _, pid := range all[2:] {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("pool process %d: kill(0) = %v, want ESRCH", pid, err)
+		}
+	}
+}
+
+// processGone waits for pid to end. A zombie counts as gone: it runs no
+// more, and reaping an orphan is init's business.
+func processGone(pid int, wait time.Duration) bool {
+	for deadline := time.Now().Add(wait); ; time.Sleep(10 * time.Millisecond) {
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			return true
+		}
+		if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+			if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) && (stat[i+2] == 'Z' || stat[i+2] == 'X') {
+				return true
+			}
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+}
+
+func TestCloseFailsCallsInFlight(t *testing.T) {
+	ts := startTestPool(t)
+	release := filepath.Join(t.TempDir(), "never")
+	started := make(chan struct{})
+	var once sync.Once
+	done := make(chan error, 1)
+	go func() {
+		h := Hooks{Progress: func(float64, *float64, string) { once.Do(func() { close(started) }) }}
+		_, err := ts.Call(context.Background(), 0, midWaitFor, rawArgs(t, release, "x"), h)
+		done <- err
+	}()
+	<-started
+	ts.Close()
+	select {
+	case err := <-done:
+		if err == nil || err.Error() != "pool py: stopped" {
+			t.Errorf("in-flight call returned %v, want pool py: stopped", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the in-flight call did not return after Close")
+	}
+	_, err := ts.call(t, midPID)
+	if err == nil || !strings.Contains(err.Error(), "shut down") {
+		t.Errorf("call after Close returned %v, want an error saying the pools are shut down", err)
+	}
+	if err := ts.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+// Run by hand, a pool says what it is instead of hanging on a missing pipe.
+func TestPoolRefusesToRunStandalone(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	rt, err := RuntimeDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("python3", "pool.py")
+	cmd.Dir = testdataDir(t)
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+filepath.Join(rt, "python"), "NEXUS_POOL_IN=", "NEXUS_POOL_OUT=")
+	cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, "NEXUS_POOL_") })
+	out, err := cmd.CombinedOutput()
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) || exitErr.ExitCode() != 2 {
+		t.Fatalf("standalone pool: %v, want exit status 2; output:\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "This program is a nexus pool") {
+		t.Errorf("output %q does not explain what the program is", out)
+	}
+}
+
+// runTestHost plays nexus in a child process of the test: it starts the test
+// pool, prints the pool's pid and waits to be killed.
+func runTestHost() {
+	s := Start(context.Background(), []Spec{{Lang: "py", Exec: []string{"python3", "pool.py"}, Dir: os.Getenv("NEXUS_POOL_TEST_DIR")}}, Options{})
+	pid, err := s.Call(context.Background(), 0, midPID, nil, Hooks{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Printf("%s\n", pid)
+	select {}
+}
+
+// A pool dies with nexus, even when nexus cannot clean up.
+func TestPoolDiesWithNexus(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	host := exec.Command(os.Args[0], "-test.run=^$")
+	host.Env = append(os.Environ(), "NEXUS_POOL_TEST_HOST=1", "NEXUS_POOL_TEST_DIR="+testdataDir(t))
+	host.Stderr = os.Stderr
+	out, err := host.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer host.Wait()
+	defer host.Process.Kill()
+	var pid int
+	if _, err := fmt.Fscanln(out, &pid); err != nil {
+		t.Fatalf("reading the pool's pid from the host: %v", err)
+	}
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Fatalf("the pool %d is not running before the host dies: %v", pid, err)
+	}
+	host.Process.Kill()
+	host.Wait()
+	if !processGone(pid, 5*time.Second) {
+		t.Errorf("pool %d outlived the nexus that started it", pid)
+	}
+}
+
+// A Python pool exits by itself when told to: Close does not have to wait
+// out the grace and signal it.
+func TestPoolExitsOnShutdown(t *testing.T) {
+	ts := startTestSet(t, Spec{Exec: []string{"python3", "pool.py"}}, Options{StopGrace: 20 * time.Second})
+	pid := ts.pid(t)
+	began := time.Now()
+	ts.Close()
+	if took := time.Since(began); took > 10*time.Second {
+		t.Errorf("Close took %s: the pool did not exit on shutdown", took)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("pool %d: kill(0) = %v after Close, want ESRCH", pid, err)
+	}
+	if logs := ts.logs.String(); strings.Contains(logs, "pool process ended") {
+		t.Errorf("a pool stopped on purpose was reported as ended:\n%s", logs)
+	}
+}

@@ -1,0 +1,34 @@
+//go:build unix
+
+package pool
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// signalGroup signals the process group a pool leads (see sysProcAttr).
+func signalGroup(pid int, sig syscall.Signal) error {
+	return syscall.Kill(-pid, sig)
+}
+
+// privateDir makes dir, or accepts it when it already is a real directory
+// of this user's that nobody else may touch: in a shared temporary
+// directory anything else could be another user's trap.
+func privateDir(dir string) error {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || !ok || int(st.Uid) != os.Getuid() || fi.Mode().Perm()&0o077 != 0 {
+		return fmt.Errorf("%s is not a private directory of this user's", dir)
+	}
+	return nil
+}

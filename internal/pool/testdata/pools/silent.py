@@ -1,0 +1,4 @@
+# A pool that never says ready.
+import time
+
+time.sleep(60)
