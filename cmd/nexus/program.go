@@ -46,8 +46,8 @@ func poolSpecs(m *manifest.Manifest, g *globalFlags, only []int) []pool.Spec {
 // poolCaller lets the MCP server reach pools (mcp.Caller over pool.Set).
 type poolCaller struct{ set *pool.Set }
 
-func (c poolCaller) Call(ctx context.Context, p, mid int, args []json.RawMessage, h mcp.CallHooks) (json.RawMessage, error) {
-	return c.set.Call(ctx, p, mid, args, pool.Hooks{Progress: h.Progress, Log: h.Log})
+func (c poolCaller) Call(ctx context.Context, cmd *manifest.Command, args []json.RawMessage, h mcp.CallHooks) (json.RawMessage, error) {
+	return c.set.Call(ctx, cmd.Pool, cmd.Mid, args, pool.Hooks{Progress: h.Progress, Log: h.Log})
 }
 
 func serverInfo(m *manifest.Manifest) mcp.Implementation {

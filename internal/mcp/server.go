@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nexus-mcp/nexus/internal/argmap"
+	"github.com/nexus-mcp/nexus/internal/manifest"
 )
 
 // CallHooks carries what a running function may send back before its result.
@@ -22,10 +23,12 @@ type CallHooks struct {
 	Log func(level string, data json.RawMessage)
 }
 
-// Caller runs one function in one pool. Cancelling ctx must interrupt the
-// call and make Call return promptly.
+// Caller runs one command (in the pool its manifest names) with one JSON
+// value per manifest argument. Cancelling ctx must interrupt the call and
+// make Call return promptly. A server of several programs routes by the
+// command, which belongs to exactly one manifest.
 type Caller interface {
-	Call(ctx context.Context, pool, mid int, args []json.RawMessage, hooks CallHooks) (json.RawMessage, error)
+	Call(ctx context.Context, cmd *manifest.Command, args []json.RawMessage, hooks CallHooks) (json.RawMessage, error)
 }
 
 // Options tune a Server; zero values take the defaults.

@@ -72,7 +72,7 @@ func (ss *Session) callTool(ctx context.Context, params json.RawMessage) (any, *
 		hooks.Progress = ss.progressNotifier(token)
 	}
 	cmd := call.Command
-	raw, err := ss.srv.caller.Call(ctx, cmd.Pool, cmd.Mid, call.Args, hooks)
+	raw, err := ss.srv.caller.Call(ctx, cmd, call.Args, hooks)
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return errorResult("call to '" + tool.Name + "' was cancelled"), nil
