@@ -91,6 +91,15 @@ def png_signature():
     return b"\x89PNG\r\n\x1a\n"
 
 
+class Unprintable(Exception):
+    def __str__(self):
+        raise RuntimeError("no")
+
+
+def fail_unprintably():
+    raise Unprintable()
+
+
 def slow_pid(seconds):
     time.sleep(seconds)
     return os.getpid()
@@ -112,4 +121,5 @@ nexus.serve({
     13: echo,
     14: slow_pid,
     15: png_signature,
+    16: fail_unprintably,
 })

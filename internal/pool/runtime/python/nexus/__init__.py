@@ -212,6 +212,8 @@ def _run(call, fn, args):
                     _set_async_exc(call.thread_id, None)  # drop it if not yet raised
     except Cancelled:
         payload = _cancelled_payload(call.id)
+    except BaseException as err:  # the runtime itself failed: still answer once
+        payload = _encode({"type": "error", "id": call.id, "message": "nexus runtime: %s" % type(err).__name__})
     _calls.pop(call.id, None)
     _current.call = None
     _send_payload(payload)
@@ -255,8 +257,11 @@ def _set_async_exc(thread_id, exc):
 
 
 def _error_payload(call_id, err):
-    text = str(err)
     name = type(err).__name__
+    try:
+        text = str(err)
+    except Exception:  # an exception whose __str__ fails still gets reported
+        text = "<unprintable %s>" % name
     message = "%s: %s" % (name, text) if text else name
     trace = "".join(traceback.format_exception(type(err), err, err.__traceback__))
     return _encode({"type": "error", "id": call_id, "message": message, "traceback": trace})
