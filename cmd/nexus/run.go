@@ -65,24 +65,25 @@ func runProgram(g *globalFlags, target string, argv []string) error {
 	if c.Type != manifest.Remote {
 		return fmt.Errorf("%s: command '%s' is a pure command, which needs the nexus evaluator (not available yet)", m.Name, c.Name)
 	}
-	callArgs, err := argmap.FromCLI(c, argv[1:])
+	call, err := argmap.CLICall(m, c, argv[1:])
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
+	entry := call.Command // the command itself, or a terminal's entry (--lines, ...)
 	// Keep stdout for the result alone, as in MCP mode (SPEC §4.1).
 	out, err := mcp.RehomeStdout()
 	if err != nil {
 		return err
 	}
-	set := startPools(m, g, c.NeededPools)
+	set := startPools(m, g, entry.NeededPools)
 	defer set.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	raw, err := set.Call(ctx, c.Pool, c.Mid, callArgs, pool.Hooks{})
+	raw, err := set.Call(ctx, entry.Pool, entry.Mid, call.Args, pool.Hooks{})
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("%s: %w", c.Name, err)}
 	}
-	value, err := argmap.ResultValue(&c.Return, raw)
+	value, err := argmap.ResultValue(&entry.Return, raw)
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.Name, err)
 	}
