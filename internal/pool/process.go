@@ -400,14 +400,11 @@ func (p *process) supervise() {
 	select {
 	case <-p.exited:
 	case <-p.readerDone:
-		if p.protoErr == nil {
-			// fd 4 closed but the pool lives on: give it the grace to exit.
-			select {
-			case <-p.exited:
-			case <-time.After(p.grace):
-			}
+		// fd 4 closed or broke the protocol while the pool lives on: it
+		// cannot answer any more. Without a protocol error, it may be exiting.
+		if p.protoErr != nil || !p.waitExited(p.grace) {
+			p.signalGroup(syscall.SIGKILL)
 		}
-		p.signalGroup(syscall.SIGKILL)
 		<-p.exited
 	}
 	// Children of the pool must not outlive it, and may hold its pipes open.
@@ -473,16 +470,25 @@ func (p *process) stop() {
 	p.stopping = true
 	p.mu.Unlock()
 	p.closeInput()
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
-		select {
-		case <-p.exited:
-		case <-time.After(p.grace):
-			p.signalGroup(sig)
-			continue
+	if !p.waitExited(p.grace) {
+		p.signalGroup(syscall.SIGTERM)
+		if !p.waitExited(p.grace) {
+			p.signalGroup(syscall.SIGKILL)
 		}
-		break
 	}
 	<-p.gone
+}
+
+// waitExited waits at most d for the process to exit and reports whether it did.
+func (p *process) waitExited(d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-p.exited:
+		return true
+	case <-timer.C:
+		return false
+	}
 }
 
 func (p *process) signalGroup(sig syscall.Signal) {

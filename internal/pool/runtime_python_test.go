@@ -24,9 +24,7 @@ type rawPool struct {
 
 func startRawPool(t *testing.T) *rawPool {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed")
-	}
+	needPython(t)
 	rt, err := RuntimeDir()
 	if err != nil {
 		t.Fatal(err)

@@ -92,9 +92,7 @@ func testdataDir(t *testing.T) string {
 // startTestSet starts one Python pool (index 0) running script.
 func startTestSet(t *testing.T, spec Spec, opts Options) *testSet {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed")
-	}
+	needPython(t)
 	if spec.Lang == "" {
 		spec.Lang = "py"
 	}
@@ -130,6 +128,21 @@ func (ts *testSet) waitForOutput(t *testing.T, want string) {
 			return
 		}
 	}
+}
+
+func needPython(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+}
+
+// startedHook returns hooks whose progress closes started the first time:
+// the test pool's blocking functions report progress 0 once they run.
+func startedHook() (Hooks, <-chan struct{}) {
+	started := make(chan struct{})
+	var once sync.Once
+	return Hooks{Progress: func(float64, *float64, string) { once.Do(func() { close(started) }) }}, started
 }
 
 func startTestPool(t *testing.T) *testSet {
@@ -273,13 +286,11 @@ func TestUnknownPoolIndex(t *testing.T) {
 func TestConcurrentCallsReturnOutOfOrder(t *testing.T) {
 	ts := startTestPool(t)
 	release := filepath.Join(t.TempDir(), "release")
-	started := make(chan struct{})
-	var once sync.Once
 	finished := make(chan string, 20)
 	errs := make(chan error, 20)
 
+	h, started := startedHook()
 	go func() {
-		h := Hooks{Progress: func(float64, *float64, string) { once.Do(func() { close(started) }) }}
 		v, err := ts.Call(context.Background(), 0, midWaitFor, rawArgs(t, release, "slow"), h)
 		if err != nil {
 			errs <- err
@@ -327,15 +338,15 @@ func TestConcurrentCallsReturnOutOfOrder(t *testing.T) {
 	if order[19] != `"slow"` {
 		t.Errorf("completion order %v: the slow call should be last", order)
 	}
-	slices.Sort(order[:19])
+	var want []string
 	for i := range 19 {
-		seen := false
-		for _, v := range order[:19] {
-			seen = seen || v == fmt.Sprintf("[%d]", i)
-		}
-		if !seen {
-			t.Errorf("the reply of fast call %d is missing from %v", i, order)
-		}
+		want = append(want, fmt.Sprintf("[%d]", i))
+	}
+	fast := slices.Clone(order[:19])
+	slices.Sort(fast)
+	slices.Sort(want)
+	if !slices.Equal(fast, want) {
+		t.Errorf("fast replies %v, want %v", fast, want)
 	}
 }
 
@@ -353,8 +364,8 @@ func TestCancelReachesPython(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			marker := filepath.Join(t.TempDir(), "marker")
 			ctx, cancel := context.WithCancel(context.Background())
-			var once sync.Once
-			h := Hooks{Progress: func(float64, *float64, string) { once.Do(cancel) }} // cancel once it runs
+			h, started := startedHook()
+			go func() { <-started; cancel() }()
 			done := make(chan error, 1)
 			go func() {
 				_, err := ts.Call(ctx, 0, tt.mid, rawArgs(t, marker), h)
@@ -550,11 +561,9 @@ func TestLog(t *testing.T) {
 func TestWorkersShareCalls(t *testing.T) {
 	ts := startTestSet(t, Spec{Exec: []string{"python3", "pool.py"}, Workers: 2}, Options{})
 	release := filepath.Join(t.TempDir(), "release")
-	started := make(chan struct{})
-	var once sync.Once
+	h, started := startedHook()
 	done := make(chan error, 1)
 	go func() {
-		h := Hooks{Progress: func(float64, *float64, string) { once.Do(func() { close(started) }) }}
 		_, err := ts.Call(context.Background(), 0, midWaitFor, rawArgs(t, release, "slow"), h)
 		done <- err
 	}()
@@ -644,15 +653,17 @@ func processGone(pid int, wait time.Duration) bool {
 func TestCloseFailsCallsInFlight(t *testing.T) {
 	ts := startTestPool(t)
 	release := filepath.Join(t.TempDir(), "never")
-	started := make(chan struct{})
-	var once sync.Once
+	h, started := startedHook()
 	done := make(chan error, 1)
 	go func() {
-		h := Hooks{Progress: func(float64, *float64, string) { once.Do(func() { close(started) }) }}
 		_, err := ts.Call(context.Background(), 0, midWaitFor, rawArgs(t, release, "x"), h)
 		done <- err
 	}()
-	<-started
+	select {
+	case <-started:
+	case err := <-done:
+		t.Fatal(err)
+	}
 	ts.Close()
 	select {
 	case err := <-done:
@@ -673,9 +684,7 @@ func TestCloseFailsCallsInFlight(t *testing.T) {
 
 // Run by hand, a pool says what it is instead of hanging on a missing pipe.
 func TestPoolRefusesToRunStandalone(t *testing.T) {
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed")
-	}
+	needPython(t)
 	rt, err := RuntimeDir()
 	if err != nil {
 		t.Fatal(err)
@@ -709,9 +718,7 @@ func runTestHost() {
 
 // A pool dies with nexus, even when nexus cannot clean up.
 func TestPoolDiesWithNexus(t *testing.T) {
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed")
-	}
+	needPython(t)
 	host := exec.Command(os.Args[0], "-test.run=^$")
 	host.Env = append(os.Environ(), "NEXUS_POOL_TEST_HOST=1", "NEXUS_POOL_TEST_DIR="+testdataDir(t))
 	host.Stderr = os.Stderr
