@@ -102,13 +102,10 @@ func isOptional(t *manifest.Type) bool {
 // for Python: a `<dict>`-hinted list of (Str, V) pairs. Such values travel to
 // pools as JSON objects and come back to clients as pairs.
 func isStrMap(t *manifest.Type) bool {
-	if t == nil || t.Kind != manifest.List || t.Hint != "dict" || t.Elem == nil {
+	if !t.IsMap() {
 		return false
 	}
 	e := t.Elem.Unwrap()
-	if e == nil || e.Kind != manifest.Tuple || len(e.Items) != 2 {
-		return false
-	}
 	k := e.Items[0].Unwrap()
 	return k != nil && k.Kind == manifest.Str
 }

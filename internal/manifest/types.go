@@ -72,10 +72,20 @@ func (t *Type) Unwrap() *Type {
 // IsRecord reports whether t (after any hint or recursive declaration) is a record.
 func (t *Type) IsRecord() bool { return t.Unwrap() != nil && t.Unwrap().Kind == Record }
 
-// IsMap reports whether t is a `<dict>`-hinted list of key/value pairs (Map K V).
+// IsMap reports whether t is a list of key/value pairs hinted as a native
+// map (Map K V): `<dict>` (Python) or a hint naming a map type
+// (`<std::map<$1,$2>>` in C++). A list of pairs under any other hint
+// (`<list>`) stays a list.
 func (t *Type) IsMap() bool {
-	return t != nil && t.Kind == List && t.Hint != "" && t.Elem != nil &&
-		t.Elem.Kind == Tuple && len(t.Elem.Items) == 2
+	if t == nil || t.Kind != List || t.Elem == nil {
+		return false
+	}
+	e := t.Elem.Unwrap()
+	if e == nil || e.Kind != Tuple || len(e.Items) != 2 {
+		return false
+	}
+	h := strings.ToLower(t.Hint)
+	return h == "dict" || strings.Contains(h, "map")
 }
 
 // Contains reports whether any node of t has one of the given kinds.

@@ -239,6 +239,8 @@ func TestTypeHelpers(t *testing.T) {
 		{"<dict>at2sj", false, true, false},
 		{"at2sj", false, false, false},        // pairs without a hint are a list of tuples
 		{"<dict>at3sjj", false, false, false}, // not pairs
+		{"<list>at2sj", false, false, false},  // pairs under a list hint stay a list
+		{"<std::unordered_map<$1,$2>>at2jb", false, true, false},
 		{"m11fF", true, false, true},
 		{"at2jT:11xj", false, false, true},
 		{"?I", false, false, true},
