@@ -116,27 +116,33 @@ func marshalCompact(v any) ([]byte, error) {
 	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
-// decoded is one element of an incoming message: a request to dispatch, a
-// reply to send at once (the element was invalid), or nothing (a response
-// from the client, which this server never asked for).
-type decoded struct {
-	req   *Request
-	reply *Response
+// Item is one element of an incoming message: a Request to handle, a Reply
+// to send at once (the element was invalid), or neither (a response from
+// the client, which this server never asked for: nothing to do).
+type Item struct {
+	Request *Request
+	Reply   *Response
 }
+
+// ParseMessages parses one transport message (a stdio line, an HTTP body):
+// a single JSON-RPC message or a batch (JSON-RPC 2.0 §6), reported by
+// batch. It never fails: faults become Replies (-32700 for bad JSON,
+// -32600 for an empty array or a malformed element).
+func ParseMessages(body []byte) (items []Item, batch bool) { return decodeLine(body) }
 
 // decodeLine parses one line: a single message or a batch (JSON-RPC 2.0 §6).
 // It never fails: faults become replies.
-func decodeLine(line []byte) (items []decoded, batch bool) {
+func decodeLine(line []byte) (items []Item, batch bool) {
 	trimmed := bytes.TrimLeft(line, " \t\r\n")
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		var elems []json.RawMessage
 		if err := json.Unmarshal(line, &elems); err != nil {
-			return []decoded{{reply: parseError(err)}}, false
+			return []Item{{Reply: parseError(err)}}, false
 		}
 		if len(elems) == 0 {
-			return []decoded{{reply: &Response{Error: errorf(CodeInvalidRequest, "invalid request: empty batch array")}}}, false
+			return []Item{{Reply: &Response{Error: errorf(CodeInvalidRequest, "invalid request: empty batch array")}}}, false
 		}
-		items = make([]decoded, 0, len(elems))
+		items = make([]Item, 0, len(elems))
 		for _, e := range elems {
 			items = append(items, decodeMessage(e))
 		}
@@ -145,9 +151,9 @@ func decodeLine(line []byte) (items []decoded, batch bool) {
 	if !json.Valid(line) {
 		var v any
 		err := json.Unmarshal(line, &v)
-		return []decoded{{reply: parseError(err)}}, false
+		return []Item{{Reply: parseError(err)}}, false
 	}
-	return []decoded{decodeMessage(line)}, false
+	return []Item{decodeMessage(line)}, false
 }
 
 func parseError(err error) *Response {
@@ -160,10 +166,10 @@ func parseError(err error) *Response {
 
 // decodeMessage checks one JSON value against JSON-RPC 2.0 §4. Keys are
 // matched exactly (encoding/json's struct decoding would accept "ID").
-func decodeMessage(raw json.RawMessage) decoded {
+func decodeMessage(raw json.RawMessage) Item {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		return decoded{reply: &Response{Error: errorf(CodeInvalidRequest, "invalid request: expected a JSON-RPC object, got %s", jsonKind(raw))}}
+		return Item{Reply: &Response{Error: errorf(CodeInvalidRequest, "invalid request: expected a JSON-RPC object, got %s", jsonKind(raw))}}
 	}
 	id, hasID := obj["id"]
 	if hasID {
@@ -171,7 +177,7 @@ func decodeMessage(raw json.RawMessage) decoded {
 		case "string", "number":
 		default:
 			// MCP: "the ID MUST NOT be null"; objects and arrays are not ids either.
-			return decoded{reply: &Response{Error: errorf(CodeInvalidRequest, "invalid request: id must be a string or a number, got %s", jsonKind(id))}}
+			return Item{Reply: &Response{Error: errorf(CodeInvalidRequest, "invalid request: id must be a string or a number, got %s", jsonKind(id))}}
 		}
 	}
 	var replyID json.RawMessage
@@ -180,20 +186,20 @@ func decodeMessage(raw json.RawMessage) decoded {
 	}
 	var version string
 	if v, ok := obj["jsonrpc"]; !ok || json.Unmarshal(v, &version) != nil || version != "2.0" {
-		return decoded{reply: &Response{ID: replyID, Error: errorf(CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`)}}
+		return Item{Reply: &Response{ID: replyID, Error: errorf(CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`)}}
 	}
 	m, hasMethod := obj["method"]
 	if !hasMethod {
 		_, isResult := obj["result"]
 		_, isError := obj["error"]
 		if (isResult || isError) && hasID {
-			return decoded{} // a response to a request we never sent: nothing to do
+			return Item{} // a response to a request we never sent: nothing to do
 		}
-		return decoded{reply: &Response{ID: replyID, Error: errorf(CodeInvalidRequest, `invalid request: missing "method"`)}}
+		return Item{Reply: &Response{ID: replyID, Error: errorf(CodeInvalidRequest, `invalid request: missing "method"`)}}
 	}
 	var method string
 	if err := json.Unmarshal(m, &method); err != nil {
-		return decoded{reply: &Response{ID: replyID, Error: errorf(CodeInvalidRequest, `invalid request: "method" must be a string, got %s`, jsonKind(m))}}
+		return Item{Reply: &Response{ID: replyID, Error: errorf(CodeInvalidRequest, `invalid request: "method" must be a string, got %s`, jsonKind(m))}}
 	}
 	params, hasParams := obj["params"]
 	if hasParams {
@@ -203,12 +209,12 @@ func decodeMessage(raw json.RawMessage) decoded {
 			params = nil
 		default:
 			if !hasID {
-				return decoded{} // a notification is never answered, not even with an error
+				return Item{} // a notification is never answered, not even with an error
 			}
-			return decoded{reply: &Response{ID: replyID, Error: errorf(CodeInvalidParams, `invalid params: "params" must be an object, got %s`, jsonKind(params))}}
+			return Item{Reply: &Response{ID: replyID, Error: errorf(CodeInvalidParams, `invalid params: "params" must be an object, got %s`, jsonKind(params))}}
 		}
 	}
-	return decoded{req: &Request{ID: replyID, Method: method, Params: params}}
+	return Item{Request: &Request{ID: replyID, Method: method, Params: params}}
 }
 
 // jsonKind names the JSON type of a raw value for error messages.

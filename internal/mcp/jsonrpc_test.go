@@ -43,19 +43,19 @@ func TestDecodeLine(t *testing.T) {
 			it := items[0]
 			switch {
 			case tt.wantCode != 0:
-				if it.reply == nil || it.reply.Error == nil || it.reply.Error.Code != tt.wantCode {
-					t.Fatalf("reply %+v, want error %d", it.reply, tt.wantCode)
+				if it.Reply == nil || it.Reply.Error == nil || it.Reply.Error.Code != tt.wantCode {
+					t.Fatalf("reply %+v, want error %d", it.Reply, tt.wantCode)
 				}
-				b, _ := json.Marshal(it.reply)
+				b, _ := json.Marshal(it.Reply)
 				if !strings.Contains(string(b), `"id":`+tt.wantID+`,`) {
 					t.Errorf("reply %s, want id %s", b, tt.wantID)
 				}
 			case tt.wantReq != "":
-				if it.req == nil || it.req.Method != tt.wantReq || string(it.req.ID) != tt.wantID {
-					t.Fatalf("request %+v, want method %s id %s", it.req, tt.wantReq, tt.wantID)
+				if it.Request == nil || it.Request.Method != tt.wantReq || string(it.Request.ID) != tt.wantID {
+					t.Fatalf("request %+v, want method %s id %s", it.Request, tt.wantReq, tt.wantID)
 				}
 			default:
-				if it.req != nil || it.reply != nil {
+				if it.Request != nil || it.Reply != nil {
 					t.Fatalf("want nothing, got %+v", it)
 				}
 			}

@@ -55,9 +55,9 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 			// JSON-RPC 2.0 §6: one array of replies, once every request in it is done.
 			sem <- struct{}{}
 			wg.Add(1)
-			go func(items []decoded) {
+			go func(items []Item) {
 				defer func() { <-sem; wg.Done() }()
-				replies := s.handleBatch(ctx, ss, items)
+				replies := ss.HandleBatch(ctx, items, nil)
 				if len(replies) > 0 {
 					send(replies)
 				}
@@ -65,15 +65,15 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 			continue
 		}
 		it := items[0]
-		if it.reply != nil {
-			send(it.reply)
+		if it.Reply != nil {
+			send(it.Reply)
 			continue
 		}
-		if it.req == nil {
+		if it.Request == nil {
 			continue
 		}
-		if !isSlow(it.req) {
-			if resp := ss.Handle(ctx, it.req); resp != nil {
+		if !isSlow(it.Request) {
+			if resp := ss.Handle(ctx, it.Request, nil); resp != nil {
 				send(resp)
 			}
 			continue
@@ -82,10 +82,10 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 		wg.Add(1)
 		go func(req *Request) {
 			defer func() { <-sem; wg.Done() }()
-			if resp := ss.Handle(ctx, req); resp != nil {
+			if resp := ss.Handle(ctx, req, nil); resp != nil {
 				send(resp)
 			}
-		}(it.req)
+		}(it.Request)
 	}
 	// The client closed its end: answer what is still running, within reason.
 	done := make(chan struct{})
@@ -100,19 +100,23 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 	return readErr
 }
 
-func (s *Server) handleBatch(ctx context.Context, ss *Session, items []decoded) []*Response {
+// HandleBatch answers the elements of one batch (JSON-RPC 2.0 §6), all at
+// once, and returns the replies in the order of the requests; notifications
+// and cancelled requests have none, so the slice may be empty, in which case
+// nothing at all must be sent back.
+func (ss *Session) HandleBatch(ctx context.Context, items []Item, notify func(*Notification)) []*Response {
 	replies := make([]*Response, len(items))
 	var wg sync.WaitGroup
 	for i, it := range items {
 		switch {
-		case it.reply != nil:
-			replies[i] = it.reply
-		case it.req != nil:
+		case it.Reply != nil:
+			replies[i] = it.Reply
+		case it.Request != nil:
 			wg.Add(1)
 			go func(i int, req *Request) {
 				defer wg.Done()
-				replies[i] = ss.Handle(ctx, req)
-			}(i, it.req)
+				replies[i] = ss.Handle(ctx, req, nil)
+			}(i, it.Request)
 		}
 	}
 	wg.Wait()
@@ -142,7 +146,7 @@ func (s *Server) Once(ctx context.Context, method string, params json.RawMessage
 	ss := s.NewSession(nil)
 	if method != "initialize" && method != "ping" {
 		ss.Handle(ctx, &Request{ID: json.RawMessage("0"), Method: "initialize",
-			Params: json.RawMessage(`{"protocolVersion":"` + LatestVersion + `","capabilities":{},"clientInfo":{"name":"nexus-once","version":"0"}}`)})
+			Params: json.RawMessage(`{"protocolVersion":"` + LatestVersion + `","capabilities":{},"clientInfo":{"name":"nexus-once","version":"0"}}`)}, nil)
 	}
-	return ss.Handle(ctx, &Request{ID: json.RawMessage("1"), Method: method, Params: params})
+	return ss.Handle(ctx, &Request{ID: json.RawMessage("1"), Method: method, Params: params}, nil)
 }

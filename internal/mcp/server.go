@@ -1,8 +1,35 @@
 // Package mcp owns the Model Context Protocol side of nexus: the JSON-RPC 2.0
-// layer (jsonrpc.go), the stdio transport (stdio.go, serve_stdio.go), and the
-// MCP methods a tool server answers (session.go, tools.go). It reaches the
-// language pools only through the small Caller interface, which package pool
-// implements.
+// layer (jsonrpc.go), the protocol eras (era.go, stateless.go), the stdio
+// transport (stdio.go, serve_stdio.go), and the MCP methods a tool server
+// answers (session.go, tools.go). It reaches the language pools only through
+// the small Caller interface, which package pool implements.
+//
+// # Transport-facing API
+//
+// A transport (stdio here, Streamable HTTP in package httpserve) does:
+//
+//   - ParseMessages(body) splits one incoming message (a line, an HTTP body)
+//     into Items; batch reports a JSON array. An Item holds either a Request
+//     to handle or a Reply to send as is (a parse or shape fault); an Item
+//     with neither needs nothing.
+//   - Server.NewSession(notify) opens a conversation; notify receives the
+//     session's server notifications.
+//   - Session.Handle(ctx, req, notify) answers one request (nil for a
+//     notification or a request the client cancelled). notify receives what
+//     this request produces while it runs (notifications/progress,
+//     notifications/message), so HTTP can answer that request with an SSE
+//     stream; nil means the session's notify. Session.HandleBatch does the
+//     same for a batch, replies in request order.
+//   - Eras (SPEC §4.3): a request opened by initialize belongs to the
+//     handshake era and a session keeps its rules; IsStateless(req) is true
+//     for server/discover and for any request naming a version in
+//     params._meta, and Session.Handle serves those statelessly whatever the
+//     session's state. Server.HandleStateless(ctx, req, notify) serves such a
+//     request without any session. IsInitialize, RequestVersion,
+//     Session.Version and Session.Initialized tell a transport what it needs
+//     (e.g. when to mint an Mcp-Session-Id and which version header to
+//     expect); SupportedVersions lists every version.
+//   - Session.Close cancels whatever the session still runs.
 package mcp
 
 import (
@@ -42,6 +69,11 @@ type Options struct {
 	// DrainTimeout is how long in-flight calls may run on after stdin closes
 	// (default 30s).
 	DrainTimeout time.Duration
+	// CacheTTL is the ttlMs hint on 2026-07-28 tools/list and server/discover
+	// results: the tool surface never changes while nexus runs (default 1h).
+	CacheTTL time.Duration
+	// PageSize is the number of tools per tools/list page (default 100).
+	PageSize int
 }
 
 // Implementation is MCP's serverInfo.
@@ -73,6 +105,12 @@ func NewServer(info Implementation, tools []*argmap.Tool, caller Caller, opts Op
 	}
 	if opts.DrainTimeout <= 0 {
 		opts.DrainTimeout = 30 * time.Second
+	}
+	if opts.CacheTTL <= 0 {
+		opts.CacheTTL = time.Hour
+	}
+	if opts.PageSize <= 0 {
+		opts.PageSize = 100
 	}
 	s := &Server{info: info, tools: tools, caller: caller, opts: opts, log: opts.Logger,
 		byName: make(map[string]*argmap.Tool, len(tools))}

@@ -8,12 +8,6 @@ import (
 	"sync"
 )
 
-// Protocol versions of the handshake era, newest first (SPEC §4.2).
-var handshakeVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
-
-// LatestVersion is answered to a client asking for a version nexus lacks.
-var LatestVersion = handshakeVersions[0]
-
 // Session is one client's conversation: its handshake state and its
 // in-flight requests. A stdio server has exactly one.
 type Session struct {
@@ -48,12 +42,22 @@ func isSlow(r *Request) bool { return r.Method == "tools/call" }
 
 // Handle answers one request or notification. It returns nil when no reply
 // must be sent: for every notification, and for a request the client
-// cancelled.
-func (ss *Session) Handle(ctx context.Context, r *Request) *Response {
+// cancelled. Notifications the request produces while it runs (progress,
+// log messages) go to notify, so a transport can route them to that
+// request's own stream; nil sends them to the session's notify.
+//
+// A request that names a protocol version in params._meta (IsStateless) is
+// served by the stateless rules of 2026-07-28 whatever the session's state;
+// any other by the handshake rules (SPEC §4.3).
+func (ss *Session) Handle(ctx context.Context, r *Request, notify func(*Notification)) *Response {
+	if notify == nil {
+		notify = ss.notify
+	}
 	if r.IsNotification() {
 		ss.handleNotification(r)
 		return nil
 	}
+	ctx = withNotify(ctx, notify)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	key := idKey(r.ID)
@@ -84,6 +88,9 @@ func (ss *Session) Handle(ctx context.Context, r *Request) *Response {
 }
 
 func (ss *Session) dispatch(ctx context.Context, r *Request) (any, *Error) {
+	if IsStateless(r) {
+		return ss.srv.dispatchStateless(ctx, r)
+	}
 	switch r.Method {
 	case "ping":
 		// MCP lifecycle: ping may be sent at any time, before the handshake too.
@@ -103,9 +110,9 @@ func (ss *Session) dispatch(ctx context.Context, r *Request) (any, *Error) {
 	}
 	switch r.Method {
 	case "tools/list":
-		return ss.listTools(r.Params)
+		return ss.srv.listTools(r.Params, ss.Version())
 	case "tools/call":
-		return ss.callTool(ctx, r.Params)
+		return ss.srv.callTool(ctx, r.Params, ss.Version())
 	}
 	return nil, errorf(CodeMethodNotFound, "method not found: %s", r.Method)
 }
@@ -169,6 +176,42 @@ func (ss *Session) handleNotification(r *Request) {
 		}
 	default:
 		// notifications/initialized and any unknown notification: never answered.
+	}
+}
+
+// HandleStateless answers one 2026-07-28 request (IsStateless) that belongs
+// to no session; notify receives what it produces while it runs. A request
+// without a version in _meta gets -32602, as that era requires.
+func (s *Server) HandleStateless(ctx context.Context, r *Request, notify func(*Notification)) *Response {
+	if r.IsNotification() {
+		return nil
+	}
+	ctx = withNotify(ctx, notify)
+	result, rpcErr := s.dispatchStateless(ctx, r)
+	if rpcErr != nil {
+		return &Response{ID: r.ID, Error: rpcErr}
+	}
+	return &Response{ID: r.ID, Result: result}
+}
+
+// Initialized reports whether initialize has been answered in this session.
+func (ss *Session) Initialized() bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.initialized
+}
+
+// Close cancels every request still running in the session (the client is
+// gone); their replies are dropped by the caller.
+func (ss *Session) Close() {
+	ss.mu.Lock()
+	calls := make([]*inflightCall, 0, len(ss.inflight))
+	for _, c := range ss.inflight {
+		calls = append(calls, c)
+	}
+	ss.mu.Unlock()
+	for _, c := range calls {
+		c.cancel()
 	}
 }
 

@@ -12,8 +12,8 @@ type listToolsResult struct {
 	Tools []*argmap.Tool `json:"tools"`
 }
 
-func (ss *Session) listTools(params json.RawMessage) (any, *Error) {
-	tools := ss.srv.tools
+func (s *Server) listTools(params json.RawMessage, version string) (any, *Error) {
+	tools := s.tools
 	if tools == nil {
 		tools = []*argmap.Tool{}
 	}
@@ -51,7 +51,7 @@ func errorResult(msg string) *CallToolResult {
 	return &CallToolResult{Content: []Content{{Type: "text", Text: msg}}, IsError: true}
 }
 
-func (ss *Session) callTool(ctx context.Context, params json.RawMessage) (any, *Error) {
+func (s *Server) callTool(ctx context.Context, params json.RawMessage, version string) (any, *Error) {
 	var p callToolParams
 	if err := json.Unmarshal(params, &p); err != nil {
 		return nil, errorf(CodeInvalidParams, "invalid tools/call params: %v", err)
@@ -59,7 +59,7 @@ func (ss *Session) callTool(ctx context.Context, params json.RawMessage) (any, *
 	if p.Name == nil {
 		return nil, errorf(CodeInvalidParams, "invalid tools/call params: missing tool name (params.name must be a string)")
 	}
-	tool := ss.srv.byName[*p.Name]
+	tool := s.byName[*p.Name]
 	if tool == nil {
 		return nil, errorf(CodeInvalidParams, "unknown tool '%s'", *p.Name)
 	}
@@ -69,10 +69,10 @@ func (ss *Session) callTool(ctx context.Context, params json.RawMessage) (any, *
 	}
 	hooks := CallHooks{}
 	if token := p.Meta.ProgressToken; len(token) > 0 && string(token) != "null" {
-		hooks.Progress = ss.progressNotifier(token)
+		hooks.Progress = progressNotifier(notifierFrom(ctx), token)
 	}
 	cmd := call.Command
-	raw, err := ss.srv.caller.Call(ctx, cmd, call.Args, hooks)
+	raw, err := s.caller.Call(ctx, cmd, call.Args, hooks)
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return errorResult("call to '" + tool.Name + "' was cancelled"), nil
@@ -99,9 +99,9 @@ type progressParams struct {
 	Message       string          `json:"message,omitempty"`
 }
 
-func (ss *Session) progressNotifier(token json.RawMessage) func(float64, *float64, string) {
+func progressNotifier(notify func(*Notification), token json.RawMessage) func(float64, *float64, string) {
 	return func(progress float64, total *float64, message string) {
-		ss.notify(&Notification{Method: "notifications/progress", Params: &progressParams{
+		notify(&Notification{Method: "notifications/progress", Params: &progressParams{
 			ProgressToken: token, Progress: progress, Total: total, Message: message,
 		}})
 	}

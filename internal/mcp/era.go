@@ -1,0 +1,76 @@
+package mcp
+
+import (
+	"encoding/json"
+	"slices"
+)
+
+// Protocol versions of the handshake era, newest first (SPEC §4.2).
+var handshakeVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// LatestVersion is answered to an initialize asking for a version nexus lacks.
+var LatestVersion = handshakeVersions[0]
+
+// StatelessVersion is the protocol without a handshake (SPEC §4.3): every
+// request names its version in params._meta.
+const StatelessVersion = "2026-07-28"
+
+// Keys of params._meta in the stateless era.
+const (
+	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	MetaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
+)
+
+// statelessVersions are the versions served per request, newest first.
+var statelessVersions = []string{StatelessVersion}
+
+// SupportedVersions lists every protocol version nexus speaks, newest first.
+func SupportedVersions() []string {
+	return append(slices.Clone(statelessVersions), handshakeVersions...)
+}
+
+// IsInitialize reports whether r opens a handshake-era session.
+func IsInitialize(r *Request) bool { return r.Method == "initialize" }
+
+// IsStateless reports whether r is served by the stateless rules of
+// 2026-07-28 rather than by a handshake session: server/discover, or any
+// request whose params._meta names a protocol version (SPEC §4.3).
+func IsStateless(r *Request) bool {
+	if r.Method == "server/discover" {
+		return true
+	}
+	_, ok := RequestVersion(r)
+	return ok
+}
+
+// RequestVersion returns the protocol version r names in
+// params._meta["io.modelcontextprotocol/protocolVersion"], and whether it
+// names one at all.
+func RequestVersion(r *Request) (string, bool) {
+	m := requestMeta(r)
+	raw, ok := m[MetaProtocolVersion]
+	if !ok {
+		return "", false
+	}
+	var v string
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw), true
+	}
+	return v, true
+}
+
+// requestMeta decodes params._meta, nil when absent or not an object.
+func requestMeta(r *Request) map[string]json.RawMessage {
+	if len(r.Params) == 0 {
+		return nil
+	}
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(r.Params, &p) != nil {
+		return nil
+	}
+	return p.Meta
+}
