@@ -18,7 +18,10 @@ type Tool struct {
 	Name, Description string
 	InputSchema       Object
 	OutputSchema      Object // nil unless the return is a record
-	Command           *manifest.Command
+	// Annotations are the title and hints from the command's metadata; nil
+	// when it declares none.
+	Annotations *Annotations
+	Command     *manifest.Command
 
 	plan    *plan
 	renders map[string]*manifest.Command // _render value → terminal entry
@@ -29,14 +32,10 @@ type Tool struct {
 	compileErr  error
 }
 
-// MarshalJSON writes {"name","description","inputSchema","outputSchema"?} in
-// that order.
+// MarshalJSON writes the tool with every member (FullView):
+// {"name","title"?,"description","inputSchema","outputSchema"?,"annotations"?}.
 func (t *Tool) MarshalJSON() ([]byte, error) {
-	o := Object{{"name", t.Name}, {"description", t.Description}, {"inputSchema", t.InputSchema}}
-	if t.OutputSchema != nil {
-		o = append(o, Member{"outputSchema", t.OutputSchema})
-	}
-	return o.MarshalJSON()
+	return t.Object(FullView).MarshalJSON()
 }
 
 // Exclusion is a command left off the tool surface and why (SPEC §4.6).
@@ -309,6 +308,7 @@ func newTool(m *manifest.Manifest, c *manifest.Command) (*Tool, string) {
 	t := &Tool{
 		Name:        c.Name,
 		Description: strings.Join(c.Desc, "\n"),
+		Annotations: annotationsOf(c),
 		Command:     c,
 		plan:        p,
 	}
