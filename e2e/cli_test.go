@@ -154,3 +154,36 @@ func TestOnce(t *testing.T) {
 		t.Errorf("--once tools/call: %q", out)
 	}
 }
+
+// The binary's --mcp-tools for the json-help program is byte-identical to
+// morloc's own golden output (copied from ../shared/golden into argmap's testdata).
+func TestMCPToolsMatchesMorlocGolden(t *testing.T) {
+	want, err := os.ReadFile(filepath.Join(repoRoot, "internal", "argmap", "testdata", "json-help.tools.golden.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runNexus(t, "run", program("json-help"), "--mcp-tools")
+	if code != 0 {
+		t.Fatalf("--mcp-tools: %s", errOut)
+	}
+	if strings.TrimRight(out, "\n") != strings.TrimRight(string(want), "\n") {
+		t.Errorf("--mcp-tools differs from morloc's golden output:\n%s", out)
+	}
+}
+
+// Output projections: `--upper` runs the terminal's internal entry command;
+// CLI runs print no tool-surface notes.
+func TestCLITerminals(t *testing.T) {
+	out, errOut, code := runNexus(t, "run", program("shapes"), "renderLines", "a\nb")
+	if code != 0 || out != "[\"a\",\"b\"]\n" || strings.Contains(errOut, "excluding") {
+		t.Errorf("renderLines: %q %q (code %d)", out, errOut, code)
+	}
+	out, _, code = runNexus(t, "run", program("shapes"), "renderLines", "--upper", "a\nb")
+	if code != 0 || out != "\"A\\nB\"\n" {
+		t.Errorf("renderLines --upper: %q (code %d)", out, code)
+	}
+	out, _, code = runNexus(t, "run", program("shapes"), "renderLines", "--count", "a\nb")
+	if code != 0 || out != "2\n" {
+		t.Errorf("renderLines --count: %q (code %d)", out, code)
+	}
+}

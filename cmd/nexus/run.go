@@ -33,7 +33,7 @@ func newRunCmd(g *globalFlags) *cobra.Command {
 }
 
 func runProgram(g *globalFlags, target string, argv []string) error {
-	m, tools, err := loadProgram(target)
+	m, err := manifest.Load(target)
 	if err != nil {
 		return err
 	}
@@ -43,7 +43,12 @@ func runProgram(g *globalFlags, target string, argv []string) error {
 	}
 	switch argv[0] {
 	case "--mcp-tools":
-		// SPEC §3: the tools/list payload, two-space indented, no pool started.
+		// SPEC §3: the tools/list payload, two-space indented, no pool started,
+		// with the §4.6 exclusion notes on stderr.
+		_, tools, err := loadProgram(target)
+		if err != nil {
+			return err
+		}
 		srv := mcp.NewServer(serverInfo(m), tools, nil, mcp.Options{})
 		return printJSON(os.Stdout, srv.ToolsPayload())
 	case "--mcp-config":
