@@ -50,7 +50,8 @@ type inbound struct {
 	Mids     []int64 `json:"mids"`
 
 	// result
-	Value json.RawMessage `json:"value"`
+	Value   json.RawMessage `json:"value"`
+	Content json.RawMessage `json:"content"`
 
 	// error; Message is also progress's message
 	Message   string `json:"message"`
@@ -88,7 +89,29 @@ func decodeInbound(payload []byte) (*inbound, error) {
 	if m.Type == typeResult && m.Value == nil {
 		m.Value = json.RawMessage("null")
 	}
+	if string(m.Content) == "null" {
+		m.Content = nil
+	}
 	return &m, nil
+}
+
+// checkContent reports what is wrong with a result's content member, which
+// must be an array of objects with a string "type" (MCP content blocks).
+// nexus passes the blocks on as they are; this only keeps a pool's mistake
+// from reaching a client as a malformed result.
+func checkContent(content json.RawMessage) error {
+	var blocks []struct {
+		Type *string `json:"type"`
+	}
+	if err := json.Unmarshal(content, &blocks); err != nil {
+		return fmt.Errorf("content is not an array of content blocks: %v", err)
+	}
+	for i, b := range blocks {
+		if b.Type == nil {
+			return fmt.Errorf("content block %d has no type", i)
+		}
+	}
+	return nil
 }
 
 // logLevels maps the MCP (syslog) levels a pool may log at to slog levels.

@@ -81,8 +81,9 @@ type pendingCall struct {
 }
 
 type callReply struct {
-	value json.RawMessage
-	err   error
+	value   json.RawMessage
+	content json.RawMessage // the result's content blocks, if any
+	err     error
 }
 
 // notSentError reports a call that never reached the process because it was
@@ -246,6 +247,9 @@ func (p *process) call(ctx context.Context, mid int, args []json.RawMessage, h H
 	select {
 	case r := <-pc.reply:
 		pc.finish()
+		if r.content != nil && r.err == nil && h.Content != nil {
+			h.Content(r.content)
+		}
 		return r.value, r.err
 	case <-ctx.Done():
 		if p.forget(id) {
@@ -318,7 +322,13 @@ func (p *process) readLoop() {
 		case !ready:
 			// Only log and ready count before the handshake.
 		case msg.Type == typeResult:
-			p.deliverReply(*msg.ID, callReply{value: msg.Value})
+			r := callReply{value: msg.Value, content: msg.Content}
+			if msg.Content != nil {
+				if err := checkContent(msg.Content); err != nil {
+					r = callReply{err: fmt.Errorf("pool %s returned a bad result: %v", p.label, err)}
+				}
+			}
+			p.deliverReply(*msg.ID, r)
 		case msg.Type == typeError:
 			p.logger.Debug("pool call failed", "pool", p.label, "id", *msg.ID, "message", msg.Message, "traceback", msg.Traceback)
 			p.deliverReply(*msg.ID, callReply{err: &CallError{Lang: p.lang, Message: msg.Message, Traceback: msg.Traceback}})

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
 	"sync"
 	"time"
 
@@ -20,7 +21,21 @@ type Spec struct {
 	Lang    string   // "py", "r", "cpp", ...
 	Exec    []string // argv; a relative first element with a slash is resolved against Dir
 	Dir     string   // the manifest's directory: the pool's working directory
-	Workers int      // identical processes to spread calls over; 0 means 1
+	Workers int      // identical processes to spread calls over; 0 means DefaultWorkers(Lang)
+}
+
+// DefaultWorkers is how many processes a pool of lang runs when its Spec
+// does not say. Python and C++ runtimes run each call on a thread of its own,
+// so one process serves calls in parallel; R runs one call at a time, so it
+// gets one process per CPU, up to four (each R process holds its own copy of
+// the program's data, so more would mostly cost memory).
+func DefaultWorkers(lang string) int {
+	switch lang {
+	case "r":
+		return min(4, runtime.NumCPU())
+	default:
+		return 1
+	}
 }
 
 // Options tunes a Set. Zero values take the defaults.
@@ -31,9 +46,9 @@ type Options struct {
 	StopGrace    time.Duration // how long a pool may take to exit at each stop step; default 2s
 }
 
-// Hooks receive what a pool reports while a call runs. Either may be nil.
-// They run on the pool's reader goroutine, in the order the pool sent them,
-// and never after Call has returned, so they must be quick.
+// Hooks receive what a pool reports while a call runs. Any may be nil.
+// Progress and Log run on the pool's reader goroutine, in the order the pool
+// sent them, and never after Call has returned, so they must be quick.
 type Hooks struct {
 	// Progress receives the call's progress. A call asks the pool for
 	// progress only when Progress is set.
@@ -41,6 +56,11 @@ type Hooks struct {
 	// Log receives the call's log records, with an MCP level ("info",
 	// "warning", ...). Without it they go to the Logger.
 	Log func(level string, data json.RawMessage)
+	// Content receives a result's content blocks (an array of MCP content
+	// blocks: text, image, audio, resource), when the function returned
+	// some, just before Call returns the result's value. Without it the
+	// blocks are dropped.
+	Content func(blocks json.RawMessage)
 }
 
 // CallError reports that the pool's function failed (it raised, or its
@@ -119,7 +139,10 @@ func Start(ctx context.Context, specs []Spec, opts Options) *Set {
 			opts.Logger.Error("two pools with one index: keeping the first", "index", spec.Index, "lang", spec.Lang)
 			continue
 		}
-		n := max(spec.Workers, 1)
+		if spec.Workers <= 0 {
+			spec.Workers = DefaultWorkers(spec.Lang)
+		}
+		n := spec.Workers
 		group := &poolGroup{spec: spec}
 		for i := 1; i <= n; i++ {
 			label := spec.Lang

@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,6 +39,7 @@ const (
 	midSlowPID
 	midPNGSignature
 	midFailUnprintably
+	midPlot
 	testPoolMids = iota // how many functions pool.py has
 )
 
@@ -760,5 +763,82 @@ func TestPoolExitsOnShutdown(t *testing.T) {
 	}
 	if logs := ts.logs.String(); strings.Contains(logs, "pool process ended") {
 		t.Errorf("a pool stopped on purpose was reported as ended:\n%s", logs)
+	}
+}
+
+func TestContentHook(t *testing.T) {
+	ts := startTestPool(t)
+	var blocks json.RawMessage
+	calls := 0
+	h := Hooks{Content: func(b json.RawMessage) { blocks = b; calls++ }}
+	v, err := ts.Call(context.Background(), 0, midPlot, rawArgs(t, "a plot"), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(v) != "6" {
+		t.Errorf("value %s, want 6 (the caption's length)", v)
+	}
+	want := `[{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"},{"type":"text","text":"a plot"}]`
+	if calls != 1 || string(blocks) != want {
+		t.Errorf("Content hook called %d times with %s, want once with %s", calls, blocks, want)
+	}
+	// A result without content leaves the hook alone; without a hook, content is dropped.
+	calls = 0
+	if _, err := ts.Call(context.Background(), 0, midAddOne, rawArgs(t, 1), h); err != nil || calls != 0 {
+		t.Errorf("add_one: err %v, Content hook called %d times, want 0", err, calls)
+	}
+	if got := ts.mustCall(t, midPlot, "x"); string(got) != "1" {
+		t.Errorf("plot without a hook = %s, want 1", got)
+	}
+}
+
+func TestCheckContent(t *testing.T) {
+	tests := []struct {
+		content string
+		wantErr string // "" for valid
+	}{
+		{`[]`, ""},
+		{`[{"type":"text","text":"hi"}]`, ""},
+		{`[{"type":"image","data":"AA==","mimeType":"image/png"},{"type":"future-kind"}]`, ""},
+		{`{"type":"text"}`, "content is not an array of content blocks"},
+		{`"text"`, "content is not an array of content blocks"},
+		{`[1]`, "content is not an array of content blocks"},
+		{`[{"text":"no type"}]`, "content block 0 has no type"},
+		{`[{"type":"text"},{"type":3}]`, "content is not an array of content blocks"},
+	}
+	for _, tt := range tests {
+		err := checkContent(json.RawMessage(tt.content))
+		switch {
+		case tt.wantErr == "" && err != nil:
+			t.Errorf("%s: %v, want it accepted", tt.content, err)
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+			t.Errorf("%s: %v, want an error containing %q", tt.content, err, tt.wantErr)
+		}
+	}
+}
+
+func TestDefaultWorkers(t *testing.T) {
+	tests := []struct {
+		lang string
+		want int
+	}{
+		{"py", 1},
+		{"cpp", 1},
+		{"r", min(4, runtime.NumCPU())},
+		{"rust", 1},
+	}
+	for _, tt := range tests {
+		if got := DefaultWorkers(tt.lang); got != tt.want {
+			t.Errorf("DefaultWorkers(%q) = %d, want %d", tt.lang, got, tt.want)
+		}
+		// A Spec without Workers gets the default; one with Workers keeps it.
+		s := Start(context.Background(), []Spec{{Index: 0, Lang: tt.lang}, {Index: 1, Lang: tt.lang, Workers: 3}}, Options{Stderr: io.Discard, Logger: slog.New(slog.DiscardHandler)})
+		if got := len(s.pools[0].workers); got != tt.want {
+			t.Errorf("%s pool without Workers runs %d workers, want %d", tt.lang, got, tt.want)
+		}
+		if got := len(s.pools[1].workers); got != 3 {
+			t.Errorf("%s pool with Workers 3 runs %d workers", tt.lang, got)
+		}
+		s.Close()
 	}
 }

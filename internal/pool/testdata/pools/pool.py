@@ -100,6 +100,11 @@ def fail_unprintably():
     raise Unprintable()
 
 
+def plot(caption):
+    """An image and its caption as content blocks, with the caption's length as the value."""
+    return nexus.Content([nexus.image(b"\x89PNG\r\n\x1a\n", "image/png"), nexus.text(caption)], value=len(caption))
+
+
 def slow_pid(seconds):
     time.sleep(seconds)
     return os.getpid()
@@ -122,4 +127,5 @@ nexus.serve({
     14: slow_pid,
     15: png_signature,
     16: fail_unprintably,
+    17: plot,
 })

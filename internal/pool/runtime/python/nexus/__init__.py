@@ -29,7 +29,10 @@ try:
 except ImportError:  # a Python without ctypes cannot interrupt calls
     ctypes = None
 
-__all__ = ["serve", "progress", "log", "cancelled", "sleep", "Cancelled"]
+__all__ = [
+    "serve", "progress", "log", "cancelled", "sleep", "Cancelled",
+    "Content", "text", "image", "audio", "resource",
+]
 
 PROTOCOL = 1
 MAX_FRAME = 256 << 20
@@ -172,6 +175,59 @@ def sleep(seconds):
         raise Cancelled()
 
 
+class Content:
+    """A function's reply as MCP content blocks, optionally with a value.
+
+        return nexus.Content([nexus.image(png, "image/png"), nexus.text("a plot")])
+
+    The blocks reach the client as they are (an image shows as an image);
+    `value`, when given, is the function's typed result as well.
+    """
+
+    __slots__ = ("blocks", "value")
+
+    def __init__(self, blocks, value=None):
+        if isinstance(blocks, dict):
+            blocks = [blocks]
+        blocks = list(blocks)
+        for i, block in enumerate(blocks):
+            if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+                raise TypeError("nexus.Content: block %d is not a content block (use nexus.text, image, audio or resource)" % i)
+        self.blocks = blocks
+        self.value = value
+
+
+def text(s):
+    """A text content block."""
+    return {"type": "text", "text": str(s)}
+
+
+def image(data, mime_type):
+    """An image content block from the image's bytes ("image/png", ...)."""
+    return {"type": "image", "data": _base64(data), "mimeType": str(mime_type)}
+
+
+def audio(data, mime_type):
+    """An audio content block from the sound's bytes ("audio/wav", ...)."""
+    return {"type": "audio", "data": _base64(data), "mimeType": str(mime_type)}
+
+
+def resource(data, mime_type, uri):
+    """An embedded resource block: str data as text, bytes as a base64 blob."""
+    body = {"uri": str(uri), "mimeType": str(mime_type)}
+    if isinstance(data, str):
+        body["text"] = data
+    else:
+        body["blob"] = _base64(data)
+    return {"type": "resource", "resource": body}
+
+
+def _base64(data):
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return base64.b64encode(bytes(data)).decode("ascii")
+
+
 # --- calls ------------------------------------------------------------------
 
 
@@ -227,8 +283,12 @@ def _invoke(call, fn, args):
         return _cancelled_payload(call.id)
     except BaseException as err:  # a pool survives whatever a function raises
         return _error_payload(call.id, err)
+    frame = {"type": "result", "id": call.id, "value": value}
+    if isinstance(value, Content):
+        frame["value"] = value.value
+        frame["content"] = value.blocks
     try:
-        payload = _encode({"type": "result", "id": call.id, "value": value})
+        payload = _encode(frame)
     except Exception as err:  # not JSON: a set, NaN, ...
         return _error_payload(call.id, err)
     if len(payload) > MAX_FRAME:
