@@ -15,6 +15,7 @@ import (
 func newMCPCmd(g *globalFlags) *cobra.Command {
 	var once, params string
 	var maxLine int
+	httpOpts := &serveOptions{}
 	c := &cobra.Command{
 		Use:   "mcp TARGET",
 		Short: "Serve a program's functions as MCP tools on stdin/stdout",
@@ -27,6 +28,10 @@ func newMCPCmd(g *globalFlags) *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("http-port") {
+				// The single-program shorthand of `nexus serve`.
+				return runServe(g, httpOpts, args)
+			}
 			m, tools, err := loadProgram(args[0])
 			if err != nil {
 				return err
@@ -72,5 +77,6 @@ func newMCPCmd(g *globalFlags) *cobra.Command {
 	c.Flags().StringVar(&once, "once", "", "run one MCP method (e.g. tools/list) in an initialized session, print the reply and exit")
 	c.Flags().StringVar(&params, "params", "", "JSON params for --once")
 	c.Flags().IntVar(&maxLine, "max-line", mcp.DefaultMaxLine, "largest accepted message, in bytes")
+	httpOpts.register(c.Flags(), "http-port") // --http-port N serves over HTTP instead of stdio
 	return c
 }

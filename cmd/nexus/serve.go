@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/nexus-mcp/nexus/internal/argmap"
+	"github.com/nexus-mcp/nexus/internal/httpserve"
+	"github.com/nexus-mcp/nexus/internal/manifest"
+	"github.com/nexus-mcp/nexus/internal/mcp"
+	"github.com/nexus-mcp/nexus/internal/pool"
+)
+
+// serveOptions are the flags of networked serving, shared by `nexus serve`
+// and `nexus mcp --http-port`.
+type serveOptions struct {
+	host, token    string
+	port           int
+	allowNoAuth    bool
+	origins, hosts []string
+	maxBody        int64
+	maxSessions    int
+	sessionIdle    time.Duration
+	grace          time.Duration
+	mcpConfig      bool
+	pageSize       int
+}
+
+func (o *serveOptions) register(fs *pflag.FlagSet, portFlag string) {
+	fs.StringVar(&o.host, "host", httpserve.DefaultHost, "address to bind; a non-loopback address needs --auth-token or --allow-no-auth")
+	fs.IntVar(&o.port, portFlag, httpserve.DefaultPort, "TCP port to listen on (0 picks a free one)")
+	fs.StringVar(&o.token, "auth-token", "", "require \"Authorization: Bearer TOKEN\" (default $NEXUS_AUTH_TOKEN; prefer the variable: flags show in ps)")
+	fs.BoolVar(&o.allowNoAuth, "allow-no-auth", false, "allow a non-loopback bind without a token")
+	fs.StringSliceVar(&o.origins, "allowed-origin", nil, "browser Origin to allow besides loopback ones (repeatable)")
+	fs.StringSliceVar(&o.hosts, "allowed-host", nil, "Host header value to allow besides loopback names (repeatable)")
+	fs.Int64Var(&o.maxBody, "max-body", httpserve.DefaultMaxBody, "largest accepted request body, in bytes")
+	fs.IntVar(&o.maxSessions, "max-sessions", httpserve.DefaultMaxSessions, "most live MCP sessions at once")
+	fs.DurationVar(&o.sessionIdle, "session-idle", httpserve.DefaultSessionIdle, "end an MCP session unused for this long")
+	fs.DurationVar(&o.grace, "grace", httpserve.DefaultGrace, "on SIGTERM, how long calls in flight may run on")
+	fs.BoolVar(&o.mcpConfig, "mcp-config", false, "print the client config for this server (JSON on stdout, a claude mcp add line on stderr) and exit")
+}
+
+func newServeCmd(g *globalFlags) *cobra.Command {
+	o := &serveOptions{}
+	c := &cobra.Command{
+		Use:   "serve [--host 127.0.0.1] [--port 9000] TARGET...",
+		Short: "Serve one or more programs over HTTP: MCP at /mcp and a plain JSON API",
+		Long: "Serve programs over HTTP on one port: MCP (Streamable HTTP, every protocol era) at /mcp,\n" +
+			"POST /call/<module>/<command>, GET /discover, GET /health. With several programs, tools are\n" +
+			"named <module>__<command>. Each TARGET is a manifest file, a directory holding manifest.json,\n" +
+			"or a launcher script.",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErrorf("missing program: usage: nexus serve [--host H] [--port P] TARGET...")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runServe(g, o, args) },
+	}
+	o.register(c.Flags(), "port")
+	return c
+}
+
+// runServe loads the programs, starts their pools and serves them until
+// SIGTERM or SIGINT.
+func runServe(g *globalFlags, o *serveOptions, targets []string) error {
+	if o.token == "" {
+		o.token = os.Getenv("NEXUS_AUTH_TOKEN")
+	}
+	var programs []httpserve.Program
+	var sets []*pool.Set
+	defer func() {
+		for _, s := range sets {
+			s.Close()
+		}
+	}()
+	for _, t := range targets {
+		p, err := loadServed(t)
+		if err != nil {
+			return err
+		}
+		if !o.mcpConfig {
+			set := startPools(p.Manifest, g, nil)
+			sets = append(sets, set)
+			p.Caller = poolCaller{set}
+		} else {
+			p.Caller = poolCaller{}
+		}
+		programs = append(programs, p)
+	}
+	srv, err := httpserve.New(httpserve.Config{
+		Host: o.host, Port: o.port, AuthToken: o.token, AllowNoAuth: o.allowNoAuth,
+		AllowedOrigins: o.origins, AllowedHosts: o.hosts, MaxBody: o.maxBody,
+		MaxSessions: o.maxSessions, SessionIdle: o.sessionIdle, Grace: o.grace,
+		Info:   serveInfo(programs),
+		MCP:    mcp.Options{},
+		Logger: slog.Default(),
+	}, programs)
+	if err != nil {
+		return usageErrorf("serve: %v", err)
+	}
+	if o.mcpConfig {
+		cc := httpserve.ClientConfig{Name: serveInfo(programs).Name, URL: "http://" + srv.Addr() + "/mcp", Token: o.token}
+		fmt.Fprintln(os.Stderr, cc.ClaudeCommand())
+		_, err := os.Stdout.Write(cc.JSON())
+		return err
+	}
+	ln, err := srv.Listen()
+	if err != nil {
+		return err
+	}
+	url := httpserve.URL(ln)
+	// Never print the token itself: logs are read by more people than the config.
+	cc := httpserve.ClientConfig{Name: serveInfo(programs).Name, URL: url}
+	if o.token != "" {
+		cc.Token = "$NEXUS_AUTH_TOKEN"
+	}
+	fmt.Fprintf(os.Stderr, "nexus serve: listening on %s\nnexus serve: register with: %s\n", url, strings.ReplaceAll(cc.ClaudeCommand(), "'Authorization: Bearer $NEXUS_AUTH_TOKEN'", "\"Authorization: Bearer $NEXUS_AUTH_TOKEN\""))
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer stop()
+	return srv.Serve(ctx, ln)
+}
+
+// serveInfo names the server: the program itself when there is one.
+func serveInfo(programs []httpserve.Program) mcp.Implementation {
+	if len(programs) == 1 {
+		return serverInfo(programs[0].Manifest)
+	}
+	names := make([]string, len(programs))
+	for i, p := range programs {
+		names[i] = p.Manifest.Name
+	}
+	return mcp.Implementation{Name: "nexus-" + strings.Join(names, "-"), Version: version}
+}
+
+// loadServed reads a program and its tool surface, printing SPEC §4.6's
+// exclusion notes, and keeps the exclusions for GET /discover.
+func loadServed(target string) (httpserve.Program, error) {
+	m, err := manifest.Load(target)
+	if err != nil {
+		return httpserve.Program{}, err
+	}
+	tools, excluded := argmap.Tools(m)
+	for _, e := range excluded {
+		fmt.Fprintln(os.Stderr, e.String())
+	}
+	return httpserve.Program{Manifest: m, Tools: tools, Excluded: excluded}, nil
+}

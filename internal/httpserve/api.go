@@ -1,0 +1,288 @@
+package httpserve
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/nexus-mcp/nexus/internal/argmap"
+	"github.com/nexus-mcp/nexus/internal/manifest"
+	"github.com/nexus-mcp/nexus/internal/mcp"
+	"github.com/nexus-mcp/nexus/internal/pool"
+)
+
+// The plain JSON API (SPEC §5) answers {"status":"ok","result":...} or
+// {"status":"error","error":"..."}.
+type apiReply struct {
+	Status string          `json:"status"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  string          `json:"error,omitempty"`
+}
+
+func apiError(w http.ResponseWriter, status int, format string, a ...any) {
+	writeJSON(w, status, &apiReply{Status: "error", Error: fmt.Sprintf(format, a...)})
+}
+
+// serveHealth answers liveness probes, without auth and without details.
+func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		apiError(w, http.StatusMethodNotAllowed, "method not allowed: %s (use GET)", r.Method)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// serveCall runs POST /call/<module>/<command> with a JSON array of
+// positional arguments, one per manifest argument (or {"args":[...]}).
+// Status: 200 with the result; 400 for a body that is not such a call; 404
+// for an unknown module or command; 500 when the function raised; 502
+// when its pool failed; 499-like cancellations never reach a client.
+func (s *Server) serveCall(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		apiError(w, http.StatusMethodNotAllowed, "method not allowed: %s (use POST)", r.Method)
+		return
+	}
+	rest := strings.TrimPrefix(r.URL.Path, "/call/")
+	module, command, ok := strings.Cut(rest, "/")
+	if !ok || module == "" || command == "" || strings.Contains(command, "/") {
+		apiError(w, http.StatusNotFound, "not found: use /call/<module>/<command>")
+		return
+	}
+	p := s.byModule[module]
+	if p == nil {
+		apiError(w, http.StatusNotFound, "unknown module '%s' (served: %s)", module, strings.Join(s.moduleNames(), ", "))
+		return
+	}
+	tool := p.byName[command]
+	if tool == nil {
+		if why, excluded := p.excluded[command]; excluded {
+			apiError(w, http.StatusNotFound, "command '%s' of module '%s' is not served (%s)", command, module, why)
+			return
+		}
+		apiError(w, http.StatusNotFound, "unknown command '%s' in module '%s'", command, module)
+		return
+	}
+	body, ok := s.readAPIBody(w, r)
+	if !ok {
+		return
+	}
+	cmd := tool.Command
+	args, err := positionalArgs(body)
+	if err != nil {
+		apiError(w, http.StatusBadRequest, "%s", err)
+		return
+	}
+	if len(args) != len(cmd.Args) {
+		apiError(w, http.StatusBadRequest, "command '%s' takes %d positional argument(s) (%s), got %d", command, len(cmd.Args), argSummary(cmd), len(args))
+		return
+	}
+	raw, err := p.Caller.Call(r.Context(), cmd, args, mcp.CallHooks{})
+	if err != nil {
+		var ce *pool.CallError
+		switch {
+		case r.Context().Err() != nil:
+			apiError(w, http.StatusServiceUnavailable, "call to '%s' was cancelled", command)
+		case errors.As(err, &ce):
+			apiError(w, http.StatusInternalServerError, "%s", ce.Message)
+		default:
+			apiError(w, http.StatusBadGateway, "%s", err)
+		}
+		return
+	}
+	value, err := argmap.ResultValue(&cmd.Return, raw)
+	if err != nil {
+		apiError(w, http.StatusBadGateway, "command '%s' returned a value nexus cannot read: %s", command, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, &apiReply{Status: "ok", Result: value})
+}
+
+func (s *Server) readAPIBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := readLimited(w, r, s.cfg.MaxBody)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			apiError(w, http.StatusRequestEntityTooLarge, "request body too large: the limit is %s", byteCount(s.cfg.MaxBody))
+		} else {
+			apiError(w, http.StatusBadRequest, "cannot read the request body: %s", err)
+		}
+		return nil, false
+	}
+	return body, true
+}
+
+// positionalArgs reads a JSON array, or {"args": array}; an empty body is
+// no arguments.
+func positionalArgs(body []byte) ([]json.RawMessage, error) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return nil, nil
+	}
+	if !json.Valid(body) {
+		return nil, errors.New("the body is not valid JSON: expected an array of positional arguments or {\"args\":[...]}")
+	}
+	if body[0] == '{' {
+		var wrapped map[string]json.RawMessage
+		if err := json.Unmarshal(body, &wrapped); err != nil {
+			return nil, err
+		}
+		inner, ok := wrapped["args"]
+		if !ok || len(wrapped) != 1 {
+			return nil, errors.New("an object body must be exactly {\"args\":[...]}")
+		}
+		body = bytes.TrimSpace(inner)
+	}
+	if len(body) == 0 || body[0] != '[' {
+		return nil, errors.New("expected an array of positional arguments or {\"args\":[...]}")
+	}
+	var args []json.RawMessage
+	if err := json.Unmarshal(body, &args); err != nil {
+		return nil, err
+	}
+	return args, nil
+}
+
+// argSummary lists a command's arguments for an error message.
+func argSummary(c *manifest.Command) string {
+	if len(c.Args) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(c.Args))
+	for i := range c.Args {
+		a := &c.Args[i]
+		parts[i] = argLabel(c, i) + ": " + a.TypeName
+		if a.TypeName == "" && a.Kind == manifest.KindFlag {
+			parts[i] = argLabel(c, i) + ": Bool"
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// argLabel names an argument as a tool property would (SPEC §4.5).
+func argLabel(c *manifest.Command, i int) string {
+	a := &c.Args[i]
+	switch a.Kind {
+	case manifest.KindPos:
+		if a.Name != nil && *a.Name != "" {
+			return *a.Name
+		}
+		n := 0
+		for j := 0; j <= i; j++ {
+			if c.Args[j].Kind == manifest.KindPos {
+				n++
+			}
+		}
+		return fmt.Sprintf("_%d", n)
+	case manifest.KindOpt, manifest.KindFlag:
+		if a.Long != "" {
+			return a.Long
+		}
+		return a.Short
+	case manifest.KindGrp:
+		return strings.ToLower(a.TypeName)
+	}
+	return a.Kind
+}
+
+// Discovery (GET /discover, GET /discover/<module>).
+
+type discoverModule struct {
+	Name        string            `json:"name"`
+	Version     string            `json:"version"`
+	Description string            `json:"description"`
+	Commands    []discoverCommand `json:"commands"`
+	Excluded    []discoverExclude `json:"excluded"`
+}
+
+type discoverCommand struct {
+	Name        string          `json:"name"`
+	Tool        string          `json:"tool"`
+	Description string          `json:"description"`
+	Call        string          `json:"call"`
+	Arguments   []discoverArg   `json:"arguments"`
+	Returns     discoverReturns `json:"returns"`
+}
+
+type discoverArg struct {
+	Position    int     `json:"position"`
+	Kind        string  `json:"kind"`
+	Name        string  `json:"name"`
+	Type        string  `json:"type"`
+	Schema      string  `json:"schema,omitempty"`
+	Description string  `json:"description,omitempty"`
+	Default     *string `json:"default,omitempty"`
+}
+
+type discoverReturns struct {
+	Type        string `json:"type"`
+	Schema      string `json:"schema"`
+	Mime        string `json:"mime,omitempty"`
+	Description string `json:"description,omitempty"`
+}
+
+type discoverExclude struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+}
+
+func (s *Server) serveDiscover(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		apiError(w, http.StatusMethodNotAllowed, "method not allowed: %s (use GET)", r.Method)
+		return
+	}
+	rest := strings.Trim(strings.TrimPrefix(r.URL.Path, "/discover"), "/")
+	if rest == "" {
+		mods := make([]*discoverModule, 0, len(s.programs))
+		for _, p := range s.programs {
+			mods = append(mods, describe(p))
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"modules": mods})
+		return
+	}
+	p := s.byModule[rest]
+	if p == nil {
+		apiError(w, http.StatusNotFound, "unknown module '%s' (served: %s)", rest, strings.Join(s.moduleNames(), ", "))
+		return
+	}
+	writeJSON(w, http.StatusOK, describe(p))
+}
+
+func describe(p *program) *discoverModule {
+	m := p.Manifest
+	d := &discoverModule{Name: p.name, Version: m.Version(), Description: strings.Join(m.Desc, "\n"),
+		Commands: []discoverCommand{}, Excluded: []discoverExclude{}}
+	for _, t := range p.Tools {
+		c := t.Command
+		dc := discoverCommand{Name: c.Name, Tool: t.Name, Description: strings.Join(c.Desc, "\n"),
+			Call: "/call/" + p.name + "/" + c.Name, Arguments: []discoverArg{},
+			Returns: discoverReturns{Type: c.Return.TypeName, Schema: c.Return.Schema, Mime: c.Return.Mime, Description: strings.Join(c.Return.Desc, " ")}}
+		for i := range c.Args {
+			a := &c.Args[i]
+			typ := a.TypeName
+			if a.Kind == manifest.KindFlag && typ == "" {
+				typ = "Bool"
+			}
+			dc.Arguments = append(dc.Arguments, discoverArg{Position: i + 1, Kind: a.Kind, Name: argLabel(c, i),
+				Type: typ, Schema: a.Schema, Description: strings.Join(a.Desc, " "), Default: a.Default})
+		}
+		d.Commands = append(d.Commands, dc)
+	}
+	for _, e := range p.Excluded {
+		d.Excluded = append(d.Excluded, discoverExclude{Name: e.Command, Reason: e.Reason})
+	}
+	return d
+}
+
+func (s *Server) moduleNames() []string {
+	names := make([]string, len(s.programs))
+	for i, p := range s.programs {
+		names[i] = p.name
+	}
+	return names
+}

@@ -1,0 +1,121 @@
+package httpserve
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/nexus-mcp/nexus/internal/mcp"
+)
+
+// Defaults of Config.
+const (
+	DefaultHost        = "127.0.0.1"
+	DefaultPort        = 9000
+	DefaultMaxBody     = 64 << 20 // as SPEC §4.1's line cap on stdio
+	DefaultMaxSessions = 1000
+	DefaultSessionIdle = 30 * time.Minute
+	DefaultGrace       = 30 * time.Second
+)
+
+// Config tunes a Server; zero values take the defaults.
+type Config struct {
+	// Host and Port to bind. Host defaults to 127.0.0.1 (loopback only);
+	// Port 0 picks a free port.
+	Host string
+	Port int
+	// AuthToken, when set, must come with every request except /health and
+	// CORS preflights as "Authorization: Bearer <token>".
+	AuthToken string
+	// AllowNoAuth permits a non-loopback bind without a token.
+	AllowNoAuth bool
+	// AllowedOrigins are browser origins ("https://app.example.com") allowed
+	// besides loopback ones.
+	AllowedOrigins []string
+	// AllowedHosts are Host header values (without port) accepted besides
+	// loopback names. A loopback bind accepts only loopback names and these;
+	// a non-loopback bind accepts any Host unless this list is set.
+	AllowedHosts []string
+	// MaxBody caps a request body in bytes (default 64 MiB).
+	MaxBody int64
+	// MaxSessions caps live handshake-era sessions (default 1000).
+	MaxSessions int
+	// SessionIdle ends a session unused for this long (default 30 min).
+	SessionIdle time.Duration
+	// ReadHeaderTimeout, ReadTimeout and IdleTimeout bound slow clients
+	// (defaults 10s, 5 min, 2 min). There is no write timeout: a tool call
+	// may run long.
+	ReadHeaderTimeout, ReadTimeout, IdleTimeout time.Duration
+	// Grace is how long in-flight requests may run on at shutdown (default 30s).
+	Grace time.Duration
+	// Info is MCP's serverInfo; defaults to the program's own name and
+	// version when one program is served, else to "nexus".
+	Info mcp.Implementation
+	// MCP tunes the shared MCP server (the logger defaults to Logger).
+	MCP    mcp.Options
+	Logger *slog.Logger
+}
+
+func (c *Config) setDefaults() {
+	if c.Host == "" {
+		c.Host = DefaultHost
+	}
+	if c.MaxBody <= 0 {
+		c.MaxBody = DefaultMaxBody
+	}
+	if c.MaxSessions <= 0 {
+		c.MaxSessions = DefaultMaxSessions
+	}
+	if c.SessionIdle <= 0 {
+		c.SessionIdle = DefaultSessionIdle
+	}
+	if c.ReadHeaderTimeout <= 0 {
+		c.ReadHeaderTimeout = 10 * time.Second
+	}
+	if c.ReadTimeout <= 0 {
+		c.ReadTimeout = 5 * time.Minute
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = 2 * time.Minute
+	}
+	if c.Grace <= 0 {
+		c.Grace = DefaultGrace
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.MCP.Logger == nil {
+		c.MCP.Logger = c.Logger
+	}
+}
+
+// ErrNeedsToken refuses a non-loopback bind without a token (SPEC §5).
+var ErrNeedsToken = errors.New("refusing to serve on a non-loopback address without --auth-token (or NEXUS_AUTH_TOKEN); pass --allow-no-auth to do it anyway")
+
+// check refuses an unsafe configuration.
+func (c *Config) check() error {
+	if c.Port < 0 || c.Port > 65535 {
+		return fmt.Errorf("port %d out of range", c.Port)
+	}
+	if !IsLoopback(c.Host) && c.AuthToken == "" && !c.AllowNoAuth {
+		return fmt.Errorf("host %s: %w", c.Host, ErrNeedsToken)
+	}
+	if strings.ContainsAny(c.AuthToken, " \t\r\n") {
+		return errors.New("the auth token must not contain white space")
+	}
+	return nil
+}
+
+// IsLoopback reports whether host (a name or an IP, without port) only
+// reaches this machine.
+func IsLoopback(host string) bool {
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

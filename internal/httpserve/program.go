@@ -1,0 +1,101 @@
+package httpserve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/nexus-mcp/nexus/internal/argmap"
+	"github.com/nexus-mcp/nexus/internal/manifest"
+	"github.com/nexus-mcp/nexus/internal/mcp"
+)
+
+// Program is one served program: its manifest, its tool surface (from
+// argmap.Tools) and the caller that reaches its pools.
+type Program struct {
+	Manifest *manifest.Manifest
+	Tools    []*argmap.Tool
+	Excluded []argmap.Exclusion
+	Caller   mcp.Caller
+}
+
+// ToolSeparator joins module and command in a tool name when several
+// programs share a server (SPEC §5).
+const ToolSeparator = "__"
+
+// program is a Program as the server keeps it.
+type program struct {
+	Program
+	name     string
+	byName   map[string]*argmap.Tool // command name → its tool
+	excluded map[string]string       // command name → why it has no tool
+}
+
+// prepare checks the programs and, when there are several, renames their
+// tools <module>__<command> in place (the tools belong to the server from
+// here on).
+func prepare(programs []Program) ([]*program, error) {
+	if len(programs) == 0 {
+		return nil, fmt.Errorf("no program to serve")
+	}
+	seen := map[string]bool{}
+	var out []*program
+	for i, p := range programs {
+		if p.Manifest == nil || p.Caller == nil {
+			return nil, fmt.Errorf("program %d: manifest and caller are required", i)
+		}
+		name := p.Manifest.Name
+		if name == "" || strings.Contains(name, "/") {
+			return nil, fmt.Errorf("program %s: a served program needs a name without '/' (got %q)", p.Manifest.Path, name)
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("two programs are named %q: each served program needs its own name", name)
+		}
+		seen[name] = true
+		pr := &program{Program: p, name: name, byName: map[string]*argmap.Tool{}, excluded: map[string]string{}}
+		for _, t := range p.Tools {
+			pr.byName[t.Command.Name] = t
+			if len(programs) > 1 {
+				t.Name = name + ToolSeparator + t.Name
+			}
+		}
+		for _, e := range p.Excluded {
+			pr.excluded[e.Command] = e.Reason
+		}
+		out = append(out, pr)
+	}
+	return out, nil
+}
+
+// allTools lists every program's tools, program by program.
+func allTools(programs []*program) []*argmap.Tool {
+	var tools []*argmap.Tool
+	for _, p := range programs {
+		tools = append(tools, p.Tools...)
+	}
+	return tools
+}
+
+// routingCaller sends each command to the caller of the program it belongs
+// to: mcp.Caller routes by *manifest.Command, and every command (internal
+// terminal entries included) belongs to exactly one manifest.
+type routingCaller map[*manifest.Command]mcp.Caller
+
+func newRoutingCaller(programs []*program) routingCaller {
+	rc := routingCaller{}
+	for _, p := range programs {
+		for i := range p.Manifest.Commands {
+			rc[&p.Manifest.Commands[i]] = p.Caller
+		}
+	}
+	return rc
+}
+
+func (rc routingCaller) Call(ctx context.Context, cmd *manifest.Command, args []json.RawMessage, hooks mcp.CallHooks) (json.RawMessage, error) {
+	c := rc[cmd]
+	if c == nil {
+		return nil, fmt.Errorf("command %s belongs to no served program", cmd.Name)
+	}
+	return c.Call(ctx, cmd, args, hooks)
+}

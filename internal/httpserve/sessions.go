@@ -1,0 +1,141 @@
+package httpserve
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/nexus-mcp/nexus/internal/mcp"
+)
+
+// errTooManySessions answers an initialize when MaxSessions are live.
+var errTooManySessions = errors.New("too many sessions")
+
+// session is one handshake-era MCP session, known by its Mcp-Session-Id.
+type session struct {
+	id  string
+	mcp *mcp.Session
+
+	// guarded by sessionStore.mu
+	lastUsed time.Time
+	active   int // requests in flight: a busy session never expires
+}
+
+// sessionStore holds the live sessions, at most max, each ending after idle
+// without a request.
+type sessionStore struct {
+	max  int
+	idle time.Duration
+	now  func() time.Time
+
+	mu   sync.Mutex
+	byID map[string]*session
+}
+
+func newSessionStore(max int, idle time.Duration) *sessionStore {
+	return &sessionStore{max: max, idle: idle, now: time.Now, byID: map[string]*session{}}
+}
+
+// newSessionID returns 256 random bits in hex: visible ASCII, as MCP
+// requires, and unguessable.
+func newSessionID() string {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("crypto/rand failed: " + err.Error()) // never happens on supported systems
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// create opens a session, busy with the request that creates it (release
+// it). Expired sessions are swept first when the store is full.
+func (st *sessionStore) create(srv *mcp.Server) (*session, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if len(st.byID) >= st.max {
+		st.sweepLocked()
+		if len(st.byID) >= st.max {
+			return nil, errTooManySessions
+		}
+	}
+	s := &session{id: newSessionID(), mcp: srv.NewSession(nil), lastUsed: st.now(), active: 1}
+	st.byID[s.id] = s
+	return s, nil
+}
+
+// acquire finds a live session and marks it busy; nil when the id is
+// unknown, ended or expired.
+func (st *sessionStore) acquire(id string) *session {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	s := st.byID[id]
+	if s == nil {
+		return nil
+	}
+	if s.active == 0 && st.now().Sub(s.lastUsed) > st.idle {
+		st.removeLocked(s)
+		return nil
+	}
+	s.active++
+	s.lastUsed = st.now()
+	return s
+}
+
+// release ends one request of the session.
+func (st *sessionStore) release(s *session) {
+	st.mu.Lock()
+	s.active--
+	s.lastUsed = st.now()
+	st.mu.Unlock()
+}
+
+// remove ends a session (DELETE, or a failed initialize) and cancels what
+// it still runs; it reports whether the session was live.
+func (st *sessionStore) remove(id string) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	s := st.byID[id]
+	if s == nil {
+		return false
+	}
+	st.removeLocked(s)
+	return true
+}
+
+func (st *sessionStore) removeLocked(s *session) {
+	delete(st.byID, s.id)
+	go s.mcp.Close() // cancels its calls; never under the store's lock
+}
+
+// sweep ends every idle, expired session.
+func (st *sessionStore) sweep() {
+	st.mu.Lock()
+	st.sweepLocked()
+	st.mu.Unlock()
+}
+
+func (st *sessionStore) sweepLocked() {
+	now := st.now()
+	for _, s := range st.byID {
+		if s.active == 0 && now.Sub(s.lastUsed) > st.idle {
+			st.removeLocked(s)
+		}
+	}
+}
+
+// closeAll ends every session (shutdown).
+func (st *sessionStore) closeAll() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, s := range st.byID {
+		st.removeLocked(s)
+	}
+}
+
+// count is the number of live sessions.
+func (st *sessionStore) count() int {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return len(st.byID)
+}

@@ -1,0 +1,224 @@
+package httpserve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"mime"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/nexus-mcp/nexus/internal/mcp"
+)
+
+// Header names of the Streamable HTTP transport. net/http canonicalises
+// names, so these match however a client spells them.
+const (
+	hdrSessionID       = "Mcp-Session-Id"
+	hdrProtocolVersion = "Mcp-Protocol-Version"
+	hdrMethod          = "Mcp-Method"
+	hdrName            = "Mcp-Name"
+)
+
+// MCP error codes of the 2026-07-28 HTTP transport.
+const (
+	codeHeaderMismatch             = -32020
+	codeMissingClientCapability    = -32021
+	codeUnsupportedProtocolVersion = -32022
+)
+
+// serveMCP is the MCP endpoint: POST carries messages, DELETE ends a
+// session. There is no standalone GET stream (nexus sends no server-initiated
+// messages), so GET is 405, which clients of every era accept.
+func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodPost:
+		s.postMCP(w, r)
+	case http.MethodDelete:
+		s.deleteMCP(w, r)
+	default:
+		w.Header().Set("Allow", "POST, DELETE")
+		writeRPCError(w, http.StatusMethodNotAllowed, nil, mcp.CodeInvalidRequest, "method not allowed: "+r.Method+" (this endpoint takes POST and DELETE; it offers no standalone SSE stream)")
+	}
+}
+
+func (s *Server) deleteMCP(w http.ResponseWriter, r *http.Request) {
+	id := r.Header.Get(hdrSessionID)
+	if id == "" {
+		writeRPCError(w, http.StatusBadRequest, nil, mcp.CodeInvalidRequest, "bad request: DELETE needs an Mcp-Session-Id header")
+		return
+	}
+	if !s.sessions.remove(id) {
+		writeRPCError(w, http.StatusNotFound, nil, mcp.CodeInvalidRequest, "session not found: it ended or expired; send initialize again")
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) postMCP(w http.ResponseWriter, r *http.Request) {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			writeRPCError(w, http.StatusUnsupportedMediaType, nil, mcp.CodeInvalidRequest, "unsupported media type: the body must be application/json")
+			return
+		}
+	}
+	acc := parseAccept(r.Header.Get("Accept"))
+	if !acc.json && !acc.sse {
+		writeRPCError(w, http.StatusNotAcceptable, nil, mcp.CodeInvalidRequest, "not acceptable: this endpoint answers application/json or text/event-stream")
+		return
+	}
+	body, ok := s.readBody(w, r)
+	if !ok {
+		return
+	}
+	items, batch := mcp.ParseMessages(body)
+	if batch {
+		s.postBatch(w, r, items)
+		return
+	}
+	it := items[0]
+	switch {
+	case it.Reply != nil:
+		// JSON-RPC fault in the body itself: an HTTP error with the JSON-RPC error.
+		writeJSON(w, http.StatusBadRequest, it.Reply)
+		return
+	case it.Request == nil:
+		w.WriteHeader(http.StatusAccepted) // a response from the client: nothing to do
+		return
+	}
+	req := it.Request
+	pv := r.Header.Get(hdrProtocolVersion)
+	switch {
+	case mcp.IsStateless(req) || pv == mcp.StatelessVersion:
+		s.postStateless(w, r, req, pv, acc)
+	case mcp.IsInitialize(req):
+		s.postInitialize(w, r, req, acc)
+	default:
+		s.postInSession(w, r, req, pv, acc)
+	}
+}
+
+// readBody reads the whole body within the cap (413 beyond it).
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := readLimited(w, r, s.cfg.MaxBody)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeRPCError(w, http.StatusRequestEntityTooLarge, nil, mcp.CodeInvalidRequest, "request body too large: the limit is "+byteCount(s.cfg.MaxBody))
+		} else {
+			writeRPCError(w, http.StatusBadRequest, nil, mcp.CodeParseError, "cannot read the request body: "+err.Error())
+		}
+		return nil, false
+	}
+	return body, true
+}
+
+// postInitialize opens a handshake-era session and answers initialize with
+// its Mcp-Session-Id (only when initialize succeeds).
+func (s *Server) postInitialize(w http.ResponseWriter, r *http.Request, req *mcp.Request, acc accept) {
+	if req.IsNotification() {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	sess, err := s.sessions.create(s.mcp)
+	if err != nil {
+		w.Header().Set("Retry-After", "60")
+		writeRPCError(w, http.StatusServiceUnavailable, req.ID, mcp.CodeInternalError, "server busy: the session limit is reached; try again later")
+		return
+	}
+	defer s.sessions.release(sess)
+	s.respond(w, r, acc, func(ctx context.Context, notify func(*mcp.Notification)) *mcp.Response {
+		return sess.mcp.Handle(ctx, req, notify)
+	}, func(resp *mcp.Response) int {
+		if resp == nil || resp.Error != nil {
+			s.sessions.remove(sess.id)
+			return http.StatusOK
+		}
+		w.Header().Set(hdrSessionID, sess.id)
+		return http.StatusOK
+	})
+}
+
+// postInSession serves a handshake-era message of an existing session.
+func (s *Server) postInSession(w http.ResponseWriter, r *http.Request, req *mcp.Request, pv string, acc accept) {
+	sess, ok := s.session(w, r, req.ID, pv)
+	if !ok {
+		return
+	}
+	defer s.sessions.release(sess)
+	if req.IsNotification() {
+		sess.mcp.Handle(r.Context(), req, nil)
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	s.respond(w, r, acc, func(ctx context.Context, notify func(*mcp.Notification)) *mcp.Response {
+		return sess.mcp.Handle(ctx, req, notify)
+	}, nil)
+}
+
+// session finds the request's session, or answers 400 (no id, bad version
+// header) or 404 (unknown or expired id) and returns false.
+func (s *Server) session(w http.ResponseWriter, r *http.Request, id json.RawMessage, pv string) (*session, bool) {
+	if pv != "" && !slices.Contains(mcp.SupportedVersions(), pv) {
+		writeRPCError(w, http.StatusBadRequest, id, mcp.CodeInvalidRequest, "bad request: unsupported MCP-Protocol-Version "+quoteHeader(pv)+" (supported: "+strings.Join(mcp.SupportedVersions(), ", ")+")")
+		return nil, false
+	}
+	sid := r.Header.Get(hdrSessionID)
+	if sid == "" {
+		writeRPCError(w, http.StatusBadRequest, id, mcp.CodeInvalidRequest, "bad request: missing Mcp-Session-Id header (send initialize first, or name a protocol version in params._meta for a stateless request)")
+		return nil, false
+	}
+	sess := s.sessions.acquire(sid)
+	if sess == nil {
+		writeRPCError(w, http.StatusNotFound, id, mcp.CodeInvalidRequest, "session not found: it ended or expired; send initialize again")
+		return nil, false
+	}
+	return sess, true
+}
+
+// postStateless serves a 2026-07-28 request: no session, the routing
+// headers must agree with the body.
+func (s *Server) postStateless(w http.ResponseWriter, r *http.Request, req *mcp.Request, pv string, acc accept) {
+	if req.IsNotification() {
+		w.WriteHeader(http.StatusAccepted) // this era defines none over HTTP; accept and drop
+		return
+	}
+	if msg := checkRoutingHeaders(r.Header, req, pv); msg != "" {
+		writeRPCError(w, http.StatusBadRequest, req.ID, codeHeaderMismatch, "header mismatch: "+msg)
+		return
+	}
+	metaOK := hasStatelessMeta(req)
+	s.respond(w, r, acc, func(ctx context.Context, notify func(*mcp.Notification)) *mcp.Response {
+		return s.mcp.HandleStateless(ctx, req, notify)
+	}, func(resp *mcp.Response) int {
+		if resp == nil || resp.Error == nil {
+			return http.StatusOK
+		}
+		switch resp.Error.Code {
+		case mcp.CodeMethodNotFound:
+			return http.StatusNotFound
+		case codeHeaderMismatch, codeMissingClientCapability, codeUnsupportedProtocolVersion, mcp.CodeParseError, mcp.CodeInvalidRequest:
+			return http.StatusBadRequest
+		case mcp.CodeInvalidParams:
+			if !metaOK {
+				return http.StatusBadRequest // the request's _meta is what is wrong
+			}
+		}
+		return http.StatusOK
+	})
+}
+
+// hasStatelessMeta reports whether params._meta carries what every
+// 2026-07-28 request must: the protocol version and client capabilities.
+func hasStatelessMeta(req *mcp.Request) bool {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if len(req.Params) == 0 || json.Unmarshal(req.Params, &p) != nil {
+		return false
+	}
+	_, v := p.Meta[mcp.MetaProtocolVersion]
+	_, c := p.Meta[mcp.MetaClientCapabilities]
+	return v && c
+}
