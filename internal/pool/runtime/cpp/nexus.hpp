@@ -1,0 +1,1356 @@
+// nexus.hpp: the nexus pool runtime for C++17, header only.
+//
+// A pool program holds plain C++ functions and registers each under its
+// manifest mid; the runtime speaks the nexus pool protocol
+// (docs/pool-protocol.md in the nexus repository) and converts arguments and
+// results to and from JSON:
+//
+//     #include "nexus.hpp"
+//
+//     int fighterDamage(int ac) { return 27 - ac; }
+//
+//     struct Person { std::string name; int age; };
+//     NEXUS_RECORD(Person, name, age)
+//
+//     Person older(Person p) { p.age += 1; return p; }
+//
+//     int main() {
+//         nexus::Pool pool;
+//         pool.add(9, fighterDamage);
+//         pool.add(10, older);
+//         return pool.serve();
+//     }
+//
+// Build: g++ -std=c++17 -O2 -pthread -I<nexus runtime dir>/cpp pool.cpp -o pool-cpp.out
+// It needs nlohmann/json (Debian: nlohmann-json3-dev) and POSIX.
+//
+// Supported argument and result types: bool, every integer type (range
+// checked), float, double, std::string, std::vector, std::array, std::pair,
+// std::tuple, std::optional, std::map / std::unordered_map (string keys as
+// JSON objects, other keys as arrays of [key, value]), structs declared with
+// NEXUS_RECORD, nexus::Bytes (base64), std::nullptr_t (null),
+// nlohmann::json and nexus::json (passed through), and any type with a
+// nexus::Codec specialization. A function returning void sends null.
+
+#ifndef NEXUS_POOL_RUNTIME_HPP
+#define NEXUS_POOL_RUNTIME_HPP
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <thread>
+#include <tuple>
+#include <type_traits>
+#include <typeinfo>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <cxxabi.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace nexus {
+
+// json is the JSON value type of the runtime: nlohmann's, keeping object
+// members in insertion order so that records keep their field order.
+using json = nlohmann::ordered_json;
+
+// The pool protocol version this runtime speaks.
+inline constexpr int protocol_version = 1;
+
+// Cancelled is thrown by throw_if_cancelled() and sleep_for() in a call that
+// nexus has cancelled; the runtime turns it into the protocol's "cancelled"
+// error. It does not derive from std::exception, so that
+// `catch (const std::exception&)` in user code does not swallow it.
+struct Cancelled {};
+
+// ConversionError reports a value that does not convert: the message names
+// where ("argument 2 at [3].age: 300 does not fit in int8_t").
+struct ConversionError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// Bytes is raw data; it travels as a base64 string (the protocol's form for
+// bytes, e.g. a function whose manifest return has a mime type).
+struct Bytes {
+    std::string data;
+    Bytes() = default;
+    explicit Bytes(std::string d) : data(std::move(d)) {}
+};
+
+// Codec<T> converts T from and to JSON. Specialize it for a type of your own:
+//
+//     template <> struct nexus::Codec<Point> {
+//         static std::string name() { return "Point"; }
+//         static Point decode(const nexus::json& j);   // throw on bad input
+//         static nexus::json encode(const Point& p);
+//     };
+//
+// The second parameter exists for the runtime's own partial
+// specializations; leave it out.
+template <class T, class Enable = void>
+struct Codec;
+
+namespace detail {
+
+// PathError travels up through nested codecs, each adding where it was.
+struct PathError {
+    std::string path;     // ".people[2].age"
+    std::string message;  // "300 does not fit in int8_t"
+};
+
+[[noreturn]] inline void fail(std::string message) { throw PathError{std::string(), std::move(message)}; }
+
+template <class T>
+inline constexpr bool dependent_false = false;
+
+template <class T>
+using plain = std::remove_cv_t<std::remove_reference_t<T>>;
+
+// got describes a JSON value for a message: "a string", "2.5", "an array of 3".
+inline std::string got(const json& j) {
+    switch (j.type()) {
+    case json::value_t::null:
+        return "null";
+    case json::value_t::boolean:
+        return j.get<bool>() ? "true" : "false";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned:
+    case json::value_t::number_float:
+        return j.dump();
+    case json::value_t::string: {
+        const auto& s = j.get_ref<const std::string&>();
+        if (s.size() <= 40) return "the string " + json(s).dump();
+        return "a string of " + std::to_string(s.size()) + " bytes";
+    }
+    case json::value_t::array:
+        return "an array of " + std::to_string(j.size());
+    case json::value_t::object:
+        return "an object";
+    default:
+        return "a " + std::string(j.type_name());
+    }
+}
+
+[[noreturn]] inline void expected(const std::string& what, const json& j) { fail("expected " + what + ", got " + got(j)); }
+
+// with_path runs f, adding segment in front of the path of a PathError.
+template <class F>
+decltype(auto) with_path(const std::string& segment, F&& f) {
+    try {
+        return f();
+    } catch (PathError& e) {
+        e.path.insert(0, segment);
+        throw;
+    }
+}
+
+inline std::string index_segment(std::size_t i) { return "[" + std::to_string(i) + "]"; }
+
+// where formats "argument 2" plus the path inside it, if any.
+inline std::string where(const std::string& what, const PathError& e) {
+    return e.path.empty() ? what + ": " + e.message : what + " at " + e.path + ": " + e.message;
+}
+
+inline std::string demangle(const char* name) {
+    int status = 0;
+    std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(name, nullptr, nullptr, &status), std::free);
+    return status == 0 && out ? std::string(out.get()) : std::string(name);
+}
+
+// --- integers ---------------------------------------------------------------
+
+template <class T>
+std::string integer_name() {
+    if constexpr (std::is_same_v<T, char>) {
+        return "char";
+    } else {
+        return std::string(std::is_signed_v<T> ? "int" : "uint") + std::to_string(sizeof(T) * 8) + "_t";
+    }
+}
+
+template <class T>
+[[noreturn]] void does_not_fit(const json& j) {
+    fail(j.dump() + " does not fit in " + integer_name<T>());
+}
+
+template <class T>
+T decode_integer(const json& j) {
+    static_assert(sizeof(T) <= 8, "nexus: integers wider than 64 bits are not supported");
+    using limits = std::numeric_limits<T>;
+    if (j.is_number_unsigned()) {
+        auto u = j.get<std::uint64_t>();
+        if (u <= static_cast<std::uint64_t>(limits::max())) return static_cast<T>(u);
+        does_not_fit<T>(j);
+    }
+    if (j.is_number_integer()) {
+        auto v = j.get<std::int64_t>();
+        if constexpr (std::is_signed_v<T>) {
+            if (v >= static_cast<std::int64_t>(limits::min()) && v <= static_cast<std::int64_t>(limits::max()))
+                return static_cast<T>(v);
+        } else {
+            if (v >= 0 && static_cast<std::uint64_t>(v) <= static_cast<std::uint64_t>(limits::max()))
+                return static_cast<T>(v);
+        }
+        does_not_fit<T>(j);
+    }
+    if (j.is_number_float()) {
+        // nlohmann reads integers beyond 64 bits as doubles; a whole double
+        // in range is taken, one with a fraction is not an integer at all.
+        double x = j.get<double>();
+        if (std::isfinite(x) && std::trunc(x) == x) {
+            double bound = std::ldexp(1.0, limits::digits);  // 2^31 for int32_t, 2^32 for uint32_t
+            double low = std::is_signed_v<T> ? -bound : 0.0;
+            if (x >= low && x < bound) return static_cast<T>(x);
+            does_not_fit<T>(j);
+        }
+    }
+    expected("an integer (" + integer_name<T>() + ")", j);
+}
+
+// --- floating point ----------------------------------------------------------
+
+template <class T>
+std::string floating_name() {
+    if constexpr (std::is_same_v<T, float>) return "float";
+    else if constexpr (std::is_same_v<T, double>) return "double";
+    else return "long double";
+}
+
+template <class T>
+T decode_floating(const json& j) {
+    if (!j.is_number()) expected("a number (" + floating_name<T>() + ")", j);
+    double x = j.get<double>();
+    if constexpr (std::is_same_v<T, float>) {
+        if (std::isfinite(x) && std::fabs(x) > static_cast<double>(std::numeric_limits<float>::max()))
+            fail(j.dump() + " does not fit in float");
+    }
+    return static_cast<T>(x);
+}
+
+// shortest_float is the double nearest the shortest decimal that reads back
+// as f, so 0.1f goes out as 0.1 and not 0.10000000149011612.
+inline double shortest_float(float f) {
+    char buf[32];
+    for (int precision = 1; precision <= 9; ++precision) {
+        std::snprintf(buf, sizeof buf, "%.*g", precision, static_cast<double>(f));
+        if (std::strtof(buf, nullptr) == f) return std::strtod(buf, nullptr);
+    }
+    return static_cast<double>(f);
+}
+
+template <class T>
+json encode_floating(T value) {
+    if (std::isnan(value)) fail("NaN has no JSON form");
+    if (std::isinf(value)) fail(std::string(value > 0 ? "" : "-") + "infinity has no JSON form");
+    if constexpr (std::is_same_v<T, float>) return json(shortest_float(value));
+    else return json(static_cast<double>(value));
+}
+
+// --- base64 ------------------------------------------------------------------
+
+inline std::string base64_encode(const std::string& in) {
+    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    out.reserve((in.size() + 2) / 3 * 4);
+    std::size_t i = 0;
+    for (; i + 2 < in.size(); i += 3) {
+        unsigned n = (unsigned char)in[i] << 16 | (unsigned char)in[i + 1] << 8 | (unsigned char)in[i + 2];
+        out += alphabet[n >> 18];
+        out += alphabet[(n >> 12) & 63];
+        out += alphabet[(n >> 6) & 63];
+        out += alphabet[n & 63];
+    }
+    if (i + 1 == in.size()) {
+        unsigned n = (unsigned char)in[i] << 16;
+        out += alphabet[n >> 18];
+        out += alphabet[(n >> 12) & 63];
+        out += "==";
+    } else if (i + 2 == in.size()) {
+        unsigned n = (unsigned char)in[i] << 16 | (unsigned char)in[i + 1] << 8;
+        out += alphabet[n >> 18];
+        out += alphabet[(n >> 12) & 63];
+        out += alphabet[(n >> 6) & 63];
+        out += '=';
+    }
+    return out;
+}
+
+inline std::string base64_decode(const std::string& in) {
+    auto value = [](char c) -> int {
+        if (c >= 'A' && c <= 'Z') return c - 'A';
+        if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+        if (c >= '0' && c <= '9') return c - '0' + 52;
+        if (c == '+') return 62;
+        if (c == '/') return 63;
+        return -1;
+    };
+    if (in.size() % 4 != 0) fail("not base64: the length is not a multiple of 4");
+    std::string out;
+    out.reserve(in.size() / 4 * 3);
+    for (std::size_t i = 0; i < in.size(); i += 4) {
+        bool last = i + 4 == in.size();
+        int pad = last ? (in[i + 3] == '=') + (in[i + 2] == '=' && in[i + 3] == '=') : 0;
+        unsigned n = 0;
+        for (int k = 0; k < 4 - pad; ++k) {
+            int v = value(in[i + k]);
+            if (v < 0) fail("not base64: bad character at " + std::to_string(i + k));
+            n |= unsigned(v) << (18 - 6 * k);
+        }
+        out += char(n >> 16);
+        if (pad < 2) out += char((n >> 8) & 255);
+        if (pad < 1) out += char(n & 255);
+    }
+    return out;
+}
+
+// --- records -------------------------------------------------------------------
+
+template <class C, class M>
+struct Field {
+    const char* name;
+    M C::*member;
+};
+
+template <class C, class M>
+constexpr Field<C, M> field(const char* name, M C::*member) {
+    return {name, member};
+}
+
+// Found by argument-dependent lookup when NEXUS_RECORD declared T.
+void nexus_record_fields();
+
+template <class T, class = void>
+struct is_record : std::false_type {};
+template <class T>
+struct is_record<T, std::void_t<decltype(nexus_record_fields(static_cast<const T*>(nullptr)))>> : std::true_type {};
+
+template <class T>
+struct is_optional : std::false_type {};
+template <class T>
+struct is_optional<std::optional<T>> : std::true_type {};
+
+}  // namespace detail
+
+// --- codecs ------------------------------------------------------------------
+
+// Records (NEXUS_RECORD) and, failing that, a compile error naming the type.
+template <class T, class Enable>
+struct Codec {
+    static_assert(detail::is_record<T>::value,
+                  "nexus: no JSON conversion for this type: declare a struct with NEXUS_RECORD(Type, field, ...) "
+                  "or specialize nexus::Codec<Type>");
+
+    static auto fields() { return nexus_record_fields(static_cast<const T*>(nullptr)); }
+    static std::string name() { return nexus_record_name(static_cast<const T*>(nullptr)); }
+
+    static T decode(const json& j) {
+        if (!j.is_object()) detail::expected("an object (" + name() + ")", j);
+        T value{};
+        std::apply([&](const auto&... f) { (decode_field(j, value, f), ...); }, fields());
+        return value;
+    }
+
+    static json encode(const T& value) {
+        json out = json::object();
+        std::apply([&](const auto&... f) { (encode_field(out, value, f), ...); }, fields());
+        return out;
+    }
+
+private:
+    template <class C, class M>
+    static void decode_field(const json& j, T& value, const detail::Field<C, M>& f) {
+        auto it = j.find(f.name);
+        if (it == j.end()) {
+            if constexpr (detail::is_optional<M>::value) return;  // left out: nothing
+            detail::fail(std::string("missing field \"") + f.name + "\" of " + name());
+        }
+        value.*f.member = detail::with_path(std::string(".") + f.name, [&] { return Codec<M>::decode(*it); });
+    }
+
+    template <class C, class M>
+    static void encode_field(json& out, const T& value, const detail::Field<C, M>& f) {
+        out[f.name] = detail::with_path(std::string(".") + f.name, [&] { return Codec<M>::encode(value.*f.member); });
+    }
+};
+
+template <>
+struct Codec<bool> {
+    static std::string name() { return "bool"; }
+    static bool decode(const json& j) {
+        if (!j.is_boolean()) detail::expected("a boolean", j);
+        return j.get<bool>();
+    }
+    static json encode(bool b) { return json(b); }
+};
+
+template <class T>
+struct Codec<T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>>> {
+    static std::string name() { return detail::integer_name<T>(); }
+    static T decode(const json& j) { return detail::decode_integer<T>(j); }
+    static json encode(T v) {
+        if constexpr (std::is_signed_v<T>) return json(static_cast<std::int64_t>(v));
+        else return json(static_cast<std::uint64_t>(v));
+    }
+};
+
+template <class T>
+struct Codec<T, std::enable_if_t<std::is_floating_point_v<T>>> {
+    static std::string name() { return detail::floating_name<T>(); }
+    static T decode(const json& j) { return detail::decode_floating<T>(j); }
+    static json encode(T v) { return detail::encode_floating<T>(v); }
+};
+
+template <>
+struct Codec<std::string> {
+    static std::string name() { return "string"; }
+    static std::string decode(const json& j) {
+        if (!j.is_string()) detail::expected("a string", j);
+        return j.get<std::string>();
+    }
+    static json encode(const std::string& s) { return json(s); }
+};
+
+// Return-only string types: a decoded argument could not own its text.
+template <>
+struct Codec<const char*> {
+    static std::string name() { return "string"; }
+    static json encode(const char* s) {
+        if (s == nullptr) return json(nullptr);
+        return json(std::string(s));
+    }
+};
+template <>
+struct Codec<char*> : Codec<const char*> {};
+template <>
+struct Codec<std::string_view> {
+    static std::string name() { return "string"; }
+    static json encode(std::string_view s) { return json(std::string(s)); }
+};
+
+template <>
+struct Codec<std::nullptr_t> {
+    static std::string name() { return "null"; }
+    static std::nullptr_t decode(const json& j) {
+        if (!j.is_null()) detail::expected("null", j);
+        return nullptr;
+    }
+    static json encode(std::nullptr_t) { return json(nullptr); }
+};
+
+template <>
+struct Codec<Bytes> {
+    static std::string name() { return "bytes"; }
+    static Bytes decode(const json& j) {
+        if (!j.is_string()) detail::expected("a base64 string (bytes)", j);
+        return Bytes(detail::base64_decode(j.get_ref<const std::string&>()));
+    }
+    static json encode(const Bytes& b) { return json(detail::base64_encode(b.data)); }
+};
+
+template <>
+struct Codec<json> {
+    static std::string name() { return "json"; }
+    static json decode(const json& j) { return j; }
+    static json encode(const json& j) { return j; }
+};
+
+template <>
+struct Codec<nlohmann::json> {
+    static std::string name() { return "json"; }
+    static nlohmann::json decode(const json& j) { return nlohmann::json::parse(j.dump()); }
+    static json encode(const nlohmann::json& j) { return json::parse(j.dump()); }
+};
+
+template <class T, class A>
+struct Codec<std::vector<T, A>> {
+    static std::string name() { return "vector<" + Codec<T>::name() + ">"; }
+    static std::vector<T, A> decode(const json& j) {
+        if (!j.is_array()) detail::expected("an array (" + name() + ")", j);
+        std::vector<T, A> out;
+        out.reserve(j.size());
+        for (std::size_t i = 0; i < j.size(); ++i)
+            out.push_back(detail::with_path(detail::index_segment(i), [&] { return Codec<T>::decode(j[i]); }));
+        return out;
+    }
+    static json encode(const std::vector<T, A>& v) {
+        json out = json::array();
+        std::size_t i = 0;
+        for (auto&& e : v) {
+            out.push_back(detail::with_path(detail::index_segment(i), [&] { return Codec<T>::encode(static_cast<const T&>(e)); }));
+            ++i;
+        }
+        return out;
+    }
+};
+
+template <class T, std::size_t N>
+struct Codec<std::array<T, N>> {
+    static std::string name() { return "array<" + Codec<T>::name() + ", " + std::to_string(N) + ">"; }
+    static std::array<T, N> decode(const json& j) {
+        if (!j.is_array() || j.size() != N) detail::expected("an array of " + std::to_string(N) + " (" + name() + ")", j);
+        std::array<T, N> out{};
+        for (std::size_t i = 0; i < N; ++i)
+            out[i] = detail::with_path(detail::index_segment(i), [&] { return Codec<T>::decode(j[i]); });
+        return out;
+    }
+    static json encode(const std::array<T, N>& v) {
+        json out = json::array();
+        for (std::size_t i = 0; i < N; ++i)
+            out.push_back(detail::with_path(detail::index_segment(i), [&] { return Codec<T>::encode(v[i]); }));
+        return out;
+    }
+};
+
+namespace detail {
+
+template <class... T>
+std::string join_names() {
+    std::string out;
+    ((out += (out.empty() ? "" : ", ") + Codec<T>::name()), ...);
+    return out;
+}
+
+template <class Tuple, class... T, std::size_t... I>
+Tuple decode_tuple(const json& j, std::index_sequence<I...>) {
+    // Braced initialization evaluates left to right: the first bad element is reported.
+    return Tuple{with_path(index_segment(I), [&] { return Codec<T>::decode(j[I]); })...};
+}
+
+template <class Tuple, class... T, std::size_t... I>
+json encode_tuple(const Tuple& t, std::index_sequence<I...>) {
+    json out = json::array();
+    (out.push_back(with_path(index_segment(I), [&] { return Codec<T>::encode(std::get<I>(t)); })), ...);
+    return out;
+}
+
+}  // namespace detail
+
+template <class... T>
+struct Codec<std::tuple<T...>> {
+    static std::string name() { return "tuple<" + detail::join_names<T...>() + ">"; }
+    static std::tuple<T...> decode(const json& j) {
+        if (!j.is_array() || j.size() != sizeof...(T))
+            detail::expected("an array of " + std::to_string(sizeof...(T)) + " (" + name() + ")", j);
+        return detail::decode_tuple<std::tuple<T...>, T...>(j, std::index_sequence_for<T...>{});
+    }
+    static json encode(const std::tuple<T...>& t) {
+        return detail::encode_tuple<std::tuple<T...>, T...>(t, std::index_sequence_for<T...>{});
+    }
+};
+
+template <class A, class B>
+struct Codec<std::pair<A, B>> {
+    static std::string name() { return "pair<" + detail::join_names<A, B>() + ">"; }
+    static std::pair<A, B> decode(const json& j) {
+        if (!j.is_array() || j.size() != 2) detail::expected("an array of 2 (" + name() + ")", j);
+        return detail::decode_tuple<std::pair<A, B>, A, B>(j, std::index_sequence_for<A, B>{});
+    }
+    static json encode(const std::pair<A, B>& p) {
+        return detail::encode_tuple<std::pair<A, B>, A, B>(p, std::index_sequence_for<A, B>{});
+    }
+};
+
+template <class T>
+struct Codec<std::optional<T>> {
+    static std::string name() { return "optional<" + Codec<T>::name() + ">"; }
+    static std::optional<T> decode(const json& j) {
+        if (j.is_null()) return std::nullopt;
+        return Codec<T>::decode(j);
+    }
+    static json encode(const std::optional<T>& v) {
+        if (!v) return json(nullptr);
+        return Codec<T>::encode(*v);
+    }
+};
+
+namespace detail {
+
+// MapCodec serves std::map and std::unordered_map. String keys make a JSON
+// object (nexus sends Map Str X that way); other keys an array of
+// [key, value] pairs. A string-keyed map also accepts the pairs.
+template <class Map, class K, class V>
+struct MapCodec {
+    static constexpr bool string_keys = std::is_same_v<K, std::string>;
+
+    static std::string name() { return "map<" + join_names<K, V>() + ">"; }
+
+    static Map decode(const json& j) {
+        Map out;
+        if constexpr (string_keys) {
+            if (j.is_object()) {
+                for (auto it = j.begin(); it != j.end(); ++it) {
+                    const std::string& key = it.key();
+                    out.insert_or_assign(key, with_path("[" + json(key).dump() + "]", [&] { return Codec<V>::decode(it.value()); }));
+                }
+                return out;
+            }
+        }
+        if (!j.is_array()) expected(string_keys ? "an object (" + name() + ")" : "an array of [key, value] (" + name() + ")", j);
+        for (std::size_t i = 0; i < j.size(); ++i) {
+            with_path(index_segment(i), [&] {
+                const json& pair = j[i];
+                if (!pair.is_array() || pair.size() != 2) expected("a [key, value] array", pair);
+                K key = with_path("[0]", [&] { return Codec<K>::decode(pair[0]); });
+                V value = with_path("[1]", [&] { return Codec<V>::decode(pair[1]); });
+                out.insert_or_assign(std::move(key), std::move(value));
+                return 0;
+            });
+        }
+        return out;
+    }
+
+    static json encode(const Map& m) {
+        if constexpr (string_keys) {
+            json out = json::object();
+            for (const auto& [key, value] : m)
+                out[key] = with_path("[" + json(key).dump() + "]", [&] { return Codec<V>::encode(value); });
+            return out;
+        } else {
+            json out = json::array();
+            std::size_t i = 0;
+            for (const auto& [key, value] : m) {
+                out.push_back(with_path(index_segment(i), [&] { return json::array({Codec<K>::encode(key), Codec<V>::encode(value)}); }));
+                ++i;
+            }
+            return out;
+        }
+    }
+};
+
+}  // namespace detail
+
+template <class K, class V, class C, class A>
+struct Codec<std::map<K, V, C, A>> : detail::MapCodec<std::map<K, V, C, A>, K, V> {};
+
+template <class K, class V, class H, class E, class A>
+struct Codec<std::unordered_map<K, V, H, E, A>> : detail::MapCodec<std::unordered_map<K, V, H, E, A>, K, V> {};
+
+// decode converts JSON to T, throwing ConversionError ("value at [2]: ...").
+template <class T>
+T decode(const json& j) {
+    try {
+        return Codec<detail::plain<T>>::decode(j);
+    } catch (const detail::PathError& e) {
+        throw ConversionError(detail::where("value", e));
+    }
+}
+
+// encode converts a value to JSON, throwing ConversionError for what JSON
+// cannot hold (NaN, infinities).
+template <class T>
+json encode(const T& value) {
+    try {
+        return Codec<detail::plain<T>>::encode(value);
+    } catch (const detail::PathError& e) {
+        throw ConversionError(detail::where("value", e));
+    }
+}
+
+// --- runtime state -------------------------------------------------------------
+
+namespace detail {
+
+constexpr std::size_t max_frame = std::size_t(256) << 20;
+constexpr std::size_t alt_stack_size = 64 << 10;
+
+// CallState is one call in flight.
+struct CallState {
+    json id;              // echoed exactly
+    std::string id_text;  // id.dump(): the key of the call table
+    long long mid = 0;
+    bool progress = false;  // the client asked for progress
+    std::atomic<bool> cancelled{false};
+    std::mutex mu;  // with cv: wakes sleep_for on cancel
+    std::condition_variable cv;
+};
+
+using Handler = std::function<json(const json& args)>;
+
+struct Runtime {
+    int in_fd = -1;
+    int out_fd = -1;  // -1 until serve(): log() then writes to stderr
+    std::string lang = "cpp";
+    bool crash_handlers = false;  // ours are installed: call threads get an alternate signal stack
+    std::mutex write_mu;
+    std::mutex calls_mu;
+    std::unordered_map<std::string, std::shared_ptr<CallState>> calls;
+    std::map<long long, Handler> table;
+};
+
+// runtime is never destroyed: detached call threads may use it while the
+// process exits.
+inline Runtime& runtime() {
+    static Runtime* r = new Runtime;
+    return *r;
+}
+
+inline thread_local CallState* current_call = nullptr;
+
+// A pool's stdout is a pipe to nexus's stderr: make it line buffered, so
+// that printf and std::cout lines show up as they are written.
+inline const bool stdout_line_buffered = [] {
+    if (std::getenv("NEXUS_POOL_IN") != nullptr) std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
+    return true;
+}();
+
+[[noreturn]] inline void exit_now(int status) {
+    std::cout.flush();
+    std::fflush(nullptr);
+    std::_Exit(status);
+}
+
+// write_frame sends one frame whole. The lock keeps frames from several
+// threads apart. SIGPIPE is blocked around the write so that a vanished
+// nexus shows up as EPIPE; the pool then exits, as nexus is gone.
+inline void write_frame(const std::string& payload) {
+    Runtime& rt = runtime();
+    if (rt.out_fd < 0) {
+        std::fprintf(stderr, "%s\n", payload.c_str());
+        return;
+    }
+    std::string frame;
+    frame.reserve(payload.size() + 4);
+    auto n = static_cast<std::uint32_t>(payload.size());
+    frame += char(n >> 24);
+    frame += char((n >> 16) & 255);
+    frame += char((n >> 8) & 255);
+    frame += char(n & 255);
+    frame += payload;
+
+    std::lock_guard<std::mutex> lock(rt.write_mu);
+    sigset_t pipe_only, old;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+    const char* p = frame.data();
+    std::size_t left = frame.size();
+    while (left > 0) {
+        ssize_t w = ::write(rt.out_fd, p, left);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            exit_now(0);  // nexus is gone: so are we
+        }
+        p += w;
+        left -= std::size_t(w);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+inline std::string dump(const json& j) { return j.dump(); }
+
+inline json number(double x) {
+    if (std::trunc(x) == x && std::fabs(x) < 9007199254740992.0) return json(static_cast<std::int64_t>(x));
+    return json(x);
+}
+
+[[noreturn]] inline void protocol_error(const std::string& what) {
+    std::fprintf(stderr, "nexus pool %s: protocol error: %s\n", runtime().lang.c_str(), what.c_str());
+    exit_now(2);
+}
+
+// --- crashes -------------------------------------------------------------------
+
+// A crash kills the pool and nexus reports it with the pool's last lines of
+// output; this handler makes the last line say which call crashed. It uses
+// only async-signal-safe calls, then dies of the same signal.
+inline void write_all_raw(const char* s, std::size_t n) {
+    while (n > 0) {
+        ssize_t w = ::write(2, s, n);
+        if (w <= 0) {
+            if (w < 0 && errno == EINTR) continue;
+            return;
+        }
+        s += w;
+        n -= std::size_t(w);
+    }
+}
+inline void write_raw(const char* s) { write_all_raw(s, std::strlen(s)); }
+
+inline void write_raw_number(long long v) {
+    char buf[24];
+    int i = sizeof buf;
+    bool negative = v < 0;
+    unsigned long long u = negative ? 0ULL - static_cast<unsigned long long>(v) : static_cast<unsigned long long>(v);
+    do {
+        buf[--i] = char('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    if (negative) buf[--i] = '-';
+    write_all_raw(buf + i, sizeof buf - std::size_t(i));
+}
+
+inline const char* signal_name(int sig) {
+    switch (sig) {
+    case SIGSEGV: return "SIGSEGV (segmentation fault)";
+    case SIGBUS: return "SIGBUS (bus error)";
+    case SIGFPE: return "SIGFPE (arithmetic exception)";
+    case SIGILL: return "SIGILL (illegal instruction)";
+    case SIGABRT: return "SIGABRT (aborted)";
+    default: return "a signal";
+    }
+}
+
+inline void crash_handler(int sig) {
+    write_raw("nexus pool ");
+    write_raw(runtime().lang.c_str());
+    const CallState* call = current_call;
+    if (call != nullptr) {
+        write_raw(": call ");
+        write_raw(call->id_text.c_str());
+        write_raw(" (mid ");
+        write_raw_number(call->mid);
+        write_raw(")");
+    }
+    write_raw(" crashed: ");
+    write_raw(signal_name(sig));
+    write_raw("\n");
+    // SA_RESETHAND restored the default action: die of the same signal once
+    // this handler returns (a fault also recurs when the instruction reruns).
+    ::raise(sig);
+}
+
+inline void install_crash_handlers() {
+    bool any = false;
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) {
+        struct sigaction old {};
+        if (sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO)) continue;  // the program's own handler wins
+        struct sigaction sa {};
+        sa.sa_handler = crash_handler;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESETHAND | SA_ONSTACK;
+        if (sigaction(sig, &sa, nullptr) == 0) any = true;
+    }
+    runtime().crash_handlers = any;
+}
+
+// AltStack gives a call thread its own signal stack, so that the crash
+// handler still runs when the call overflows its stack.
+class AltStack {
+public:
+    AltStack() {
+        if (!runtime().crash_handlers) return;
+        memory_ = std::malloc(alt_stack_size);
+        if (memory_ == nullptr) return;
+        stack_t ss{};
+        ss.ss_sp = memory_;
+        ss.ss_size = alt_stack_size;
+        if (sigaltstack(&ss, nullptr) != 0) {
+            std::free(memory_);
+            memory_ = nullptr;
+        }
+    }
+    ~AltStack() {
+        if (memory_ == nullptr) return;
+        stack_t ss{};
+        ss.ss_flags = SS_DISABLE;
+        sigaltstack(&ss, nullptr);
+        std::free(memory_);
+    }
+    AltStack(const AltStack&) = delete;
+    AltStack& operator=(const AltStack&) = delete;
+
+private:
+    void* memory_ = nullptr;
+};
+
+// --- calls ------------------------------------------------------------------------
+
+inline std::string error_payload(const json& id, const std::string& message, const std::string& traceback = std::string()) {
+    json frame = {{"type", "error"}, {"id", id}, {"message", message}};
+    if (!traceback.empty()) frame["traceback"] = traceback;
+    return frame.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+inline std::string cancelled_payload(const json& id) {
+    return json{{"type", "error"}, {"id", id}, {"message", "cancelled"}, {"cancelled", true}}.dump();
+}
+
+// strip_nlohmann drops "[json.exception.type_error.316] " from a message.
+inline std::string strip_nlohmann(const char* what) {
+    std::string s(what);
+    if (s.rfind("[json.exception.", 0) == 0) {
+        auto end = s.find("] ");
+        if (end != std::string::npos) s.erase(0, end + 2);
+    }
+    return s;
+}
+
+// result_payload runs the handler and encodes its one reply.
+inline std::string result_payload(const Handler& handler, CallState& call, const json& args) {
+    json value;
+    try {
+        if (call.cancelled) return cancelled_payload(call.id);
+        value = handler(args);
+    } catch (const Cancelled&) {
+        return cancelled_payload(call.id);
+    } catch (const ConversionError& e) {
+        return error_payload(call.id, e.what());
+    } catch (const std::exception& e) {
+        std::string type = demangle(typeid(e).name());
+        std::string text = e.what();
+        return error_payload(call.id, text.empty() ? type : text, "C++ exception of type " + type);
+    } catch (...) {
+        return error_payload(call.id, "unknown C++ exception");
+    }
+    // A call that saw the flag and returned early did not finish its work.
+    if (call.cancelled) return cancelled_payload(call.id);
+    std::string payload;
+    try {
+        payload = json{{"type", "result"}, {"id", call.id}, {"value", std::move(value)}}.dump();
+    } catch (const json::exception& e) {
+        return error_payload(call.id, "result: a string is not valid UTF-8 (" + strip_nlohmann(e.what()) + ")");
+    }
+    if (payload.size() > max_frame)
+        return error_payload(call.id, "the result takes " + std::to_string(payload.size()) + " bytes, over the " +
+                                          std::to_string(max_frame >> 20) + " MiB frame limit");
+    return payload;
+}
+
+inline void run_call(const Handler* handler, std::shared_ptr<CallState> call, json args) {
+    AltStack alt_stack;
+    current_call = call.get();
+    std::string payload = result_payload(*handler, *call, args);
+    current_call = nullptr;
+    {
+        Runtime& rt = runtime();
+        std::lock_guard<std::mutex> lock(rt.calls_mu);
+        rt.calls.erase(call->id_text);
+    }
+    write_frame(payload);
+}
+
+inline std::string mid_list() {
+    std::string out;
+    for (const auto& entry : runtime().table) {
+        if (!out.empty()) out += ", ";
+        out += std::to_string(entry.first);
+    }
+    return out;
+}
+
+inline void start_call(json& message) {
+    Runtime& rt = runtime();
+    auto id_it = message.find("id");
+    if (id_it == message.end()) protocol_error("a call without an id");
+    json id = *id_it;
+    auto mid_it = message.find("mid");
+    const Handler* handler = nullptr;
+    long long mid = 0;
+    if (mid_it != message.end() && mid_it->is_number_integer() &&
+        !(mid_it->is_number_unsigned() && mid_it->get<std::uint64_t>() > std::uint64_t(std::numeric_limits<long long>::max()))) {
+        mid = mid_it->get<long long>();
+        auto it = rt.table.find(mid);
+        if (it != rt.table.end()) handler = &it->second;
+    }
+    if (handler == nullptr) {
+        std::string shown = mid_it == message.end() ? "null" : mid_it->dump();
+        write_frame(error_payload(id, "unknown mid " + shown + " (this pool has " + mid_list() + ")"));
+        return;
+    }
+    auto args_it = message.find("args");
+    if (args_it == message.end() || !args_it->is_array()) protocol_error("call " + id.dump() + ": args is not an array");
+
+    auto call = std::make_shared<CallState>();
+    call->id = id;
+    call->id_text = id.dump();
+    call->mid = mid;
+    auto progress_it = message.find("progress");
+    call->progress = progress_it != message.end() && progress_it->is_boolean() && progress_it->get<bool>();
+    {
+        std::lock_guard<std::mutex> lock(rt.calls_mu);
+        rt.calls[call->id_text] = call;
+    }
+    try {
+        std::thread(run_call, handler, call, std::move(*args_it)).detach();
+    } catch (const std::system_error& e) {
+        {
+            std::lock_guard<std::mutex> lock(rt.calls_mu);
+            rt.calls.erase(call->id_text);
+        }
+        write_frame(error_payload(id, std::string("cannot start a thread for the call: ") + e.what()));
+    }
+}
+
+inline void cancel_call(const json& message) {
+    auto id_it = message.find("id");
+    if (id_it == message.end()) return;
+    std::shared_ptr<CallState> call;
+    {
+        Runtime& rt = runtime();
+        std::lock_guard<std::mutex> lock(rt.calls_mu);
+        auto it = rt.calls.find(id_it->dump());
+        if (it == rt.calls.end()) return;  // finished already
+        call = it->second;
+    }
+    {
+        std::lock_guard<std::mutex> lock(call->mu);
+        call->cancelled = true;
+    }
+    call->cv.notify_all();
+}
+
+// read_full reads exactly n bytes; false at end of file before any byte.
+inline bool read_full(int fd, char* buf, std::size_t n, const char* what) {
+    std::size_t got = 0;
+    while (got < n) {
+        ssize_t r = ::read(fd, buf + got, n - got);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            protocol_error(std::string("reading descriptor ") + std::to_string(fd) + ": " + std::strerror(errno));
+        }
+        if (r == 0) {
+            if (got == 0) return false;
+            protocol_error(std::string("end of file inside ") + what);
+        }
+        got += std::size_t(r);
+    }
+    return true;
+}
+
+// read_message returns the next message, or nothing at end of file.
+inline std::optional<json> read_message(int fd) {
+    unsigned char header[4];
+    if (!read_full(fd, reinterpret_cast<char*>(header), 4, "a frame header")) return std::nullopt;
+    std::size_t size = std::size_t(header[0]) << 24 | std::size_t(header[1]) << 16 | std::size_t(header[2]) << 8 | header[3];
+    if (size < 2 || size > max_frame)
+        protocol_error("frame length " + std::to_string(size) + " is outside 2.." + std::to_string(max_frame));
+    std::string payload(size, '\0');
+    if (!read_full(fd, payload.data(), size, "a frame")) protocol_error("end of file inside a frame");
+    json message;
+    try {
+        message = json::parse(payload);
+    } catch (const json::exception& e) {
+        protocol_error("bad message: " + strip_nlohmann(e.what()));
+    }
+    if (!message.is_object() || !message.contains("type") || !message["type"].is_string())
+        protocol_error("a message is not an object with a type");
+    return message;
+}
+
+// open_descriptors reads NEXUS_POOL_IN and NEXUS_POOL_OUT, refusing to run
+// without them, and keeps the descriptors from children the pool starts.
+inline void open_descriptors() {
+    Runtime& rt = runtime();
+    const char* in = std::getenv("NEXUS_POOL_IN");
+    const char* out = std::getenv("NEXUS_POOL_OUT");
+    if (const char* lang = std::getenv("NEXUS_POOL_LANG"); lang != nullptr && *lang != '\0') rt.lang = lang;
+    if (in == nullptr || out == nullptr) {
+        std::fprintf(stderr,
+                     "This program is a nexus pool: nexus starts it and talks to it over a pipe "
+                     "(NEXUS_POOL_IN is not set). Run the program through nexus instead.\n");
+        exit_now(2);
+    }
+    auto parse = [&](const char* text) {
+        char* end = nullptr;
+        errno = 0;
+        long fd = std::strtol(text, &end, 10);
+        struct stat st {};
+        if (errno != 0 || end == text || *end != '\0' || fd < 0 || fd > 1 << 20 || fstat(int(fd), &st) != 0) {
+            std::fprintf(stderr, "nexus pool %s: bad NEXUS_POOL_IN/NEXUS_POOL_OUT (%s, %s)\n", rt.lang.c_str(), in, out);
+            exit_now(2);
+        }
+        int flags = fcntl(int(fd), F_GETFD);
+        if (flags >= 0) fcntl(int(fd), F_SETFD, flags | FD_CLOEXEC);  // children must not hold the protocol open
+        return int(fd);
+    };
+    rt.in_fd = parse(in);
+    rt.out_fd = parse(out);
+}
+
+// --- function adaptation --------------------------------------------------------
+
+template <class R, class... A>
+struct Signature {};
+
+template <class T, class = void>
+struct has_call_operator : std::false_type {};
+template <class T>
+struct has_call_operator<T, std::void_t<decltype(&T::operator())>> : std::true_type {};
+
+template <class T, class = void>
+struct signature_of {
+    static_assert(dependent_false<T>,
+                  "nexus: Pool::add needs a function, a function pointer, a std::function or a lambda "
+                  "with fixed parameter types (not auto)");
+};
+template <class T>
+struct signature_of<T, std::enable_if_t<has_call_operator<T>::value>> : signature_of<decltype(&T::operator())> {};
+template <class R, class... A>
+struct signature_of<R (*)(A...)> {
+    using type = Signature<R, A...>;
+};
+template <class R, class... A>
+struct signature_of<R (*)(A...) noexcept> : signature_of<R (*)(A...)> {};
+template <class C, class R, class... A>
+struct signature_of<R (C::*)(A...)> : signature_of<R (*)(A...)> {};
+template <class C, class R, class... A>
+struct signature_of<R (C::*)(A...) const> : signature_of<R (*)(A...)> {};
+template <class C, class R, class... A>
+struct signature_of<R (C::*)(A...) noexcept> : signature_of<R (*)(A...)> {};
+template <class C, class R, class... A>
+struct signature_of<R (C::*)(A...) const noexcept> : signature_of<R (*)(A...)> {};
+
+template <class T>
+T decode_argument(const json& args, std::size_t index) {
+    try {
+        return Codec<T>::decode(args[index]);
+    } catch (const PathError& e) {
+        throw ConversionError(where("argument " + std::to_string(index + 1), e));
+    } catch (const ConversionError&) {
+        throw;
+    } catch (const std::exception& e) {  // a user Codec's own failure
+        throw ConversionError("argument " + std::to_string(index + 1) + ": " + e.what());
+    }
+}
+
+template <class R>
+json encode_result(const R& value) {
+    try {
+        return Codec<plain<R>>::encode(value);
+    } catch (const PathError& e) {
+        throw ConversionError(where("result", e));
+    }
+}
+
+template <class F, class R, class... A, std::size_t... I>
+json invoke(F& fn, const json& args, std::index_sequence<I...>) {
+    // Braced initialization decodes left to right: the first bad argument is reported.
+    [[maybe_unused]] std::tuple<plain<A>...> values{decode_argument<plain<A>>(args, I)...};
+    if constexpr (std::is_void_v<R>) {
+        fn(std::forward<A>(std::get<I>(values))...);
+        return json(nullptr);
+    } else {
+        return encode_result<R>(fn(std::forward<A>(std::get<I>(values))...));
+    }
+}
+
+template <class F, class R, class... A>
+Handler make_handler(std::shared_ptr<F> fn, Signature<R, A...>) {
+    return [fn](const json& args) -> json {
+        constexpr std::size_t want = sizeof...(A);
+        if (args.size() != want)
+            throw ConversionError("expected " + std::to_string(want) + (want == 1 ? " argument" : " arguments") + ", got " +
+                                  std::to_string(args.size()));
+        return invoke<F, R, A...>(*fn, args, std::index_sequence_for<A...>{});
+    };
+}
+
+}  // namespace detail
+
+// --- public API ------------------------------------------------------------------
+
+// Pool is a pool's dispatch table: add each function under its mid, then serve.
+class Pool {
+public:
+    // add registers fn (a function, function pointer, std::function or lambda
+    // with fixed parameter types) under mid. Registering a mid twice throws
+    // std::invalid_argument.
+    template <class F>
+    Pool& add(long long mid, F&& fn) {
+        using Fn = std::decay_t<F>;
+        using Sig = typename detail::signature_of<Fn>::type;
+        if (table_.count(mid) != 0) throw std::invalid_argument("nexus: mid " + std::to_string(mid) + " is registered twice");
+        table_.emplace(mid, detail::make_handler(std::make_shared<Fn>(std::forward<F>(fn)), Sig{}));
+        return *this;
+    }
+
+    // serve sends ready and runs calls, each on its own thread, until nexus
+    // closes descriptor 3 or sends shutdown; then it ends the process with
+    // status 0 at once (std::_Exit after flushing stdout), without waiting
+    // for calls still running and without running static destructors. It
+    // never returns; the int is for `return pool.serve();` in main. Run by
+    // hand (NEXUS_POOL_IN unset), it says so on stderr and exits with 2.
+    [[noreturn]] int serve() {
+        detail::Runtime& rt = detail::runtime();
+        detail::open_descriptors();
+        rt.table = std::move(table_);
+        detail::install_crash_handlers();
+        json mids = json::array();
+        for (const auto& entry : rt.table) mids.push_back(entry.first);
+        detail::write_frame(json{{"type", "ready"}, {"protocol", protocol_version}, {"lang", "cpp"}, {"pid", static_cast<long long>(::getpid())}, {"mids", mids}}.dump());
+        while (auto message = detail::read_message(rt.in_fd)) {
+            const std::string& type = (*message)["type"].get_ref<const std::string&>();
+            if (type == "call") detail::start_call(*message);
+            else if (type == "cancel") detail::cancel_call(*message);
+            else if (type == "shutdown") break;
+            // other types are ignored: newer nexus versions may send them
+        }
+        detail::exit_now(0);
+    }
+
+private:
+    std::map<long long, detail::Handler> table_;
+};
+
+// cancelled is true once nexus has cancelled the current call. A long call
+// should poll it (or use throw_if_cancelled / sleep_for) and stop early:
+// nexus has already answered its client, and a worker that keeps running
+// only burns CPU until it finishes.
+inline bool cancelled() {
+    const detail::CallState* call = detail::current_call;
+    return call != nullptr && call->cancelled.load();
+}
+
+// throw_if_cancelled throws nexus::Cancelled once the current call is cancelled.
+inline void throw_if_cancelled() {
+    if (cancelled()) throw Cancelled{};
+}
+
+// sleep_for sleeps, but wakes and throws nexus::Cancelled as soon as the
+// current call is cancelled.
+template <class Rep, class Period>
+void sleep_for(const std::chrono::duration<Rep, Period>& duration) {
+    detail::CallState* call = detail::current_call;
+    if (call == nullptr) {
+        std::this_thread::sleep_for(duration);
+        return;
+    }
+    std::unique_lock<std::mutex> lock(call->mu);
+    if (call->cv.wait_for(lock, duration, [call] { return call->cancelled.load(); })) throw Cancelled{};
+}
+
+// progress reports how far the current call has got: done out of total
+// (when known), with a message. It does nothing outside a call's thread or
+// when the client did not ask for progress. It throws std::invalid_argument
+// for a number that is not finite.
+inline void progress(double done, std::optional<double> total = std::nullopt, const std::string& message = std::string()) {
+    const detail::CallState* call = detail::current_call;
+    if (call == nullptr || !call->progress) return;
+    if (!std::isfinite(done) || (total && !std::isfinite(*total)))
+        throw std::invalid_argument("nexus::progress: progress and total must be finite numbers");
+    json frame = {{"type", "progress"}, {"id", call->id}, {"progress", detail::number(done)}};
+    if (total) frame["total"] = detail::number(*total);
+    if (!message.empty()) frame["message"] = message;
+    detail::write_frame(frame.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+// log sends a log record at an MCP level ("debug", "info", "notice",
+// "warning", "error", ...); data is any value the runtime can convert. The
+// record belongs to the current call when there is one. Before serve() it
+// is written to stderr.
+template <class T>
+void log(const std::string& level, const T& data) {
+    json frame = {{"type", "log"}, {"level", level}};
+    if (const detail::CallState* call = detail::current_call) frame["id"] = call->id;
+    frame["data"] = encode(data);
+    detail::write_frame(frame.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+inline void log(const std::string& level, const char* text) { log(level, std::string(text)); }
+
+}  // namespace nexus
+
+// NEXUS_RECORD(Type, field, ...) lets a struct travel as a JSON object keyed
+// by its field names. Write it after the struct, in the struct's namespace.
+// Fields of type std::optional may be missing from the object. Up to 64
+// fields; Type must be default-constructible and a single name (use an
+// alias for a template instance).
+#define NEXUS_RECORD(Type, ...)                                                     \
+    [[maybe_unused]] inline auto nexus_record_fields(const Type*) {                 \
+        using nexus_record_type = Type;                                             \
+        return std::make_tuple(NEXUS_DETAIL_FIELDS(__VA_ARGS__));                   \
+    }                                                                               \
+    [[maybe_unused]] inline const char* nexus_record_name(const Type*) { return #Type; }
+
+#define NEXUS_DETAIL_FIELD(f) ::nexus::detail::field(#f, &nexus_record_type::f)
+
+// NEXUS_DETAIL_FIELDS applies NEXUS_DETAIL_FIELD to each of up to 64 names.
+// (A generated table: one macro per count.)
+#define NEXUS_DETAIL_EXPAND(x) x
+#define NEXUS_DETAIL_PICK(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, _17, _18, _19, _20, _21, _22, _23, _24, _25, _26, _27, _28, _29, _30, _31, _32, _33, _34, _35, _36, _37, _38, _39, _40, _41, _42, _43, _44, _45, _46, _47, _48, _49, _50, _51, _52, _53, _54, _55, _56, _57, _58, _59, _60, _61, _62, _63, _64, n, ...) n
+#define NEXUS_DETAIL_COUNT(...) NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_PICK(__VA_ARGS__, 64, 63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42, 41, 40, 39, 38, 37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1))
+#define NEXUS_DETAIL_CAT(a, b) NEXUS_DETAIL_CAT_(a, b)
+#define NEXUS_DETAIL_CAT_(a, b) a##b
+#define NEXUS_DETAIL_FIELDS(...) NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_CAT(NEXUS_DETAIL_F, NEXUS_DETAIL_COUNT(__VA_ARGS__))(__VA_ARGS__))
+#define NEXUS_DETAIL_F1(f) NEXUS_DETAIL_FIELD(f)
+#define NEXUS_DETAIL_F2(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F1(__VA_ARGS__))
+#define NEXUS_DETAIL_F3(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F2(__VA_ARGS__))
+#define NEXUS_DETAIL_F4(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F3(__VA_ARGS__))
+#define NEXUS_DETAIL_F5(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F4(__VA_ARGS__))
+#define NEXUS_DETAIL_F6(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F5(__VA_ARGS__))
+#define NEXUS_DETAIL_F7(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F6(__VA_ARGS__))
+#define NEXUS_DETAIL_F8(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F7(__VA_ARGS__))
+#define NEXUS_DETAIL_F9(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F8(__VA_ARGS__))
+#define NEXUS_DETAIL_F10(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F9(__VA_ARGS__))
+#define NEXUS_DETAIL_F11(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F10(__VA_ARGS__))
+#define NEXUS_DETAIL_F12(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F11(__VA_ARGS__))
+#define NEXUS_DETAIL_F13(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F12(__VA_ARGS__))
+#define NEXUS_DETAIL_F14(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F13(__VA_ARGS__))
+#define NEXUS_DETAIL_F15(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F14(__VA_ARGS__))
+#define NEXUS_DETAIL_F16(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F15(__VA_ARGS__))
+#define NEXUS_DETAIL_F17(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F16(__VA_ARGS__))
+#define NEXUS_DETAIL_F18(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F17(__VA_ARGS__))
+#define NEXUS_DETAIL_F19(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F18(__VA_ARGS__))
+#define NEXUS_DETAIL_F20(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F19(__VA_ARGS__))
+#define NEXUS_DETAIL_F21(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F20(__VA_ARGS__))
+#define NEXUS_DETAIL_F22(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F21(__VA_ARGS__))
+#define NEXUS_DETAIL_F23(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F22(__VA_ARGS__))
+#define NEXUS_DETAIL_F24(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F23(__VA_ARGS__))
+#define NEXUS_DETAIL_F25(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F24(__VA_ARGS__))
+#define NEXUS_DETAIL_F26(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F25(__VA_ARGS__))
+#define NEXUS_DETAIL_F27(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F26(__VA_ARGS__))
+#define NEXUS_DETAIL_F28(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F27(__VA_ARGS__))
+#define NEXUS_DETAIL_F29(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F28(__VA_ARGS__))
+#define NEXUS_DETAIL_F30(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F29(__VA_ARGS__))
+#define NEXUS_DETAIL_F31(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F30(__VA_ARGS__))
+#define NEXUS_DETAIL_F32(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F31(__VA_ARGS__))
+#define NEXUS_DETAIL_F33(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F32(__VA_ARGS__))
+#define NEXUS_DETAIL_F34(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F33(__VA_ARGS__))
+#define NEXUS_DETAIL_F35(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F34(__VA_ARGS__))
+#define NEXUS_DETAIL_F36(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F35(__VA_ARGS__))
+#define NEXUS_DETAIL_F37(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F36(__VA_ARGS__))
+#define NEXUS_DETAIL_F38(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F37(__VA_ARGS__))
+#define NEXUS_DETAIL_F39(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F38(__VA_ARGS__))
+#define NEXUS_DETAIL_F40(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F39(__VA_ARGS__))
+#define NEXUS_DETAIL_F41(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F40(__VA_ARGS__))
+#define NEXUS_DETAIL_F42(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F41(__VA_ARGS__))
+#define NEXUS_DETAIL_F43(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F42(__VA_ARGS__))
+#define NEXUS_DETAIL_F44(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F43(__VA_ARGS__))
+#define NEXUS_DETAIL_F45(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F44(__VA_ARGS__))
+#define NEXUS_DETAIL_F46(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F45(__VA_ARGS__))
+#define NEXUS_DETAIL_F47(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F46(__VA_ARGS__))
+#define NEXUS_DETAIL_F48(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F47(__VA_ARGS__))
+#define NEXUS_DETAIL_F49(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F48(__VA_ARGS__))
+#define NEXUS_DETAIL_F50(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F49(__VA_ARGS__))
+#define NEXUS_DETAIL_F51(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F50(__VA_ARGS__))
+#define NEXUS_DETAIL_F52(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F51(__VA_ARGS__))
+#define NEXUS_DETAIL_F53(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F52(__VA_ARGS__))
+#define NEXUS_DETAIL_F54(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F53(__VA_ARGS__))
+#define NEXUS_DETAIL_F55(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F54(__VA_ARGS__))
+#define NEXUS_DETAIL_F56(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F55(__VA_ARGS__))
+#define NEXUS_DETAIL_F57(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F56(__VA_ARGS__))
+#define NEXUS_DETAIL_F58(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F57(__VA_ARGS__))
+#define NEXUS_DETAIL_F59(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F58(__VA_ARGS__))
+#define NEXUS_DETAIL_F60(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F59(__VA_ARGS__))
+#define NEXUS_DETAIL_F61(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F60(__VA_ARGS__))
+#define NEXUS_DETAIL_F62(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F61(__VA_ARGS__))
+#define NEXUS_DETAIL_F63(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F62(__VA_ARGS__))
+#define NEXUS_DETAIL_F64(f, ...) NEXUS_DETAIL_FIELD(f), NEXUS_DETAIL_EXPAND(NEXUS_DETAIL_F63(__VA_ARGS__))
+
+#endif  // NEXUS_POOL_RUNTIME_HPP

@@ -1,0 +1,231 @@
+// The C++ test pool of internal/pool/cpp_test.go: one function per
+// conversion and runtime feature of runtime/cpp/nexus.hpp. The mids here
+// and in cpp_test.go must agree.
+#include "nexus.hpp"
+
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace shapes {
+
+struct Person {
+    std::string name;
+    int age;
+};
+NEXUS_RECORD(Person, name, age)
+
+struct Team {
+    std::string name;
+    std::vector<Person> members;
+    std::optional<Person> lead;
+    std::map<std::string, double> scores;
+};
+NEXUS_RECORD(Team, name, members, lead, scores)
+
+}  // namespace shapes
+
+struct Sample {
+    double value;
+    float weight;
+    std::int8_t level;
+};
+NEXUS_RECORD(Sample, value, weight, level)
+
+namespace {
+
+std::int64_t addOne(std::int64_t x) { return x + 1; }
+std::uint64_t echoU64(std::uint64_t x) { return x; }
+std::int8_t echoI8(std::int8_t x) { return x; }
+std::uint16_t echoU16(std::uint16_t x) { return x; }
+int echoInt(int x) { return x; }
+double echoDouble(double x) { return x; }
+float echoFloat(float x) { return x; }
+std::string shout(const std::string& s) { return s + "!"; }
+bool negate(bool b) { return !b; }
+
+std::int64_t sumVec(const std::vector<std::int64_t>& xs) {
+    std::int64_t sum = 0;
+    for (auto x : xs) sum += x;
+    return sum;
+}
+
+std::vector<std::string> reverseStrings(std::vector<std::string> xs) { return {xs.rbegin(), xs.rend()}; }
+std::vector<std::vector<int>> echoMatrix(std::vector<std::vector<int>> m) { return m; }
+std::tuple<int, std::string> swapPair(std::tuple<std::string, int> t) { return {std::get<1>(t), std::get<0>(t)}; }
+std::pair<bool, double> echoPair(std::pair<bool, double> p) { return p; }
+std::array<int, 3> rotate3(std::array<int, 3> a) { return {a[1], a[2], a[0]}; }
+
+std::optional<int> maybeDouble(std::optional<int> x) {
+    if (!x) return std::nullopt;
+    return *x * 2;
+}
+
+std::map<std::string, int> doubleValues(std::map<std::string, int> m) {
+    for (auto& entry : m) entry.second *= 2;
+    return m;
+}
+
+std::map<int, std::string> intKeys(const std::unordered_map<int, std::string>& m) { return {m.begin(), m.end()}; }
+
+shapes::Person older(shapes::Person p) {
+    p.age += 1;
+    return p;
+}
+
+shapes::Team echoTeam(const shapes::Team& t) { return t; }
+Sample echoSample(Sample s) { return s; }
+
+std::string fail(const std::string& what) { throw std::invalid_argument("boom: " + what); }
+int failOther() { throw 42; }
+
+// waitCancel and sleepMs record how they ended (lastEvent reports it), as
+// nexus never sees the reply of a cancelled call. Both report progress 0
+// first, so that a test knows the call has started.
+std::mutex lastEventMu;
+std::string lastEventText = "none";
+
+long long millisSince(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+}
+
+void record(const std::string& event) {
+    std::lock_guard<std::mutex> lock(lastEventMu);
+    lastEventText = event;
+}
+
+std::string lastEvent() {
+    std::lock_guard<std::mutex> lock(lastEventMu);
+    return lastEventText;
+}
+
+// waitCancel polls nexus::cancelled() for up to ms milliseconds.
+std::string waitCancel(int ms) {
+    nexus::progress(0);
+    auto start = std::chrono::steady_clock::now();
+    auto deadline = start + std::chrono::milliseconds(ms);
+    std::string how = "timeout";
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (nexus::cancelled()) {
+            how = "cancelled";
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    std::string event = "wait " + how + " after " + std::to_string(millisSince(start)) + "ms";
+    record(event);
+    return event;
+}
+
+// sleepMs sleeps with nexus::sleep_for, which throws nexus::Cancelled.
+int sleepMs(int ms) {
+    nexus::progress(0);
+    auto start = std::chrono::steady_clock::now();
+    try {
+        nexus::sleep_for(std::chrono::milliseconds(ms));
+    } catch (const nexus::Cancelled&) {
+        record("sleep cancelled after " + std::to_string(millisSince(start)) + "ms");
+        throw;
+    }
+    return ms;
+}
+
+int progressSteps(int n) {
+    for (int i = 1; i <= n; ++i) {
+        nexus::progress(i, n, "step " + std::to_string(i) + " of " + std::to_string(n));
+        nexus::log("info", std::map<std::string, int>{{"step", i}});
+    }
+    return n;
+}
+
+int crash() {
+    std::fprintf(stderr, "about to crash\n");
+    *(volatile int*)nullptr = 1;
+    return 0;
+}
+
+double notANumber() { return std::numeric_limits<double>::quiet_NaN(); }
+std::string badUtf8() { return "ok \xff"; }
+
+std::string chatty() {
+    std::cout << "from cout" << std::endl;
+    std::printf("from printf\n");
+    std::system("echo from-cpp-child");
+    return "done";
+}
+
+void nothing() {}
+
+nexus::Bytes reverseBytes(nexus::Bytes b) { return nexus::Bytes(std::string(b.data.rbegin(), b.data.rend())); }
+nlohmann::json wrapJson(const nlohmann::json& j) { return nlohmann::json{{"got", j}}; }
+int pid() { return static_cast<int>(::getpid()); }
+
+// fdsInherited reports whether a child of the pool can see descriptors 3 and 4.
+std::string fdsInherited() {
+    int status = std::system("test -e /proc/self/fd/3 || test -e /proc/self/fd/4");
+    return status == 0 ? "inherited" : "closed";
+}
+
+}  // namespace
+
+int main() {
+    int offset = 1000;  // a lambda's captures work
+    std::function<int(int, int)> add = [](int a, int b) { return a + b; };
+    nexus::Pool pool;
+    pool.add(1, addOne)
+        .add(2, echoU64)
+        .add(3, echoI8)
+        .add(4, echoU16)
+        .add(5, echoInt)
+        .add(6, echoDouble)
+        .add(7, echoFloat)
+        .add(8, shout)
+        .add(9, negate)
+        .add(10, sumVec)
+        .add(11, reverseStrings)
+        .add(12, echoMatrix)
+        .add(13, swapPair)
+        .add(14, echoPair)
+        .add(15, rotate3)
+        .add(16, maybeDouble)
+        .add(17, doubleValues)
+        .add(18, intKeys)
+        .add(19, older)
+        .add(20, echoTeam)
+        .add(21, echoSample)
+        .add(22, fail)
+        .add(23, failOther)
+        .add(24, waitCancel)
+        .add(25, lastEvent)
+        .add(26, sleepMs)
+        .add(27, progressSteps)
+        .add(28, crash)
+        .add(29, notANumber)
+        .add(30, badUtf8)
+        .add(31, chatty)
+        .add(32, nothing)
+        .add(33, reverseBytes)
+        .add(34, wrapJson)
+        .add(35, pid)
+        .add(36, [offset](int x) { return x + offset; })
+        .add(37, add)
+        .add(38, fdsInherited);
+    return pool.serve();
+}
