@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -14,7 +15,7 @@ import (
 
 func newMCPCmd(g *globalFlags) *cobra.Command {
 	var once, params string
-	var maxLine int
+	var maxLine, pageSize int
 	httpOpts := &serveOptions{}
 	c := &cobra.Command{
 		Use:   "mcp TARGET",
@@ -48,9 +49,15 @@ func newMCPCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// nexus's own warnings (a pool that died, ...) also reach the
+			// clients that asked for log messages (logging/setLevel).
+			stderrLog := slog.Default()
+			logs := mcp.NewLogHub(stderrLog.Handler())
+			slog.SetDefault(slog.New(logs))
 			set := startPools(m, g, nil)
 			defer set.Close()
-			srv := mcp.NewServer(serverInfo(m), tools, poolCaller{set}, mcp.Options{MaxLine: maxLine})
+			srv := mcp.NewServer(serverInfo(m), tools, poolCaller{set}, mcp.Options{
+				Logger: stderrLog, MaxLine: maxLine, PageSize: pageSize, Logs: logs})
 
 			// SIGTERM/SIGINT: stop every pool and exit 0 (stdin may never close).
 			sig := make(chan os.Signal, 1)
@@ -78,5 +85,6 @@ func newMCPCmd(g *globalFlags) *cobra.Command {
 	c.Flags().StringVar(&params, "params", "", "JSON params for --once")
 	c.Flags().IntVar(&maxLine, "max-line", mcp.DefaultMaxLine, "largest accepted message, in bytes")
 	httpOpts.register(c.Flags(), "http-port") // --http-port N serves over HTTP instead of stdio
+	c.Flags().IntVar(&pageSize, "page-size", mcp.DefaultPageSize, "tools per tools/list page")
 	return c
 }

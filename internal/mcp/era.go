@@ -36,13 +36,17 @@ func IsInitialize(r *Request) bool { return r.Method == "initialize" }
 
 // IsStateless reports whether r is served by the stateless rules of
 // 2026-07-28 rather than by a handshake session: server/discover, or any
-// request whose params._meta names a protocol version (SPEC §4.3).
+// request whose params._meta carries the per-request protocol fields
+// (a version or client capabilities; one without the other is then a
+// -32602) (SPEC §4.3).
 func IsStateless(r *Request) bool {
 	if r.Method == "server/discover" {
 		return true
 	}
-	_, ok := RequestVersion(r)
-	return ok
+	m := requestMeta(r)
+	_, v := m[MetaProtocolVersion]
+	_, c := m[MetaClientCapabilities]
+	return v || c
 }
 
 // RequestVersion returns the protocol version r names in
@@ -73,4 +77,25 @@ func requestMeta(r *Request) map[string]json.RawMessage {
 		return nil
 	}
 	return p.Meta
+}
+
+// features are what a protocol version has beyond 2024-11-05's core.
+type features struct {
+	annotations     bool // tool annotations, progress messages, audio (2025-03-26)
+	title           bool // tool title (2025-06-18)
+	structured      bool // outputSchema and structuredContent (2025-06-18)
+	stateless       bool // resultType, ttlMs/cacheScope, serverInfo in _meta (2026-07-28)
+	progressMessage bool // notifications/progress "message" (2025-03-26)
+}
+
+// featuresOf returns the features of a supported version. Versions are
+// dates, so they order as strings.
+func featuresOf(version string) features {
+	return features{
+		annotations:     version >= "2025-03-26",
+		title:           version >= "2025-06-18",
+		structured:      version >= "2025-06-18",
+		stateless:       version >= StatelessVersion,
+		progressMessage: version >= "2025-03-26",
+	}
 }

@@ -238,3 +238,33 @@ func jsonKind(raw json.RawMessage) string {
 		return "number"
 	}
 }
+
+// object is a JSON object that keeps its key order; values are marshalled
+// with encoding/json (without HTML escaping).
+type object []member
+
+type member struct {
+	key   string
+	value any
+}
+
+// MarshalJSON writes the members in order.
+func (o object) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, m := range o {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(m.key)
+		b.Write(k)
+		b.WriteByte(':')
+		v, err := marshalCompact(m.value)
+		if err != nil {
+			return nil, fmt.Errorf("member %q: %w", m.key, err)
+		}
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}

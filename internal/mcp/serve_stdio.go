@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -16,17 +17,20 @@ import (
 // has passed), and the read error otherwise.
 func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
 	out := &lineWriter{w: w}
+	var writeFailed atomic.Bool
 	send := func(v any) {
 		b, err := marshalCompact(v)
 		if err != nil {
 			s.log.Error("cannot encode reply", "err", err)
 			return
 		}
-		if err := out.writeLine(b); err != nil {
+		// A broken stdout stays broken: say so once.
+		if err := out.writeLine(b); err != nil && writeFailed.CompareAndSwap(false, true) {
 			s.log.Warn("cannot write to client", "err", err)
 		}
 	}
 	ss := s.NewSession(func(n *Notification) { send(n) })
+	defer ss.Close()
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -53,15 +57,16 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 		items, batch := decodeLine(line)
 		if batch {
 			// JSON-RPC 2.0 §6: one array of replies, once every request in it is done.
+			// Its lifecycle elements are handled now, in order with the lines
+			// around it; its calls run on.
 			sem <- struct{}{}
-			wg.Add(1)
-			go func(items []Item) {
-				defer func() { <-sem; wg.Done() }()
-				replies := ss.HandleBatch(ctx, items, nil)
-				if len(replies) > 0 {
+			wait := ss.startBatch(ctx, items, nil)
+			wg.Go(func() {
+				defer func() { <-sem }()
+				if replies := wait(); len(replies) > 0 {
 					send(replies)
 				}
-			}(items)
+			})
 			continue
 		}
 		it := items[0]
@@ -100,33 +105,43 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 	return readErr
 }
 
-// HandleBatch answers the elements of one batch (JSON-RPC 2.0 §6), all at
-// once, and returns the replies in the order of the requests; notifications
-// and cancelled requests have none, so the slice may be empty, in which case
-// nothing at all must be sent back.
+// HandleBatch answers the elements of one batch (JSON-RPC 2.0 §6) and
+// returns the replies in the order of the requests. Elements are taken in
+// order as if they had come one by one: lifecycle requests and
+// notifications are handled before the next element is looked at, while
+// tools/call runs concurrently with what follows; so a batch may carry
+// initialize, notifications/initialized and calls, or a call and its
+// notifications/cancelled. Notifications and cancelled requests have no
+// reply, so the slice may be empty: then nothing at all must be sent back.
 func (ss *Session) HandleBatch(ctx context.Context, items []Item, notify func(*Notification)) []*Response {
+	return ss.startBatch(ctx, items, notify)()
+}
+
+// startBatch handles a batch's lifecycle elements now and returns a wait
+// for the replies, once its calls are done too.
+func (ss *Session) startBatch(ctx context.Context, items []Item, notify func(*Notification)) func() []*Response {
 	replies := make([]*Response, len(items))
 	var wg sync.WaitGroup
 	for i, it := range items {
 		switch {
 		case it.Reply != nil:
 			replies[i] = it.Reply
+		case it.Request != nil && isSlow(it.Request):
+			wg.Go(func() { replies[i] = ss.Handle(ctx, it.Request, notify) })
 		case it.Request != nil:
-			wg.Add(1)
-			go func(i int, req *Request) {
-				defer wg.Done()
-				replies[i] = ss.Handle(ctx, req, nil)
-			}(i, it.Request)
+			replies[i] = ss.Handle(ctx, it.Request, notify)
 		}
 	}
-	wg.Wait()
-	out := replies[:0]
-	for _, r := range replies {
-		if r != nil {
-			out = append(out, r)
+	return func() []*Response {
+		wg.Wait()
+		out := replies[:0]
+		for _, r := range replies {
+			if r != nil {
+				out = append(out, r)
+			}
 		}
+		return out
 	}
-	return out
 }
 
 func trimSpace(b []byte) []byte {
@@ -140,13 +155,21 @@ func trimSpace(b []byte) []byte {
 	return b[i:j]
 }
 
-// Once runs a single method in a fresh, already-initialized session and
-// returns the reply: the `--once` debug helper of LuCLI (SPEC §3).
+// Once runs a single method in a fresh session and returns the reply: the
+// `--once` debug helper of LuCLI (SPEC §3). The session is initialized
+// first, except for initialize and ping; a 2026-07-28 method (server/discover)
+// gets default per-request _meta when params carry none.
 func (s *Server) Once(ctx context.Context, method string, params json.RawMessage) *Response {
 	ss := s.NewSession(nil)
-	if method != "initialize" && method != "ping" {
+	defer ss.Close()
+	req := &Request{ID: json.RawMessage("1"), Method: method, Params: params}
+	if method == "server/discover" && requestMeta(req) == nil {
+		req.Params = json.RawMessage(`{"_meta":{"` + MetaProtocolVersion + `":"` + StatelessVersion + `","` +
+			MetaClientCapabilities + `":{},"` + MetaClientInfo + `":{"name":"nexus-once","version":"0"}}}`)
+	}
+	if method != "initialize" && method != "ping" && !IsStateless(req) {
 		ss.Handle(ctx, &Request{ID: json.RawMessage("0"), Method: "initialize",
 			Params: json.RawMessage(`{"protocolVersion":"` + LatestVersion + `","capabilities":{},"clientInfo":{"name":"nexus-once","version":"0"}}`)}, nil)
 	}
-	return ss.Handle(ctx, &Request{ID: json.RawMessage("1"), Method: method, Params: params}, nil)
+	return ss.Handle(ctx, req, nil)
 }

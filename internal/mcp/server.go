@@ -72,9 +72,16 @@ type Options struct {
 	// CacheTTL is the ttlMs hint on 2026-07-28 tools/list and server/discover
 	// results: the tool surface never changes while nexus runs (default 1h).
 	CacheTTL time.Duration
-	// PageSize is the number of tools per tools/list page (default 100).
+	// PageSize is the number of tools per tools/list page (default
+	// DefaultPageSize).
 	PageSize int
+	// Logs, when set, sends nexus's own log records to the sessions that ask
+	// for them (logging/setLevel); every session joins it.
+	Logs *LogHub
 }
+
+// DefaultPageSize is the number of tools per tools/list page.
+const DefaultPageSize = 100
 
 // Implementation is MCP's serverInfo.
 type Implementation struct {
@@ -110,7 +117,7 @@ func NewServer(info Implementation, tools []*argmap.Tool, caller Caller, opts Op
 		opts.CacheTTL = time.Hour
 	}
 	if opts.PageSize <= 0 {
-		opts.PageSize = 100
+		opts.PageSize = DefaultPageSize
 	}
 	s := &Server{info: info, tools: tools, caller: caller, opts: opts, log: opts.Logger,
 		byName: make(map[string]*argmap.Tool, len(tools))}

@@ -8,8 +8,9 @@ import (
 	"sync"
 )
 
-// Session is one client's conversation: its handshake state and its
-// in-flight requests. A stdio server has exactly one.
+// Session is one client's conversation: its handshake state, log level and
+// in-flight requests. A stdio server has exactly one; an HTTP server one
+// per Mcp-Session-Id (and a throwaway one per stateless request if it likes).
 type Session struct {
 	srv *Server
 	// notify sends a server notification to this client.
@@ -18,7 +19,9 @@ type Session struct {
 	mu          sync.Mutex
 	initialized bool
 	version     string
+	logLevel    string // set by logging/setLevel; "" sends no log messages
 	inflight    map[string]*inflightCall
+	closed      bool
 }
 
 type inflightCall struct {
@@ -28,12 +31,17 @@ type inflightCall struct {
 	byClient bool
 }
 
-// NewSession starts a session whose notifications go to notify.
+// NewSession starts a session whose notifications go to notify (nil drops
+// them). Call Close when the client is gone.
 func (s *Server) NewSession(notify func(*Notification)) *Session {
 	if notify == nil {
 		notify = func(*Notification) {}
 	}
-	return &Session{srv: s, notify: notify, inflight: map[string]*inflightCall{}}
+	ss := &Session{srv: s, notify: notify, inflight: map[string]*inflightCall{}}
+	if s.opts.Logs != nil {
+		s.opts.Logs.join(ss)
+	}
+	return ss
 }
 
 // isSlow reports whether a request may run long and so is dispatched on
@@ -63,6 +71,9 @@ func (ss *Session) Handle(ctx context.Context, r *Request, notify func(*Notifica
 	key := idKey(r.ID)
 	call := &inflightCall{cancel: cancel}
 	ss.mu.Lock()
+	if ss.closed {
+		cancel()
+	}
 	ss.inflight[key] = call
 	ss.mu.Unlock()
 	defer func() {
@@ -73,7 +84,13 @@ func (ss *Session) Handle(ctx context.Context, r *Request, notify func(*Notifica
 		ss.mu.Unlock()
 	}()
 
-	result, rpcErr := ss.dispatch(ctx, r)
+	var result any
+	var rpcErr *Error
+	if IsStateless(r) {
+		result, rpcErr = ss.srv.dispatchStateless(ctx, r)
+	} else {
+		result, rpcErr = ss.dispatch(ctx, r)
+	}
 
 	ss.mu.Lock()
 	cancelled := call.byClient
@@ -87,10 +104,8 @@ func (ss *Session) Handle(ctx context.Context, r *Request, notify func(*Notifica
 	return &Response{ID: r.ID, Result: result}
 }
 
+// dispatch serves a request by the handshake-era rules (SPEC §4.2).
 func (ss *Session) dispatch(ctx context.Context, r *Request) (any, *Error) {
-	if IsStateless(r) {
-		return ss.srv.dispatchStateless(ctx, r)
-	}
 	switch r.Method {
 	case "ping":
 		// MCP lifecycle: ping may be sent at any time, before the handshake too.
@@ -99,20 +114,22 @@ func (ss *Session) dispatch(ctx context.Context, r *Request) (any, *Error) {
 		return ss.initialize(r.Params)
 	}
 	ss.mu.Lock()
-	ready := ss.initialized
+	ready, version := ss.initialized, ss.version
 	ss.mu.Unlock()
 	switch r.Method {
-	case "tools/list", "tools/call":
+	case "tools/list", "tools/call", "logging/setLevel":
 		if !ready {
 			// SPEC §4.2: tools/* before the handshake are rejected with -32600.
-			return nil, errorf(CodeInvalidRequest, "session not initialized: send initialize before %s", r.Method)
+			return nil, errorf(CodeInvalidRequest, "session not initialized: send initialize before %s (or, with protocol %s, name the version in params._meta[%q])", r.Method, StatelessVersion, MetaProtocolVersion)
 		}
 	}
 	switch r.Method {
 	case "tools/list":
-		return ss.srv.listTools(r.Params, ss.Version())
+		return ss.srv.listTools(r.Params, version)
 	case "tools/call":
-		return ss.srv.callTool(ctx, r.Params, ss.Version())
+		return ss.srv.callTool(ctx, r.Params, version, ss.LogLevel)
+	case "logging/setLevel":
+		return ss.setLevel(r.Params)
 	}
 	return nil, errorf(CodeMethodNotFound, "method not found: %s", r.Method)
 }
@@ -147,9 +164,40 @@ func (ss *Session) initialize(params json.RawMessage) (any, *Error) {
 	ss.mu.Unlock()
 	return &initializeResult{
 		ProtocolVersion: version,
-		Capabilities:    map[string]any{"tools": map[string]any{"listChanged": false}},
+		Capabilities:    ss.srv.capabilities(false),
 		ServerInfo:      ss.srv.info,
 	}, nil
+}
+
+// capabilities are the server's: tools, whose list never changes.
+//
+// logging/setLevel is served in the handshake era, yet the `logging`
+// capability is not declared: SPEC §4.2 fixes the initialize result byte
+// for byte (the seed's transcript), and clients send logging/setLevel
+// without checking for it. Log messages go only to a session that asked.
+func (s *Server) capabilities(stateless bool) map[string]any {
+	if stateless {
+		return map[string]any{"tools": map[string]any{}}
+	}
+	return map[string]any{"tools": map[string]any{"listChanged": false}}
+}
+
+type setLevelParams struct {
+	Level *string `json:"level"`
+}
+
+func (ss *Session) setLevel(params json.RawMessage) (any, *Error) {
+	var p setLevelParams
+	if err := json.Unmarshal(params, &p); err != nil || p.Level == nil {
+		return nil, errorf(CodeInvalidParams, "invalid params: logging/setLevel needs params.level, one of %v", logLevels)
+	}
+	if levelRank(*p.Level) < 0 {
+		return nil, errorf(CodeInvalidParams, "invalid params: unknown log level %q (want one of %v)", *p.Level, logLevels)
+	}
+	ss.mu.Lock()
+	ss.logLevel = *p.Level
+	ss.mu.Unlock()
+	return struct{}{}, nil
 }
 
 type cancelledParams struct {
@@ -181,7 +229,8 @@ func (ss *Session) handleNotification(r *Request) {
 
 // HandleStateless answers one 2026-07-28 request (IsStateless) that belongs
 // to no session; notify receives what it produces while it runs. A request
-// without a version in _meta gets -32602, as that era requires.
+// without a version in _meta gets -32602, as that era requires. It returns
+// nil for a notification.
 func (s *Server) HandleStateless(ctx context.Context, r *Request, notify func(*Notification)) *Response {
 	if r.IsNotification() {
 		return nil
@@ -201,25 +250,38 @@ func (ss *Session) Initialized() bool {
 	return ss.initialized
 }
 
-// Close cancels every request still running in the session (the client is
-// gone); their replies are dropped by the caller.
-func (ss *Session) Close() {
-	ss.mu.Lock()
-	calls := make([]*inflightCall, 0, len(ss.inflight))
-	for _, c := range ss.inflight {
-		calls = append(calls, c)
-	}
-	ss.mu.Unlock()
-	for _, c := range calls {
-		c.cancel()
-	}
-}
-
 // Version is the protocol version negotiated by initialize, "" before it.
 func (ss *Session) Version() string {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	return ss.version
+}
+
+// LogLevel is the level chosen with logging/setLevel, "" before it (no log
+// messages are sent then).
+func (ss *Session) LogLevel() string {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.logLevel
+}
+
+// Close ends the session: it cancels every request still running (their
+// replies, if a caller still waits for them, are theirs to drop) and stops
+// log messages. Requests handled after Close are cancelled at once.
+func (ss *Session) Close() {
+	ss.mu.Lock()
+	ss.closed = true
+	calls := make([]*inflightCall, 0, len(ss.inflight))
+	for _, c := range ss.inflight {
+		calls = append(calls, c)
+	}
+	ss.mu.Unlock()
+	if ss.srv.opts.Logs != nil {
+		ss.srv.opts.Logs.leave(ss)
+	}
+	for _, c := range calls {
+		c.cancel()
+	}
 }
 
 // idKey canonicalises a request id so that the id in notifications/cancelled

@@ -10,70 +10,83 @@ import (
 // version nexus does not serve (2026-07-28, SEP-2575).
 const CodeUnsupportedProtocolVersion = -32022
 
+// MetaLogLevel is the per-request log level of 2026-07-28 (it replaces
+// logging/setLevel): without it a request gets no log messages.
+const MetaLogLevel = "io.modelcontextprotocol/logLevel"
+
 // unsupportedVersionData is the data of a -32022 error.
 type unsupportedVersionData struct {
 	Supported []string `json:"supported"`
 	Requested string   `json:"requested"`
 }
 
+// statelessMeta is what a 2026-07-28 request says about itself.
+type statelessMeta struct {
+	version  string
+	logLevel string
+}
+
 // checkStatelessMeta validates the per-request _meta of a 2026-07-28
-// request: a supported protocol version and the client's capabilities.
-func checkStatelessMeta(r *Request) *Error {
+// request: a protocol version nexus serves (else -32022), the client's
+// capabilities (else -32602), and an optional log level.
+func checkStatelessMeta(r *Request) (statelessMeta, *Error) {
 	meta := requestMeta(r)
 	raw, ok := meta[MetaProtocolVersion]
 	if !ok {
-		return errorf(CodeInvalidParams, "invalid params: %s requires params._meta[%q] (protocol %s has no handshake)", r.Method, MetaProtocolVersion, StatelessVersion)
+		return statelessMeta{}, errorf(CodeInvalidParams, "invalid params: %s requires params._meta[%q] (protocol %s has no handshake)", r.Method, MetaProtocolVersion, StatelessVersion)
 	}
-	var v string
-	if json.Unmarshal(raw, &v) != nil {
-		return errorf(CodeInvalidParams, "invalid params: params._meta[%q] must be a string", MetaProtocolVersion)
+	var m statelessMeta
+	if json.Unmarshal(raw, &m.version) != nil {
+		return m, errorf(CodeInvalidParams, "invalid params: params._meta[%q] must be a string", MetaProtocolVersion)
 	}
-	if !slices.Contains(statelessVersions, v) {
-		return &Error{Code: CodeUnsupportedProtocolVersion,
-			Message: "unsupported protocol version: " + v,
-			Data:    &unsupportedVersionData{Supported: SupportedVersions(), Requested: v}}
+	if !slices.Contains(statelessVersions, m.version) {
+		return m, &Error{Code: CodeUnsupportedProtocolVersion,
+			Message: "unsupported protocol version: " + m.version,
+			Data:    &unsupportedVersionData{Supported: SupportedVersions(), Requested: m.version}}
 	}
 	if caps, ok := meta[MetaClientCapabilities]; !ok || jsonKind(caps) != "object" {
-		return errorf(CodeInvalidParams, "invalid params: %s requires params._meta[%q] as an object", r.Method, MetaClientCapabilities)
+		return m, errorf(CodeInvalidParams, "invalid params: %s requires params._meta[%q] (an object)", r.Method, MetaClientCapabilities)
 	}
-	return nil
+	if raw, ok := meta[MetaLogLevel]; ok {
+		if json.Unmarshal(raw, &m.logLevel) != nil || levelRank(m.logLevel) < 0 {
+			return m, errorf(CodeInvalidParams, "invalid params: params._meta[%q] must be one of %v", MetaLogLevel, logLevels)
+		}
+	}
+	return m, nil
 }
 
 // dispatchStateless serves one request by the 2026-07-28 rules: no
 // session, everything the server needs is in the request.
 func (s *Server) dispatchStateless(ctx context.Context, r *Request) (any, *Error) {
-	if err := checkStatelessMeta(r); err != nil {
+	m, err := checkStatelessMeta(r)
+	if err != nil {
 		return nil, err
 	}
-	v, _ := RequestVersion(r)
 	switch r.Method {
 	case "server/discover":
 		return s.discover(), nil
 	case "tools/list":
-		return s.listTools(r.Params, v)
+		return s.listTools(r.Params, m.version)
 	case "tools/call":
-		return s.callTool(ctx, r.Params, v)
+		return s.callTool(ctx, r.Params, m.version, func() string { return m.logLevel })
 	}
 	// ping, initialize and logging/setLevel do not exist in this version.
-	return nil, errorf(CodeMethodNotFound, "method not found: %s (protocol %s)", r.Method, v)
+	return nil, errorf(CodeMethodNotFound, "method not found: %s (protocol %s)", r.Method, m.version)
 }
 
-type discoverResult struct {
-	ResultType        string         `json:"resultType"`
-	SupportedVersions []string       `json:"supportedVersions"`
-	Capabilities      map[string]any `json:"capabilities"`
-	Meta              map[string]any `json:"_meta"`
-	TTLMs             int64          `json:"ttlMs"`
-	CacheScope        string         `json:"cacheScope"`
+// statelessResult adds what every 2026-07-28 result carries: resultType and
+// the server's identity in _meta.
+func (s *Server) statelessResult(o object) object {
+	return append(o,
+		member{"resultType", "complete"},
+		member{"_meta", map[string]any{MetaServerInfo: s.info}})
 }
 
-func (s *Server) discover() *discoverResult {
-	return &discoverResult{
-		ResultType:        "complete",
-		SupportedVersions: SupportedVersions(),
-		Capabilities:      map[string]any{"tools": map[string]any{}},
-		Meta:              map[string]any{MetaServerInfo: s.info},
-		TTLMs:             s.opts.CacheTTL.Milliseconds(),
-		CacheScope:        "public",
-	}
+func (s *Server) discover() object {
+	return s.statelessResult(object{
+		{"supportedVersions", SupportedVersions()},
+		{"capabilities", s.capabilities(true)},
+		{"ttlMs", s.opts.CacheTTL.Milliseconds()},
+		{"cacheScope", "public"},
+	})
 }

@@ -2,26 +2,115 @@ package mcp
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"strconv"
+	"strings"
 
 	"github.com/nexus-mcp/nexus/internal/argmap"
 )
 
-type listToolsResult struct {
-	Tools []*argmap.Tool `json:"tools"`
+// toolView is what a protocol version shows of a tool.
+func toolView(f features) argmap.ToolView {
+	return argmap.ToolView{Title: f.title, OutputSchema: f.structured, Annotations: f.annotations}
 }
 
+type listToolsParams struct {
+	Cursor *string `json:"cursor"`
+}
+
+// listTools answers tools/list: one page of tools in manifest order (a
+// deterministic order, so clients can cache), as the version shows them.
 func (s *Server) listTools(params json.RawMessage, version string) (any, *Error) {
+	var p listToolsParams
+	if len(params) > 0 {
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, errorf(CodeInvalidParams, "invalid tools/list params: %v", err)
+		}
+	}
+	start := 0
+	if p.Cursor != nil {
+		var ok bool
+		if start, ok = s.decodeCursor(*p.Cursor); !ok {
+			return nil, errorf(CodeInvalidParams, "invalid params: unknown or stale cursor %q (use the nextCursor of a previous tools/list)", *p.Cursor)
+		}
+	}
+	end := min(start+s.opts.PageSize, len(s.tools))
+	f := featuresOf(version)
+	view := toolView(f)
+	page := make([]argmap.Object, 0, end-start)
+	for _, t := range s.tools[start:end] {
+		page = append(page, t.Object(view))
+	}
+	res := object{{"tools", page}}
+	if end < len(s.tools) {
+		res = append(res, member{"nextCursor", s.encodeCursor(end)})
+	}
+	if f.stateless {
+		res = append(res,
+			member{"ttlMs", s.opts.CacheTTL.Milliseconds()},
+			member{"cacheScope", "public"})
+		res = s.statelessResult(res)
+	}
+	return res, nil
+}
+
+// A cursor is the offset of the next page plus a fingerprint of the tool
+// surface, so that a cursor from another server (or another program) is
+// refused rather than silently misread. Clients must treat it as opaque.
+const cursorPrefix = "nx1."
+
+func (s *Server) surfaceFingerprint() uint32 {
+	h := sha256.New()
+	h.Write([]byte(s.info.Name + "\x00" + s.info.Version))
+	for _, t := range s.tools {
+		h.Write([]byte("\x00" + t.Name))
+	}
+	return binary.BigEndian.Uint32(h.Sum(nil))
+}
+
+func (s *Server) encodeCursor(offset int) string {
+	raw := strconv.Itoa(offset) + ":" + strconv.FormatUint(uint64(s.surfaceFingerprint()), 16)
+	return cursorPrefix + base64.RawURLEncoding.EncodeToString([]byte(raw))
+}
+
+func (s *Server) decodeCursor(c string) (int, bool) {
+	body, ok := strings.CutPrefix(c, cursorPrefix)
+	if !ok {
+		return 0, false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(body)
+	if err != nil {
+		return 0, false
+	}
+	off, fp, ok := strings.Cut(string(raw), ":")
+	if !ok {
+		return 0, false
+	}
+	offset, err := strconv.Atoi(off)
+	if err != nil || offset <= 0 || offset >= len(s.tools) {
+		return 0, false
+	}
+	if fp != strconv.FormatUint(uint64(s.surfaceFingerprint()), 16) {
+		return 0, false
+	}
+	return offset, true
+}
+
+// ToolsPayload is the tools/list result, as `--mcp-tools` prints it: every
+// tool, every member.
+func (s *Server) ToolsPayload() any {
 	tools := s.tools
 	if tools == nil {
 		tools = []*argmap.Tool{}
 	}
-	return &listToolsResult{Tools: tools}, nil
+	return &struct {
+		Tools []*argmap.Tool `json:"tools"`
+	}{tools}
 }
-
-// ToolsPayload is the tools/list result, as `--mcp-tools` prints it.
-func (s *Server) ToolsPayload() any { return &listToolsResult{Tools: s.tools} }
 
 type callToolParams struct {
 	Name      *string         `json:"name"`
@@ -40,18 +129,34 @@ type Content struct {
 }
 
 // CallToolResult is the result of tools/call (SPEC §4.7), keys in the order
-// the seed's transcripts show.
+// the seed's transcripts show; resultType and _meta only in 2026-07-28.
 type CallToolResult struct {
 	Content           []Content       `json:"content"`
 	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
 	IsError           bool            `json:"isError"`
+	ResultType        string          `json:"resultType,omitempty"`
+	Meta              map[string]any  `json:"_meta,omitempty"`
 }
 
 func errorResult(msg string) *CallToolResult {
 	return &CallToolResult{Content: []Content{{Type: "text", Text: msg}}, IsError: true}
 }
 
-func (s *Server) callTool(ctx context.Context, params json.RawMessage, version string) (any, *Error) {
+// callTool answers tools/call. logLevel tells the threshold for the
+// function's log records ("" forwards none).
+func (s *Server) callTool(ctx context.Context, params json.RawMessage, version string, logLevel func() string) (any, *Error) {
+	res, rpcErr := s.runTool(ctx, params, version, logLevel)
+	if rpcErr != nil {
+		return nil, rpcErr
+	}
+	if featuresOf(version).stateless {
+		res.ResultType = "complete"
+		res.Meta = map[string]any{MetaServerInfo: s.info}
+	}
+	return res, nil
+}
+
+func (s *Server) runTool(ctx context.Context, params json.RawMessage, version string, logLevel func() string) (*CallToolResult, *Error) {
 	var p callToolParams
 	if err := json.Unmarshal(params, &p); err != nil {
 		return nil, errorf(CodeInvalidParams, "invalid tools/call params: %v", err)
@@ -67,9 +172,11 @@ func (s *Server) callTool(ctx context.Context, params json.RawMessage, version s
 	if err != nil {
 		return nil, errorf(CodeInvalidParams, "%s", err.Error())
 	}
-	hooks := CallHooks{}
+	f := featuresOf(version)
+	notify := notifierFrom(ctx)
+	hooks := CallHooks{Log: s.functionLogger(tool.Name, notify, logLevel)}
 	if token := p.Meta.ProgressToken; len(token) > 0 && string(token) != "null" {
-		hooks.Progress = progressNotifier(notifierFrom(ctx), token)
+		hooks.Progress = progressNotifier(notify, token, f.progressMessage)
 	}
 	cmd := call.Command
 	raw, err := s.caller.Call(ctx, cmd, call.Args, hooks)
@@ -85,11 +192,31 @@ func (s *Server) callTool(ctx context.Context, params json.RawMessage, version s
 		return errorResult("tool '" + tool.Name + "' returned a value nexus cannot read: " + err.Error()), nil
 	}
 	res := &CallToolResult{Content: []Content{{Type: "text", Text: string(value)}}}
-	// SPEC §4.7: a record return also fills structuredContent, matching outputSchema.
-	if tool.OutputSchema != nil && cmd == tool.Command {
+	// SPEC §4.7: a record return also fills structuredContent, matching
+	// outputSchema; both came with 2025-06-18.
+	if f.structured && tool.OutputSchema != nil && cmd == tool.Command {
 		res.StructuredContent = value
 	}
 	return res, nil
+}
+
+// functionLogger forwards the log records a running function writes
+// (nexus.log in the runtimes) to the client as notifications/message when
+// the level admits them, and always to stderr.
+func (s *Server) functionLogger(tool string, notify func(*Notification), logLevel func() string) func(string, json.RawMessage) {
+	return func(level string, data json.RawMessage) {
+		if levelRank(level) < 0 {
+			level = "info"
+		}
+		s.log.Debug("function log", "tool", tool, "level", level, "data", string(data))
+		if admits(logLevel(), level) {
+			var v any = data
+			if len(data) == 0 {
+				v = nil
+			}
+			notify(logMessage(level, tool, v))
+		}
+	}
 }
 
 type progressParams struct {
@@ -99,8 +226,19 @@ type progressParams struct {
 	Message       string          `json:"message,omitempty"`
 }
 
-func progressNotifier(notify func(*Notification), token json.RawMessage) func(float64, *float64, string) {
+// progressNotifier sends notifications/progress for one call. MCP wants
+// progress to increase with every notification, so a report that does not
+// is dropped.
+func progressNotifier(notify func(*Notification), token json.RawMessage, withMessage bool) func(float64, *float64, string) {
+	last, started := 0.0, false
 	return func(progress float64, total *float64, message string) {
+		if started && progress <= last {
+			return
+		}
+		last, started = progress, true
+		if !withMessage {
+			message = ""
+		}
 		notify(&Notification{Method: "notifications/progress", Params: &progressParams{
 			ProgressToken: token, Progress: progress, Total: total, Message: message,
 		}})
