@@ -107,6 +107,20 @@ def slow_count(steps, ms):
     return steps
 
 
+def cancel_probe(marker):
+    steps = 0
+    try:
+        while steps < 1200:
+            nexus.sleep(0.05)
+            steps += 1
+            nexus.progress(steps)
+    except nexus.Cancelled:
+        with open(marker, "w") as f:
+            f.write("cancelled after %d steps\n" % steps)
+        raise
+    return steps
+
+
 if __name__ == "__main__":
     nexus.serve({
         1: test_simple_text,
@@ -121,4 +135,5 @@ if __name__ == "__main__":
         10: test_logging_tool,
         11: json_schema_2020_12_tool,
         12: slow_count,
+        13: cancel_probe,
     })

@@ -1,0 +1,192 @@
+package httpserve
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The plain JSON API: every status code and both body forms.
+func TestCallAPI(t *testing.T) {
+	_, ts, _ := newTestServer(t, Config{MaxBody: 1024})
+	tests := []struct {
+		name, method, path, body string
+		status                   int
+		want                     string
+	}{
+		{"array", "POST", "/call/shapes/addInt", `[41]`, 200, `{"status":"ok","result":42}`},
+		{"args object", "POST", "/call/shapes/addInt", `{"args":[1]}`, 200, `{"status":"ok","result":2}`},
+		{"string result", "POST", "/call/shapes/shout", `["hi"]`, 200, `{"status":"ok","result":"HI!"}`},
+		{"function raised", "POST", "/call/shapes/fail", `["x"]`, 500, `{"status":"error","error":"ValueError: boom"}`},
+		{"too few arguments", "POST", "/call/shapes/addInt", `[]`, 400, `takes 1 positional argument(s) (_1: Int), got 0`},
+		{"too many arguments", "POST", "/call/shapes/addInt", `[1,2]`, 400, `got 2`},
+		{"not JSON", "POST", "/call/shapes/addInt", `[1`, 400, `not valid JSON`},
+		{"not an array", "POST", "/call/shapes/addInt", `7`, 400, `expected an array`},
+		{"other object", "POST", "/call/shapes/addInt", `{"argz":[1]}`, 400, `{\"args\":[...]}`},
+		{"body over the cap", "POST", "/call/shapes/shout", `["` + strings.Repeat("a", 2000) + `"]`, 413, `too large`},
+		{"unknown module", "POST", "/call/nope/addInt", `[1]`, 404, `unknown module 'nope' (served: shapes)`},
+		{"unknown command", "POST", "/call/shapes/nope", `[1]`, 404, `unknown command 'nope'`},
+		{"excluded command", "POST", "/call/shapes/readStdin", `[""]`, 404, `is not served (reads from stdin)`},
+		{"no command", "POST", "/call/shapes", `[]`, 404, `/call/<module>/<command>`},
+		{"GET a call", "GET", "/call/shapes/addInt", ``, 405, `use POST`},
+		{"discover all", "GET", "/discover", ``, 200, `"modules":[{"name":"shapes"`},
+		{"discover a module", "GET", "/discover/shapes", ``, 200, `{"name":"addInt","tool":"addInt","description":`},
+		{"discover an unknown module", "GET", "/discover/nope", ``, 404, `unknown module 'nope'`},
+		{"POST discover", "POST", "/discover", `[]`, 405, `use GET`},
+		{"health", "GET", "/health", ``, 200, `{"status":"ok"}`},
+		{"unknown path", "GET", "/nope", ``, 404, `not found: /nope`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := do(t, ts, tc.method, tc.path, tc.body)
+			body := readBody(t, resp)
+			if resp.StatusCode != tc.status {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.status, body)
+			}
+			if !strings.Contains(body, tc.want) {
+				t.Errorf("body %s lacks %s", body, tc.want)
+			}
+			if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type %q", ct)
+			}
+		})
+	}
+}
+
+// The discovery document describes arguments as a client must send them.
+func TestDiscoverArguments(t *testing.T) {
+	_, ts, _ := newTestServer(t, Config{})
+	var mod discoverModule
+	if err := json.Unmarshal([]byte(readBody(t, do(t, ts, "GET", "/discover/shapes", ""))), &mod); err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]discoverCommand{}
+	for _, c := range mod.Commands {
+		byName[c.Name] = c
+	}
+	scale := byName["scale"]
+	if len(scale.Arguments) != 2 || scale.Arguments[1].Name != "factor" || scale.Arguments[1].Default == nil || *scale.Arguments[1].Default != "2.5" {
+		t.Errorf("scale's arguments %+v", scale.Arguments)
+	}
+	if scale.Call != "/call/shapes/scale" {
+		t.Errorf("scale's call path %q", scale.Call)
+	}
+	found := false
+	for _, e := range mod.Excluded {
+		found = found || (e.Name == "readStdin" && e.Reason != "")
+	}
+	if !found {
+		t.Errorf("readStdin is not listed as excluded: %+v", mod.Excluded)
+	}
+}
+
+// Two programs on one server: tools named <module>__<command>, each call
+// reaching its own program's caller.
+func TestTwoPrograms(t *testing.T) {
+	shapes, combat := &fakeCaller{label: "@shapes"}, &fakeCaller{label: "@combat"}
+	s, err := New(Config{Logger: quietLogger()}, []Program{loadProgram(t, "shapes", shapes), loadProgram(t, "combat", combat)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	sid := initialize(t, ts)
+	body := readBody(t, post(t, ts, "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "Mcp-Session-Id", sid))
+	for _, name := range []string{`"shapes__addInt"`, `"combat__fighterDamage"`, `"combat__rollAdv"`} {
+		if !strings.Contains(body, name) {
+			t.Errorf("tools/list lacks %s", name)
+		}
+	}
+	if strings.Contains(body, `"name":"addInt"`) {
+		t.Error("a tool kept its bare name beside another program")
+	}
+	body = readBody(t, post(t, ts, "/mcp", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"combat__fighterDamage","arguments":{"_1":20}}}`, "Mcp-Session-Id", sid))
+	if !strings.Contains(body, `"text":"7"`) {
+		t.Errorf("combat__fighterDamage: %s", body)
+	}
+	body = readBody(t, post(t, ts, "/mcp", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"shapes__shout","arguments":{"_1":"a"}}}`, "Mcp-Session-Id", sid))
+	if !strings.Contains(body, `A!@shapes`) {
+		t.Errorf("shapes__shout went elsewhere: %s", body)
+	}
+	if shapes.calls != 1 || combat.calls != 1 {
+		t.Errorf("calls: shapes %d, combat %d; want 1 each", shapes.calls, combat.calls)
+	}
+	body = readBody(t, post(t, ts, "/call/combat/fighterDamage", `[15]`))
+	if body != `{"status":"ok","result":12}`+"\n" {
+		t.Errorf("plain API on the second program: %s", body)
+	}
+
+	// Two programs with one name cannot share a server.
+	if _, err := New(Config{Logger: quietLogger()}, []Program{loadProgram(t, "shapes", shapes), loadProgram(t, "shapes", combat)}); err == nil {
+		t.Error("two programs named shapes were accepted")
+	}
+}
+
+// SIGTERM's path: a call in flight finishes within the grace period and is
+// answered; a call that outlives it is cancelled.
+func TestGracefulShutdown(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		grace     time.Duration
+		answered  bool
+		cancelled bool
+	}{
+		{"finishes within grace", 5 * time.Second, true, false},
+		{"cancelled after grace", 100 * time.Millisecond, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fc := &fakeCaller{}
+			s, err := New(Config{Port: 0, Grace: tc.grace, Logger: quietLogger()}, []Program{loadProgram(t, "shapes", fc)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, stop := context.WithCancel(context.Background())
+			served := make(chan error, 1)
+			go func() { served <- s.Serve(ctx, ln) }()
+			url := "http://" + ln.Addr().String()
+
+			type result struct {
+				status int
+				body   string
+				err    error
+			}
+			got := make(chan result, 1)
+			go func() {
+				resp, err := http.Post(url+"/call/shapes/sleepMs", "application/json", strings.NewReader(`[1000]`))
+				if err != nil {
+					got <- result{err: err}
+					return
+				}
+				defer resp.Body.Close()
+				b, err := io.ReadAll(resp.Body)
+				got <- result{resp.StatusCode, string(b), err}
+			}()
+			time.Sleep(200 * time.Millisecond) // the call is running
+			stop()
+			time.Sleep(50 * time.Millisecond)
+			if _, err := http.Get(url + "/health"); err == nil {
+				t.Error("a new request was accepted after shutdown began")
+			}
+			if err := <-served; err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+			r := <-got
+			if answered := r.err == nil && r.status == 200 && strings.Contains(r.body, `"result":1000`); answered != tc.answered {
+				t.Errorf("answered = %v (%+v), want %v", answered, r, tc.answered)
+			}
+			if cancelled := len(fc.cancelledCalls()) > 0; cancelled != tc.cancelled {
+				t.Errorf("cancelled = %v, want %v", cancelled, tc.cancelled)
+			}
+		})
+	}
+}

@@ -1,0 +1,230 @@
+package httpserve
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nexus-mcp/nexus/internal/argmap"
+	"github.com/nexus-mcp/nexus/internal/manifest"
+	"github.com/nexus-mcp/nexus/internal/mcp"
+	"github.com/nexus-mcp/nexus/internal/pool"
+)
+
+// fakeCaller stands in for a program's pools: it runs a few of the shapes
+// program's commands in Go, so these tests need no Python.
+type fakeCaller struct {
+	label string // told apart in multi-program tests
+
+	mu        sync.Mutex
+	calls     int
+	cancelled []string // commands whose context ended before they finished
+}
+
+func (f *fakeCaller) Call(ctx context.Context, cmd *manifest.Command, args []json.RawMessage, h mcp.CallHooks) (json.RawMessage, error) {
+	f.mu.Lock()
+	f.calls++
+	f.mu.Unlock()
+	switch cmd.Name {
+	case "addInt", "fighterDamage":
+		var n int
+		if err := json.Unmarshal(args[0], &n); err != nil {
+			return nil, err
+		}
+		if cmd.Name == "fighterDamage" {
+			return json.RawMessage(strconv.Itoa(max(0, 27-n))), nil
+		}
+		return json.RawMessage(strconv.Itoa(n + 1)), nil
+	case "rollAdv":
+		return json.RawMessage(`20`), nil
+	case "shout":
+		var s string
+		json.Unmarshal(args[0], &s)
+		return json.Marshal(strings.ToUpper(s) + "!" + f.label)
+	case "fail":
+		return nil, &pool.CallError{Lang: "py", Message: "ValueError: boom"}
+	case "sleepMs":
+		// Ten steps of progress, then the value; ends early when cancelled.
+		var ms int
+		json.Unmarshal(args[0], &ms)
+		total := 10.0
+		for i := 1; i <= 10; i++ {
+			select {
+			case <-time.After(time.Duration(ms) * time.Millisecond / 10):
+			case <-ctx.Done():
+				f.mu.Lock()
+				f.cancelled = append(f.cancelled, cmd.Name)
+				f.mu.Unlock()
+				return nil, ctx.Err()
+			}
+			if h.Progress != nil {
+				h.Progress(float64(i), &total, fmt.Sprintf("step %d", i))
+			}
+		}
+		return json.RawMessage(strconv.Itoa(ms)), nil
+	}
+	return nil, fmt.Errorf("fakeCaller: no command %s", cmd.Name)
+}
+
+func (f *fakeCaller) cancelledCalls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.cancelled...)
+}
+
+// loadProgram reads one of the repository's example programs.
+func loadProgram(t *testing.T, name string, caller mcp.Caller) Program {
+	t.Helper()
+	m, err := manifest.Load(filepath.Join("..", "..", "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, excluded := argmap.Tools(m)
+	return Program{Manifest: m, Tools: tools, Excluded: excluded, Caller: caller}
+}
+
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// newTestServer serves the shapes program through a fakeCaller.
+func newTestServer(t *testing.T, cfg Config) (*Server, *httptest.Server, *fakeCaller) {
+	t.Helper()
+	fc := &fakeCaller{}
+	cfg.Logger = quietLogger()
+	s, err := New(cfg, []Program{loadProgram(t, "shapes", fc)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	return s, ts, fc
+}
+
+// post sends body to path with the given headers (name, value, ...).
+func post(t *testing.T, ts *httptest.Server, path, body string, headers ...string) *http.Response {
+	t.Helper()
+	return do(t, ts, http.MethodPost, path, body, headers...)
+}
+
+func do(t *testing.T, ts *httptest.Server, method, path, body string, headers ...string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, ts.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		if headers[i] == "Host" {
+			req.Host = headers[i+1]
+			continue
+		}
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+func readBody(t *testing.T, resp *http.Response) string {
+	t.Helper()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// rpcReply is a JSON-RPC response as a test reads it.
+type rpcReply struct {
+	ID     json.RawMessage `json:"id"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	} `json:"error"`
+}
+
+func decodeReply(t *testing.T, body string) rpcReply {
+	t.Helper()
+	var r rpcReply
+	if err := json.Unmarshal([]byte(body), &r); err != nil {
+		t.Fatalf("reply is not JSON-RPC: %v: %s", err, body)
+	}
+	return r
+}
+
+const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"0"}}}`
+
+// initialize opens a session and returns its id.
+func initialize(t *testing.T, ts *httptest.Server, headers ...string) string {
+	t.Helper()
+	resp := post(t, ts, "/mcp", initBody, headers...)
+	body := readBody(t, resp)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
+	}
+	id := resp.Header.Get("Mcp-Session-Id")
+	if id == "" {
+		t.Fatalf("initialize answered without Mcp-Session-Id: %s", body)
+	}
+	resp = post(t, ts, "/mcp", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, append([]string{"Mcp-Session-Id", id}, headers...)...)
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("notifications/initialized: %d", resp.StatusCode)
+	}
+	return id
+}
+
+// statelessBody builds a 2026-07-28 request with the _meta it needs.
+func statelessBody(id int, method, params string) string {
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	if params == "" {
+		params = "{" + meta + "}"
+	} else {
+		params = "{" + params + "," + meta + "}"
+	}
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params)
+}
+
+// sseEvents reads every data line of an event stream, as JSON objects.
+func sseEvents(t *testing.T, r io.Reader) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		line := sc.Text()
+		if data, ok := strings.CutPrefix(line, "data: "); ok {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(data), &m); err != nil {
+				t.Fatalf("event data is not JSON: %q", data)
+			}
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func compact(s string) string {
+	var b bytes.Buffer
+	if json.Compact(&b, []byte(s)) != nil {
+		return s
+	}
+	return b.String()
+}
