@@ -57,6 +57,8 @@ const (
 	cppLambda
 	cppStdFunction
 	cppFdsInherited
+	cppPlot
+	cppBlocksOnly
 	cppPoolMids = iota // how many functions pool.cpp has
 )
 
@@ -71,6 +73,7 @@ func TestCppPool(t *testing.T) {
 	t.Run("calls run concurrently", func(t *testing.T) { testCppConcurrency(t, exe) })
 	t.Run("cancel", func(t *testing.T) { testCppCancel(t, exe) })
 	t.Run("progress and log", func(t *testing.T) { testCppProgressAndLog(t, exe) })
+	t.Run("content results", func(t *testing.T) { testCppContent(t, exe) })
 	t.Run("segfault", func(t *testing.T) { testCppSegfault(t, exe) })
 	t.Run("stdout stays off the protocol", func(t *testing.T) { testCppOutput(t, exe) })
 	t.Run("shutdown does not wait for calls", func(t *testing.T) { testCppShutdown(t, exe) })
@@ -488,6 +491,44 @@ func testCppProgressAndLog(t *testing.T, exe string) {
 	// Without hooks the pool is not asked for progress, and still answers.
 	if got := p.mustCall(t, cppProgressSteps, `[2]`); got != "2" {
 		t.Errorf("progressSteps(2) without hooks = %s", got)
+	}
+}
+
+func testCppContent(t *testing.T, exe string) {
+	p := startCppPool(t, exe, Options{})
+	tests := []struct {
+		name       string
+		mid        int
+		args       string
+		wantValue  string
+		wantBlocks string // "" when the Content hook must not be called
+	}{
+		{"blocks and a value", cppPlot, `[2]`, `[1,1]`,
+			`[{"type":"text","text":"a plot of 2"},{"type":"image","data":"iVBORw==","mimeType":"image/png"},` +
+				`{"type":"resource","resource":{"uri":"data:points","mimeType":"text/csv","text":"x,y"}},` +
+				`{"type":"resource","resource":{"uri":"data:raw","mimeType":"application/octet-stream","blob":"AQ=="}}]`},
+		{"blocks alone", cppBlocksOnly, `[]`, `null`, `[{"type":"audio","data":"UklGRg==","mimeType":"audio/wav"}]`},
+		{"no blocks", cppAddOne, `[1]`, `2`, ``},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var blocks []string
+			h := Hooks{Content: func(b json.RawMessage) { blocks = append(blocks, string(b)) }}
+			v, err := p.call(t, tt.mid, tt.args, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(v) != tt.wantValue {
+				t.Errorf("value %s, want %s", v, tt.wantValue)
+			}
+			var want []string
+			if tt.wantBlocks != "" {
+				want = []string{tt.wantBlocks}
+			}
+			if strings.Join(blocks, "\n") != strings.Join(want, "\n") || len(blocks) != len(want) {
+				t.Errorf("Content hook got %q, want %q", blocks, want)
+			}
+		})
 	}
 }
 

@@ -30,7 +30,8 @@
 // JSON objects, other keys as arrays of [key, value]), structs declared with
 // NEXUS_RECORD, nexus::Bytes (base64), std::nullptr_t (null),
 // nlohmann::json and nexus::json (passed through), and any type with a
-// nexus::Codec specialization. A function returning void sends null.
+// nexus::Codec specialization. A function returning void sends null; one
+// returning nexus::Content answers with MCP content blocks.
 
 #ifndef NEXUS_POOL_RUNTIME_HPP
 #define NEXUS_POOL_RUNTIME_HPP
@@ -672,6 +673,63 @@ json encode(const T& value) {
     }
 }
 
+// --- content results ------------------------------------------------------------
+
+// Content is a function's reply as MCP content blocks (docs/pool-protocol.md,
+// "Content results"), optionally with a typed value as well:
+//
+//     nexus::Content plot(std::vector<double> xs) {
+//         return nexus::Content({nexus::image(render_png(xs), "image/png"), nexus::text("a plot")});
+//     }
+struct Content {
+    std::vector<json> blocks;
+    json value = nullptr;
+
+    // Braces take the initializer_list forms: Content({text("hi")}).
+    Content(std::initializer_list<json> blocks_) : blocks(blocks_) { check(); }
+    explicit Content(std::vector<json> blocks_) : blocks(std::move(blocks_)) { check(); }
+    template <class T>
+    Content(std::initializer_list<json> blocks_, const T& value_) : blocks(blocks_), value(encode(value_)) {
+        check();
+    }
+    template <class T>
+    Content(std::vector<json> blocks_, const T& value_) : blocks(std::move(blocks_)), value(encode(value_)) {
+        check();
+    }
+
+private:
+    void check() const {
+        for (std::size_t i = 0; i < blocks.size(); ++i)
+            if (!blocks[i].is_object() || !blocks[i].contains("type") || !blocks[i]["type"].is_string())
+                throw std::invalid_argument("nexus::Content: block " + std::to_string(i) +
+                                            " is not a content block (use nexus::text, image, audio or resource)");
+    }
+};
+
+// text is a text content block.
+inline json text(const std::string& s) { return json{{"type", "text"}, {"text", s}}; }
+
+// image is an image content block from the image's bytes ("image/png", ...).
+inline json image(const std::string& data, const std::string& mime_type) {
+    return json{{"type", "image"}, {"data", detail::base64_encode(data)}, {"mimeType", mime_type}};
+}
+inline json image(const Bytes& data, const std::string& mime_type) { return image(data.data, mime_type); }
+
+// audio is an audio content block from the sound's bytes ("audio/wav", ...).
+inline json audio(const std::string& data, const std::string& mime_type) {
+    return json{{"type", "audio"}, {"data", detail::base64_encode(data)}, {"mimeType", mime_type}};
+}
+inline json audio(const Bytes& data, const std::string& mime_type) { return audio(data.data, mime_type); }
+
+// resource is an embedded resource block: a string as its text, Bytes as a
+// base64 blob.
+inline json resource(const std::string& text, const std::string& mime_type, const std::string& uri) {
+    return json{{"type", "resource"}, {"resource", {{"uri", uri}, {"mimeType", mime_type}, {"text", text}}}};
+}
+inline json resource(const Bytes& data, const std::string& mime_type, const std::string& uri) {
+    return json{{"type", "resource"}, {"resource", {{"uri", uri}, {"mimeType", mime_type}, {"blob", detail::base64_encode(data.data)}}}};
+}
+
 // --- runtime state -------------------------------------------------------------
 
 namespace detail {
@@ -690,7 +748,14 @@ struct CallState {
     std::condition_variable cv;
 };
 
-using Handler = std::function<json(const json& args)>;
+// Reply is what a function produced: its value and, for a Content result,
+// its blocks.
+struct Reply {
+    json value;
+    std::optional<json> content;
+};
+
+using Handler = std::function<Reply(const json& args)>;
 
 struct Runtime {
     int in_fd = -1;
@@ -903,10 +968,10 @@ inline std::string strip_nlohmann(const char* what) {
 
 // result_payload runs the handler and encodes its one reply.
 inline std::string result_payload(const Handler& handler, CallState& call, const json& args) {
-    json value;
+    Reply reply;
     try {
         if (call.cancelled) return cancelled_payload(call.id);
-        value = handler(args);
+        reply = handler(args);
     } catch (const Cancelled&) {
         return cancelled_payload(call.id);
     } catch (const ConversionError& e) {
@@ -922,7 +987,9 @@ inline std::string result_payload(const Handler& handler, CallState& call, const
     if (call.cancelled) return cancelled_payload(call.id);
     std::string payload;
     try {
-        payload = json{{"type", "result"}, {"id", call.id}, {"value", std::move(value)}}.dump();
+        json frame = {{"type", "result"}, {"id", call.id}, {"value", std::move(reply.value)}};
+        if (reply.content) frame["content"] = std::move(*reply.content);
+        payload = frame.dump();
     } catch (const json::exception& e) {
         return error_payload(call.id, "result: a string is not valid UTF-8 (" + strip_nlohmann(e.what()) + ")");
     }
@@ -1130,21 +1197,25 @@ T decode_argument(const json& args, std::size_t index) {
 }
 
 template <class R>
-json encode_result(const R& value) {
-    try {
-        return Codec<plain<R>>::encode(value);
-    } catch (const PathError& e) {
-        throw ConversionError(where("result", e));
+Reply encode_result(const R& value) {
+    if constexpr (std::is_same_v<plain<R>, Content>) {
+        return Reply{value.value, json(value.blocks)};
+    } else {
+        try {
+            return Reply{Codec<plain<R>>::encode(value), std::nullopt};
+        } catch (const PathError& e) {
+            throw ConversionError(where("result", e));
+        }
     }
 }
 
 template <class F, class R, class... A, std::size_t... I>
-json invoke(F& fn, const json& args, std::index_sequence<I...>) {
+Reply invoke(F& fn, const json& args, std::index_sequence<I...>) {
     // Braced initialization decodes left to right: the first bad argument is reported.
     [[maybe_unused]] std::tuple<plain<A>...> values{decode_argument<plain<A>>(args, I)...};
     if constexpr (std::is_void_v<R>) {
         fn(std::forward<A>(std::get<I>(values))...);
-        return json(nullptr);
+        return Reply{json(nullptr), std::nullopt};
     } else {
         return encode_result<R>(fn(std::forward<A>(std::get<I>(values))...));
     }
@@ -1152,7 +1223,7 @@ json invoke(F& fn, const json& args, std::index_sequence<I...>) {
 
 template <class F, class R, class... A>
 Handler make_handler(std::shared_ptr<F> fn, Signature<R, A...>) {
-    return [fn](const json& args) -> json {
+    return [fn](const json& args) -> Reply {
         constexpr std::size_t want = sizeof...(A);
         if (args.size() != want)
             throw ConversionError("expected " + std::to_string(want) + (want == 1 ? " argument" : " arguments") + ", got " +

@@ -183,6 +183,14 @@ std::string fdsInherited() {
     return status == 0 ? "inherited" : "closed";
 }
 
+nexus::Content plot(int n) {
+    return nexus::Content({nexus::text("a plot of " + std::to_string(n)), nexus::image(nexus::Bytes("\x89PNG"), "image/png"),
+                           nexus::resource("x,y", "text/csv", "data:points"), nexus::resource(nexus::Bytes("\x01"), "application/octet-stream", "data:raw")},
+                          std::vector<int>(static_cast<std::size_t>(n), 1));
+}
+
+nexus::Content blocksOnly() { return nexus::Content({nexus::audio(std::string("RIFF"), "audio/wav")}); }
+
 }  // namespace
 
 int main() {
@@ -226,6 +234,8 @@ int main() {
         .add(35, pid)
         .add(36, [offset](int x) { return x + offset; })
         .add(37, add)
-        .add(38, fdsInherited);
+        .add(38, fdsInherited)
+        .add(39, plot)
+        .add(40, blocksOnly);
     return pool.serve();
 }
