@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -40,6 +41,10 @@ type processConfig struct {
 	logger       *slog.Logger
 	startTimeout time.Duration
 	grace        time.Duration
+
+	// onDeath, if set, learns that a process that had become ready ended
+	// without nexus asking it to, and why, before any call can see it gone.
+	onDeath func(p *process, err error)
 }
 
 // process is one running pool process and everything nexus holds for it:
@@ -56,9 +61,13 @@ type process struct {
 	writeMu        sync.Mutex // one frame at a time on toPool
 	closeInputOnce sync.Once
 
+	readyAt  time.Time   // when the handshake ended; set before startProcess returns
+	answered atomic.Bool // the process has answered a call
+
 	mu       sync.Mutex
 	nextID   uint64
 	inflight map[uint64]*pendingCall
+	ready    bool  // the handshake succeeded
 	stopping bool  // nexus asked the process to stop
 	err      error // why calls fail now that the process is gone; set just before gone closes
 
@@ -190,6 +199,10 @@ func (p *process) handshake(ctx context.Context) error {
 			return fmt.Errorf("pool %s failed to start: it speaks pool protocol %d; this nexus speaks %d",
 				p.label, ready.Protocol, protocolVersion)
 		}
+		p.readyAt = time.Now()
+		p.mu.Lock()
+		p.ready = true
+		p.mu.Unlock()
 		p.logger.Debug("pool ready", "pool", p.label, "pid", p.cmd.Process.Pid, "mids", ready.Mids)
 		return nil
 	case <-p.gone:
@@ -289,6 +302,19 @@ func (p *process) alive() bool {
 	return p.err == nil
 }
 
+// stoppedByNexus reports whether nexus asked the process to stop.
+func (p *process) stoppedByNexus() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stopping
+}
+
+// answeredAny reports whether the process has answered a call: it works.
+func (p *process) answeredAny() bool { return p.answered.Load() }
+
+// upFor is how long the process has been ready.
+func (p *process) upFor() time.Duration { return time.Since(p.readyAt) }
+
 func (p *process) goneErr() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -341,6 +367,7 @@ func (p *process) readLoop() {
 }
 
 func (p *process) deliverReply(id uint64, r callReply) {
+	p.answered.Store(true)
 	p.mu.Lock()
 	pc := p.inflight[id]
 	delete(p.inflight, id)
@@ -426,22 +453,29 @@ func (p *process) supervise() {
 	p.outPipe.Close()
 
 	p.mu.Lock()
+	var err error
 	switch {
 	case p.stopping:
-		p.err = fmt.Errorf("pool %s: stopped", p.label)
+		err = fmt.Errorf("pool %s: stopped", p.label)
 	case p.protoErr != nil:
-		p.err = errors.New(p.withTail(fmt.Sprintf("pool %s broke the protocol: %v", p.label, p.protoErr)))
+		err = errors.New(p.withTail(fmt.Sprintf("pool %s broke the protocol: %v", p.label, p.protoErr)))
 	default:
-		p.err = errors.New(p.withTail(fmt.Sprintf("pool %s died (%s)", p.label, p.exitState)))
+		err = errors.New(p.withTail(fmt.Sprintf("pool %s died (%s)", p.label, p.exitState)))
 	}
-	inflight := p.inflight
-	p.inflight = nil
-	stopping := p.stopping
+	died := p.ready && !p.stopping // a failed start is reported by its caller
 	p.mu.Unlock()
 
-	if !stopping {
-		p.logger.Warn("pool process ended", "pool", p.label, "pid", p.cmd.Process.Pid, "err", p.err)
+	if died {
+		p.logger.Warn("pool process ended", "pool", p.label, "pid", p.cmd.Process.Pid, "err", err)
+		if p.onDeath != nil {
+			p.onDeath(p, err)
+		}
 	}
+	p.mu.Lock()
+	p.err = err
+	inflight := p.inflight
+	p.inflight = nil
+	p.mu.Unlock()
 	for _, pc := range inflight {
 		pc.reply <- callReply{err: p.err}
 	}

@@ -44,6 +44,16 @@ type Options struct {
 	Logger       *slog.Logger  // default slog.Default()
 	StartTimeout time.Duration // how long a pool may take to become ready; default 30s
 	StopGrace    time.Duration // how long a pool may take to exit at each stop step; default 2s
+
+	// A process that dies is restarted at once. One that dies (or fails to
+	// start) again before it is healthy waits RestartDelay, then twice that
+	// after the next failure, and so on up to MaxRestartDelay; calls made
+	// meanwhile fail at once with the reason. A process is healthy once it
+	// has answered a call or stayed up for HealthyAfter. Defaults: 100ms,
+	// 30s, 1 minute.
+	RestartDelay    time.Duration
+	MaxRestartDelay time.Duration
+	HealthyAfter    time.Duration
 }
 
 // Hooks receive what a pool reports while a call runs. Any may be nil.
@@ -93,26 +103,6 @@ type poolGroup struct {
 	workers []*worker
 }
 
-// worker is one process slot of a pool. The process in it is started on
-// demand, and started again by the next call after it dies.
-type worker struct {
-	set      *Set
-	spec     *Spec
-	number   int    // from 1
-	label    string // "py", or "py#2" when the pool has several workers
-	inflight int    // guarded by poolGroup.mu
-
-	mu  sync.Mutex
-	cur *attempt // the latest start, nil before the first
-}
-
-// attempt is one start of a worker's process.
-type attempt struct {
-	done chan struct{} // closed when the start has succeeded or failed
-	proc *process
-	err  error
-}
-
 // Start starts every pool in the background and returns at once. Calls wait
 // for a pool that is still starting. When ctx ends, starts in progress are
 // abandoned and no pool is started again; Close still has to be called.
@@ -129,6 +119,15 @@ func Start(ctx context.Context, specs []Spec, opts Options) *Set {
 	}
 	if opts.StopGrace <= 0 {
 		opts.StopGrace = 2 * time.Second
+	}
+	if opts.RestartDelay <= 0 {
+		opts.RestartDelay = 100 * time.Millisecond
+	}
+	if opts.MaxRestartDelay <= 0 {
+		opts.MaxRestartDelay = 30 * time.Second
+	}
+	if opts.HealthyAfter <= 0 {
+		opts.HealthyAfter = time.Minute
 	}
 	s := &Set{opts: opts, pools: make(map[int]*poolGroup)}
 	s.ctx, s.cancel = context.WithCancel(ctx)
@@ -233,84 +232,6 @@ func (g *poolGroup) release(w *worker) {
 	g.mu.Lock()
 	w.inflight--
 	g.mu.Unlock()
-}
-
-// process returns the worker's live process, starting one when there is
-// none (or the last one died or failed to start), and waiting for a start
-// in progress.
-func (w *worker) process(ctx context.Context) (*process, error) {
-	w.mu.Lock()
-	a := w.cur
-	if a == nil || a.unusable() {
-		a = w.launch()
-	}
-	w.mu.Unlock()
-	select {
-	case <-a.done:
-		return a.proc, a.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-// unusable reports whether a finished start left nothing to call.
-func (a *attempt) unusable() bool {
-	select {
-	case <-a.done:
-		return a.err != nil || !a.proc.alive()
-	default:
-		return false // still starting
-	}
-}
-
-// launch begins a new start of the worker's process. w.mu is held.
-func (w *worker) launch() *attempt {
-	a := &attempt{done: make(chan struct{})}
-	w.cur = a
-	s := w.set
-	if s.ctx.Err() != nil {
-		a.err = fmt.Errorf("pool %s: %w", w.label, errClosed)
-		close(a.done)
-		return a
-	}
-	go func() {
-		defer close(a.done)
-		dir, err := RuntimeDir()
-		if err != nil {
-			a.err = fmt.Errorf("pool %s failed to start: %w", w.label, err)
-		} else {
-			a.proc, a.err = startProcess(s.ctx, processConfig{
-				lang:         w.spec.Lang,
-				label:        w.label,
-				argv:         w.spec.Exec,
-				dir:          w.spec.Dir,
-				env:          poolEnv(w.spec.Lang, w.number, dir),
-				stderr:       s.opts.Stderr,
-				logger:       s.opts.Logger,
-				startTimeout: s.opts.StartTimeout,
-				grace:        s.opts.StopGrace,
-			})
-		}
-		if a.err != nil && s.ctx.Err() == nil {
-			s.opts.Logger.Error("pool failed to start", "pool", w.label, "err", a.err)
-		}
-	}()
-	return a
-}
-
-// stop stops the worker's process, once any start in progress has ended
-// (Close has cancelled the set's context, so that is prompt).
-func (w *worker) stop() {
-	w.mu.Lock()
-	a := w.cur
-	w.mu.Unlock()
-	if a == nil {
-		return
-	}
-	<-a.done
-	if a.proc != nil {
-		a.proc.stop()
-	}
 }
 
 // lockedWriter keeps lines from several pools whole.

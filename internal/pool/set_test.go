@@ -40,6 +40,7 @@ const (
 	midPNGSignature
 	midFailUnprintably
 	midPlot
+	midSegfault
 	testPoolMids = iota // how many functions pool.py has
 )
 

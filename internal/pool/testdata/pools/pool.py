@@ -1,5 +1,7 @@
 # The test pool of internal/pool: one function per behaviour the tests drive.
+import ctypes
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -105,6 +107,13 @@ def plot(caption):
     return nexus.Content([nexus.image(b"\x89PNG\r\n\x1a\n", "image/png"), nexus.text(caption)], value=len(caption))
 
 
+def segfault():
+    print("about to crash", file=sys.stderr)
+    ctypes.string_at(0)  # reads address 0: a real SIGSEGV, in this thread
+    os.kill(os.getpid(), signal.SIGSEGV)  # in case it did not
+    time.sleep(10)
+
+
 def slow_pid(seconds):
     time.sleep(seconds)
     return os.getpid()
@@ -128,4 +137,5 @@ nexus.serve({
     15: png_signature,
     16: fail_unprintably,
     17: plot,
+    18: segfault,
 })

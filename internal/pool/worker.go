@@ -1,0 +1,186 @@
+package pool
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// worker is one process slot of a pool. Its process starts with the set,
+// is started again at once when it dies, and with a growing delay when it
+// keeps failing (see Options.RestartDelay).
+type worker struct {
+	set      *Set
+	spec     *Spec
+	number   int    // from 1
+	label    string // "py", or "py#2" when the pool has several workers
+	inflight int    // guarded by poolGroup.mu
+
+	mu       sync.Mutex
+	cur      *attempt    // the latest start, nil before the first
+	closed   bool        // the set is closing: start nothing more
+	failures int         // failed starts and deaths before health, in a row
+	retryAt  time.Time   // after failures: no start before this
+	lastErr  error       // why the last start or process failed
+	restart  *time.Timer // a restart scheduled after a death
+}
+
+// attempt is one start of a worker's process.
+type attempt struct {
+	done chan struct{} // closed when the start has succeeded or failed
+	proc *process
+	err  error
+}
+
+// process returns the worker's live process, starting one when there is
+// none (or the last one died or failed to start), and waiting for a start
+// in progress. While the worker backs off after failures it returns the
+// last failure at once.
+func (w *worker) process(ctx context.Context) (*process, error) {
+	w.mu.Lock()
+	a := w.cur
+	if a == nil || a.unusable() {
+		if err := w.backingOff(); err != nil {
+			w.mu.Unlock()
+			return nil, err
+		}
+		a = w.launch()
+	}
+	w.mu.Unlock()
+	select {
+	case <-a.done:
+		return a.proc, a.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// unusable reports whether a finished start left nothing to call.
+func (a *attempt) unusable() bool {
+	select {
+	case <-a.done:
+		return a.err != nil || !a.proc.alive()
+	default:
+		return false // still starting
+	}
+}
+
+// backingOff returns an error saying why no process may start yet, or nil.
+// w.mu is held.
+func (w *worker) backingOff() error {
+	wait := time.Until(w.retryAt)
+	if w.lastErr == nil || wait <= 0 || w.closed {
+		return nil
+	}
+	return fmt.Errorf("pool %s is down after %d failures in a row; next start in %s. Last failure: %w",
+		w.label, w.failures, wait.Round(time.Millisecond), w.lastErr)
+}
+
+// launch begins a new start of the worker's process. w.mu is held.
+func (w *worker) launch() *attempt {
+	a := &attempt{done: make(chan struct{})}
+	w.cur = a
+	s := w.set
+	if w.closed || s.ctx.Err() != nil {
+		a.err = fmt.Errorf("pool %s: %w", w.label, errClosed)
+		close(a.done)
+		return a
+	}
+	go func() {
+		defer close(a.done) // after the failure is recorded: the next call sees it
+		dir, err := RuntimeDir()
+		if err != nil {
+			a.err = fmt.Errorf("pool %s failed to start: %w", w.label, err)
+		} else {
+			a.proc, a.err = startProcess(s.ctx, processConfig{
+				lang:         w.spec.Lang,
+				label:        w.label,
+				argv:         w.spec.Exec,
+				dir:          w.spec.Dir,
+				env:          poolEnv(w.spec.Lang, w.number, dir),
+				stderr:       s.opts.Stderr,
+				logger:       s.opts.Logger,
+				startTimeout: s.opts.StartTimeout,
+				grace:        s.opts.StopGrace,
+				onDeath:      func(p *process, err error) { w.died(a, p, err) },
+			})
+		}
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.closed || s.ctx.Err() != nil {
+			return
+		}
+		if a.err != nil {
+			w.failed(a.err, false)
+			s.opts.Logger.Error("pool failed to start", "pool", w.label, "err", a.err)
+		}
+	}()
+	return a
+}
+
+// died learns that the process of attempt a ended on its own, and starts
+// the next one: at once, or after the backoff delay. The process calls it
+// before any call can see it gone, so the next call sees the backoff.
+func (w *worker) died(a *attempt, p *process, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed || w.cur != a {
+		return
+	}
+	healthy := p.answeredAny() || p.upFor() >= w.set.opts.HealthyAfter
+	delay := w.failed(err, healthy)
+	w.set.opts.Logger.Info("restarting pool", "pool", w.label, "in", delay, "failures", w.failures)
+	if delay == 0 {
+		w.launch()
+		return
+	}
+	w.restart = time.AfterFunc(delay, func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if !w.closed && w.cur == a {
+			w.launch()
+		}
+	})
+}
+
+// failed records a failed start or a death, and returns how long the
+// worker now waits before starting again. A failure after a healthy run
+// starts the count afresh. w.mu is held.
+func (w *worker) failed(err error, healthy bool) time.Duration {
+	if healthy {
+		w.failures = 0
+	}
+	w.failures++
+	w.lastErr = err
+	var delay time.Duration
+	if w.failures > 1 {
+		opts := &w.set.opts
+		delay = opts.MaxRestartDelay
+		if shift := w.failures - 2; shift < 32 {
+			delay = min(opts.RestartDelay<<shift, opts.MaxRestartDelay)
+		}
+	}
+	w.retryAt = time.Now().Add(delay)
+	return delay
+}
+
+// stop stops the worker's process, once any start in progress has ended
+// (Close has cancelled the set's context, so that is prompt), and starts
+// nothing more.
+func (w *worker) stop() {
+	w.mu.Lock()
+	w.closed = true
+	if w.restart != nil {
+		w.restart.Stop()
+	}
+	a := w.cur
+	w.mu.Unlock()
+	if a == nil {
+		return
+	}
+	<-a.done
+	if a.proc != nil {
+		a.proc.stop()
+	}
+}
