@@ -41,6 +41,15 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "building nexus:", err)
 		os.Exit(1)
 	}
+	// Compiled (C++) pools of the example programs; a no-op when up to date
+	// or when no C++ toolchain is installed (those tests then skip).
+	pools := exec.Command("./scripts/build-pools.sh")
+	pools.Dir = repoRoot
+	pools.Stdout, pools.Stderr = os.Stderr, os.Stderr
+	if err := pools.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building the example pools:", err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

@@ -61,7 +61,7 @@ func newRootCmd() *cobra.Command {
 	}
 	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "info", "stderr log level: debug, info, warn or error")
 	root.PersistentFlags().IntVar(&g.workers, "workers", 0, "worker processes per pool, for pools whose manifest entry sets no metadata.workers (0: the language's default: 1 for py and cpp, min(4, CPUs) for r)")
-	root.AddCommand(newMCPCmd(g), newRunCmd(g), newLauncherCmd())
+	root.AddCommand(newMCPCmd(g), newRunCmd(g), newLauncherCmd(), newRuntimeDirCmd())
 	root.AddCommand(newServeCmd(g))
 	return root
 }
