@@ -275,6 +275,22 @@ func TestResultValue(t *testing.T) {
 		{"&1Xm21m<dict>at2sj1bm11ca^1X", `{"m":{},"b":{"c":[{"m":{"z":0},"b":{"c":[]}}]}}`, `{"m":[],"b":{"c":[{"m":[["z",0]],"b":{"c":[]}}]}}`},
 		{"<list>at2sj", `[["a",1]]`, `[["a",1]]`},
 		{"<dict>at2sj", `"not a map"`, `"not a map"`},
+		// Numbers take one canonical form per declared type, whatever the pool's language wrote.
+		{"f8", `1.0`, `1`},
+		{"f8", `0.10000000000000000555`, `0.1`},
+		{"f8", `1e+308`, `1e+308`},
+		{"f8", `1E308`, `1e+308`},
+		{"f8", `-0.0`, `-0`},
+		{"f4", `2.5e-7`, `2.5e-7`},
+		{"af8", `[1.0, 2.50, 3]`, `[1,2.5,3]`},
+		{"j", `2.0`, `2`},
+		{"j", `1e3`, `1000`},
+		{"j", `9007199254740993`, `9007199254740993`},
+		{"j", `2.5`, `2.5`}, // not an integer: left as written
+		{"f8", `"NaN"`, `"NaN"`},
+		{"m34meanf83minf83maxf8", `{"mean":2.0,"min":1.0,"max":3.5}`, `{"mean":2,"min":1,"max":3.5}`},
+		{"?f8", `null`, `null`},
+		{"t2jf8", `[1.0, 1.0]`, `[1,1]`},
 	}
 	for _, c := range cases {
 		t.Run(c.schema+" "+c.in, func(t *testing.T) {

@@ -463,8 +463,10 @@ func quoteRaw(s string) json.RawMessage {
 
 // ResultValue turns a pool's result into the value a client sees, compact: a
 // string-keyed Map (sent by pools as an object) becomes the list of
-// [key, value] pairs its type declares, at any depth; everything else passes
-// through unchanged.
+// [key, value] pairs its type declares, at any depth; numbers are written in
+// one canonical form for their declared type (a Real 1.0 as 1, 0.1 as 0.1,
+// an Int 2.0 as 2), so that Python, R and C++ pools give the same text for
+// the same value; everything else passes through unchanged.
 func ResultValue(ret *manifest.Return, v json.RawMessage) (json.RawMessage, error) {
 	var b bytes.Buffer
 	w := &resultWalker{b: &b}
@@ -483,8 +485,8 @@ func ResultValue(ret *manifest.Return, v json.RawMessage) (json.RawMessage, erro
 	return json.RawMessage(b.Bytes()), nil
 }
 
-// resultWalker rewrites string-keyed Maps in a raw result, copying every
-// part of the value whose type holds no such Map verbatim.
+// resultWalker rewrites string-keyed Maps and numbers in a raw result,
+// copying every part of the value whose type holds neither verbatim.
 type resultWalker struct {
 	b     *bytes.Buffer
 	scope []scoped // enclosing recursive declarations, innermost last
@@ -495,13 +497,14 @@ type scoped struct {
 	hasMap bool
 }
 
-// hasStrMap reports whether a value of type t can hold a string-keyed Map,
-// following back-references to the declarations in scope.
+// hasStrMap reports whether a value of type t can hold a string-keyed Map
+// or a number (what the walker rewrites), following back-references to the
+// declarations in scope.
 func (w *resultWalker) hasStrMap(t *manifest.Type) bool {
 	if t == nil {
 		return false
 	}
-	if isStrMap(t) {
+	if isStrMap(t) || t.Kind == manifest.Int || t.Kind == manifest.Float {
 		return true
 	}
 	if t.Kind == manifest.BackRef {
@@ -542,6 +545,10 @@ func (w *resultWalker) walk(t *manifest.Type, raw json.RawMessage) error {
 		return json.Compact(w.b, raw)
 	}
 	switch t.Kind {
+	case manifest.Int, manifest.Float:
+		if numberText.Match(raw) {
+			return w.number(t, string(raw))
+		}
 	case manifest.Recursive:
 		w.scope = append(w.scope, scoped{t, w.hasStrMap(t.Elem)})
 		err := w.walk(t.Elem, raw)
@@ -607,6 +614,26 @@ func (w *resultWalker) walk(t *manifest.Type, raw json.RawMessage) error {
 	}
 	// The value does not have the shape its type declares: pass it on as is.
 	return json.Compact(w.b, raw)
+}
+
+// number writes a numeric result canonically: an Int as its integer digits
+// (exact at any size), a Real as the shortest text that reads back as the
+// same float64, as encoding/json writes it. A number that does not fit its
+// type (an Int 2.5, a Real 1e999) is copied as the pool wrote it.
+func (w *resultWalker) number(t *manifest.Type, text string) error {
+	if t.Kind == manifest.Int {
+		if out, msg := normalizeInt(text, "j"); msg == "" {
+			w.b.WriteString(out)
+			return nil
+		}
+	} else if f, err := strconv.ParseFloat(text, 64); err == nil {
+		if out, err := json.Marshal(f); err == nil {
+			w.b.Write(out)
+			return nil
+		}
+	}
+	w.b.WriteString(text)
+	return nil
 }
 
 func (w *resultWalker) array(raw json.RawMessage, elem func(int) *manifest.Type) error {
