@@ -109,7 +109,7 @@ func runServe(g *globalFlags, o *serveOptions, targets []string) error {
 		return usageErrorf("serve: %v", err)
 	}
 	if o.mcpConfig {
-		cc := httpserve.ClientConfig{Name: serveInfo(programs).Name, URL: "http://" + srv.Addr() + "/mcp", Token: o.token}
+		cc := httpserve.ClientConfig{Name: serveInfo(programs).Name, URL: srv.ClientURL(), Token: o.token}
 		fmt.Fprintln(os.Stderr, cc.ClaudeCommand())
 		_, err := os.Stdout.Write(cc.JSON())
 		return err

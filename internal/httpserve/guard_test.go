@@ -2,6 +2,7 @@ package httpserve
 
 import (
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 )
@@ -152,5 +153,28 @@ func TestParseAccept(t *testing.T) {
 	}
 	if _, err := http.NewRequest("GET", "/", nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestClientURL(t *testing.T) {
+	osHostname = func() (string, error) { return "myhost", nil }
+	defer func() { osHostname = os.Hostname }()
+	for _, tc := range []struct {
+		host string
+		want string
+	}{
+		{"127.0.0.1", "http://127.0.0.1:9000/mcp"},
+		{"0.0.0.0", "http://myhost:9000/mcp"},
+		{"::", "http://myhost:9000/mcp"},
+		{"::1", "http://[::1]:9000/mcp"},
+		{"nexus.example.org", "http://nexus.example.org:9000/mcp"},
+	} {
+		s, err := New(Config{Host: tc.host, Port: 9000, AllowNoAuth: true, Logger: quietLogger()}, []Program{loadProgram(t, "combat", &fakeCaller{})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.ClientURL(); got != tc.want {
+			t.Errorf("ClientURL for %s = %s, want %s", tc.host, got, tc.want)
+		}
 	}
 }

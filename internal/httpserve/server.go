@@ -203,13 +203,24 @@ func readLimited(w http.ResponseWriter, r *http.Request, max int64) ([]byte, err
 	return io.ReadAll(http.MaxBytesReader(w, r.Body, max))
 }
 
-// URL is the MCP endpoint's address for clients: the bound address, with a
-// wildcard host replaced by this machine's name.
+// URL is the MCP endpoint's address for clients once ln is bound.
 func URL(ln net.Listener) string {
 	host, port, err := net.SplitHostPort(ln.Addr().String())
 	if err != nil {
 		return "http://" + ln.Addr().String() + "/mcp"
 	}
+	return endpointURL(host, port)
+}
+
+// ClientURL is the MCP endpoint's address for clients, from the
+// configuration alone (nothing is bound).
+func (s *Server) ClientURL() string {
+	return endpointURL(strings.TrimSuffix(strings.TrimPrefix(s.cfg.Host, "["), "]"), strconv.Itoa(s.cfg.Port))
+}
+
+// endpointURL names host:port/mcp, with a wildcard host replaced by this
+// machine's name (a client cannot connect to 0.0.0.0).
+func endpointURL(host, port string) string {
 	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
 		if name, err := osHostname(); err == nil && name != "" {
 			host = name
