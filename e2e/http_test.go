@@ -216,10 +216,20 @@ func TestHTTPGoSDKProgress(t *testing.T) {
 			if err != nil || res.IsError {
 				t.Fatalf("slow_count: %v %+v", err, res)
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			if fmt.Sprint(got) != "[1 2 3 4]" {
-				t.Errorf("progress %v, want [1 2 3 4]", got)
+			// The SDK runs notification handlers on their own goroutines, so
+			// the last one may land just after CallTool returns.
+			deadline := time.Now().Add(2 * time.Second)
+			for {
+				mu.Lock()
+				seen := fmt.Sprint(got)
+				mu.Unlock()
+				if seen == "[1 2 3 4]" {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("progress %s, want [1 2 3 4]", seen)
+				}
+				time.Sleep(10 * time.Millisecond)
 			}
 		})
 	}

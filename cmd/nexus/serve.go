@@ -76,6 +76,13 @@ func runServe(g *globalFlags, o *serveOptions, targets []string) error {
 	if o.token == "" {
 		o.token = os.Getenv("NEXUS_AUTH_TOKEN")
 	}
+	// nexus's own warnings (a pool that died, ...) also reach the clients
+	// that asked for log messages (logging/setLevel), on their GET stream.
+	stderrLog := slog.Default()
+	logs := mcp.NewLogHub(stderrLog.Handler())
+	if !o.mcpConfig {
+		slog.SetDefault(slog.New(logs))
+	}
 	var programs []httpserve.Program
 	var sets []*pool.Set
 	defer func() {
@@ -102,8 +109,8 @@ func runServe(g *globalFlags, o *serveOptions, targets []string) error {
 		AllowedOrigins: o.origins, AllowedHosts: o.hosts, MaxBody: o.maxBody,
 		MaxSessions: o.maxSessions, SessionIdle: o.sessionIdle, Grace: o.grace,
 		Info:   serveInfo(programs),
-		MCP:    mcp.Options{},
-		Logger: slog.Default(),
+		MCP:    mcp.Options{Logs: logs},
+		Logger: stderrLog,
 	}, programs)
 	if err != nil {
 		return usageErrorf("serve: %v", err)

@@ -137,16 +137,35 @@ func (st *stream) event(msg any) {
 		st.log.Error("cannot encode a message for the client", "err", err)
 		return
 	}
-	if !st.open {
-		h := st.w.Header()
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Cache-Control", "no-cache")
-		h.Set("X-Accel-Buffering", "no") // tell nginx and friends not to hold events back
-		st.w.WriteHeader(http.StatusOK)
-		st.open = true
-	}
 	// Compact JSON holds no newline, so one data line carries the message.
-	if _, err := fmt.Fprintf(st.w, "event: message\ndata: %s\n\n", data); err != nil {
+	st.write(fmt.Appendf(nil, "event: message\ndata: %s\n\n", data))
+}
+
+// comment writes an SSE comment: a keep-alive that clients ignore.
+func (st *stream) comment() { st.write([]byte(":\n\n")) }
+
+// start sends the stream's headers.
+func (st *stream) start() {
+	if st.open {
+		return
+	}
+	h := st.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // tell nginx and friends not to hold events back
+	st.w.WriteHeader(http.StatusOK)
+	st.open = true
+	if err := st.rc.Flush(); err != nil {
+		st.dead = true
+	}
+}
+
+func (st *stream) write(b []byte) {
+	st.start()
+	if st.dead {
+		return
+	}
+	if _, err := st.w.Write(b); err != nil {
 		st.dead = true
 		return
 	}

@@ -28,6 +28,8 @@ type Server struct {
 	log      *slog.Logger
 	handler  http.Handler
 	inflight sync.WaitGroup // requests being handled, for a hard stop
+	closing  chan struct{}  // closed when shutdown begins: GET streams end
+	closeOne sync.Once
 }
 
 // New builds a server for programs. With several programs, their tools are
@@ -57,6 +59,7 @@ func New(cfg Config, programs []Program) (*Server, error) {
 		mcp:      mcp.NewServer(info, allTools(progs), newRoutingCaller(progs), cfg.MCP),
 		sessions: newSessionStore(cfg.MaxSessions, cfg.SessionIdle),
 		log:      cfg.Logger,
+		closing:  make(chan struct{}),
 	}
 	for _, p := range progs {
 		s.byModule[p.name] = p
@@ -125,6 +128,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		BaseContext:       func(net.Listener) context.Context { return base },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
+	// Long-lived GET streams would hold Shutdown for the whole grace period.
+	hs.RegisterOnShutdown(func() { s.closeOne.Do(func() { close(s.closing) }) })
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 

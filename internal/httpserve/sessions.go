@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nexus-mcp/nexus/internal/mcp"
@@ -17,6 +18,11 @@ var errTooManySessions = errors.New("too many sessions")
 type session struct {
 	id  string
 	mcp *mcp.Session
+	// notes carries the session's own notifications (nexus's log records,
+	// not a request's) to its GET stream while one is open (listening).
+	notes     chan *mcp.Notification
+	listening atomic.Bool
+	done      chan struct{} // closed when the session ends
 
 	// guarded by sessionStore.mu
 	lastUsed time.Time
@@ -59,7 +65,8 @@ func (st *sessionStore) create(srv *mcp.Server) (*session, error) {
 			return nil, errTooManySessions
 		}
 	}
-	s := &session{id: newSessionID(), mcp: srv.NewSession(nil), lastUsed: st.now(), active: 1}
+	s := &session{id: newSessionID(), notes: make(chan *mcp.Notification, notesBuffer), done: make(chan struct{}), lastUsed: st.now(), active: 1}
+	s.mcp = srv.NewSession(s.notify)
 	st.byID[s.id] = s
 	return s, nil
 }
@@ -105,7 +112,20 @@ func (st *sessionStore) remove(id string) bool {
 
 func (st *sessionStore) removeLocked(s *session) {
 	delete(st.byID, s.id)
+	close(s.done)
 	go s.mcp.Close() // cancels its calls; never under the store's lock
+}
+
+// notify queues a session notification for the GET stream; with no stream
+// open (or a full queue) it is dropped: nexus never blocks on a client.
+func (s *session) notify(n *mcp.Notification) {
+	if !s.listening.Load() {
+		return
+	}
+	select {
+	case s.notes <- n:
+	default:
+	}
 }
 
 // sweep ends every idle, expired session.

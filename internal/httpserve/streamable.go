@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/nexus-mcp/nexus/internal/mcp"
 )
@@ -29,17 +30,67 @@ const (
 )
 
 // serveMCP is the MCP endpoint: POST carries messages, DELETE ends a
-// session. There is no standalone GET stream (nexus sends no server-initiated
-// messages), so GET is 405, which clients of every era accept.
+// session, and GET opens a session's stream of server-initiated messages
+// (nexus's own log records for a client that chose a level); without a
+// session (2026-07-28 has none) GET is 405.
 func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodPost:
 		s.postMCP(w, r)
 	case http.MethodDelete:
 		s.deleteMCP(w, r)
+	case http.MethodGet:
+		s.getMCP(w, r)
 	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		writeRPCError(w, http.StatusMethodNotAllowed, nil, mcp.CodeInvalidRequest, "method not allowed: "+r.Method+" (this endpoint takes GET, POST and DELETE)")
+	}
+}
+
+// keepAlive is how often an idle GET stream gets an SSE comment, so that
+// proxies and clients do not time it out.
+var keepAlive = 25 * time.Second
+
+// getMCP streams a session's own notifications until the client leaves,
+// the session ends or the server shuts down. One stream per session.
+func (s *Server) getMCP(w http.ResponseWriter, r *http.Request) {
+	sid := r.Header.Get(hdrSessionID)
+	if sid == "" {
 		w.Header().Set("Allow", "POST, DELETE")
-		writeRPCError(w, http.StatusMethodNotAllowed, nil, mcp.CodeInvalidRequest, "method not allowed: "+r.Method+" (this endpoint takes POST and DELETE; it offers no standalone SSE stream)")
+		writeRPCError(w, http.StatusMethodNotAllowed, nil, mcp.CodeInvalidRequest, "method not allowed: GET opens a session's stream and needs an Mcp-Session-Id (stateless requests have none)")
+		return
+	}
+	if acc := parseAccept(r.Header.Get("Accept")); !acc.sse {
+		writeRPCError(w, http.StatusNotAcceptable, nil, mcp.CodeInvalidRequest, "not acceptable: GET answers text/event-stream")
+		return
+	}
+	sess, ok := s.session(w, r, nil, r.Header.Get(hdrProtocolVersion))
+	if !ok {
+		return
+	}
+	defer s.sessions.release(sess)
+	if !sess.listening.CompareAndSwap(false, true) {
+		writeRPCError(w, http.StatusConflict, nil, mcp.CodeInvalidRequest, "conflict: this session already has a GET stream open")
+		return
+	}
+	defer sess.listening.Store(false)
+	st := &stream{w: w, rc: http.NewResponseController(w), log: s.log}
+	st.start()
+	tick := time.NewTicker(keepAlive)
+	defer tick.Stop()
+	for !st.dead {
+		select {
+		case n := <-sess.notes:
+			st.event(n)
+		case <-tick.C:
+			st.comment()
+		case <-r.Context().Done():
+			return
+		case <-sess.done:
+			return
+		case <-s.closing:
+			return
+		}
 	}
 }
 

@@ -1,12 +1,17 @@
 package httpserve
 
 import (
+	"bufio"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/mcp"
 )
 
 // Every status code of the Streamable HTTP endpoint, one request each.
@@ -39,7 +44,9 @@ func TestMCPStatusCodes(t *testing.T) {
 		{"unknown session id", "POST", toolsList, []string{"Mcp-Session-Id", "no-such-session"}, 404, -32600, "session not found"},
 		{"ended session id", "POST", toolsList, []string{"Mcp-Session-Id", ended}, 404, -32600, "session not found"},
 		{"unsupported version header", "POST", toolsList, []string{"Mcp-Session-Id", sid, "MCP-Protocol-Version", "1999-01-01"}, 400, -32600, "MCP-Protocol-Version"},
-		{"GET has no stream", "GET", "", []string{"Mcp-Session-Id", sid, "Accept", "text/event-stream"}, 405, -32600, "method not allowed"},
+		{"GET without a session", "GET", "", []string{"Accept", "text/event-stream"}, 405, -32600, "method not allowed"},
+		{"GET, unknown session", "GET", "", []string{"Mcp-Session-Id", "nope", "Accept", "text/event-stream"}, 404, -32600, "session not found"},
+		{"GET, JSON only", "GET", "", []string{"Mcp-Session-Id", sid, "Accept", "application/json"}, 406, -32600, "text/event-stream"},
 		{"PUT", "PUT", toolsList, nil, 405, -32600, "method not allowed"},
 		{"DELETE without id", "DELETE", "", nil, 400, -32600, "Mcp-Session-Id"},
 		{"DELETE unknown id", "DELETE", "", []string{"Mcp-Session-Id", "nope"}, 404, -32600, "session not found"},
@@ -225,5 +232,59 @@ func TestBatch(t *testing.T) {
 	resp = post(t, ts, "/mcp", `[{"jsonrpc":"2.0","method":"notifications/x"}]`, "Mcp-Session-Id", sid)
 	if resp.StatusCode != http.StatusAccepted {
 		t.Errorf("batch of notifications: %d, want 202", resp.StatusCode)
+	}
+}
+
+// GET opens the session's own stream: nexus's log records reach a client
+// that chose a level, one stream per session, ended by DELETE.
+func TestSessionStream(t *testing.T) {
+	hub := mcp.NewLogHub(slog.NewTextHandler(io.Discard, nil))
+	_, ts, _ := newTestServer(t, Config{MCP: mcp.Options{Logs: hub}})
+	sid := initialize(t, ts)
+	if body := readBody(t, post(t, ts, "/mcp", `{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"warning"}}`, "Mcp-Session-Id", sid)); !strings.Contains(body, `"result":{}`) {
+		t.Fatalf("logging/setLevel: %s", body)
+	}
+	resp := do(t, ts, "GET", "/mcp", "", "Mcp-Session-Id", sid, "Accept", "text/event-stream")
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("GET: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	if again := do(t, ts, "GET", "/mcp", "", "Mcp-Session-Id", sid, "Accept", "text/event-stream"); again.StatusCode != http.StatusConflict {
+		t.Errorf("second GET stream: %d, want 409", again.StatusCode)
+	}
+	logger := slog.New(hub)
+	logger.Info("below the level") // not sent: the client asked for warning
+	logger.Warn("pool restarted", "pool", "py")
+	events := make(chan map[string]any, 4)
+	go func() {
+		defer close(events)
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				var e map[string]any
+				json.Unmarshal([]byte(data), &e)
+				events <- e
+			}
+		}
+	}()
+	select {
+	case e := <-events:
+		p, _ := e["params"].(map[string]any)
+		data, _ := p["data"].(map[string]any)
+		if e["method"] != "notifications/message" || p["level"] != "warning" || data["message"] != "pool restarted" {
+			t.Errorf("event %v, want the warning", e)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no log message on the GET stream")
+	}
+	if resp := do(t, ts, "DELETE", "/mcp", "", "Mcp-Session-Id", sid); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE: %d", resp.StatusCode)
+	}
+	select {
+	case e, open := <-events:
+		if open {
+			t.Errorf("unexpected event %v", e)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the GET stream outlived its session")
 	}
 }
