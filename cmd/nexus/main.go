@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -43,8 +44,11 @@ func main() {
 }
 
 type globalFlags struct {
-	logLevel string
-	workers  int
+	logLevel     string
+	workers      int
+	timeout      time.Duration // a call's timeout when its command sets none; 0: none
+	startTimeout time.Duration // how long a pool may take to become ready
+	command      string        // the subcommand running ("mcp", "run", ...)
 }
 
 func newRootCmd() *cobra.Command {
@@ -56,10 +60,16 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			g.command = cmd.Name()
+			if g.timeout < 0 || g.startTimeout <= 0 {
+				return usageErrorf("--timeout must be 0 (none) or positive, --start-timeout positive")
+			}
 			return setupLogging(g.logLevel)
 		},
 	}
 	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "info", "stderr log level: debug, info, warn or error")
+	root.PersistentFlags().DurationVar(&g.timeout, "timeout", defaultCallTimeout, "how long a tool call may run, for commands whose manifest entry sets no metadata.timeout (0: no limit; `nexus run` has none by default)")
+	root.PersistentFlags().DurationVar(&g.startTimeout, "start-timeout", 30*time.Second, "how long a pool may take to start and say it is ready")
 	root.PersistentFlags().IntVar(&g.workers, "workers", 0, "worker processes per pool, for pools whose manifest entry sets no metadata.workers (0: the language's default: 1 for py and cpp, min(4, CPUs) for r)")
 	root.AddCommand(newMCPCmd(g), newRunCmd(g), newLauncherCmd(), newRuntimeDirCmd())
 	root.AddCommand(newServeCmd(g))

@@ -44,10 +44,11 @@ type inbound struct {
 	ID   *uint64 `json:"id"`
 
 	// ready
-	Protocol int     `json:"protocol"`
-	Lang     string  `json:"lang"`
-	PID      int     `json:"pid"`
-	Mids     []int64 `json:"mids"`
+	Protocol   int     `json:"protocol"`
+	Lang       string  `json:"lang"`
+	PID        int     `json:"pid"`
+	Mids       []int64 `json:"mids"`
+	Concurrent *bool   `json:"concurrent"`
 
 	// result
 	Value   json.RawMessage `json:"value"`

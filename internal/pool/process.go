@@ -3,7 +3,6 @@ package pool
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -42,9 +41,14 @@ type processConfig struct {
 	startTimeout time.Duration
 	grace        time.Duration
 
+	cancelGrace time.Duration // how long a cancelled call may take to stop
+
 	// onDeath, if set, learns that a process that had become ready ended
 	// without nexus asking it to, and why, before any call can see it gone.
 	onDeath func(p *process, err error)
+	// onStuck, if set, learns that a call did not stop when cancelled; it
+	// must retire the process (see process.retire), after starting another.
+	onStuck func(p *process, why string)
 }
 
 // process is one running pool process and everything nexus holds for it:
@@ -58,18 +62,22 @@ type process struct {
 	outPipe  *os.File // our end of the pool's stdout and stderr
 	tail     tail
 
+	out            *outbox    // frames waiting for writeLoop
 	writeMu        sync.Mutex // one frame at a time on toPool
 	closeInputOnce sync.Once
+	mode           concurrency // how the runtime runs calls; set before startProcess returns
 
 	readyAt  time.Time   // when the handshake ended; set before startProcess returns
 	answered atomic.Bool // the process has answered a call
 
-	mu       sync.Mutex
-	nextID   uint64
-	inflight map[uint64]*pendingCall
-	ready    bool  // the handshake succeeded
-	stopping bool  // nexus asked the process to stop
-	err      error // why calls fail now that the process is gone; set just before gone closes
+	mu        sync.Mutex
+	nextID    uint64
+	inflight  map[uint64]*pendingCall
+	abandoned map[uint64]abandonedCall // given up on, reply still owed
+	retiring  bool                     // a call is stuck: no new calls, stop when drained
+	ready     bool                     // the handshake succeeded
+	stopping  bool                     // nexus asked the process to stop
+	err       error                    // why calls fail now that the process is gone; set just before gone closes
 
 	readyCh    chan *inbound // the ready message, once
 	protoErr   error         // set by readLoop before readerDone closes
@@ -79,28 +87,6 @@ type process struct {
 	outputDone chan struct{} // closed when copyOutput returns
 	gone       chan struct{} // closed when the process, its group and its pipes are all finished
 }
-
-// pendingCall is a call sent to the process and not yet answered.
-type pendingCall struct {
-	reply chan callReply // buffered: the reader never blocks on it
-
-	hookMu   sync.Mutex // hooks never run after the caller has returned
-	hooks    Hooks
-	finished bool
-}
-
-type callReply struct {
-	value   json.RawMessage
-	content json.RawMessage // the result's content blocks, if any
-	err     error
-}
-
-// notSentError reports a call that never reached the process because it was
-// already gone; the call can safely be tried again on a fresh process.
-type notSentError struct{ err error }
-
-func (e *notSentError) Error() string { return e.err.Error() }
-func (e *notSentError) Unwrap() error { return e.err }
 
 // startProcess starts a pool process and waits for its ready message. On
 // failure the process is stopped and the error says why, with its output's
@@ -167,6 +153,8 @@ func startProcess(ctx context.Context, cfg processConfig) (*process, error) {
 		fromPool:      repliesR,
 		outPipe:       outR,
 		inflight:      make(map[uint64]*pendingCall),
+		abandoned:     make(map[uint64]abandonedCall),
+		out:           newOutbox(),
 		readyCh:       make(chan *inbound, 1),
 		exited:        make(chan struct{}),
 		readerDone:    make(chan struct{}),
@@ -175,6 +163,7 @@ func startProcess(ctx context.Context, cfg processConfig) (*process, error) {
 	}
 	go p.copyOutput()
 	go p.readLoop()
+	go p.writeLoop()
 	go func() {
 		_ = cmd.Wait() // the exit status is in ProcessState
 		p.exitState = cmd.ProcessState.String()
@@ -200,6 +189,14 @@ func (p *process) handshake(ctx context.Context) error {
 				p.label, ready.Protocol, protocolVersion)
 		}
 		p.readyAt = time.Now()
+		switch {
+		case ready.Concurrent == nil:
+			p.mode = concurrencyUnknown
+		case *ready.Concurrent:
+			p.mode = concurrent
+		default:
+			p.mode = sequential
+		}
 		p.mu.Lock()
 		p.ready = true
 		p.mu.Unlock()
@@ -219,87 +216,11 @@ func (p *process) handshake(ctx context.Context) error {
 	}
 }
 
-// call sends one call and waits for its reply. When ctx ends first it tells
-// the pool to cancel the call and returns ctx's error at once.
-func (p *process) call(ctx context.Context, mid int, args []json.RawMessage, h Hooks) (json.RawMessage, error) {
-	if args == nil {
-		args = []json.RawMessage{} // the protocol wants an array, never null
-	}
-	pc := &pendingCall{hooks: h, reply: make(chan callReply, 1)}
-	p.mu.Lock()
-	if p.err != nil {
-		err := p.err
-		p.mu.Unlock()
-		return nil, &notSentError{err}
-	}
-	p.nextID++
-	id := p.nextID
-	p.inflight[id] = pc
-	p.mu.Unlock()
-
-	payload, err := json.Marshal(callMessage{Type: typeCall, ID: id, Mid: mid, Args: args, Progress: h.Progress != nil})
-	if err != nil {
-		p.forget(id)
-		return nil, fmt.Errorf("pool %s: encoding the call's arguments: %w", p.label, err)
-	}
-	if len(payload) > MaxFrameSize {
-		p.forget(id)
-		return nil, fmt.Errorf("pool %s: the call's arguments take %d bytes, over the %d MiB frame limit", p.label, len(payload), MaxFrameSize>>20)
-	}
-	if err := p.send(payload); err != nil {
-		// A write fails only when the process is going away; say why once known.
-		p.forget(id)
-		select {
-		case <-p.gone:
-			return nil, &notSentError{p.goneErr()}
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-
-	select {
-	case r := <-pc.reply:
-		pc.finish()
-		if r.content != nil && r.err == nil && h.Content != nil {
-			h.Content(r.content)
-		}
-		return r.value, r.err
-	case <-ctx.Done():
-		if p.forget(id) {
-			go p.send(cancelFrame(id)) // best effort: the reply is discarded anyway
-		}
-		pc.finish()
-		return nil, ctx.Err()
-	}
-}
-
-// send writes one frame to the pool.
-func (p *process) send(payload []byte) error {
-	p.writeMu.Lock()
-	defer p.writeMu.Unlock()
-	return writeFrame(p.toPool, payload)
-}
-
-// forget drops a pending call and reports whether it was still pending.
-func (p *process) forget(id uint64) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	_, ok := p.inflight[id]
-	delete(p.inflight, id)
-	return ok
-}
-
-func (p *process) pending(id uint64) *pendingCall {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.inflight[id]
-}
-
 // alive reports whether the process can still take calls.
 func (p *process) alive() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.err == nil
+	return p.unusableErr() == nil
 }
 
 // stoppedByNexus reports whether nexus asked the process to stop.
@@ -366,17 +287,6 @@ func (p *process) readLoop() {
 	}
 }
 
-func (p *process) deliverReply(id uint64, r callReply) {
-	p.answered.Store(true)
-	p.mu.Lock()
-	pc := p.inflight[id]
-	delete(p.inflight, id)
-	p.mu.Unlock()
-	if pc != nil { // else cancelled, or a duplicate: discarded
-		pc.reply <- r
-	}
-}
-
 func (p *process) deliverLog(msg *inbound) {
 	level := normalLevel(msg.Level)
 	if msg.ID != nil {
@@ -385,31 +295,6 @@ func (p *process) deliverLog(msg *inbound) {
 		}
 	}
 	p.logger.Log(context.Background(), logLevels[level], "pool log", "pool", p.label, "data", string(msg.Data))
-}
-
-func (c *pendingCall) progress(progress float64, total *float64, message string) {
-	c.hookMu.Lock()
-	defer c.hookMu.Unlock()
-	if !c.finished && c.hooks.Progress != nil {
-		c.hooks.Progress(progress, total, message)
-	}
-}
-
-// log hands a record to the call's Log hook and reports whether it did.
-func (c *pendingCall) log(level string, data json.RawMessage) bool {
-	c.hookMu.Lock()
-	defer c.hookMu.Unlock()
-	if c.finished || c.hooks.Log == nil {
-		return false
-	}
-	c.hooks.Log(level, data)
-	return true
-}
-
-func (c *pendingCall) finish() {
-	c.hookMu.Lock()
-	c.finished = true
-	c.hookMu.Unlock()
 }
 
 // copyOutput copies the pool's stdout and stderr, line by line and
@@ -477,7 +362,11 @@ func (p *process) supervise() {
 	p.inflight = nil
 	p.mu.Unlock()
 	for _, pc := range inflight {
-		pc.reply <- callReply{err: p.err}
+		if pc.written.Load() {
+			pc.reply <- callReply{err: err}
+		} else {
+			pc.reply <- callReply{err: &unstartedError{err}} // never reached the pool: may be tried again
+		}
 	}
 	close(p.gone)
 }
@@ -497,6 +386,7 @@ func (p *process) waitOrClose(done <-chan struct{}, f *os.File) {
 // closeInput says shutdown and closes fd 3; the pool exits on either.
 func (p *process) closeInput() {
 	p.closeInputOnce.Do(func() {
+		p.out.close()
 		// The deadline also frees a writer stuck on a pool that stopped reading.
 		_ = p.toPool.SetWriteDeadline(time.Now().Add(shutdownWriteTimeout))
 		p.writeMu.Lock()

@@ -22,6 +22,17 @@ type Spec struct {
 	Exec    []string // argv; a relative first element with a slash is resolved against Dir
 	Dir     string   // the manifest's directory: the pool's working directory
 	Workers int      // identical processes to spread calls over; 0 means DefaultWorkers(Lang)
+
+	// Functions describes the pool's functions by mid, as the manifest
+	// knows them: names for messages, timeouts. Calls of other mids are
+	// still sent (the pool decides), and named by their mid.
+	Functions map[int]Function
+}
+
+// Function is what the manifest says about one of a pool's functions.
+type Function struct {
+	Name    string        // the command's name: "call to 'fighterDamage' timed out after 30s"
+	Timeout time.Duration // bounds its calls: 0 takes Options.CallTimeout, negative means none
 }
 
 // DefaultWorkers is how many processes a pool of lang runs when its Spec
@@ -54,6 +65,12 @@ type Options struct {
 	RestartDelay    time.Duration
 	MaxRestartDelay time.Duration
 	HealthyAfter    time.Duration
+
+	// CallTimeout bounds calls whose CallOptions set no Timeout; 0: none.
+	CallTimeout time.Duration
+	// CancelGrace is how long a call may take to stop once cancelled (by
+	// its caller or its timeout) before its process is replaced; default 2s.
+	CancelGrace time.Duration
 }
 
 // Hooks receive what a pool reports while a call runs. Any may be nil.
@@ -129,6 +146,9 @@ func Start(ctx context.Context, specs []Spec, opts Options) *Set {
 	if opts.HealthyAfter <= 0 {
 		opts.HealthyAfter = time.Minute
 	}
+	if opts.CancelGrace <= 0 {
+		opts.CancelGrace = 2 * time.Second
+	}
 	s := &Set{opts: opts, pools: make(map[int]*poolGroup)}
 	s.ctx, s.cancel = context.WithCancel(ctx)
 
@@ -151,7 +171,7 @@ func Start(ctx context.Context, specs []Spec, opts Options) *Set {
 			w := &worker{set: s, spec: &group.spec, number: i, label: label}
 			group.workers = append(group.workers, w)
 			g.Go(func() error {
-				_, err := w.process(s.ctx)
+				_, err := w.process(s.ctx, nil)
 				return err
 			})
 		}
@@ -170,8 +190,21 @@ func Start(ctx context.Context, specs []Spec, opts Options) *Set {
 // value per manifest argument, and returns its JSON result. A function that
 // raised gives a *CallError; a pool that cannot start or dies gives an error
 // saying so with its last lines of output. When ctx ends, the pool is told to
-// cancel the call and Call returns ctx.Err() at once.
+// cancel the call and Call returns ctx.Err() at once. It is CallWith with
+// hooks only.
 func (s *Set) Call(ctx context.Context, pool, mid int, args []json.RawMessage, h Hooks) (json.RawMessage, error) {
+	return s.CallWith(ctx, pool, mid, args, CallOptions{Hooks: h})
+}
+
+// maxTries bounds how often one call is sent to a fresh process after the
+// process it was meant for went away before starting it.
+const maxTries = 3
+
+// CallWith is Call with options: a name for messages and a timeout. A call
+// that times out returns a *TimeoutError at once; the pool is told to
+// cancel it, and the process is replaced if it does not stop within
+// Options.CancelGrace (docs/pool-protocol.md, "Timeouts").
+func (s *Set) CallWith(ctx context.Context, pool, mid int, args []json.RawMessage, opts CallOptions) (json.RawMessage, error) {
 	group := s.pools[pool]
 	if group == nil {
 		return nil, fmt.Errorf("no pool with index %d", pool)
@@ -179,19 +212,43 @@ func (s *Set) Call(ctx context.Context, pool, mid int, args []json.RawMessage, h
 	if s.ctx.Err() != nil {
 		return nil, fmt.Errorf("pool %s: %w", group.spec.Lang, errClosed)
 	}
+	fn := group.spec.Functions[mid]
+	if opts.Name == "" {
+		opts.Name = fn.Name
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = fn.Timeout
+	}
+	c := &callRequest{mid: mid, args: args, opts: opts, timeout: opts.Timeout}
+	if opts.Name != "" {
+		c.name = "call to '" + opts.Name + "'"
+	} else {
+		c.name = fmt.Sprintf("call to mid %d of pool %s", mid, group.spec.Lang)
+	}
+	if c.timeout == 0 {
+		c.timeout = s.opts.CallTimeout
+	}
+	if c.timeout > 0 {
+		timer := time.NewTimer(c.timeout)
+		defer timer.Stop()
+		c.expired = timer.C
+	}
 	w := group.pick()
 	defer group.release(w)
-	for retried := false; ; retried = true {
-		p, err := w.process(ctx)
+	for tries := 1; ; tries++ {
+		p, err := w.process(ctx, c.expired)
 		if err != nil {
-			if ctx.Err() != nil {
+			switch {
+			case ctx.Err() != nil:
 				return nil, ctx.Err()
+			case err == errExpired:
+				return nil, c.timedOut(w.label)
 			}
 			return nil, err
 		}
-		value, err := p.call(ctx, mid, args, h)
-		if ns := (*notSentError)(nil); errors.As(err, &ns) && !retried && s.ctx.Err() == nil {
-			continue // the process had died before the call reached it: a fresh one may take it
+		value, err := p.call(ctx, c)
+		if us := (*unstartedError)(nil); errors.As(err, &us) && tries < maxTries && s.ctx.Err() == nil {
+			continue // the process went away before it began the call: a fresh one may take it
 		}
 		return value, err
 	}

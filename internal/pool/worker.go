@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -24,7 +25,12 @@ type worker struct {
 	retryAt  time.Time   // after failures: no start before this
 	lastErr  error       // why the last start or process failed
 	restart  *time.Timer // a restart scheduled after a death
+	retired  []*process  // replaced while a call was stuck in them, finishing their other calls
 }
+
+// errExpired is returned by worker.process when the call's timeout passed
+// while it waited for the pool to start.
+var errExpired = errors.New("the call's time ran out")
 
 // attempt is one start of a worker's process.
 type attempt struct {
@@ -37,7 +43,7 @@ type attempt struct {
 // none (or the last one died or failed to start), and waiting for a start
 // in progress. While the worker backs off after failures it returns the
 // last failure at once.
-func (w *worker) process(ctx context.Context) (*process, error) {
+func (w *worker) process(ctx context.Context, expired <-chan time.Time) (*process, error) {
 	w.mu.Lock()
 	a := w.cur
 	if a == nil || a.unusable() {
@@ -53,6 +59,8 @@ func (w *worker) process(ctx context.Context) (*process, error) {
 		return a.proc, a.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	case <-expired:
+		return nil, errExpired
 	}
 }
 
@@ -103,7 +111,9 @@ func (w *worker) launch() *attempt {
 				logger:       s.opts.Logger,
 				startTimeout: s.opts.StartTimeout,
 				grace:        s.opts.StopGrace,
+				cancelGrace:  s.opts.CancelGrace,
 				onDeath:      func(p *process, err error) { w.died(a, p, err) },
+				onStuck:      func(p *process, why string) { w.stuck(a, p, why) },
 			})
 		}
 		w.mu.Lock()
@@ -144,6 +154,30 @@ func (w *worker) died(a *attempt, p *process, err error) {
 	})
 }
 
+// stuck replaces the process of attempt a, in which a call did not stop
+// when cancelled: a fresh process takes new calls at once, and the old one
+// is retired (see process.retire). This is not a failure of the pool.
+func (w *worker) stuck(a *attempt, p *process, why string) {
+	w.mu.Lock()
+	if !w.closed {
+		w.set.opts.Logger.Warn("replacing a stuck pool process", "pool", w.label, "pid", p.cmd.Process.Pid, "why", why)
+		live := w.retired[:0]
+		for _, r := range w.retired {
+			select {
+			case <-r.gone:
+			default:
+				live = append(live, r)
+			}
+		}
+		w.retired = append(live, p)
+		if w.cur == a {
+			w.launch()
+		}
+	}
+	w.mu.Unlock()
+	p.retire(why)
+}
+
 // failed records a failed start or a death, and returns how long the
 // worker now waits before starting again. A failure after a healthy run
 // starts the count afresh. w.mu is held.
@@ -175,12 +209,17 @@ func (w *worker) stop() {
 		w.restart.Stop()
 	}
 	a := w.cur
+	retired := w.retired
 	w.mu.Unlock()
-	if a == nil {
-		return
+	var wg sync.WaitGroup
+	for _, p := range retired {
+		wg.Go(p.stop)
 	}
-	<-a.done
-	if a.proc != nil {
-		a.proc.stop()
+	if a != nil {
+		<-a.done
+		if a.proc != nil {
+			a.proc.stop()
+		}
 	}
+	wg.Wait()
 }

@@ -94,7 +94,7 @@ def serve(table):
     global _out_fd
     _out_fd = out_fd
     reader = os.fdopen(in_fd, "rb", buffering=1 << 16)
-    _send({"type": "ready", "protocol": PROTOCOL, "lang": "py", "pid": os.getpid(), "mids": sorted(table)})
+    _send({"type": "ready", "protocol": PROTOCOL, "lang": "py", "pid": os.getpid(), "mids": sorted(table), "concurrent": True})
     try:
         while True:
             payload = _read_frame(reader)

@@ -1,0 +1,434 @@
+package pool
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+)
+
+// CallOptions tunes one call. Name and Timeout default to the Spec's
+// Function for the mid, then to the mid and Options.CallTimeout.
+type CallOptions struct {
+	Hooks
+	// Name names the call in messages: the command's name, as in
+	// "call to 'fighterDamage' timed out after 30s".
+	Name string
+	// Timeout bounds the call, from Call to its reply, start of the pool
+	// included; a negative value means none.
+	Timeout time.Duration
+}
+
+// TimeoutError reports a call that did not finish within its timeout. The
+// pool was told to cancel it (see docs/pool-protocol.md, "Timeouts").
+type TimeoutError struct {
+	Call     string        // "call to 'fighterDamage'"
+	After    time.Duration // the timeout
+	Starting string        // the pool's label when it was still starting, else ""
+}
+
+func (e *TimeoutError) Error() string {
+	msg := fmt.Sprintf("%s timed out after %s", e.Call, shortDuration(e.After))
+	if e.Starting != "" {
+		msg += " while pool " + e.Starting + " was starting"
+	}
+	return msg
+}
+
+// shortDuration writes d as time.Duration does, without zero units: 5m, not 5m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// callRequest is one call on its way to a process.
+type callRequest struct {
+	mid     int
+	args    []json.RawMessage
+	opts    CallOptions
+	name    string           // "call to 'x'" or "call to mid 9"
+	timeout time.Duration    // > 0 when the call has one
+	expired <-chan time.Time // fires when the timeout passes; nil without one
+}
+
+func (c *callRequest) timedOut(starting string) error {
+	return &TimeoutError{Call: c.name, After: c.timeout, Starting: starting}
+}
+
+// pendingCall is a call sent to the process and not yet answered.
+type pendingCall struct {
+	reply   chan callReply // buffered: the reader never blocks on it
+	written atomic.Bool    // its frame has reached the pipe
+
+	hookMu   sync.Mutex // hooks never run after the caller has returned
+	hooks    Hooks
+	finished bool
+}
+
+type callReply struct {
+	value   json.RawMessage
+	content json.RawMessage // the result's content blocks, if any
+	err     error
+}
+
+// unstartedError reports a call that the process never began: it was gone
+// before the call reached it, or it was replaced while the call waited
+// behind a stuck one. The call can safely be tried on a fresh process.
+type unstartedError struct{ err error }
+
+func (e *unstartedError) Error() string { return e.err.Error() }
+func (e *unstartedError) Unwrap() error { return e.err }
+
+// concurrency is how a runtime runs calls, from its ready message.
+type concurrency int
+
+const (
+	// concurrencyUnknown: the runtime did not say; nexus assumes calls may
+	// run at once and may have begun, so it never runs one twice.
+	concurrencyUnknown concurrency = iota
+	// sequential: one call at a time, in the order sent ("concurrent": false).
+	sequential
+	// concurrent: each call runs by itself, e.g. on its own thread ("concurrent": true).
+	concurrent
+)
+
+// abandonedCall is a call nexus gave up on (cancelled, or timed out) whose
+// reply the process still owes: if none comes within the cancel grace, the
+// call is stuck and the process is replaced.
+type abandonedCall struct {
+	name string // "call to 'x'"
+	how  string // "cancelled", "timed out"
+}
+
+// call sends one call and waits for its reply. When ctx ends or the call's
+// timeout passes first, it tells the pool to cancel the call and returns at
+// once; the process is replaced if the call does not stop.
+func (p *process) call(ctx context.Context, c *callRequest) (json.RawMessage, error) {
+	args := c.args
+	if args == nil {
+		args = []json.RawMessage{} // the protocol wants an array, never null
+	}
+	h := c.opts.Hooks
+	p.mu.Lock()
+	if err := p.unusableErr(); err != nil {
+		p.mu.Unlock()
+		return nil, &unstartedError{err}
+	}
+	p.nextID++
+	id := p.nextID
+	p.mu.Unlock()
+	payload, err := json.Marshal(callMessage{Type: typeCall, ID: id, Mid: c.mid, Args: validUTF8(args), Progress: h.Progress != nil})
+	if err != nil {
+		return nil, fmt.Errorf("pool %s: encoding the call's arguments: %w", p.label, err)
+	}
+	if len(payload) > MaxFrameSize {
+		return nil, fmt.Errorf("pool %s: the call's arguments take %d bytes, over the %d MiB frame limit", p.label, len(payload), MaxFrameSize>>20)
+	}
+	pc := &pendingCall{hooks: h, reply: make(chan callReply, 1)}
+	p.mu.Lock()
+	if err := p.unusableErr(); err != nil {
+		p.mu.Unlock()
+		return nil, &unstartedError{err}
+	}
+	p.inflight[id] = pc
+	p.mu.Unlock()
+	p.out.push(outFrame{payload: payload, id: id, call: pc})
+
+	select {
+	case r := <-pc.reply:
+		pc.finish()
+		if r.content != nil && r.err == nil && h.Content != nil {
+			h.Content(r.content)
+		}
+		return r.value, r.err
+	case <-ctx.Done():
+		p.giveUp(id, pc, c.name, "cancelled")
+		return nil, ctx.Err()
+	case <-c.expired:
+		if r, answered := p.giveUp(id, pc, c.name, "timed out"); answered {
+			return r.value, r.err // the reply came as the time ran out
+		}
+		return nil, c.timedOut("")
+	}
+}
+
+// unusableErr says why the process takes no more calls, or nil. p.mu is held.
+func (p *process) unusableErr() error {
+	switch {
+	case p.err != nil:
+		return p.err
+	case p.retiring:
+		return fmt.Errorf("pool %s: replaced", p.label)
+	}
+	return nil
+}
+
+// giveUp forgets a pending call, tells the pool to cancel it and watches
+// whether it stops. If the reply came at the same moment it returns it.
+func (p *process) giveUp(id uint64, pc *pendingCall, name, how string) (callReply, bool) {
+	defer pc.finish()
+	p.mu.Lock()
+	if _, pending := p.inflight[id]; !pending {
+		p.mu.Unlock()
+		return <-pc.reply, true // answered, or failed by the process's end
+	}
+	delete(p.inflight, id)
+	if p.err == nil {
+		p.abandoned[id] = abandonedCall{name: name, how: how}
+	}
+	drained := p.retiring && len(p.inflight) == 0
+	p.mu.Unlock()
+	p.out.push(outFrame{payload: cancelFrame(id)})
+	time.AfterFunc(p.cancelGrace, func() { p.checkStuck(id) })
+	if drained {
+		go p.stop()
+	}
+	return callReply{}, false
+}
+
+// checkStuck replaces the process if the abandoned call id has still not
+// answered its cancel. In a pool that runs one call at a time, a call that
+// waits behind an earlier one has not begun and is not stuck (yet).
+func (p *process) checkStuck(id uint64) {
+	p.mu.Lock()
+	ac, stuck := p.abandoned[id]
+	if !stuck || p.err != nil || p.retiring {
+		p.mu.Unlock()
+		return
+	}
+	if p.mode != concurrent {
+		for other := range p.inflight {
+			if other < id {
+				p.mu.Unlock()
+				time.AfterFunc(p.cancelGrace, func() { p.checkStuck(id) })
+				return
+			}
+		}
+	}
+	p.mu.Unlock()
+	why := fmt.Sprintf("%s did not stop within %s of being %s", ac.name, shortDuration(p.cancelGrace), ac.how)
+	if p.onStuck != nil {
+		p.onStuck(p, why) // the worker starts a fresh process, then retires this one
+	} else {
+		p.retire(why)
+	}
+}
+
+// retire takes the process out of service because a call in it is stuck.
+// A concurrent runtime keeps running its other calls and is stopped once
+// they are done; in a sequential one they wait behind the stuck call and
+// never began, so they go back to be sent to a fresh process; for a runtime
+// that did not say, they fail, since they may have begun.
+func (p *process) retire(why string) {
+	p.mu.Lock()
+	if p.retiring || p.err != nil {
+		p.mu.Unlock()
+		return
+	}
+	p.retiring = true
+	var orphans []*pendingCall
+	if p.mode != concurrent {
+		for id, pc := range p.inflight {
+			orphans = append(orphans, pc)
+			delete(p.inflight, id)
+		}
+	}
+	drained := len(p.inflight) == 0
+	mode := p.mode
+	p.mu.Unlock()
+
+	replaced := fmt.Errorf("pool %s was replaced: %s", p.label, why)
+	for _, pc := range orphans {
+		if mode == sequential {
+			pc.reply <- callReply{err: &unstartedError{replaced}}
+		} else {
+			pc.reply <- callReply{err: replaced}
+		}
+	}
+	if drained {
+		go p.stop()
+	}
+}
+
+// deliverReply hands a reply to its call; a reply to an abandoned call
+// shows that it stopped, and is dropped.
+func (p *process) deliverReply(id uint64, r callReply) {
+	p.answered.Store(true)
+	p.mu.Lock()
+	pc := p.inflight[id]
+	delete(p.inflight, id)
+	delete(p.abandoned, id)
+	drained := pc != nil && p.retiring && len(p.inflight) == 0
+	p.mu.Unlock()
+	if pc != nil { // else abandoned, or a duplicate: discarded
+		pc.reply <- r
+	}
+	if drained {
+		go p.stop()
+	}
+}
+
+// forget drops a pending call and reports whether it was still pending.
+func (p *process) forget(id uint64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.inflight[id]
+	delete(p.inflight, id)
+	return ok
+}
+
+func (p *process) pending(id uint64) *pendingCall {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.inflight[id]
+}
+
+func (c *pendingCall) progress(progress float64, total *float64, message string) {
+	c.hookMu.Lock()
+	defer c.hookMu.Unlock()
+	if !c.finished && c.hooks.Progress != nil {
+		c.hooks.Progress(progress, total, message)
+	}
+}
+
+// log hands a record to the call's Log hook and reports whether it did.
+func (c *pendingCall) log(level string, data json.RawMessage) bool {
+	c.hookMu.Lock()
+	defer c.hookMu.Unlock()
+	if c.finished || c.hooks.Log == nil {
+		return false
+	}
+	c.hooks.Log(level, data)
+	return true
+}
+
+func (c *pendingCall) finish() {
+	c.hookMu.Lock()
+	c.finished = true
+	c.hookMu.Unlock()
+}
+
+// validUTF8 replaces invalid UTF-8 in arguments with U+FFFD: the protocol
+// carries UTF-8 only, and a client may send anything. Outside strings JSON
+// is ASCII, so the bytes replaced are always inside a string, which stays
+// valid.
+func validUTF8(args []json.RawMessage) []json.RawMessage {
+	for i, a := range args {
+		if !utf8.Valid(a) {
+			args = append([]json.RawMessage(nil), args...)
+			for j := i; j < len(args); j++ {
+				args[j] = bytes.ToValidUTF8(args[j], []byte("\uFFFD"))
+			}
+			return args
+		}
+	}
+	return args
+}
+
+// outFrame is one frame waiting to be written to the pool.
+type outFrame struct {
+	payload []byte
+	id      uint64       // a call's id; 0 for other messages
+	call    *pendingCall // the call, for a call frame
+}
+
+// outbox queues the frames for one process and writes them, in order, on
+// its own goroutine, so that no caller ever blocks on a full pipe: a pool
+// that runs one call at a time reads its next call only when it is free.
+type outbox struct {
+	mu     sync.Mutex
+	more   chan struct{} // signalled when frames are pushed
+	queue  []outFrame
+	closed bool
+}
+
+func newOutbox() *outbox { return &outbox{more: make(chan struct{}, 1)} }
+
+func (o *outbox) push(f outFrame) {
+	o.mu.Lock()
+	if !o.closed {
+		o.queue = append(o.queue, f)
+	}
+	o.mu.Unlock()
+	select {
+	case o.more <- struct{}{}:
+	default:
+	}
+}
+
+// close makes the writer stop once it is done with the frame in hand.
+func (o *outbox) close() {
+	o.mu.Lock()
+	o.closed = true
+	o.queue = nil
+	o.mu.Unlock()
+	select {
+	case o.more <- struct{}{}:
+	default:
+	}
+}
+
+// take returns the queued frames, waiting for some; nil once closed.
+func (o *outbox) take() []outFrame {
+	for {
+		o.mu.Lock()
+		if o.closed {
+			o.mu.Unlock()
+			return nil
+		}
+		if q := o.queue; len(q) > 0 {
+			o.queue = nil
+			o.mu.Unlock()
+			return q
+		}
+		o.mu.Unlock()
+		<-o.more
+	}
+}
+
+// writeLoop writes queued frames to the pool until the outbox closes or a
+// write fails (the pool is going away; supervise says why). A call given
+// up on before its turn is never sent.
+func (p *process) writeLoop() {
+	for {
+		frames := p.out.take()
+		if frames == nil {
+			return
+		}
+		for _, f := range frames {
+			if f.call != nil {
+				p.mu.Lock()
+				live := p.inflight[f.id] == f.call
+				if !live {
+					delete(p.abandoned, f.id) // it never reached the pool: nothing to stop
+				}
+				p.mu.Unlock()
+				if !live {
+					continue
+				}
+			}
+			if f.call != nil {
+				// Before the write: a call that may have reached the pool
+				// is never sent again.
+				f.call.written.Store(true)
+			}
+			p.writeMu.Lock()
+			err := writeFrame(p.toPool, f.payload)
+			p.writeMu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}
+}
