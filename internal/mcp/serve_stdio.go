@@ -84,13 +84,13 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 			continue
 		}
 		sem <- struct{}{}
-		wg.Add(1)
-		go func(req *Request) {
-			defer func() { <-sem; wg.Done() }()
-			if resp := ss.Handle(ctx, req, nil); resp != nil {
+		run := ss.start(ctx, it.Request, nil)
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if resp := run(); resp != nil {
 				send(resp)
 			}
-		}(it.Request)
+		})
 	}
 	// The client closed its end: answer what is still running, within reason.
 	done := make(chan struct{})
@@ -127,7 +127,8 @@ func (ss *Session) startBatch(ctx context.Context, items []Item, notify func(*No
 		case it.Reply != nil:
 			replies[i] = it.Reply
 		case it.Request != nil && isSlow(it.Request):
-			wg.Go(func() { replies[i] = ss.Handle(ctx, it.Request, notify) })
+			run := ss.start(ctx, it.Request, notify)
+			wg.Go(func() { replies[i] = run() })
 		case it.Request != nil:
 			replies[i] = ss.Handle(ctx, it.Request, notify)
 		}

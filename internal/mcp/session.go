@@ -58,16 +58,23 @@ func isSlow(r *Request) bool { return r.Method == "tools/call" }
 // served by the stateless rules of 2026-07-28 whatever the session's state;
 // any other by the handshake rules (SPEC §4.3).
 func (ss *Session) Handle(ctx context.Context, r *Request, notify func(*Notification)) *Response {
+	return ss.start(ctx, r, notify)()
+}
+
+// start registers a request as in flight, so that a notifications/cancelled
+// read right after it finds it, and returns the function that runs it and
+// gives its reply. Transports call start in arrival order and may run the
+// returned function on another goroutine.
+func (ss *Session) start(ctx context.Context, r *Request, notify func(*Notification)) func() *Response {
 	if notify == nil {
 		notify = ss.notify
 	}
 	if r.IsNotification() {
 		ss.handleNotification(r)
-		return nil
+		return func() *Response { return nil }
 	}
 	ctx = withNotify(ctx, notify)
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	key := idKey(r.ID)
 	call := &inflightCall{cancel: cancel}
 	ss.mu.Lock()
@@ -76,32 +83,33 @@ func (ss *Session) Handle(ctx context.Context, r *Request, notify func(*Notifica
 	}
 	ss.inflight[key] = call
 	ss.mu.Unlock()
-	defer func() {
-		ss.mu.Lock()
-		if ss.inflight[key] == call {
-			delete(ss.inflight, key)
+	return func() *Response {
+		defer func() {
+			cancel()
+			ss.mu.Lock()
+			if ss.inflight[key] == call {
+				delete(ss.inflight, key)
+			}
+			ss.mu.Unlock()
+		}()
+		var result any
+		var rpcErr *Error
+		if IsStateless(r) {
+			result, rpcErr = ss.srv.dispatchStateless(ctx, r)
+		} else {
+			result, rpcErr = ss.dispatch(ctx, r)
 		}
+		ss.mu.Lock()
+		cancelled := call.byClient
 		ss.mu.Unlock()
-	}()
-
-	var result any
-	var rpcErr *Error
-	if IsStateless(r) {
-		result, rpcErr = ss.srv.dispatchStateless(ctx, r)
-	} else {
-		result, rpcErr = ss.dispatch(ctx, r)
+		if cancelled {
+			return nil
+		}
+		if rpcErr != nil {
+			return &Response{ID: r.ID, Error: rpcErr}
+		}
+		return &Response{ID: r.ID, Result: result}
 	}
-
-	ss.mu.Lock()
-	cancelled := call.byClient
-	ss.mu.Unlock()
-	if cancelled {
-		return nil
-	}
-	if rpcErr != nil {
-		return &Response{ID: r.ID, Error: rpcErr}
-	}
-	return &Response{ID: r.ID, Result: result}
 }
 
 // dispatch serves a request by the handshake-era rules (SPEC §4.2).
