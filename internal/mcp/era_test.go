@@ -58,7 +58,7 @@ func TestFeaturesByVersion(t *testing.T) {
 					Tools []map[string]json.RawMessage `json:"tools"`
 				} `json:"result"`
 			}
-			if err := json.Unmarshal([]byte(list), &res); err != nil || len(res.Result.Tools) != 5 {
+			if err := json.Unmarshal([]byte(list), &res); err != nil || len(res.Result.Tools) != 7 {
 				t.Fatalf("tools/list: %s", list)
 			}
 			add, rec2 := res.Result.Tools[0], res.Result.Tools[1]

@@ -12,7 +12,7 @@ import (
 // Walking tools/list page by page gives every tool once, in order, in
 // both eras.
 func TestPagination(t *testing.T) {
-	for _, size := range []int{1, 2, 4, 5, 100} {
+	for _, size := range []int{1, 2, 6, 7, 100} {
 		for _, stateless := range []bool{false, true} {
 			srv := newTestServer(t, &fakePool{}, Options{PageSize: size})
 			ss := initialized(t, srv, "2025-06-18", nil)
@@ -54,7 +54,7 @@ func TestPagination(t *testing.T) {
 				}
 				cursor = *res.Result.NextCursor
 			}
-			if got := strings.Join(names, ","); got != "add,rec,slow,steps,boom" {
+			if got := strings.Join(names, ","); got != "add,rec,slow,steps,boom,pic,late" {
 				t.Errorf("size %d stateless %v: tools %s", size, stateless, got)
 			}
 		}
@@ -69,7 +69,7 @@ func TestBadCursor(t *testing.T) {
 		t.Fatal("own cursor refused")
 	}
 	ss := initialized(t, srv, "2025-11-25", nil)
-	for _, c := range []string{"", "zz", "nx1.", "nx1.!!", srv.encodeCursor(0), srv.encodeCursor(5), srv.encodeCursor(-1), otherCursor} {
+	for _, c := range []string{"", "zz", "nx1.", "nx1.!!", srv.encodeCursor(0), srv.encodeCursor(7), srv.encodeCursor(-1), otherCursor} {
 		got := reply(t, ss, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"`+c+`"}}`)
 		if !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid params: unknown or stale cursor`) {
 			t.Errorf("cursor %q: %s", c, got)
@@ -281,3 +281,47 @@ func (h *recordingHandler) Handle(context.Context, slog.Record) error {
 }
 func (h *recordingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h *recordingHandler) WithGroup(string) slog.Handler      { return h }
+
+// Content blocks a function answers with replace the value's text; a
+// block type the version lacks becomes a note.
+func TestContentBlocks(t *testing.T) {
+	srv := newTestServer(t, &fakePool{}, Options{})
+	const image = `{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"}`
+	const audio = `{"type":"audio","data":"UklGRg==","mimeType":"audio/wav"}`
+	const text = `{"type":"text","text":"a plot"}`
+	for _, tt := range []struct{ version, want string }{
+		{"2024-11-05", `{"jsonrpc":"2.0","id":1,"result":{"content":[` + image + `,{"type":"text","text":"[audio (audio/wav) content left out: the client's protocol version has no audio blocks]"},` + text + `],"isError":false}}`},
+		{"2025-03-26", `{"jsonrpc":"2.0","id":1,"result":{"content":[` + image + `,` + audio + `,` + text + `],"isError":false}}`},
+		{"2025-11-25", `{"jsonrpc":"2.0","id":1,"result":{"content":[` + image + `,` + audio + `,` + text + `],"isError":false}}`},
+	} {
+		ss := initialized(t, srv, tt.version, nil)
+		if got := reply(t, ss, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"pic"}}`); got != tt.want {
+			t.Errorf("%s:\n got %s\nwant %s", tt.version, got, tt.want)
+		}
+	}
+}
+
+// A failed call is an isError result, and a warning for a client that
+// asked for log messages.
+func TestCallFailureWarning(t *testing.T) {
+	srv := newTestServer(t, &fakePool{}, Options{})
+	rec := &recorder{}
+	ss := initialized(t, srv, "2025-06-18", rec.notify)
+	got := reply(t, ss, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"late"}}`)
+	if got != `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"pool py: call to 'late' timed out after 1s"}],"isError":true}}` {
+		t.Errorf("reply %s", got)
+	}
+	if n := rec.all(); len(n) != 0 {
+		t.Errorf("warning without a level: %v", n)
+	}
+	reply(t, ss, `{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"warning"}}`)
+	reply(t, ss, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"late"}}`)
+	reply(t, ss, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"boom"}}`)
+	want := []string{
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"warning","logger":"nexus","data":{"error":"pool py: call to 'late' timed out after 1s","message":"call to 'late' failed","timeout":true,"tool":"late"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"warning","logger":"nexus","data":{"error":"ValueError: boom","message":"call to 'boom' failed","tool":"boom"}}}`,
+	}
+	if got := rec.all(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("warnings:\n got %v\nwant %v", got, want)
+	}
+}

@@ -31,8 +31,20 @@ const testManifest = `{"name":"t","build":{"morloc_version":"1.2.3"},
    "args":[{"kind":"pos","schema":"aj","type":"[Int]","name":null,"desc":["progress values"]}],
    "return":{"schema":"j","type":"Int","desc":[]}},
   {"name":"boom","type":"remote","mid":5,"pool":0,"needed_pools":[0],"desc":["Fail"],
+   "args":[],"return":{"schema":"j","type":"Int","desc":[]}},
+  {"name":"pic","type":"remote","mid":6,"pool":0,"needed_pools":[0],"desc":["Content blocks"],
+   "args":[],"return":{"schema":"j","type":"Int","desc":[]}},
+  {"name":"late","type":"remote","mid":7,"pool":0,"needed_pools":[0],"desc":["Time out"],
    "args":[],"return":{"schema":"j","type":"Int","desc":[]}}
  ]}`
+
+// picBlocks are the content blocks pic answers with.
+const picBlocks = `[{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"},{"type":"audio","data":"UklGRg==","mimeType":"audio/wav"},{"type":"text","text":"a plot"}]`
+
+type timeoutError struct{}
+
+func (timeoutError) Error() string { return "call to 'late' timed out after 1s" }
+func (timeoutError) Timeout() bool { return true }
 
 // fakePool plays the pools: add adds one, rec returns a record, slow waits
 // for cancellation, steps reports each value of its list as progress and
@@ -80,6 +92,11 @@ func (p *fakePool) Call(ctx context.Context, cmd *manifest.Command, args []json.
 		return json.RawMessage(fmt.Sprint(len(steps))), nil
 	case "boom":
 		return nil, errors.New("ValueError: boom")
+	case "pic":
+		h.Content(json.RawMessage(picBlocks))
+		return json.RawMessage(`null`), nil
+	case "late":
+		return nil, fmt.Errorf("pool py: %w", timeoutError{})
 	}
 	return nil, fmt.Errorf("no function %s", cmd.Name)
 }

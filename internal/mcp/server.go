@@ -48,6 +48,10 @@ type CallHooks struct {
 	Progress func(progress float64, total *float64, message string)
 	// Log forwards a log record the function wrote.
 	Log func(level string, data json.RawMessage)
+	// Content receives the MCP content blocks (a JSON array) a function
+	// answered with, before Call returns; the client sees them in place of
+	// the value's text.
+	Content func(blocks json.RawMessage)
 }
 
 // Caller runs one command (in the pool its manifest names) with one JSON

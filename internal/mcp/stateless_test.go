@@ -96,7 +96,7 @@ func TestStatelessToolsList(t *testing.T) {
 			t.Errorf("tools/list lacks %s\n%s", want, got)
 		}
 	}
-	names := []string{"add", "rec", "slow", "steps", "boom"}
+	names := []string{"add", "rec", "slow", "steps", "boom", "pic", "late"}
 	last := -1
 	for _, n := range names {
 		i := strings.Index(got, `"name":"`+n+`"`)

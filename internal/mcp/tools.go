@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -9,6 +10,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/nexus-mcp/nexus/internal/argmap"
 )
@@ -120,18 +122,20 @@ type callToolParams struct {
 	} `json:"_meta"`
 }
 
-// Content is one MCP content block.
-type Content struct {
-	Type     string `json:"type"`
-	Text     string `json:"text,omitempty"`
-	Data     string `json:"data,omitempty"`
-	MimeType string `json:"mimeType,omitempty"`
+// textBlock is an MCP text content block.
+type textBlock struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
 }
+
+func textContent(text string) []any { return []any{&textBlock{Type: "text", Text: text}} }
 
 // CallToolResult is the result of tools/call (SPEC §4.7), keys in the order
 // the seed's transcripts show; resultType and _meta only in 2026-07-28.
 type CallToolResult struct {
-	Content           []Content       `json:"content"`
+	// Content holds the content blocks: text blocks, or those the function
+	// answered with (raw JSON objects).
+	Content           []any           `json:"content"`
 	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
 	IsError           bool            `json:"isError"`
 	ResultType        string          `json:"resultType,omitempty"`
@@ -139,7 +143,7 @@ type CallToolResult struct {
 }
 
 func errorResult(msg string) *CallToolResult {
-	return &CallToolResult{Content: []Content{{Type: "text", Text: msg}}, IsError: true}
+	return &CallToolResult{Content: textContent(msg), IsError: true}
 }
 
 // callTool answers tools/call. logLevel tells the threshold for the
@@ -174,7 +178,16 @@ func (s *Server) runTool(ctx context.Context, params json.RawMessage, version st
 	}
 	f := featuresOf(version)
 	notify := notifierFrom(ctx)
-	hooks := CallHooks{Log: s.functionLogger(tool.Name, notify, logLevel)}
+	var blocksMu sync.Mutex
+	var blocks json.RawMessage
+	hooks := CallHooks{
+		Log: s.functionLogger(tool.Name, notify, logLevel),
+		Content: func(b json.RawMessage) {
+			blocksMu.Lock()
+			blocks = b
+			blocksMu.Unlock()
+		},
+	}
 	if token := p.Meta.ProgressToken; len(token) > 0 && string(token) != "null" {
 		hooks.Progress = progressNotifier(notify, token, f.progressMessage)
 	}
@@ -184,20 +197,86 @@ func (s *Server) runTool(ctx context.Context, params json.RawMessage, version st
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return errorResult("call to '" + tool.Name + "' was cancelled"), nil
 		}
+		s.callFailed(tool.Name, err, notify, logLevel)
 		// SPEC §4.4: a function that raises or a pool that fails is a result, not a protocol error.
 		return errorResult(err.Error()), nil
 	}
-	value, err := argmap.ResultValue(&cmd.Return, raw)
-	if err != nil {
-		return errorResult("tool '" + tool.Name + "' returned a value nexus cannot read: " + err.Error()), nil
+	blocksMu.Lock()
+	content := blocks
+	blocksMu.Unlock()
+	res := &CallToolResult{}
+	var value json.RawMessage
+	if len(content) == 0 || !isNull(raw) {
+		if value, err = argmap.ResultValue(&cmd.Return, raw); err != nil {
+			return errorResult("tool '" + tool.Name + "' returned a value nexus cannot read: " + err.Error()), nil
+		}
 	}
-	res := &CallToolResult{Content: []Content{{Type: "text", Text: string(value)}}}
+	if len(content) > 0 {
+		if res.Content, err = contentFor(content, f); err != nil {
+			return errorResult("tool '" + tool.Name + "' returned content nexus cannot read: " + err.Error()), nil
+		}
+	} else {
+		res.Content = textContent(string(value))
+	}
 	// SPEC §4.7: a record return also fills structuredContent, matching
 	// outputSchema; both came with 2025-06-18.
-	if f.structured && tool.OutputSchema != nil && cmd == tool.Command {
+	if f.structured && tool.OutputSchema != nil && cmd == tool.Command && value != nil && !isNull(value) {
 		res.StructuredContent = value
 	}
 	return res, nil
+}
+
+func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
+
+// contentFor passes a function's content blocks on as the version knows
+// them: a block type the version lacks (audio before 2025-03-26,
+// resource_link before 2025-06-18) becomes a text block saying what was left out.
+func contentFor(blocks json.RawMessage, f features) ([]any, error) {
+	var raw []json.RawMessage
+	if err := json.Unmarshal(blocks, &raw); err != nil {
+		return nil, err
+	}
+	out := make([]any, 0, len(raw))
+	for _, b := range raw {
+		var head struct {
+			Type     string `json:"type"`
+			MimeType string `json:"mimeType"`
+		}
+		if err := json.Unmarshal(b, &head); err != nil {
+			return nil, err
+		}
+		known := true
+		switch head.Type {
+		case "audio":
+			known = f.annotations
+		case "resource_link":
+			known = f.title
+		}
+		if !known {
+			what := head.Type
+			if head.MimeType != "" {
+				what += " (" + head.MimeType + ")"
+			}
+			out = append(out, &textBlock{Type: "text", Text: "[" + what + " content left out: the client's protocol version has no " + head.Type + " blocks]"})
+			continue
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// callFailed tells the client that asked for log messages why a call
+// failed (a pool that died, a timeout, a function that raised) at level
+// "warning", besides the isError result.
+func (s *Server) callFailed(tool string, err error, notify func(*Notification), logLevel func() string) {
+	data := map[string]any{"message": "call to '" + tool + "' failed", "tool": tool, "error": err.Error()}
+	var t interface{ Timeout() bool }
+	if errors.As(err, &t) && t.Timeout() {
+		data["timeout"] = true
+	}
+	if admits(logLevel(), "warning") {
+		notify(logMessage("warning", "nexus", data))
+	}
 }
 
 // functionLogger forwards the log records a running function writes
