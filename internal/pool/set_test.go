@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -708,19 +709,21 @@ func TestPoolRefusesToRunStandalone(t *testing.T) {
 }
 
 // runTestHost plays nexus in a child process of the test: it starts the test
-// pool, prints the pool's pid and waits to be killed.
+// pool, has it start a child, prints [pool pid, child pid] and waits to be
+// killed.
 func runTestHost() {
 	s := Start(context.Background(), []Spec{{Lang: "py", Exec: []string{"python3", "pool.py"}, Dir: os.Getenv("NEXUS_POOL_TEST_DIR")}}, Options{})
-	pid, err := s.Call(context.Background(), 0, midPID, nil, Hooks{})
+	pids, err := s.Call(context.Background(), 0, midSpawnChild, nil, Hooks{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fmt.Printf("%s\n", pid)
+	fmt.Printf("%s\n", pids)
 	select {}
 }
 
-// A pool dies with nexus, even when nexus cannot clean up.
+// A pool dies with nexus, even when nexus cannot clean up, and so do the
+// children its functions started.
 func TestPoolDiesWithNexus(t *testing.T) {
 	needPython(t)
 	host := exec.Command(os.Args[0], "-test.run=^$")
@@ -735,17 +738,22 @@ func TestPoolDiesWithNexus(t *testing.T) {
 	}
 	defer host.Wait()
 	defer host.Process.Kill()
-	var pid int
-	if _, err := fmt.Fscanln(out, &pid); err != nil {
-		t.Fatalf("reading the pool's pid from the host: %v", err)
+	line, err := bufio.NewReader(out).ReadString('\n')
+	var pids []int
+	if err != nil || json.Unmarshal([]byte(line), &pids) != nil || len(pids) != 2 {
+		t.Fatalf("reading the pool's and its child's pids from the host: %q, %v", line, err)
 	}
-	if err := syscall.Kill(pid, 0); err != nil {
-		t.Fatalf("the pool %d is not running before the host dies: %v", pid, err)
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, 0); err != nil {
+			t.Fatalf("process %d is not running before the host dies: %v", pid, err)
+		}
 	}
 	host.Process.Kill()
 	host.Wait()
-	if !processGone(pid, 5*time.Second) {
-		t.Errorf("pool %d outlived the nexus that started it", pid)
+	for i, pid := range pids {
+		if !processGone(pid, 5*time.Second) {
+			t.Errorf("%s %d outlived the nexus that started it", []string{"pool", "its child"}[i], pid)
+		}
 	}
 }
 

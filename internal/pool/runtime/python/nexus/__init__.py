@@ -18,6 +18,7 @@ library. nexus embeds it and puts it on PYTHONPATH.
 import base64
 import json
 import os
+import signal
 import struct
 import sys
 import threading
@@ -94,12 +95,16 @@ def serve(table):
     global _out_fd
     _out_fd = out_fd
     reader = os.fdopen(in_fd, "rb", buffering=1 << 16)
+    try:
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread: nexus's SIGKILL still ends the group
+        pass
     _send({"type": "ready", "protocol": PROTOCOL, "lang": "py", "pid": os.getpid(), "mids": sorted(table), "concurrent": True})
     try:
         while True:
             payload = _read_frame(reader)
             if payload is None:
-                break
+                _leave(0)  # end of file without shutdown: nexus is gone
             message = _decode(payload)
             kind = message.get("type")
             if kind == "call":
@@ -424,7 +429,31 @@ def _send_payload(payload):
             while frame:
                 frame = frame[os.write(_out_fd, frame):]
         except OSError:
-            _exit(0)  # nexus is gone: so are we
+            _leave(0)  # nexus is gone: so are we
+
+
+def _on_sigterm(signum, frame):
+    # nexus stops a pool's group with SIGTERM, and the kernel sends it when
+    # nexus dies (its parent-death signal): take our children along.
+    _leave(128 + signum)
+
+
+def _leave(status):
+    """Exit, and stop every process this pool started (its process group).
+
+    nexus kills the group itself when it stops a pool, but when nexus dies
+    it cannot: children started by functions would outlive it.
+    """
+    try:
+        sys.stderr.flush()
+    except Exception:
+        pass
+    try:
+        if os.getpgrp() == os.getpid():  # only a group we lead: never the shell's
+            os.killpg(0, signal.SIGKILL)  # this process too
+    except OSError:
+        pass
+    _exit(status)
 
 
 def _exit(status):

@@ -1,0 +1,56 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+)
+
+// A pool that dies fails the call that killed it and every other call in
+// flight on it with isError and the reason, and the next call succeeds on a
+// fresh process (docs/pool-protocol.md, "When a pool dies").
+func TestCrashedPoolIsRestarted(t *testing.T) {
+	tests := []struct {
+		tool string
+		args map[string]any
+		want []string
+	}{
+		{"crash", map[string]any{"_1": 7}, []string{"pool py died (exit status 7); last stderr:", "crashing with status 7"}},
+		{"segfault", nil, []string{"pool py died (signal: segmentation fault); last stderr:", "about to read address 0"}},
+	}
+	s := startServer(t, unruly())
+	s.handshake()
+	for i, tt := range tests {
+		t.Run(tt.tool, func(t *testing.T) {
+			s.t = t
+			before := s.mustInt(100*i+1, "pid", nil)
+			// A slow call is in flight when the pool dies.
+			s.sendCall(100*i+2, "slow", map[string]any{"_1": 20000})
+			s.sendCall(100*i+3, tt.tool, tt.args)
+			for range 2 {
+				r := s.recv()
+				text, isErr := toolText(t, r)
+				if !isErr {
+					t.Errorf("call %s succeeded on a dying pool: %s", idOf(r), text)
+				}
+				for _, want := range tt.want[:1] {
+					if !strings.Contains(text, want) {
+						t.Errorf("call %s: %q lacks %q", idOf(r), text, want)
+					}
+				}
+				if idOf(r) == fmtPID(100*i+3) && !strings.Contains(text, tt.want[1]) {
+					t.Errorf("the crashing call: %q lacks the pool's last stderr %q", text, tt.want[1])
+				}
+			}
+			if n := s.mustInt(100*i+4, "ok", map[string]any{"_1": 1}); n != 2 {
+				t.Errorf("ok(1) after the crash = %d", n)
+			}
+			if after := s.mustInt(100*i+5, "pid", nil); after == before {
+				t.Errorf("pid %d before and after the crash", before)
+			}
+		})
+	}
+	s.t = t
+	if r := s.request(999, "ping", nil); r["result"] == nil {
+		t.Errorf("ping after the crashes: %v", r)
+	}
+}

@@ -1,0 +1,67 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// callTool sends tools/call and returns the reply's text and isError.
+func (s *server) callTool(id int, name string, args map[string]any) (string, bool) {
+	s.t.Helper()
+	if args == nil {
+		args = map[string]any{}
+	}
+	return toolText(s.t, s.request(id, "tools/call", map[string]any{"name": name, "arguments": args}))
+}
+
+// sendCall sends tools/call without waiting for the reply.
+func (s *server) sendCall(id any, name string, args map[string]any) {
+	s.t.Helper()
+	if args == nil {
+		args = map[string]any{}
+	}
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call",
+		"params": map[string]any{"name": name, "arguments": args}})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.send(string(b))
+}
+
+// mustInt calls a tool that returns an integer.
+func (s *server) mustInt(id int, name string, args map[string]any) int {
+	s.t.Helper()
+	text, isErr := s.callTool(id, name, args)
+	var n int
+	if isErr || json.Unmarshal([]byte(text), &n) != nil {
+		s.t.Fatalf("%s: %q (isError %v), want an integer", name, text, isErr)
+	}
+	return n
+}
+
+// waitForDescendant waits until nexus has a descendant whose command line
+// contains want, and returns every descendant then.
+func waitForDescendant(t *testing.T, pid int, want string) map[int]string {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		kids := descendants(pid)
+		for _, c := range kids {
+			if strings.Contains(c, want) {
+				return kids
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no descendant of %d runs %q: %v", pid, want, kids)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// unruly is the program whose functions crash, hang and spawn children.
+func unruly() string { return program("bad/unruly") }
+
+func fmtPID(pid int) string { return fmt.Sprint(pid) }

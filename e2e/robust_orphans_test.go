@@ -1,0 +1,87 @@
+package e2e
+
+import (
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// However nexus ends, its pools end with it, and so do the processes their
+// functions started (docs/pool-protocol.md, "Process group and death").
+func TestNoOrphansAfterMCP(t *testing.T) {
+	tests := []struct {
+		name   string
+		end    func(s *server)
+		status string // nexus's exit, as exec reports it; "" for 0
+	}{
+		{"stdin closed", func(s *server) { s.stdin.Close() }, ""},
+		{"SIGTERM", func(s *server) { s.cmd.Process.Signal(syscall.SIGTERM) }, ""},
+		{"SIGINT", func(s *server) { s.cmd.Process.Signal(syscall.SIGINT) }, ""},
+		{"SIGHUP", func(s *server) { s.cmd.Process.Signal(syscall.SIGHUP) }, ""},
+		{"SIGKILL", func(s *server) { s.cmd.Process.Kill() }, "signal: killed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := startServer(t, unruly(), "--workers", "2")
+			s.handshake()
+			// Two pool processes, one with a child of its own, both busy
+			// (except when stdin closes: nexus would wait for the calls).
+			child := s.mustInt(1, "spawn", nil)
+			if tt.name != "stdin closed" {
+				s.sendCall(2, "slow", map[string]any{"_1": 60000})
+				s.sendCall(3, "slow", map[string]any{"_1": 60000})
+			}
+			kids := waitForDescendant(t, s.cmd.Process.Pid, "sleep 300")
+			pools := 0
+			for _, c := range kids {
+				if strings.Contains(c, "pool.py") {
+					pools++
+				}
+			}
+			if pools != 2 || kids[child] == "" {
+				t.Fatalf("before: want two pools and the child %d among %v", child, kids)
+			}
+			tt.end(s)
+			select {
+			case <-s.done:
+			case <-time.After(20 * time.Second):
+				t.Fatal("nexus did not exit")
+			}
+			got := ""
+			if s.exit != nil {
+				got = s.exit.Error()
+			}
+			if got != tt.status {
+				t.Errorf("nexus exit %q, want %q", got, tt.status)
+			}
+			waitGone(t, kids)
+		})
+	}
+}
+
+// The same for a CLI run, whose call is running when nexus is told to stop.
+func TestNoOrphansAfterRun(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) {
+			cmd := exec.Command(nexusBin, "run", unruly(), "spawnAndWait")
+			stderr := &syncBuffer{}
+			cmd.Stderr = stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			kids := waitForDescendant(t, cmd.Process.Pid, "sleep 300")
+			cmd.Process.Signal(sig)
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("nexus run did not exit on %s; stderr:\n%s", sig, stderr)
+			}
+			waitGone(t, kids)
+		})
+	}
+}
