@@ -18,11 +18,14 @@ var ErrLineTooLong = errors.New("line too long")
 
 // LineReader reads newline-delimited messages of any length up to a cap,
 // never holding more than the cap of an oversized line (unlike bufio.Scanner,
-// whose default token limit is 64 KiB).
+// whose default token limit is 64 KiB). A long line is gathered in pieces and
+// joined once it is known to fit, so memory stays near the cap even for a
+// line far beyond it (a growing buffer would leave every size it outgrew
+// behind in the process's memory).
 type LineReader struct {
 	r   *bufio.Reader
 	max int
-	buf []byte
+	buf []byte // the last short line, reused
 }
 
 // NewLineReader reads lines from r, refusing those longer than max bytes.
@@ -35,18 +38,26 @@ func NewLineReader(r io.Reader, max int) *LineReader {
 
 // Next returns the next line without its "\n" (and a trailing "\r"). The
 // slice is valid until the next call. At the end of input it returns a
-// final unterminated line if there is one, then io.EOF.
+// final unterminated line if there is one, then io.EOF. A line longer than
+// the cap (not counting its "\n") is read to its end and dropped, and Next
+// returns ErrLineTooLong.
 func (lr *LineReader) Next() ([]byte, error) {
-	lr.buf = lr.buf[:0]
+	var pieces [][]byte // the line so far, when it spans several reads
+	size := 0           // bytes of the line so far, without a final "\n"
 	tooLong := false
 	for {
 		chunk, err := lr.r.ReadSlice('\n')
-		if !tooLong {
-			if len(lr.buf)+len(chunk) > lr.max+1 { // +1: the newline itself
-				tooLong = true
-				lr.buf = lr.buf[:0]
-			} else {
-				lr.buf = append(lr.buf, chunk...)
+		if !tooLong && len(chunk) > 0 {
+			size += len(bytes.TrimSuffix(chunk, []byte("\n")))
+			switch {
+			case size > lr.max:
+				tooLong, pieces = true, nil
+			case err == nil && pieces == nil:
+				// The whole line is in the reader's buffer: the common case.
+				lr.buf = append(lr.buf[:0], chunk...)
+				return trimEOL(lr.buf), nil
+			default:
+				pieces = append(pieces, bytes.Clone(chunk))
 			}
 		}
 		switch {
@@ -54,24 +65,26 @@ func (lr *LineReader) Next() ([]byte, error) {
 			if tooLong {
 				return nil, ErrLineTooLong
 			}
-			line := lr.buf[:len(lr.buf)-1]
-			return bytes.TrimSuffix(line, []byte("\r")), nil
+			return trimEOL(bytes.Join(pieces, nil)), nil
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
 		case errors.Is(err, io.EOF):
 			if tooLong {
 				return nil, ErrLineTooLong
 			}
-			if len(lr.buf) > 0 {
-				line := bytes.TrimSuffix(lr.buf, []byte("\r"))
-				lr.buf = lr.buf[:0]
-				return line, nil
+			if len(pieces) > 0 {
+				return trimEOL(bytes.Join(pieces, nil)), nil
 			}
 			return nil, io.EOF
 		default:
 			return nil, err
 		}
 	}
+}
+
+// trimEOL drops a final "\n", then a final "\r".
+func trimEOL(line []byte) []byte {
+	return bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
 }
 
 // lineWriter writes one message per line; one mutex serialises every reply
