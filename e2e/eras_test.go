@@ -1,0 +1,285 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// langCase is what the real-client tests do in one pool language: a quick
+// call, a call that reports progress, and a long call to cancel. A zero
+// part is not exercised, for the reason given.
+type langCase struct {
+	lang      string
+	available func() string // "" when this machine can run the language's pool, else why not
+
+	program, quickTool string
+	quickArgs          map[string]any
+	quickText          string
+
+	progressProgram, progressTool string
+	progressArgs                  map[string]any
+	progressWant                  []float64 // the progress values the client must see, in order
+
+	cancelProgram, cancelTool string
+	// cancelArgs builds the long call's arguments; marker is a file path
+	// the function writes when cancelled, when cancelMarker is set.
+	cancelArgs   func(marker string) map[string]any
+	cancelMarker bool
+	// afterTool and afterArgs make a short call in cancelProgram after
+	// the cancellation: the pool must still answer.
+	afterTool string
+	afterArgs map[string]any
+	noCancel  string // why there is no cancellation check
+}
+
+func pythonAvailable() string {
+	if _, err := exec.LookPath("python3"); err != nil {
+		return "python3 is not installed"
+	}
+	return ""
+}
+
+func cppAvailable() string {
+	if _, err := os.Stat(filepath.Join(program("numeric"), "pools", "cpp", "pool-cpp.out")); err != nil {
+		return "testdata/numeric's C++ pool is not built (needs g++ and nlohmann-json3-dev; run make deps)"
+	}
+	return ""
+}
+
+func rAvailable() string {
+	if err := exec.Command("Rscript", "-e", "library(jsonlite)").Run(); err != nil {
+		return "Rscript with jsonlite is not installed (run make deps)"
+	}
+	for _, f := range []string{
+		filepath.Join(repoRoot, "internal", "pool", "runtime", "r", "nexus.R"),
+		filepath.Join(program("combat"), "pools", "r", "pool.R"),
+	} {
+		if _, err := os.Stat(f); err != nil {
+			return "the R runtime or testdata/combat's R pool is not in this tree yet (" + f + ")"
+		}
+	}
+	return ""
+}
+
+var langCases = []langCase{
+	{
+		lang: "py", available: pythonAvailable,
+		program: "shapes", quickTool: "addInt", quickArgs: map[string]any{"_1": 41}, quickText: "42",
+		progressProgram: "shapes", progressTool: "progressSteps", progressArgs: map[string]any{"_1": 3}, progressWant: []float64{1, 2, 3},
+		cancelProgram: "everything", cancelTool: "cancel_probe",
+		cancelArgs:   func(marker string) map[string]any { return map[string]any{"_1": marker} },
+		cancelMarker: true,
+		afterTool:    "slow_count", afterArgs: map[string]any{"_1": 1, "_2": 10},
+	},
+	{
+		lang: "cpp", available: cppAvailable,
+		program: "numeric", quickTool: "factorial", quickArgs: map[string]any{"_1": 20}, quickText: "2432902008176640000",
+		progressProgram: "numeric", progressTool: "slowCount", progressArgs: map[string]any{"_1": 3}, progressWant: []float64{1, 2, 3},
+		cancelProgram: "numeric", cancelTool: "slowCount",
+		cancelArgs: func(string) map[string]any { return map[string]any{"_1": 100000} },
+		afterTool:  "factorial", afterArgs: map[string]any{"_1": 5},
+	},
+	{
+		lang: "r", available: rAvailable,
+		program: "combat", quickTool: "intro", quickArgs: map[string]any{"_1": "Goblin"}, quickText: `"A wild Goblin appears!"`,
+		noCancel: "no R example program has a long or progress-reporting function yet",
+	},
+}
+
+// goSDKConnect starts `nexus mcp PROGRAM` under the official go-sdk client;
+// version "" lets the client choose (it probes server/discover: 2026-07-28).
+func goSDKConnect(t *testing.T, ctx context.Context, prog, version string, onProgress func(*sdk.ProgressNotificationParams)) (*sdk.ClientSession, *syncBuffer, *exec.Cmd) {
+	t.Helper()
+	opts := &sdk.ClientOptions{}
+	if onProgress != nil {
+		opts.ProgressNotificationHandler = func(_ context.Context, r *sdk.ProgressNotificationClientRequest) { onProgress(r.Params) }
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: "e2e-go-sdk", Version: "0"}, opts)
+	cmd := exec.Command(nexusBin, "mcp", program(prog))
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	var sessOpts *sdk.ClientSessionOptions
+	if version != "" {
+		sessOpts = &sdk.ClientSessionOptions{ProtocolVersion: version}
+	}
+	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, sessOpts)
+	if err != nil {
+		t.Fatalf("connect to %s: %v", prog, err)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		if t.Failed() {
+			t.Logf("nexus stderr (%s):\n%s", prog, stderr.String())
+		}
+	})
+	return cs, stderr, cmd
+}
+
+func firstText(t *testing.T, res *sdk.CallToolResult) string {
+	t.Helper()
+	if len(res.Content) == 0 {
+		t.Fatalf("no content in %+v", res)
+	}
+	tc, ok := res.Content[0].(*sdk.TextContent)
+	if !ok {
+		t.Fatalf("first block is %T, not text", res.Content[0])
+	}
+	return tc.Text
+}
+
+// The official go-sdk client in both eras: by default it probes
+// server/discover and speaks 2026-07-28 statelessly; pinned, it runs the
+// 2025-06-18 handshake. In each, per pool language: list tools, call one,
+// receive progress, cancel a long call (the function stops, the pool stays usable).
+func TestGoSDKClientEras(t *testing.T) {
+	for _, era := range []struct{ name, pin, want string }{
+		{"default (2026-07-28)", "", "2026-07-28"},
+		{"pinned 2025-06-18", "2025-06-18", "2025-06-18"},
+	} {
+		t.Run(era.name, func(t *testing.T) {
+			for _, lc := range langCases {
+				t.Run(lc.lang, func(t *testing.T) {
+					if why := lc.available(); why != "" {
+						t.Skip(why)
+					}
+					t.Parallel()
+					goSDKLanguage(t, lc, era.pin, era.want)
+				})
+			}
+		})
+	}
+}
+
+func goSDKLanguage(t *testing.T, lc langCase, pin, wantVersion string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+
+	cs, _, _ := goSDKConnect(t, ctx, lc.program, pin, nil)
+	if v := cs.InitializeResult().ProtocolVersion; v != wantVersion {
+		t.Errorf("negotiated %q, want %q", v, wantVersion)
+	}
+	if info := cs.InitializeResult().ServerInfo; info == nil || info.Name != lc.program {
+		t.Errorf("serverInfo %+v, want name %s", info, lc.program)
+	}
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	if !slices.ContainsFunc(tools.Tools, func(tl *sdk.Tool) bool { return tl.Name == lc.quickTool }) {
+		t.Errorf("tools/list lacks %s", lc.quickTool)
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: lc.quickTool, Arguments: lc.quickArgs})
+	if err != nil {
+		t.Fatalf("tools/call %s: %v", lc.quickTool, err)
+	}
+	if got := firstText(t, res); res.IsError || got != lc.quickText {
+		t.Errorf("%s = %q (isError %v), want %q", lc.quickTool, got, res.IsError, lc.quickText)
+	}
+
+	if lc.noCancel != "" {
+		t.Logf("progress and cancellation not checked in %s: %s", lc.lang, lc.noCancel)
+		return
+	}
+
+	// Progress: the values arrive in order before the result.
+	var mu sync.Mutex
+	var seen []float64
+	pcs, _, _ := goSDKConnect(t, ctx, lc.progressProgram, pin, func(p *sdk.ProgressNotificationParams) {
+		mu.Lock()
+		defer mu.Unlock()
+		if p.ProgressToken == "tok-"+lc.lang {
+			seen = append(seen, p.Progress)
+		}
+	})
+	params := &sdk.CallToolParams{Name: lc.progressTool, Arguments: lc.progressArgs}
+	params.SetProgressToken("tok-" + lc.lang)
+	res, err = pcs.CallTool(ctx, params)
+	if err != nil || res.IsError {
+		t.Fatalf("%s with progress: %v %+v", lc.progressTool, err, res)
+	}
+	// The client may run its notification handlers after CallTool returns.
+	var got string
+	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		mu.Lock()
+		got = fmt.Sprint(seen)
+		mu.Unlock()
+		if got == fmt.Sprint(lc.progressWant) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if got != fmt.Sprint(lc.progressWant) {
+		t.Errorf("progress %s, want %v", got, lc.progressWant)
+	}
+
+	// Cancellation: cancelling the call's context makes the client send
+	// notifications/cancelled; the call ends at once and the function stops.
+	ccs, stderr, nexus := goSDKConnect(t, ctx, lc.cancelProgram, pin, nil)
+	marker := filepath.Join(t.TempDir(), "cancelled")
+	callCtx, stop := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := ccs.CallTool(callCtx, &sdk.CallToolParams{Name: lc.cancelTool, Arguments: lc.cancelArgs(marker)})
+		errc <- err
+	}()
+	time.Sleep(700 * time.Millisecond) // the call is running in its pool
+	stop()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("cancelled call returned %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancelled call did not return")
+	}
+	if lc.cancelMarker {
+		waitForMarker(t, marker)
+	} else {
+		// No marker: the function proves it stopped by keeping its process,
+		// which nexus replaces when a cancelled call runs on past the
+		// cancel grace (2s).
+		pools := descendants(nexus.Process.Pid)
+		if len(pools) == 0 {
+			t.Error("nexus has no pool process")
+		}
+		time.Sleep(2500 * time.Millisecond)
+		for pid, cmdline := range pools {
+			if !alive(pid) {
+				t.Errorf("pool process %d (%s) was replaced after the cancellation", pid, cmdline)
+			}
+		}
+	}
+	// The pool stays usable.
+	res, err = ccs.CallTool(ctx, &sdk.CallToolParams{Name: lc.afterTool, Arguments: lc.afterArgs})
+	if err != nil || res.IsError {
+		t.Fatalf("a call after the cancellation: %v %+v", err, res)
+	}
+	if strings.Contains(stderr.String(), "replacing a stuck pool process") {
+		t.Errorf("the cancelled function did not stop by itself: its process was replaced\n%s", stderr.String())
+	}
+}
+
+// waitForMarker waits for the file a cancelled function writes.
+func waitForMarker(t *testing.T, marker string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if b, err := os.ReadFile(marker); err == nil && strings.HasPrefix(string(b), "cancelled after") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the cancelled call kept running in its pool (no marker written)")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
