@@ -31,6 +31,19 @@ func (s *server) sendCall(id any, name string, args map[string]any) {
 	s.send(string(b))
 }
 
+// recvWithin returns the next stdout line, or false when none comes within d.
+func (s *server) recvWithin(d time.Duration) (string, bool) {
+	select {
+	case line, ok := <-s.lines:
+		if !ok {
+			s.t.Fatalf("nexus closed stdout; stderr:\n%s", s.stderr.String())
+		}
+		return strings.TrimSuffix(string(line), "\n"), true
+	case <-time.After(d):
+		return "", false
+	}
+}
+
 // mustInt calls a tool that returns an integer.
 func (s *server) mustInt(id int, name string, args map[string]any) int {
 	s.t.Helper()
