@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -76,7 +77,7 @@ var langCases = []langCase{
 	{
 		lang: "py", available: pythonAvailable,
 		program: "shapes", quickTool: "addInt", quickArgs: map[string]any{"_1": 41}, quickText: "42",
-		progressProgram: "shapes", progressTool: "progressSteps", progressArgs: map[string]any{"_1": 3}, progressWant: []float64{1, 2, 3},
+		progressProgram: "everything", progressTool: "slow_count", progressArgs: map[string]any{"_1": 3, "_2": 50}, progressWant: []float64{1, 2, 3},
 		cancelProgram: "everything", cancelTool: "cancel_probe",
 		cancelArgs:   func(marker string) map[string]any { return map[string]any{"_1": marker} },
 		cancelMarker: true,
@@ -281,5 +282,159 @@ func waitForMarker(t *testing.T, marker string) {
 			t.Fatal("the cancelled call kept running in its pool (no marker written)")
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// The TypeScript SDK's Client over stdio (e2e/tsclient/client.mjs), the
+// client of MCP Inspector and most hosts: it negotiates 2025-11-25 with
+// initialize. Per pool language: list tools, call one, receive progress,
+// cancel a long call (the function stops, the pool stays usable).
+func TestTypeScriptSDKClientStdio(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed: the TypeScript SDK client cannot run")
+	}
+	dir := filepath.Join(repoRoot, "e2e", "tsclient")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
+		msg := "the TypeScript SDK is not installed in e2e/tsclient: run scripts/install-deps.sh"
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	for _, lc := range langCases {
+		t.Run(lc.lang, func(t *testing.T) {
+			if why := lc.available(); why != "" {
+				t.Skip(why)
+			}
+			t.Parallel()
+			tsLanguage(t, node, dir, lc)
+		})
+	}
+}
+
+// tsRun is what client.mjs prints.
+type tsRun struct {
+	ProtocolVersion string         `json:"protocolVersion"`
+	ServerName      string         `json:"serverName"`
+	Capabilities    map[string]any `json:"capabilities"`
+	Tools           []string       `json:"tools"`
+	Quick, After    *tsResult
+	Progress        *struct {
+		Values []float64 `json:"values"`
+		tsResult
+	} `json:"progress"`
+	Cancel *struct {
+		Outcome string `json:"outcome"`
+		Error   string `json:"error"`
+		Ms      int    `json:"ms"`
+	} `json:"cancel"`
+	Stderr string `json:"stderr"`
+}
+
+type tsResult struct {
+	IsError bool    `json:"isError"`
+	Text    *string `json:"text"`
+}
+
+func (r *tsResult) String() string {
+	if r == nil {
+		return "no result"
+	}
+	text := "<no text>"
+	if r.Text != nil {
+		text = *r.Text
+	}
+	return fmt.Sprintf("%q (isError %v)", text, r.IsError)
+}
+
+func runTSClient(t *testing.T, node, dir, prog string, plan map[string]any) *tsRun {
+	t.Helper()
+	planJSON, err := json.Marshal(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, "client.mjs", nexusBin, program(prog), string(planJSON))
+	cmd.Dir = dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("ts client on %s: %v\n%s", prog, err, stderr.String())
+	}
+	var run tsRun
+	if err := json.Unmarshal(out, &run); err != nil {
+		t.Fatalf("ts client printed %s: %v", out, err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("nexus stderr (%s):\n%s", prog, run.Stderr)
+		}
+	})
+	if run.ProtocolVersion != "2025-11-25" || run.ServerName != prog {
+		t.Errorf("%s: negotiated %q with server %q, want 2025-11-25 with %s", prog, run.ProtocolVersion, run.ServerName, prog)
+	}
+	return &run
+}
+
+func tsLanguage(t *testing.T, node, dir string, lc langCase) {
+	call := func(name string, args map[string]any) map[string]any {
+		return map[string]any{"name": name, "arguments": args}
+	}
+	run := runTSClient(t, node, dir, lc.program, map[string]any{"quick": call(lc.quickTool, lc.quickArgs)})
+	if !slices.Contains(run.Tools, lc.quickTool) {
+		t.Errorf("tools/list lacks %s: %v", lc.quickTool, run.Tools)
+	}
+	if run.Quick == nil || run.Quick.IsError || run.Quick.Text == nil || *run.Quick.Text != lc.quickText {
+		t.Errorf("%s = %v, want %q", lc.quickTool, run.Quick, lc.quickText)
+	}
+	if lc.noCancel != "" {
+		t.Logf("progress and cancellation not checked in %s: %s", lc.lang, lc.noCancel)
+		return
+	}
+
+	marker := filepath.Join(t.TempDir(), "cancelled")
+	settle := 0
+	if !lc.cancelMarker {
+		settle = 2500
+	}
+	plan := map[string]any{
+		// Without a marker, the function proves it stopped by not having its
+		// process replaced, which nexus does past the cancel grace (2s).
+		"cancel": map[string]any{"name": lc.cancelTool, "arguments": lc.cancelArgs(marker), "afterMs": 700, "settleMs": settle},
+		"after":  call(lc.afterTool, lc.afterArgs),
+	}
+	if lc.progressProgram == lc.cancelProgram {
+		plan["progress"] = call(lc.progressTool, lc.progressArgs)
+	} else {
+		p := runTSClient(t, node, dir, lc.progressProgram, map[string]any{"progress": call(lc.progressTool, lc.progressArgs)})
+		run.Progress = p.Progress
+	}
+	c := runTSClient(t, node, dir, lc.cancelProgram, plan)
+	if plan["progress"] != nil {
+		run.Progress = c.Progress
+	}
+
+	// The SDK runs progress handlers in a later microtask and forgets a
+	// request's handler when its reply is read; a last notification read in
+	// the same chunk as the reply is dropped by the client. So: increasing
+	// values from the expected ones, all but possibly the last.
+	if p := run.Progress; p == nil || p.IsError {
+		t.Errorf("progress call failed: %+v", p)
+	} else if len(p.Values) < len(lc.progressWant)-1 || !slices.IsSorted(p.Values) ||
+		fmt.Sprint(p.Values) != fmt.Sprint(lc.progressWant[:len(p.Values)]) {
+		t.Errorf("progress %v, want %v (or all but the last)", p.Values, lc.progressWant)
+	}
+	if c.Cancel == nil || c.Cancel.Outcome != "aborted" || c.Cancel.Ms > 5000 {
+		t.Errorf("cancelled call: %+v, want aborted at once", c.Cancel)
+	}
+	if c.After == nil || c.After.IsError {
+		t.Errorf("call after the cancellation: %v", c.After)
+	}
+	if lc.cancelMarker {
+		waitForMarker(t, marker)
+	}
+	if strings.Contains(c.Stderr, "replacing a stuck pool process") {
+		t.Errorf("the cancelled function did not stop by itself")
 	}
 }

@@ -32,3 +32,11 @@ if [ ! -x "$conformance/node_modules/.bin/node" ] || [ "$conformance/package-loc
   (cd "$conformance" && npm ci --no-audit --no-fund --loglevel=error)
 fi
 echo "deps: conformance suite $(cd "$conformance" && node_modules/.bin/node -p 'require("@modelcontextprotocol/conformance/package.json").version') on node $("$conformance/node_modules/.bin/node" --version)"
+
+# The stdio e2e test of the TypeScript SDK client (e2e/eras_test.go runs
+# e2e/tsclient/client.mjs with the system node).
+tsclient="$(cd "$(dirname "$0")/.." && pwd)/e2e/tsclient"
+if [ ! -f "$tsclient/node_modules/@modelcontextprotocol/sdk/package.json" ] || [ "$tsclient/package-lock.json" -nt "$tsclient/node_modules/.package-lock.json" ]; then
+  (cd "$tsclient" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+echo "deps: TypeScript SDK $(cd "$tsclient" && node -p 'JSON.parse(require("fs").readFileSync("node_modules/@modelcontextprotocol/sdk/package.json")).version') for the stdio client test"
