@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/manifest"
 )
 
 // Walking tools/list page by page gives every tool once, in order, in
@@ -282,15 +284,15 @@ func (h *recordingHandler) Handle(context.Context, slog.Record) error {
 func (h *recordingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h *recordingHandler) WithGroup(string) slog.Handler      { return h }
 
-// Content blocks a function answers with replace the value's text; a
-// block type the version lacks becomes a note.
+// Content blocks a function answers with replace the value's text; audio
+// before 2025-03-26 becomes an embedded resource.
 func TestContentBlocks(t *testing.T) {
 	srv := newTestServer(t, &fakePool{}, Options{})
 	const image = `{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"}`
 	const audio = `{"type":"audio","data":"UklGRg==","mimeType":"audio/wav"}`
 	const text = `{"type":"text","text":"a plot"}`
 	for _, tt := range []struct{ version, want string }{
-		{"2024-11-05", `{"jsonrpc":"2.0","id":1,"result":{"content":[` + image + `,{"type":"text","text":"[audio (audio/wav) content left out: the client's protocol version has no audio blocks]"},` + text + `],"isError":false}}`},
+		{"2024-11-05", `{"jsonrpc":"2.0","id":1,"result":{"content":[` + image + `,{"type":"resource","resource":{"uri":"nexus://t/pic/result","mimeType":"audio/wav","blob":"UklGRg=="}},` + text + `],"isError":false}}`},
 		{"2025-03-26", `{"jsonrpc":"2.0","id":1,"result":{"content":[` + image + `,` + audio + `,` + text + `],"isError":false}}`},
 		{"2025-11-25", `{"jsonrpc":"2.0","id":1,"result":{"content":[` + image + `,` + audio + `,` + text + `],"isError":false}}`},
 	} {
@@ -323,5 +325,43 @@ func TestCallFailureWarning(t *testing.T) {
 	}
 	if got := rec.all(); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("warnings:\n got %v\nwant %v", got, want)
+	}
+}
+
+// mimeManifest has one command per kind of `mime` return.
+const mimeManifest = `{"name":"m","pools":[{"lang":"py","exec":["python3","pool.py"]}],"commands":[
+ {"name":"png","type":"remote","mid":1,"pool":0,"needed_pools":[0],"desc":[],"args":[],"return":{"schema":"s","type":"Str","desc":[],"mime":"image/png"}},
+ {"name":"wav","type":"remote","mid":2,"pool":0,"needed_pools":[0],"desc":[],"args":[],"return":{"schema":"s","type":"Str","desc":[],"mime":"audio/wav"}},
+ {"name":"txt","type":"remote","mid":3,"pool":0,"needed_pools":[0],"desc":[],"args":[],"return":{"schema":"s","type":"Str","desc":[],"mime":"text/csv"}},
+ {"name":"latin1","type":"remote","mid":4,"pool":0,"needed_pools":[0],"desc":[],"args":[],"return":{"schema":"s","type":"Str","desc":[],"mime":"text/plain"}},
+ {"name":"zip","type":"remote","mid":5,"pool":0,"needed_pools":[0],"desc":[],"args":[],"return":{"schema":"s","type":"Str","desc":[],"mime":"application/zip"}},
+ {"name":"notb64","type":"remote","mid":6,"pool":0,"needed_pools":[0],"desc":[],"args":[],"return":{"schema":"s","type":"Str","desc":[],"mime":"image/png"}}]}`
+
+// mimePool answers each mime command with bytes, base64 in a JSON string.
+type mimePool struct{}
+
+func (mimePool) Call(_ context.Context, cmd *manifest.Command, _ []json.RawMessage, _ CallHooks) (json.RawMessage, error) {
+	b64 := map[string]string{"png": "iVBORw0KGgo=", "wav": "UklGRg==", "txt": "YSxiCjEsMgo=", "latin1": "/w==", "zip": "UEsDBA==", "notb64": "**"}[cmd.Name]
+	return json.Marshal(b64)
+}
+
+func TestMimeReturns(t *testing.T) {
+	srv := NewServer(Implementation{Name: "m", Version: "1"}, toolsOf(t, mimeManifest), mimePool{}, Options{Logger: quietLogger()})
+	tests := []struct{ version, tool, want string }{
+		{"2025-06-18", "png", `[{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"}],"isError":false`},
+		{"2024-11-05", "png", `[{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"}],"isError":false`},
+		{"2025-03-26", "wav", `[{"type":"audio","data":"UklGRg==","mimeType":"audio/wav"}],"isError":false`},
+		{"2024-11-05", "wav", `[{"type":"resource","resource":{"uri":"nexus://m/wav/result","mimeType":"audio/wav","blob":"UklGRg=="}}],"isError":false`},
+		{"2025-06-18", "txt", `[{"type":"text","text":"a,b\n1,2\n"}],"isError":false`},
+		{"2025-06-18", "latin1", `[{"type":"resource","resource":{"uri":"nexus://m/latin1/result","mimeType":"text/plain","blob":"/w=="}}],"isError":false`},
+		{"2025-06-18", "zip", `[{"type":"resource","resource":{"uri":"nexus://m/zip/result","mimeType":"application/zip","blob":"UEsDBA=="}}],"isError":false`},
+		{"2025-06-18", "notb64", `[{"type":"text","text":"tool 'notb64' returned image/png that nexus cannot read: not base64: illegal base64 data at input byte 0"}],"isError":true`},
+	}
+	for _, tt := range tests {
+		ss := initialized(t, srv, tt.version, nil)
+		want := `{"jsonrpc":"2.0","id":1,"result":{"content":` + tt.want + `}}`
+		if got := reply(t, ss, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+tt.tool+`"}}`); got != want {
+			t.Errorf("%s %s:\n got %s\nwant %s", tt.version, tt.tool, got, want)
+		}
 	}
 }

@@ -101,9 +101,11 @@ func (p *fakePool) Call(ctx context.Context, cmd *manifest.Command, args []json.
 	return nil, fmt.Errorf("no function %s", cmd.Name)
 }
 
-func testTools(t testing.TB) []*argmap.Tool {
+func testTools(t testing.TB) []*argmap.Tool { return toolsOf(t, testManifest) }
+
+func toolsOf(t testing.TB, manifestJSON string) []*argmap.Tool {
 	t.Helper()
-	m, err := manifest.Parse("/test/manifest.json", []byte(testManifest))
+	m, err := manifest.Parse("/test/manifest.json", []byte(manifestJSON))
 	if err != nil {
 		t.Fatal(err)
 	}

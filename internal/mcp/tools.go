@@ -8,9 +8,12 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/nexus-mcp/nexus/internal/argmap"
 )
@@ -212,8 +215,12 @@ func (s *Server) runTool(ctx context.Context, params json.RawMessage, version st
 		}
 	}
 	if len(content) > 0 {
-		if res.Content, err = contentFor(content, f); err != nil {
+		if res.Content, err = contentFor(content, f, s.resourceURI(tool.Name)); err != nil {
 			return errorResult("tool '" + tool.Name + "' returned content nexus cannot read: " + err.Error()), nil
+		}
+	} else if mime := cmd.Return.Mime; mime != "" {
+		if res.Content, err = mimeContent(value, mime, f, s.resourceURI(tool.Name)); err != nil {
+			return errorResult("tool '" + tool.Name + "' returned " + mime + " that nexus cannot read: " + err.Error()), nil
 		}
 	} else {
 		res.Content = textContent(string(value))
@@ -228,10 +235,62 @@ func (s *Server) runTool(ctx context.Context, params json.RawMessage, version st
 
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
 
+// resourceURI names the embedded resource a tool answers with, when its
+// bytes have no block of their own.
+func (s *Server) resourceURI(tool string) string {
+	return "nexus://" + url.PathEscape(s.info.Name) + "/" + url.PathEscape(tool) + "/result"
+}
+
+type mediaBlock struct {
+	Type     string `json:"type"`
+	Data     string `json:"data"`
+	MimeType string `json:"mimeType"`
+}
+
+type resourceBlock struct {
+	Type     string           `json:"type"`
+	Resource resourceContents `json:"resource"`
+}
+
+type resourceContents struct {
+	URI      string `json:"uri"`
+	MimeType string `json:"mimeType,omitempty"`
+	Blob     string `json:"blob"`
+}
+
+func blobResource(uri, mime, data string) *resourceBlock {
+	return &resourceBlock{Type: "resource", Resource: resourceContents{URI: uri, MimeType: mime, Blob: data}}
+}
+
+// mimeContent turns a `mime` return (the bytes, base64 in a JSON string)
+// into one content block (SPEC §4.7): image/* an image, audio/* audio
+// (an embedded resource before 2025-03-26, which has no audio blocks),
+// text/* text when it is UTF-8, anything else an embedded resource blob.
+func mimeContent(value json.RawMessage, mime string, f features, uri string) ([]any, error) {
+	var data string
+	if err := json.Unmarshal(value, &data); err != nil {
+		return nil, fmt.Errorf("expected base64 bytes in a JSON string, got %s", jsonKind(value))
+	}
+	raw, err := base64.StdEncoding.DecodeString(data)
+	if err != nil {
+		return nil, fmt.Errorf("not base64: %v", err)
+	}
+	major, _, _ := strings.Cut(mime, "/")
+	switch {
+	case major == "image":
+		return []any{&mediaBlock{Type: "image", Data: data, MimeType: mime}}, nil
+	case major == "audio" && f.annotations:
+		return []any{&mediaBlock{Type: "audio", Data: data, MimeType: mime}}, nil
+	case major == "text" && utf8.Valid(raw):
+		return textContent(string(raw)), nil
+	}
+	return []any{blobResource(uri, mime, data)}, nil
+}
+
 // contentFor passes a function's content blocks on as the version knows
-// them: a block type the version lacks (audio before 2025-03-26,
-// resource_link before 2025-06-18) becomes a text block saying what was left out.
-func contentFor(blocks json.RawMessage, f features) ([]any, error) {
+// them: audio before 2025-03-26 becomes an embedded resource blob, and a
+// resource_link before 2025-06-18 a text block naming its URI.
+func contentFor(blocks json.RawMessage, f features, uri string) ([]any, error) {
 	var raw []json.RawMessage
 	if err := json.Unmarshal(blocks, &raw); err != nil {
 		return nil, err
@@ -240,27 +299,21 @@ func contentFor(blocks json.RawMessage, f features) ([]any, error) {
 	for _, b := range raw {
 		var head struct {
 			Type     string `json:"type"`
+			Data     string `json:"data"`
 			MimeType string `json:"mimeType"`
+			URI      string `json:"uri"`
 		}
 		if err := json.Unmarshal(b, &head); err != nil {
 			return nil, err
 		}
-		known := true
-		switch head.Type {
-		case "audio":
-			known = f.annotations
-		case "resource_link":
-			known = f.title
+		switch {
+		case head.Type == "audio" && !f.annotations:
+			out = append(out, blobResource(uri, head.MimeType, head.Data))
+		case head.Type == "resource_link" && !f.title:
+			out = append(out, &textBlock{Type: "text", Text: head.URI})
+		default:
+			out = append(out, b)
 		}
-		if !known {
-			what := head.Type
-			if head.MimeType != "" {
-				what += " (" + head.MimeType + ")"
-			}
-			out = append(out, &textBlock{Type: "text", Text: "[" + what + " content left out: the client's protocol version has no " + head.Type + " blocks]"})
-			continue
-		}
-		out = append(out, b)
 	}
 	return out, nil
 }
