@@ -1,0 +1,865 @@
+package pool
+
+// Tests of the R runtime (runtime/r/nexus.R): through Start and Call with
+// the test pool testdata/r/pool.R, and frame by frame on bare pipes for
+// what the Set does not show (cancel replies, exit statuses).
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The mids of testdata/r/pool.R.
+const (
+	rEcho = iota + 1
+	rDescribe
+	rTotal
+	rCountTo
+	rCountToArray
+	rHalve
+	rReverse
+	rMonster
+	rFail
+	rSquare
+	rProgressSteps
+	rWaitFor
+	rPID
+	rSleepUntilCancelled
+	rBusyUntilCancelled
+	rValue
+	rChatty
+	rBytes
+	rRows
+	rGrid
+	rNothing
+	rCustomError
+	rAddOne
+	rSpawnChild
+	rPoolMids = iota // how many functions pool.R has
+)
+
+// rMissing says why R pools cannot run here, or "" when they can.
+var rMissing = sync.OnceValue(func() string {
+	if _, err := exec.LookPath("Rscript"); err != nil {
+		return "Rscript is not installed"
+	}
+	if err := exec.Command("Rscript", "-e", `quit(status = !requireNamespace("jsonlite", quietly = TRUE))`).Run(); err != nil {
+		return "R's jsonlite package is not installed"
+	}
+	return ""
+})
+
+func needR(t *testing.T) {
+	t.Helper()
+	if why := rMissing(); why != "" {
+		t.Skip(why)
+	}
+}
+
+// rOutput collects pool output and logs while pools write them.
+type rOutput struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (o *rOutput) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.Write(p)
+}
+
+func (o *rOutput) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.String()
+}
+
+type rSet struct {
+	*Set
+	index  int
+	output *rOutput
+}
+
+func rTestdata(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("testdata", "r"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// startRSet starts one R pool; Exec and Dir default to the test pool, and
+// Workers to 1 (not R's default of one per CPU), so output is prefixed
+// "[pool r] ".
+func startRSet(t *testing.T, spec Spec, opts Options) *rSet {
+	t.Helper()
+	needR(t)
+	spec.Lang = "r"
+	if spec.Exec == nil {
+		spec.Exec = []string{"Rscript", "pool.R"}
+	}
+	if spec.Dir == "" {
+		spec.Dir = rTestdata(t)
+	}
+	if spec.Workers == 0 {
+		spec.Workers = 1
+	}
+	output := &rOutput{}
+	opts.Stderr = output
+	opts.Logger = slog.New(slog.NewTextHandler(output, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	if opts.StartTimeout == 0 {
+		opts.StartTimeout = 30 * time.Second
+	}
+	if opts.StopGrace == 0 {
+		opts.StopGrace = 500 * time.Millisecond
+	}
+	s := Start(context.Background(), []Spec{spec}, opts)
+	t.Cleanup(func() {
+		s.Close()
+		if t.Failed() {
+			t.Logf("pool output and logs:\n%s", output)
+		}
+	})
+	return &rSet{Set: s, index: spec.Index, output: output}
+}
+
+// call passes each argument as raw JSON text.
+func (s *rSet) call(t *testing.T, mid int, args ...string) (json.RawMessage, error) {
+	t.Helper()
+	raw := make([]json.RawMessage, len(args))
+	for i, a := range args {
+		raw[i] = json.RawMessage(a)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	return s.Call(ctx, s.index, mid, raw, Hooks{})
+}
+
+func (s *rSet) mustCall(t *testing.T, mid int, args ...string) string {
+	t.Helper()
+	v, err := s.call(t, mid, args...)
+	if err != nil {
+		t.Fatalf("call of mid %d: %v", mid, err)
+	}
+	return string(v)
+}
+
+func (s *rSet) waitForOutput(t *testing.T, want string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(s.output.String(), want); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("pool output lacks %q", want)
+			return
+		}
+	}
+}
+
+func jsonText(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestRValues(t *testing.T) {
+	s := startRSet(t, Spec{}, Options{})
+	long := make([]int, 5000)
+	for i := range long {
+		long[i] = i * 7
+	}
+	longJSON := jsonText(t, long)
+	bigString := strings.Repeat("héllo 🎲 \"quoted\"\n", 100000) // 2 MB: many pipe buffers each way
+	tests := []struct {
+		name string
+		mid  int
+		args []string
+		want string // the exact JSON text returned
+	}{
+		// integers
+		{"small integer", rEcho, []string{`42`}, `42`},
+		{"negative integer", rEcho, []string{`-7`}, `-7`},
+		{"largest R integer", rDescribe, []string{`2147483647`}, `"integer[1]"`},
+		{"beyond 32 bits arrives as a double", rDescribe, []string{`2147483648`}, `"double[1]"`},
+		{"-2^31 is NA as an R integer: a double", rDescribe, []string{`-2147483648`}, `"double[1]"`},
+		{"2^40 is exact", rAddOne, []string{`1099511627776`}, `1099511627777`},
+		{"2^53 is exact", rEcho, []string{`9007199254740992`}, `9007199254740992`},
+		{"-2^53 is exact", rEcho, []string{`-9007199254740992`}, `-9007199254740992`},
+		{"2^60 is exact in a double", rEcho, []string{`1152921504606846976`}, `1152921504606846976`},
+		{"so is 2^64", rEcho, []string{`[18446744073709551616]`}, `18446744073709551616`},
+		{"integer digits in a string are a string", rEcho, []string{`"12345678901234567890"`}, `"12345678901234567890"`},
+		{"sum of an integer vector", rTotal, []string{`[1,2,3]`}, `6`},
+		{"sum past 32 bits", rTotal, []string{`[2147483647,2147483647]`}, `4294967294`},
+		// reals
+		{"0.1", rEcho, []string{`0.1`}, `0.1`},
+		{"0.1+0.2 keeps 17 digits", rEcho, []string{`0.30000000000000004`}, `0.30000000000000004`},
+		{"1e308", rEcho, []string{`1e308`}, `1e+308`},
+		{"tiny", rEcho, []string{`-2.5e-300`}, `-2.5e-300`},
+		{"a whole real is written as an integer", rEcho, []string{`2.0`}, `2`},
+		{"1e20 is written in digits", rEcho, []string{`1e20`}, `100000000000000000000`},
+		{"halve", rHalve, []string{`1`}, `0.5`},
+		{"mixed integers and reals are one double vector", rDescribe, []string{`[1,2.5]`}, `"double[2]"`},
+		{"sum of mixed numbers", rTotal, []string{`[1,2.5]`}, `3.5`},
+		// strings
+		{"unicode string", rEcho, []string{`"héllo wörld 🎲 ✓ 日本"`}, `"héllo wörld 🎲 ✓ 日本"`},
+		{"escapes", rEcho, []string{`"quote \" backslash \\ newline \n tab \t cr \r bell \u0007 slash /"`}, `"quote \" backslash \\ newline \n tab \t cr \r bell \u0007 slash /"`},
+		{"unicode escapes arrive as characters", rEcho, []string{`"\u00e9\ud83c\udfb2"`}, `"é🎲"`},
+		{"reverse by code point", rReverse, []string{`"héllo 🎲"`}, `"🎲 olléh"`},
+		{"empty string", rEcho, []string{`""`}, `""`},
+		{"big string", rEcho, []string{jsonText(t, bigString)}, jsonText(t, bigString)},
+		// lists
+		{"empty list", rEcho, []string{`[]`}, `[]`},
+		{"empty list arrives as logical(0)", rDescribe, []string{`[]`}, `"logical[0]"`},
+		{"sum of an empty list", rTotal, []string{`[]`}, `0`},
+		{"one-element list comes back a scalar", rEcho, []string{`[7]`}, `7`},
+		{"I() keeps one element an array", rCountToArray, []string{`1`}, `[1]`},
+		{"a length-1 vector is a scalar", rCountTo, []string{`1`}, `1`},
+		{"a length-0 vector is an array", rCountTo, []string{`0`}, `[]`},
+		{"vector", rCountTo, []string{`3`}, `[1,2,3]`},
+		{"long list", rEcho, []string{longJSON}, longJSON},
+		{"strings", rEcho, []string{`["a","b"]`}, `["a","b"]`},
+		{"booleans and null", rEcho, []string{`[true,false,null]`}, `[true,false,null]`},
+		{"null in a vector is NA", rDescribe, []string{`[1,null,3]`}, `"integer[3] NA at 2"`},
+		{"NA goes back as null", rEcho, []string{`["a",null]`}, `["a",null]`},
+		{"mixed types stay a list", rDescribe, []string{`[1,"a",true]`}, `"list[3] {integer[1]; character[1]; logical[1]}"`},
+		{"mixed list round trip", rEcho, []string{`[1,"a",true,null]`}, `[1,"a",true,null]`},
+		{"all nulls stay a list", rDescribe, []string{`[null,null]`}, `"list[2] {NULL; NULL}"`},
+		{"nested lists", rEcho, []string{`[[1,2],[3,4,5]]`}, `[[1,2],[3,4,5]]`},
+		// records
+		{"record", rEcho, []string{`{"name":"Goblin","hp":7,"tags":["small","green"]}`}, `{"name":"Goblin","hp":7,"tags":["small","green"]}`},
+		{"record arrives as a named list", rDescribe, []string{`{"name":"Goblin","hp":7}`}, `"list[2] named name,hp {character[1]; integer[1]}"`},
+		{"record built in R", rMonster, []string{`"Goblin"`, `7`}, `{"name":"Goblin","hp":7,"alive":true,"loot":[]}`},
+		{"empty object", rEcho, []string{`{}`}, `{}`},
+		{"null member", rEcho, []string{`{"a":null}`}, `{"a":null}`},
+		{"nested", rEcho, []string{`{"party":[{"name":"a","hp":[1,2]},{"name":"b","hp":[]}],"map":{"k":{"x":1.5}}}`}, `{"party":[{"name":"a","hp":[1,2]},{"name":"b","hp":[]}],"map":{"k":{"x":1.5}}}`},
+		// null and unit
+		{"null", rEcho, []string{`null`}, `null`},
+		{"null arrives as NULL", rDescribe, []string{`null`}, `"NULL"`},
+		{"no return value is null", rNothing, nil, `null`},
+		// other R values
+		{"raw is base64", rBytes, nil, `"AAH/"`},
+		{"data frame is rows", rRows, nil, `[{"x":1,"y":"a"},{"x":2,"y":null}]`},
+		{"matrix is rows", rGrid, nil, `[[1,3,5],[2,4,6]]`},
+		{"factor is its labels", rValue, []string{`"factor"`}, `["goblin","orc","goblin"]`},
+		{"Date", rValue, []string{`"date"`}, `"2025-01-31"`},
+		{"POSIXct", rValue, []string{`"time"`}, `"2025-01-31T12:00:00Z"`},
+		{"names on a vector are dropped", rValue, []string{`"named_vector"`}, `[7,15]`},
+		{"I() of a scalar is an array", rValue, []string{`"boxed_scalar"`}, `[5]`},
+		{"a list of one is an array", rValue, []string{`"one_list"`}, `[5]`},
+		{"as.list of a named vector is an object", rValue, []string{`"as_list"`}, `{"a":1,"b":2}`},
+		{"character(0)", rValue, []string{`"empty_strings"`}, `[]`},
+		{"empty named list", rValue, []string{`"empty_named"`}, `{}`},
+		{"NA_real_", rValue, []string{`"na_real"`}, `null`},
+		{"whole double", rValue, []string{`"whole_double"`}, `3`},
+		{"2^60 computed in R", rValue, []string{`"big_double"`}, `1152921504606846976`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := s.mustCall(t, tt.mid, tt.args...)
+			if got != tt.want {
+				if len(got) > 200 {
+					got = got[:200] + "..."
+				}
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// Every double survives the trip to R and back bit for bit.
+func TestRRealsRoundTrip(t *testing.T) {
+	s := startRSet(t, Spec{}, Options{})
+	r := rand.New(rand.NewPCG(1, 2))
+	values := []float64{0.1, 1e308, 5e-324, math.MaxFloat64, math.SmallestNonzeroFloat64, 1.0 / 3, 2.0 / 3, 1e21, 1e22, 123456789.123456789, -0.5}
+	for range 500 {
+		values = append(values, math.Float64frombits(r.Uint64()&^(0x7ff<<52)|uint64(r.IntN(2046)+1)<<52)) // any finite
+	}
+	// Written as argmap writes reals: shortest form, an exponent for big
+	// whole numbers. (Go's json writes 1.2345678901234568e20 as the integer
+	// 123456789012345680000, which R rightly refuses: no double is that.)
+	texts := make([]string, len(values))
+	for i, v := range values {
+		texts[i] = strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	got := s.mustCall(t, rEcho, "["+strings.Join(texts, ",")+"]")
+	var back []float64
+	if err := json.Unmarshal([]byte(got), &back); err != nil {
+		t.Fatalf("reply %.200s: %v", got, err)
+	}
+	if len(back) != len(values) {
+		t.Fatalf("got %d values back, want %d", len(back), len(values))
+	}
+	for i := range values {
+		if math.Float64bits(back[i]) != math.Float64bits(values[i]) {
+			t.Errorf("value %d: sent %v, got %v", i, values[i], back[i])
+		}
+	}
+}
+
+func TestRErrors(t *testing.T) {
+	s := startRSet(t, Spec{}, Options{})
+	var mids []string
+	for m := 1; m <= rPoolMids; m++ {
+		mids = append(mids, strconv.Itoa(m))
+	}
+	tooBig := "integer %s cannot be represented exactly in R: integers beyond 32 bits arrive as doubles, which hold every integer only up to 2^53 = 9007199254740992"
+	tests := []struct {
+		name          string
+		mid           int
+		args          []string
+		wantMessage   string
+		wantTraceback string // a part of it
+	}{
+		{"stop", rFail, []string{`"bad AC"`}, "bad AC", "Error in check_armor(message) : bad AC\n3: stop(ac)\n2: check_armor(message)\n1: fail(message)"},
+		{"custom condition class", rCustomError, nil, "armorError: too thick", "1: custom_error()"},
+		{"unknown mid", 42, nil, "unknown mid 42 (this pool has " + strings.Join(mids, ", ") + ")", ""},
+		{"too many arguments", rEcho, []string{`1`, `2`}, "unused argument (arg2)", "Error in echo(x, arg2)"},
+		{"2^53+1", rEcho, []string{`9007199254740993`}, fmt.Sprintf(tooBig, "9007199254740993"), ""},
+		{"-(2^53+1)", rEcho, []string{`-9007199254740993`}, fmt.Sprintf(tooBig, "-9007199254740993"), ""},
+		{"2^64+1 deep in a record", rEcho, []string{`{"a":[1,{"b":18446744073709551617}]}`}, fmt.Sprintf(tooBig, "18446744073709551617"), ""},
+		{"a number beyond doubles", rEcho, []string{`1e400`}, "a number in the arguments is beyond the range of R numbers (about 1.8e308)", ""},
+		{"U+0000 in a string", rEcho, []string{`"a\u0000b"`}, "a string in the arguments holds the character U+0000, which R strings cannot hold", ""},
+		{"integer overflow is no silent NA", rSquare, []string{`100000`}, "NAs produced by integer overflow (R integers hold at most 2147483647: use as.numeric() for larger numbers)", "1: square(x)"},
+		{"NaN result", rValue, []string{`"nan"`}, "cannot encode the result as JSON: the value holds NaN, which JSON cannot represent", ""},
+		{"infinite result", rValue, []string{`"inf"`}, "cannot encode the result as JSON: the value holds an infinite number, which JSON cannot represent", ""},
+		{"function result", rValue, []string{`"fun"`}, "cannot encode the result as JSON: cannot encode a value of type closure as JSON", ""},
+		{"partly named list", rValue, []string{`"partial"`}, "cannot encode the result as JSON: a list with some names missing cannot be encoded as JSON: name every element (an object) or none (an array)", ""},
+		{"environment result", rValue, []string{`"env"`}, "cannot encode the result as JSON: cannot encode a value of type environment as JSON", ""},
+		{"complex result", rValue, []string{`"complex"`}, "cannot encode the result as JSON: cannot encode a value of type complex as JSON", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := s.call(t, tt.mid, tt.args...)
+			var ce *CallError
+			if !errors.As(err, &ce) {
+				t.Fatalf("error %v (%T), want a *CallError", err, err)
+			}
+			if ce.Message != tt.wantMessage {
+				t.Errorf("message %q, want %q", ce.Message, tt.wantMessage)
+			}
+			if ce.Lang != "r" {
+				t.Errorf("Lang %q, want r", ce.Lang)
+			}
+			if !strings.Contains(ce.Traceback, tt.wantTraceback) {
+				t.Errorf("traceback %q does not contain %q", ce.Traceback, tt.wantTraceback)
+			}
+		})
+	}
+	// The pool survives its functions' failures.
+	if got := s.mustCall(t, rAddOne, `1`); got != "2" {
+		t.Errorf("after the errors, add_one(1) = %s", got)
+	}
+}
+
+func TestRProgressAndLog(t *testing.T) {
+	s := startRSet(t, Spec{}, Options{})
+	var progress []string
+	var logs []string
+	h := Hooks{
+		Progress: func(done float64, total *float64, message string) {
+			progress = append(progress, fmt.Sprintf("%v/%v %s", done, *total, message))
+		},
+		Log: func(level string, data json.RawMessage) { logs = append(logs, level+" "+string(data)) },
+	}
+	v, err := s.Call(context.Background(), 0, rProgressSteps, []json.RawMessage{json.RawMessage(`3`)}, h)
+	if err != nil || string(v) != "3" {
+		t.Fatalf("progress_steps(3) = %s, %v", v, err)
+	}
+	if want := []string{"1/3 step 1 of 3", "2/3 step 2 of 3", "3/3 step 3 of 3"}; !slices.Equal(progress, want) {
+		t.Errorf("progress %q, want %q", progress, want)
+	}
+	if want := []string{`info {"step":1,"of":3}`, `info {"step":2,"of":3}`, `info {"step":3,"of":3}`}; !slices.Equal(logs, want) {
+		t.Errorf("logs %q, want %q", logs, want)
+	}
+}
+
+// What R prints, and what its children print, reaches nexus's stderr and
+// never the protocol.
+func TestROutputStaysOffTheProtocol(t *testing.T) {
+	s := startRSet(t, Spec{}, Options{})
+	if got := s.mustCall(t, rChatty); got != `"done"` {
+		t.Errorf("chatty() = %s", got)
+	}
+	for _, want := range []string{"[pool r] to stdout\n", "[pool r] to stderr\n", "[pool r] Warning in chatty() : careful\n", "[pool r] from-child\n"} {
+		s.waitForOutput(t, want)
+	}
+}
+
+// R runs one call at a time; with two workers one answers while the other
+// is busy, and calls made together all get their answers.
+func TestRWorkersShareCalls(t *testing.T) {
+	s := startRSet(t, Spec{Workers: 2}, Options{})
+	dir := t.TempDir()
+	waitFor := func(path, tag string, h Hooks) (string, error) {
+		v, err := s.Call(context.Background(), 0, rWaitFor, []json.RawMessage{json.RawMessage(jsonText(t, path)), json.RawMessage(jsonText(t, tag))}, h)
+		return string(v), err
+	}
+	first, second := filepath.Join(dir, "first"), filepath.Join(dir, "second")
+	started := make(chan struct{})
+	var once sync.Once
+	slow := make(chan string, 1)
+	go func() {
+		v, err := waitFor(first, "slow", Hooks{Progress: func(float64, *float64, string) { once.Do(func() { close(started) }) }})
+		if err != nil {
+			v = err.Error()
+		}
+		slow <- v
+	}()
+	select {
+	case <-started:
+	case v := <-slow:
+		t.Fatalf("the slow call ended early: %s", v)
+	case <-time.After(60 * time.Second):
+		t.Fatal("the slow call never started")
+	}
+
+	// One at a time, calls go to the idle worker and are answered while the
+	// busy one waits.
+	freePID := s.mustCall(t, rPID)
+	for i := range 4 {
+		if got := s.mustCall(t, rHalve, strconv.Itoa(2*i)); got != strconv.Itoa(i) {
+			t.Errorf("halve(%d) = %s", 2*i, got)
+		}
+	}
+
+	// Calls made together queue on both workers and all come back.
+	var wg sync.WaitGroup
+	results := make([]string, 6)
+	errs := make([]error, 6)
+	for i := range results {
+		wg.Go(func() { results[i], errs[i] = waitFor(second, fmt.Sprintf("tag %d", i), Hooks{}) })
+	}
+	time.Sleep(200 * time.Millisecond) // let them reach the pools
+	for _, release := range []string{first, second} {
+		if err := os.WriteFile(release, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+	for i := range results {
+		if want := fmt.Sprintf(`"tag %d"`, i); errs[i] != nil || results[i] != want {
+			t.Errorf("call %d = %s, %v; want %s", i, results[i], errs[i], want)
+		}
+	}
+	select {
+	case v := <-slow:
+		if v != `"slow"` {
+			t.Errorf("the slow call returned %s", v)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the slow call did not end once released")
+	}
+	if busyPID := s.mustCall(t, rPID); busyPID == freePID {
+		t.Errorf("both calls ran in process %s: there is one worker, not two", busyPID)
+	}
+}
+
+// A cancelled call returns at once. One that stops at a checkpoint
+// (nexus_sleep here) keeps its process; one that does not look is stuck,
+// and its process is replaced after the cancel grace.
+func TestRCancel(t *testing.T) {
+	tests := []struct {
+		name         string
+		mid          int
+		wantReplaced bool
+	}{
+		{"stops in nexus_sleep", rSleepUntilCancelled, false},
+		{"stops in nexus_progress", rBusyUntilCancelled, false},
+		{"never looks", rWaitFor, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := startRSet(t, Spec{}, Options{CancelGrace: time.Second})
+			before := s.mustCall(t, rPID)
+			path := filepath.Join(t.TempDir(), "marker")
+			args := []json.RawMessage{json.RawMessage(jsonText(t, path))}
+			if tt.mid == rWaitFor {
+				args = append(args, json.RawMessage(`"never released"`))
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			var once sync.Once
+			h := Hooks{Progress: func(float64, *float64, string) { once.Do(cancel) }} // cancel once it runs
+			done := make(chan error, 1)
+			go func() {
+				_, err := s.Call(ctx, 0, tt.mid, args, h)
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if !errors.Is(err, context.Canceled) {
+					t.Fatalf("cancelled call returned %v, want context.Canceled", err)
+				}
+			case <-time.After(60 * time.Second):
+				t.Fatal("the cancelled call did not return")
+			}
+			time.Sleep(2 * time.Second) // past the grace
+			if got := s.mustCall(t, rAddOne, `41`); got != "42" {
+				t.Errorf("after the cancel, add_one(41) = %s", got)
+			}
+			after := s.mustCall(t, rPID)
+			if replaced := after != before; replaced != tt.wantReplaced {
+				t.Errorf("process %s before the cancel, %s after: replaced = %v, want %v", before, after, replaced, tt.wantReplaced)
+			}
+			if !tt.wantReplaced {
+				if got, err := os.ReadFile(path); err != nil || string(got) != "cancelled\n" {
+					t.Errorf("the marker holds %q (%v): the function did not see its cancel", got, err)
+				}
+			}
+		})
+	}
+}
+
+// The seed program's R half: intro("Goblin") through the manifest's pool.
+func TestRCombatIntro(t *testing.T) {
+	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "combat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type command struct {
+		Name string `json:"name"`
+		Mid  int    `json:"mid"`
+		Pool int    `json:"pool"`
+	}
+	var m struct {
+		Pools []struct {
+			Lang string   `json:"lang"`
+			Exec []string `json:"exec"`
+		} `json:"pools"`
+		Commands []command `json:"commands"`
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(m.Commands, func(c command) bool { return c.Name == "intro" })
+	if i < 0 {
+		t.Fatal("combat has no intro command")
+	}
+	intro := m.Commands[i]
+	pool := m.Pools[intro.Pool]
+	if pool.Lang != "r" {
+		t.Fatalf("intro runs in a %s pool, want r", pool.Lang)
+	}
+	s := startRSet(t, Spec{Index: intro.Pool, Exec: pool.Exec, Dir: dir}, Options{})
+	if got := s.mustCall(t, intro.Mid, `"Goblin"`); got != `"A wild Goblin appears!"` {
+		t.Errorf("intro(Goblin) = %s", got)
+	}
+}
+
+// rRawPool runs testdata/r/pool.R on bare pipes, so that tests can speak
+// the protocol to the R runtime frame by frame.
+type rRawPool struct {
+	cmd    *exec.Cmd
+	in     *os.File // nexus → pool (its fd 3)
+	out    *os.File // pool → nexus (its fd 4)
+	r      *bufio.Reader
+	output rOutput
+}
+
+func startRRawPool(t *testing.T, extraEnv ...string) *rRawPool {
+	t.Helper()
+	return startRRawPoolWith(t, func(cmd *exec.Cmd) { cmd.Env = append(cmd.Env, extraEnv...) })
+}
+
+// startRRawPoolWith lets setup change the command before it starts.
+func startRRawPoolWith(t *testing.T, setup func(*exec.Cmd)) *rRawPool {
+	t.Helper()
+	needR(t)
+	rt, err := RuntimeDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &rRawPool{in: inW, out: outR, r: bufio.NewReader(outR)}
+	p.cmd = exec.Command("Rscript", "pool.R")
+	p.cmd.Dir = rTestdata(t)
+	p.cmd.Env = poolEnv("r", 1, rt)
+	p.cmd.ExtraFiles = []*os.File{inR, outW}
+	p.cmd.Stdout = &p.output
+	p.cmd.Stderr = &p.output
+	setup(p.cmd)
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	inR.Close()
+	outW.Close()
+	t.Cleanup(func() {
+		p.in.Close()
+		p.out.Close()
+		p.cmd.Process.Kill()
+		p.cmd.Wait()
+		if t.Failed() {
+			t.Logf("pool output:\n%s", p.output.String())
+		}
+	})
+	return p
+}
+
+func (p *rRawPool) send(t *testing.T, frame string) {
+	t.Helper()
+	if err := writeFrame(p.in, []byte(frame)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// recv returns the next frame, decoded with numbers as their JSON text.
+func (p *rRawPool) recv(t *testing.T) map[string]any {
+	t.Helper()
+	p.out.SetReadDeadline(time.Now().Add(60 * time.Second))
+	payload, err := readFrame(p.r)
+	if err != nil {
+		t.Fatalf("reading a frame from the pool: %v; its output:\n%s", err, p.output.String())
+	}
+	d := json.NewDecoder(bytes.NewReader(payload))
+	d.UseNumber()
+	var m map[string]any
+	if err := d.Decode(&m); err != nil {
+		t.Fatalf("frame %q: %v", payload, err)
+	}
+	return m
+}
+
+func (p *rRawPool) exitCode(t *testing.T) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		var exitErr *exec.ExitError
+		if errors.As(err, &exitErr) {
+			return exitErr.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	case <-time.After(20 * time.Second):
+		t.Fatal("the pool did not exit")
+		return -1
+	}
+}
+
+func TestRReady(t *testing.T) {
+	p := startRRawPool(t)
+	got := p.recv(t)
+	var mids []any
+	for m := 1; m <= rPoolMids; m++ {
+		mids = append(mids, json.Number(strconv.Itoa(m)))
+	}
+	want := map[string]any{"type": "ready", "protocol": json.Number("1"), "lang": "r", "pid": json.Number(strconv.Itoa(p.cmd.Process.Pid)), "mids": mids, "concurrent": false}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ready = %v, want %v", got, want)
+	}
+}
+
+func TestRCallFrames(t *testing.T) {
+	p := startRRawPool(t, "LC_ALL=C", "LANG=C") // strings stay UTF-8 whatever the locale
+	p.recv(t)                                   // ready
+	tests := []struct {
+		name  string
+		sends []string
+		want  []string // replies, as Go re-encodes them
+	}{
+		{"unknown types and members are ignored",
+			[]string{`{"type":"greeting","from":"a newer nexus"}`, `{"type":"call","id":1,"mid":23,"args":[1],"deadline":5}`},
+			[]string{`{"id":1,"type":"result","value":2}`}},
+		{"ids come back exactly",
+			[]string{`{"type":"call","id":9007199254740991,"mid":1,"args":["é"]}`, `{"type":"call","id":9007199254740993,"mid":1,"args":[1]}`},
+			[]string{`{"id":9007199254740991,"type":"result","value":"é"}`, `{"id":9007199254740993,"type":"result","value":1}`}},
+		{"progress only when asked",
+			[]string{`{"type":"call","id":2,"mid":11,"args":[1],"progress":true}`, `{"type":"call","id":3,"mid":11,"args":[1]}`},
+			[]string{
+				`{"id":2,"message":"step 1 of 1","progress":1,"total":1,"type":"progress"}`,
+				`{"data":{"of":1,"step":1},"id":2,"level":"info","type":"log"}`,
+				`{"id":2,"type":"result","value":1}`,
+				`{"data":{"of":1,"step":1},"id":3,"level":"info","type":"log"}`,
+				`{"id":3,"type":"result","value":1}`,
+			}},
+		{"a cancel for a finished call is ignored",
+			[]string{`{"type":"cancel","id":3}`, `{"type":"call","id":4,"mid":7,"args":["ab"]}`},
+			[]string{`{"id":4,"type":"result","value":"ba"}`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, f := range tt.sends {
+				p.send(t, f)
+			}
+			for _, want := range tt.want {
+				if got := jsonText(t, p.recv(t)); got != want {
+					t.Errorf("reply %s, want %s", got, want)
+				}
+			}
+		})
+	}
+}
+
+// R reads fd 3 while a call runs only at nexus_progress, nexus_cancelled
+// and nexus_sleep: there a cancel ends the call.
+func TestRCancelFrames(t *testing.T) {
+	p := startRRawPool(t)
+	p.recv(t) // ready
+	dir := t.TempDir()
+	sleeping, busy := filepath.Join(dir, "sleeping"), filepath.Join(dir, "busy")
+
+	p.send(t, fmt.Sprintf(`{"type":"call","id":1,"mid":%d,"args":[%s],"progress":true}`, rSleepUntilCancelled, jsonText(t, sleeping)))
+	p.send(t, `{"type":"call","id":2,"mid":1,"args":["queued, then cancelled"]}`)
+	p.send(t, `{"type":"call","id":3,"mid":1,"args":["queued"]}`)
+	if got := p.recv(t); got["type"] != "progress" || got["id"] != json.Number("1") {
+		t.Fatalf("first frame %v, want progress for call 1", got)
+	}
+	p.send(t, `{"type":"cancel","id":2}`)
+	p.send(t, `{"type":"cancel","id":1}`)
+	cancelled := func(id int) string {
+		return fmt.Sprintf(`{"cancelled":true,"id":%d,"message":"cancelled","type":"error"}`, id)
+	}
+	for _, want := range []string{cancelled(1), cancelled(2), `{"id":3,"type":"result","value":"queued"}`} {
+		if got := jsonText(t, p.recv(t)); got != want {
+			t.Errorf("reply %s, want %s", got, want)
+		}
+	}
+
+	// A call that computes and reports progress stops at nexus_progress.
+	p.send(t, fmt.Sprintf(`{"type":"call","id":4,"mid":%d,"args":[%s]}`, rBusyUntilCancelled, jsonText(t, busy)))
+	time.Sleep(300 * time.Millisecond)
+	p.send(t, `{"type":"cancel","id":4}`)
+	if got := jsonText(t, p.recv(t)); got != cancelled(4) {
+		t.Errorf("reply %s, want %s", got, cancelled(4))
+	}
+	for _, marker := range []string{sleeping, busy} {
+		if got, err := os.ReadFile(marker); err != nil || string(got) != "cancelled\n" {
+			t.Errorf("%s holds %q (%v): the function did not see its cancel", filepath.Base(marker), got, err)
+		}
+	}
+}
+
+func TestRExit(t *testing.T) {
+	tests := []struct {
+		name       string
+		send       func(p *rRawPool, t *testing.T)
+		wantStatus int
+		wantOutput string
+	}{
+		{"end of file", func(p *rRawPool, t *testing.T) { p.in.Close() }, 0, ""},
+		{"shutdown", func(p *rRawPool, t *testing.T) { p.send(t, `{"type":"shutdown"}`) }, 0, ""},
+		{"shutdown while a call sleeps", func(p *rRawPool, t *testing.T) {
+			p.send(t, fmt.Sprintf(`{"type":"call","id":1,"mid":%d,"args":["/nonexistent/marker"],"progress":true}`, rSleepUntilCancelled))
+			p.recv(t) // progress: the call runs
+			p.send(t, `{"type":"shutdown"}`)
+		}, 0, ""},
+		{"end of file while a call sleeps", func(p *rRawPool, t *testing.T) {
+			p.send(t, fmt.Sprintf(`{"type":"call","id":1,"mid":%d,"args":["/nonexistent/marker"],"progress":true}`, rSleepUntilCancelled))
+			p.recv(t)
+			p.in.Close()
+		}, 0, ""},
+		{"bad frame length", func(p *rRawPool, t *testing.T) { p.in.Write([]byte{0, 0, 0, 1, '1'}) }, 2, "nexus pool: protocol error: frame length 1 is outside 2..268435456"},
+		{"not an object", func(p *rRawPool, t *testing.T) { p.send(t, `[1,2]`) }, 2, "nexus pool: protocol error: a message is not an object with a type"},
+		{"not JSON", func(p *rRawPool, t *testing.T) { p.send(t, `{"type":`) }, 2, "nexus pool: protocol error: bad message"},
+		{"args not an array", func(p *rRawPool, t *testing.T) { p.send(t, `{"type":"call","id":1,"mid":1,"args":5}`) }, 2, "args is not an array"},
+		{"cut frame", func(p *rRawPool, t *testing.T) { p.in.Write([]byte{0, 0, 0, 9, '{'}); p.in.Close() }, 2, "end of file inside a frame of 9 bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := startRRawPool(t)
+			p.recv(t) // ready
+			began := time.Now()
+			tt.send(p, t)
+			if got := p.exitCode(t); got != tt.wantStatus {
+				t.Errorf("exit status %d, want %d; output:\n%s", got, tt.wantStatus, p.output.String())
+			}
+			if took := time.Since(began); took > 10*time.Second {
+				t.Errorf("the pool took %s to exit", took)
+			}
+			if !strings.Contains(p.output.String(), tt.wantOutput) {
+				t.Errorf("output %q lacks %q", p.output.String(), tt.wantOutput)
+			}
+		})
+	}
+}
+
+// When nexus goes away without a shutdown, an R pool that leads its process
+// group (as under nexus) takes the children of its functions along.
+func TestRLeavesNoChildren(t *testing.T) {
+	p := startRRawPoolWith(t, func(cmd *exec.Cmd) { cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} })
+	p.recv(t) // ready
+	p.send(t, fmt.Sprintf(`{"type":"call","id":1,"mid":%d,"args":[]}`, rSpawnChild))
+	reply := p.recv(t)
+	child, err := strconv.Atoi(fmt.Sprint(reply["value"]))
+	if err != nil || child <= 0 {
+		t.Fatalf("spawn_child replied %v", reply)
+	}
+	defer syscall.Kill(child, syscall.SIGKILL)
+	if !rProcessRunning(child) {
+		t.Fatalf("the child %d is not running before the pool goes", child)
+	}
+	p.in.Close()
+	p.exitCode(t)
+	for deadline := time.Now().Add(10 * time.Second); rProcessRunning(child); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the child %d outlived its pool", child)
+		}
+	}
+}
+
+// rProcessRunning reports whether pid is alive: a zombie is not.
+func rProcessRunning(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true // no /proc: trust kill
+	}
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	return len(fields) == 0 || fields[0] != "Z"
+}
+
+// Run by hand, an R pool says what it is instead of hanging on a missing pipe.
+func TestRPoolRefusesToRunStandalone(t *testing.T) {
+	needR(t)
+	rt, err := RuntimeDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("Rscript", "pool.R")
+	cmd.Dir = rTestdata(t)
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "NEXUS_") })
+	cmd.Env = append(cmd.Env, "NEXUS_RUNTIME_DIR="+rt)
+	out, err := cmd.CombinedOutput()
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) || exitErr.ExitCode() != 2 {
+		t.Fatalf("standalone pool: %v, want exit status 2; output:\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "This program is a nexus pool") {
+		t.Errorf("output %q does not explain what the program is", out)
+	}
+}
