@@ -365,3 +365,36 @@ func TestMimeReturns(t *testing.T) {
 		}
 	}
 }
+
+// A command whose metadata.requiredClientCapabilities the client did not
+// declare is refused with -32021 naming what is missing, in both eras.
+func TestRequiredClientCapabilities(t *testing.T) {
+	const m = `{"name":"c","pools":[{"lang":"py","exec":["python3","pool.py"]}],"commands":[
+ {"name":"add","type":"remote","mid":1,"pool":0,"needed_pools":[0],"desc":[],"args":[{"kind":"pos","schema":"j","type":"Int","name":null,"desc":[]}],"return":{"schema":"j","type":"Int","desc":[]},
+  "metadata":{"requiredClientCapabilities":{"sampling":{},"elicitation":{"form":{}}}}}]}`
+	srv := NewServer(Implementation{Name: "c", Version: "1"}, toolsOf(t, m), &fakePool{}, Options{Logger: quietLogger()})
+	const both = `{"jsonrpc":"2.0","id":1,"error":{"code":-32021,"message":"tool 'add' needs client capabilities the client did not declare: elicitation, sampling","data":{"requiredCapabilities":{"elicitation":{"form":{}},"sampling":{}}}}}`
+	const ok = `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"2"}],"isError":false}}`
+	for _, tt := range []struct{ caps, want string }{
+		{`{}`, both},
+		{`{"sampling":{},"elicitation":{}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32021,"message":"tool 'add' needs client capabilities the client did not declare: elicitation","data":{"requiredCapabilities":{"elicitation":{"form":{}}}}}}`},
+		{`{"sampling":null,"elicitation":{"form":{}}}`, `{"jsonrpc":"2.0","id":1,"error":{"code":-32021,"message":"tool 'add' needs client capabilities the client did not declare: sampling","data":{"requiredCapabilities":{"sampling":{}}}}}`},
+		{`{"sampling":{"tools":{}},"elicitation":{"form":{},"url":{}}}`, ok},
+	} {
+		ss := srv.NewSession(nil)
+		reply(t, ss, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":`+tt.caps+`}}`)
+		if got := reply(t, ss, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"_1":1}}}`); got != tt.want {
+			t.Errorf("handshake, capabilities %s:\n got %s\nwant %s", tt.caps, got, tt.want)
+		}
+		ss.Close()
+		stateless := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"_1":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + tt.caps + `}}}`
+		got := marshal(t, srv.HandleStateless(context.Background(), req(t, stateless), nil))
+		want := tt.want
+		if want == ok {
+			want = `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"2"}],"isError":false,"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"c","version":"1"}}}}`
+		}
+		if got != want {
+			t.Errorf("stateless, capabilities %s:\n got %s\nwant %s", tt.caps, got, want)
+		}
+	}
+}

@@ -20,8 +20,10 @@ type Session struct {
 	initialized bool
 	version     string
 	logLevel    string // set by logging/setLevel; "" sends no log messages
-	inflight    map[string]*inflightCall
-	closed      bool
+	// capabilities are those the client declared in initialize.
+	capabilities json.RawMessage
+	inflight     map[string]*inflightCall
+	closed       bool
 }
 
 type inflightCall struct {
@@ -135,7 +137,10 @@ func (ss *Session) dispatch(ctx context.Context, r *Request) (any, *Error) {
 	case "tools/list":
 		return ss.srv.listTools(r.Params, version)
 	case "tools/call":
-		return ss.srv.callTool(ctx, r.Params, version, ss.LogLevel)
+		ss.mu.Lock()
+		caps := ss.capabilities
+		ss.mu.Unlock()
+		return ss.srv.callTool(ctx, r.Params, client{version: version, logLevel: ss.LogLevel, capabilities: caps})
 	case "logging/setLevel":
 		return ss.setLevel(r.Params)
 	}
@@ -169,6 +174,7 @@ func (ss *Session) initialize(params json.RawMessage) (any, *Error) {
 	ss.mu.Lock()
 	ss.initialized = true
 	ss.version = version
+	ss.capabilities = p.Capabilities
 	ss.mu.Unlock()
 	return &initializeResult{
 		ProtocolVersion: version,

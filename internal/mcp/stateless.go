@@ -22,8 +22,9 @@ type unsupportedVersionData struct {
 
 // statelessMeta is what a 2026-07-28 request says about itself.
 type statelessMeta struct {
-	version  string
-	logLevel string
+	version      string
+	logLevel     string
+	capabilities json.RawMessage
 }
 
 // checkStatelessMeta validates the per-request _meta of a 2026-07-28
@@ -44,9 +45,11 @@ func checkStatelessMeta(r *Request) (statelessMeta, *Error) {
 			Message: "unsupported protocol version: " + m.version,
 			Data:    &unsupportedVersionData{Supported: SupportedVersions(), Requested: m.version}}
 	}
-	if caps, ok := meta[MetaClientCapabilities]; !ok || jsonKind(caps) != "object" {
+	caps, ok := meta[MetaClientCapabilities]
+	if !ok || jsonKind(caps) != "object" {
 		return m, errorf(CodeInvalidParams, "invalid params: %s requires params._meta[%q] (an object)", r.Method, MetaClientCapabilities)
 	}
+	m.capabilities = caps
 	if raw, ok := meta[MetaLogLevel]; ok {
 		if json.Unmarshal(raw, &m.logLevel) != nil || levelRank(m.logLevel) < 0 {
 			return m, errorf(CodeInvalidParams, "invalid params: params._meta[%q] must be one of %v", MetaLogLevel, logLevels)
@@ -68,7 +71,7 @@ func (s *Server) dispatchStateless(ctx context.Context, r *Request) (any, *Error
 	case "tools/list":
 		return s.listTools(r.Params, m.version)
 	case "tools/call":
-		return s.callTool(ctx, r.Params, m.version, func() string { return m.logLevel })
+		return s.callTool(ctx, r.Params, client{version: m.version, logLevel: func() string { return m.logLevel }, capabilities: m.capabilities})
 	}
 	// ping, initialize and logging/setLevel do not exist in this version.
 	return nil, errorf(CodeMethodNotFound, "method not found: %s (protocol %s)", r.Method, m.version)

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -149,21 +150,29 @@ func errorResult(msg string) *CallToolResult {
 	return &CallToolResult{Content: textContent(msg), IsError: true}
 }
 
-// callTool answers tools/call. logLevel tells the threshold for the
-// function's log records ("" forwards none).
-func (s *Server) callTool(ctx context.Context, params json.RawMessage, version string, logLevel func() string) (any, *Error) {
-	res, rpcErr := s.runTool(ctx, params, version, logLevel)
+// client is what a tools/call knows of the client that sent it.
+type client struct {
+	version string
+	// logLevel tells the threshold for log messages ("" sends none).
+	logLevel func() string
+	// capabilities are the client's declared capabilities (a JSON object).
+	capabilities json.RawMessage
+}
+
+// callTool answers tools/call.
+func (s *Server) callTool(ctx context.Context, params json.RawMessage, c client) (any, *Error) {
+	res, rpcErr := s.runTool(ctx, params, c)
 	if rpcErr != nil {
 		return nil, rpcErr
 	}
-	if featuresOf(version).stateless {
+	if featuresOf(c.version).stateless {
 		res.ResultType = "complete"
 		res.Meta = map[string]any{MetaServerInfo: s.info}
 	}
 	return res, nil
 }
 
-func (s *Server) runTool(ctx context.Context, params json.RawMessage, version string, logLevel func() string) (*CallToolResult, *Error) {
+func (s *Server) runTool(ctx context.Context, params json.RawMessage, c client) (*CallToolResult, *Error) {
 	var p callToolParams
 	if err := json.Unmarshal(params, &p); err != nil {
 		return nil, errorf(CodeInvalidParams, "invalid tools/call params: %v", err)
@@ -175,10 +184,21 @@ func (s *Server) runTool(ctx context.Context, params json.RawMessage, version st
 	if tool == nil {
 		return nil, errorf(CodeInvalidParams, "unknown tool '%s'", *p.Name)
 	}
+	if missing := missingCapabilities(tool.Command.Metadata["requiredClientCapabilities"], c.capabilities); missing != nil {
+		names := make([]string, 0, len(missing))
+		for k := range missing {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		return nil, &Error{Code: CodeMissingClientCapability,
+			Message: fmt.Sprintf("tool '%s' needs client capabilities the client did not declare: %s", tool.Name, strings.Join(names, ", ")),
+			Data:    map[string]any{"requiredCapabilities": missing}}
+	}
 	call, err := tool.ToPositional(p.Arguments)
 	if err != nil {
 		return nil, errorf(CodeInvalidParams, "%s", err.Error())
 	}
+	version, logLevel := c.version, c.logLevel
 	f := featuresOf(version)
 	notify := notifierFrom(ctx)
 	var blocksMu sync.Mutex
@@ -234,6 +254,35 @@ func (s *Server) runTool(ctx context.Context, params json.RawMessage, version st
 }
 
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
+
+// CodeMissingClientCapability answers a call of a tool whose command needs
+// a client capability (metadata.requiredClientCapabilities) the client did
+// not declare (2026-07-28; nexus uses it in every era).
+const CodeMissingClientCapability = -32021
+
+// missingCapabilities returns the parts of required (a ClientCapabilities
+// object from a command's metadata) that declared lacks, nil when none: a
+// required key must be declared, and so must each of its own keys.
+func missingCapabilities(required, declared json.RawMessage) map[string]json.RawMessage {
+	var req, dec map[string]json.RawMessage
+	if json.Unmarshal(required, &req) != nil || len(req) == 0 {
+		return nil
+	}
+	if json.Unmarshal(declared, &dec) != nil {
+		dec = nil
+	}
+	var missing map[string]json.RawMessage
+	for k, v := range req {
+		d, ok := dec[k]
+		if !ok || isNull(d) || (jsonKind(v) == "object" && missingCapabilities(v, d) != nil) {
+			if missing == nil {
+				missing = map[string]json.RawMessage{}
+			}
+			missing[k] = v
+		}
+	}
+	return missing
+}
 
 // resourceURI names the embedded resource a tool answers with, when its
 // bytes have no block of their own.
