@@ -59,7 +59,7 @@ func TestSeedTranscripts(t *testing.T) {
 	if got := s.recvRaw(); got != want {
 		t.Errorf("tools/list:\n got %s\nwant %s", got, want)
 	}
-	for _, name := range []string{"rollAdv", "fighterDamage"} {
+	for _, name := range []string{"rollAdv", "fighterDamage", "intro"} {
 		if !strings.Contains(compact.String(), `"name":"`+name+`"`) {
 			t.Errorf("tools/list lacks %s", name)
 		}
@@ -69,6 +69,12 @@ func TestSeedTranscripts(t *testing.T) {
 	want = `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"12"}],"isError":false}}`
 	if got := s.recvRaw(); got != want {
 		t.Errorf("fighterDamage:\n got %s\nwant %s", got, want)
+	}
+	// intro runs in the R pool.
+	s.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"intro","arguments":{"_1":"Goblin"}}}`)
+	want = `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"\"A wild Goblin appears!\""}],"isError":false}}`
+	if got := s.recvRaw(); got != want {
+		t.Errorf("intro:\n got %s\nwant %s", got, want)
 	}
 	s.send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"fireball","arguments":{}}}`)
 	want = `{"jsonrpc":"2.0","id":4,"error":{"code":-32602,"message":"unknown tool 'fireball'"}}`

@@ -24,6 +24,7 @@ send '{"jsonrpc":"2.0","method":"notifications/initialized"}'; echo
 send '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'; recv
 send '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"fighterDamage","arguments":{"_1":15}}}'; recv
 send '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"rollAdv","arguments":{}}}'; recv
+send '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"intro","arguments":{"_1":"Goblin"}}}'; recv
 send '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"fireball","arguments":{}}}'; recv
 send '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"fighterDamage","arguments":{"_1":"fifteen"}}}'; recv
 exec {NX[1]}>&-

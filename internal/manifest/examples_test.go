@@ -11,7 +11,7 @@ import (
 // examplePrograms lists the commands (internal ones included, in manifest
 // order) of the programs under testdata/ that this package vouches for.
 var examplePrograms = map[string][]string{
-	"combat": {"rollAdv", "fighterDamage"},
+	"combat": {"rollAdv", "fighterDamage", "intro"},
 	"shapes": {
 		"noArgs", "addInt", "halveReal", "shout", "negate", "sumMany", "maybeDouble", "scale", "greet",
 		"verbose", "configure", "configureWhole", "swapPair", "mapSize", "person", "fail", "chatty", "sleepMs",

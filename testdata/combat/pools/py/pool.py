@@ -1,7 +1,7 @@
 """Python pool of the seed's `combat` program (morloc manual, MCP chapter).
 
-Only the Python half is here: rollAdv (mid 3) and fighterDamage (mid 9).
-The R function `intro` is left out of this example for now.
+The Python half: rollAdv (mid 3) and fighterDamage (mid 9). The R half,
+intro (mid 14), is in ../r/pool.R.
 """
 
 import random
