@@ -4,7 +4,7 @@ BIN     := bin/nexus
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build pools demo test vet deps bench fuzz clean
+.PHONY: build pools demo test vet deps bench fuzz fuzz-short clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/nexus
@@ -21,9 +21,10 @@ vet:
 	$(GO) vet ./...
 
 # Every test: unit, golden, fuzz seeds, and end-to-end tests that drive the
-# real binary with real pools.
+# real binary with real pools; then every fuzz target for a few seconds.
 test: vet pools
 	$(GO) test -race -count=1 -timeout 20m ./...
+	@$(MAKE) --no-print-directory fuzz-short
 
 # What a fresh Debian machine needs for the pools and tests.
 deps:
@@ -32,9 +33,31 @@ deps:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+# Every fuzz target, as package:Target. Their seed corpora (f.Add in the
+# code, testdata/fuzz/<Target>/ beside it) run in every `go test`; an input
+# that once failed goes into testdata/fuzz and stays a regression test.
+FUZZ_TARGETS := \
+	internal/mcp:FuzzLineReader \
+	internal/mcp:FuzzDispatch \
+	internal/manifest:FuzzParseType \
+	internal/argmap:FuzzToPositional \
+	internal/argmap:FuzzFromCLI \
+	internal/pool:FuzzPoolFrames
+
+# make fuzz: each target for FUZZTIME, one after the other.
 FUZZTIME ?= 60s
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzToPositional$$' -fuzztime $(FUZZTIME) ./internal/argmap
+	@for target in $(FUZZ_TARGETS); do \
+		pkg=$${target%%:*}; name=$${target##*:}; \
+		echo "fuzz: $$name in $$pkg for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) ./$$pkg || exit 1; \
+	done
+
+# make test runs each target for FUZZSHORT more: new inputs on every run, at
+# a bounded cost (six targets, about a minute and a half with the builds).
+FUZZSHORT ?= 10s
+fuzz-short:
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZSHORT)
 
 clean:
 	rm -rf bin
