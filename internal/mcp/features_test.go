@@ -398,3 +398,24 @@ func TestRequiredClientCapabilities(t *testing.T) {
 		}
 	}
 }
+
+// --once: a handshake-era method runs in an initialized session; a
+// 2026-07-28 one gets default per-request _meta.
+func TestOnce(t *testing.T) {
+	srv := newTestServer(t, &fakePool{}, Options{})
+	for _, tt := range []struct{ method, params, want string }{
+		{"server/discover", ``, `"supportedVersions":["2026-07-28",`},
+		{"tools/list", ``, `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"add","title":"Add One",`},
+		{"tools/call", `{"name":"add","arguments":{"_1":1}}`, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"2"}],"isError":false}}`},
+		{"ping", ``, `{"jsonrpc":"2.0","id":1,"result":{}}`},
+		{"initialize", `{"protocolVersion":"2024-11-05"}`, `"protocolVersion":"2024-11-05"`},
+	} {
+		var params json.RawMessage
+		if tt.params != "" {
+			params = json.RawMessage(tt.params)
+		}
+		if got := marshal(t, srv.Once(context.Background(), tt.method, params)); !strings.Contains(got, tt.want) {
+			t.Errorf("--once %s: %s, want it to contain %s", tt.method, got, tt.want)
+		}
+	}
+}
