@@ -1,8 +1,12 @@
 // Package mcp owns the Model Context Protocol side of nexus: the JSON-RPC 2.0
-// layer (jsonrpc.go), the protocol eras (era.go, stateless.go), the stdio
-// transport (stdio.go, serve_stdio.go), and the MCP methods a tool server
-// answers (session.go, tools.go). It reaches the language pools only through
-// the small Caller interface, which package pool implements.
+// layer (jsonrpc.go), the protocol eras and what each version shows
+// (era.go; the stateless 2026-07-28 rules in stateless.go), the stdio
+// transport (stdio.go, serve_stdio.go), the MCP methods a tool server
+// answers (session.go: lifecycle, logging/setLevel, cancellation;
+// tools.go: tools/list pages, tools/call, progress, content), and log
+// messages to clients (logging.go: a function's own records, and LogHub for
+// nexus's warnings). It reaches the language pools only through the small
+// Caller interface, which package pool implements.
 //
 // # Transport-facing API
 //
@@ -29,7 +33,8 @@
 //     Session.Version and Session.Initialized tell a transport what it needs
 //     (e.g. when to mint an Mcp-Session-Id and which version header to
 //     expect); SupportedVersions lists every version.
-//   - Session.Close cancels whatever the session still runs.
+//   - Session.Close cancels whatever the session still runs and takes the
+//     session off Options.Logs; call it when the client is gone.
 package mcp
 
 import (
