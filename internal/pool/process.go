@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -42,6 +45,7 @@ type processConfig struct {
 	grace        time.Duration
 
 	cancelGrace time.Duration // how long a cancelled call may take to stop
+	functions   map[int]Function
 
 	// onDeath, if set, learns that a process that had become ready ended
 	// without nexus asking it to, and why, before any call can see it gone.
@@ -65,7 +69,8 @@ type process struct {
 	out            *outbox    // frames waiting for writeLoop
 	writeMu        sync.Mutex // one frame at a time on toPool
 	closeInputOnce sync.Once
-	mode           concurrency // how the runtime runs calls; set before startProcess returns
+	mode           concurrency  // how the runtime runs calls; set before startProcess returns
+	mids           map[int]bool // the functions the pool says it has; nil if it did not say
 
 	readyAt  time.Time   // when the handshake ended; set before startProcess returns
 	answered atomic.Bool // the process has answered a call
@@ -139,7 +144,7 @@ func startProcess(ctx context.Context, cfg processConfig) (*process, error) {
 	cmd.Stderr = outW
 	if err := cmd.Start(); err != nil {
 		closeAll()
-		return nil, failed(err)
+		return nil, failed(execError(cfg.argv[0], argv0, err))
 	}
 	// The child has its own copies; ours would hide its death from the reads.
 	callsR.Close()
@@ -177,6 +182,23 @@ func startProcess(ctx context.Context, cfg processConfig) (*process, error) {
 	return p, nil
 }
 
+// execError says in words why the pool's program could not be run: arg is
+// exec's first element as the manifest wrote it, path where nexus looked.
+func execError(arg, path string, err error) error {
+	switch {
+	case errors.Is(err, exec.ErrNotFound):
+		return fmt.Errorf("%s is not installed (there is no %s in PATH)", arg, arg)
+	case errors.Is(err, fs.ErrNotExist):
+		if _, statErr := os.Stat(path); statErr == nil {
+			return fmt.Errorf("%s exists but its interpreter (its #! line) is not installed", path)
+		}
+		return fmt.Errorf("%s does not exist (is the program built?)", path)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("%s is not executable", path)
+	}
+	return err
+}
+
 // handshake waits for the pool's ready message.
 func (p *process) handshake(ctx context.Context) error {
 	timer := time.NewTimer(p.startTimeout)
@@ -189,6 +211,7 @@ func (p *process) handshake(ctx context.Context) error {
 				p.label, ready.Protocol, protocolVersion)
 		}
 		p.readyAt = time.Now()
+		p.checkMids(ready.Mids)
 		switch {
 		case ready.Concurrent == nil:
 			p.mode = concurrencyUnknown
@@ -214,6 +237,46 @@ func (p *process) handshake(ctx context.Context) error {
 		p.stop()
 		return fmt.Errorf("pool %s: start abandoned: %w", p.label, context.Cause(ctx))
 	}
+}
+
+// checkMids records the mids the pool says it has (when it says) and warns
+// of the manifest's functions it lacks: the manifest and the pool disagree.
+func (p *process) checkMids(mids []int64) {
+	if mids == nil {
+		return
+	}
+	p.mids = make(map[int]bool, len(mids))
+	for _, m := range mids {
+		p.mids[int(m)] = true
+	}
+	var missing []int
+	for mid := range p.functions {
+		if !p.mids[mid] {
+			missing = append(missing, mid)
+		}
+	}
+	slices.Sort(missing)
+	for _, mid := range missing {
+		p.logger.Warn("pool lacks a function the manifest gives it: calls to it will fail",
+			"pool", p.label, "command", p.functions[mid].Name, "mid", mid, "pool has", p.midList())
+	}
+}
+
+// midList lists the pool's mids in order: "1, 2, 9".
+func (p *process) midList() string {
+	var mids []int
+	for m := range p.mids {
+		mids = append(mids, m)
+	}
+	slices.Sort(mids)
+	var b strings.Builder
+	for i, m := range mids {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(m))
+	}
+	return b.String()
 }
 
 // alive reports whether the process can still take calls.

@@ -426,10 +426,10 @@ func TestStartFailures(t *testing.T) {
 			"loading the model from weights.bin\nFileNotFoundError: weights.bin",
 		}},
 		{"missing executable", []string{"python9-nexus-missing", "pool.py"}, 0, []string{
-			`pool py failed to start: exec: "python9-nexus-missing": executable file not found in $PATH`,
+			"pool py failed to start: python9-nexus-missing is not installed (there is no python9-nexus-missing in PATH)",
 		}},
 		{"missing relative executable", []string{"pools/missing/pool.out"}, 0, []string{
-			"pool py failed to start: fork/exec " + filepath.Join(testdataDir(t), "pools/missing/pool.out") + ": no such file or directory",
+			"pool py failed to start: " + filepath.Join(testdataDir(t), "pools/missing/pool.out") + " does not exist (is the program built?)",
 		}},
 		{"never ready", []string{"python3", "silent.py"}, 300 * time.Millisecond, []string{
 			"pool py never became ready within 300ms",
@@ -849,5 +849,46 @@ func TestDefaultWorkers(t *testing.T) {
 			t.Errorf("%s pool with Workers 3 runs %d workers", tt.lang, got)
 		}
 		s.Close()
+	}
+}
+
+// A pool that lists its mids in its ready message is checked against the
+// manifest at start: a function the pool lacks is named in a warning.
+func TestMissingMidWarnedAtStart(t *testing.T) {
+	ts := startTestSet(t, Spec{Exec: []string{"python3", "pool.py"}, Functions: map[int]Function{
+		midAddOne: {Name: "addOne"},
+		42:        {Name: "ghost"},
+	}}, Options{})
+	ts.waitForLog(t, `level=WARN msg="pool lacks a function the manifest gives it: calls to it will fail" pool=py command=ghost mid=42 "pool has"="1, 2, 3,`)
+	if strings.Contains(ts.logs.String(), "command=addOne") {
+		t.Errorf("a function the pool has was reported missing:\n%s", ts.logs)
+	}
+	_, err := ts.call(t, 42)
+	var ce *CallError
+	if !errors.As(err, &ce) || !strings.HasPrefix(ce.Message, "unknown mid 42 (this pool has 1, 2, 3") {
+		t.Errorf("the call: %v, want the pool's unknown mid error", err)
+	}
+}
+
+// An exec whose interpreter (#! line) is missing is told apart from a
+// missing file, and a file that cannot be executed from both.
+func TestExecErrors(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "pool.sh")
+	os.WriteFile(script, []byte("#!/no/such/interpreter-nexus\n"), 0o755)
+	plain := filepath.Join(dir, "pool.txt")
+	os.WriteFile(plain, []byte("not a program\n"), 0o644)
+	tests := []struct {
+		exec string
+		want string
+	}{
+		{"./pool.sh", "pool py failed to start: " + script + " exists but its interpreter (its #! line) is not installed"},
+		{"./pool.txt", "pool py failed to start: " + plain + " is not executable"},
+	}
+	for _, tt := range tests {
+		ts := startTestSet(t, Spec{Exec: []string{tt.exec}, Dir: dir}, Options{})
+		if _, err := ts.call(t, midPID); err == nil || err.Error() != tt.want {
+			t.Errorf("%s: %v, want %q", tt.exec, err, tt.want)
+		}
 	}
 }

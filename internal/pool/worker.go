@@ -112,6 +112,7 @@ func (w *worker) launch() *attempt {
 				startTimeout: s.opts.StartTimeout,
 				grace:        s.opts.StopGrace,
 				cancelGrace:  s.opts.CancelGrace,
+				functions:    w.spec.Functions,
 				onDeath:      func(p *process, err error) { w.died(a, p, err) },
 				onStuck:      func(p *process, why string) { w.stuck(a, p, why) },
 			})
