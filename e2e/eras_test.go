@@ -94,8 +94,72 @@ var langCases = []langCase{
 	{
 		lang: "r", available: rAvailable,
 		program: "combat", quickTool: "intro", quickArgs: map[string]any{"_1": "Goblin"}, quickText: `"A wild Goblin appears!"`,
-		noCancel: "no R example program has a long or progress-reporting function yet",
+		progressProgram: "rslow", progressTool: "slowCount", progressArgs: map[string]any{"_1": 3, "_2": 50}, progressWant: []float64{1, 2, 3},
+		cancelProgram: "rslow", cancelTool: "cancelProbe",
+		cancelArgs:   func(marker string) map[string]any { return map[string]any{"_1": marker} },
+		cancelMarker: true,
+		afterTool:    "slowCount", afterArgs: map[string]any{"_1": 1, "_2": 10},
 	},
+}
+
+// rslow is an R program written for these tests (no example program has a
+// long R function): slowCount reports progress between sleeps, and
+// cancelProbe sleeps in steps for up to a minute and, when cancelled,
+// writes "cancelled after N steps" to the file it is given.
+const rslowManifest = `{"name":"rslow","build":{"morloc_version":"0"},
+ "pools":[{"lang":"r","exec":["Rscript","pools/r/pool.R"]}],
+ "commands":[
+  {"name":"slowCount","type":"remote","mid":1,"pool":0,"needed_pools":[0],"desc":["Count with progress"],
+   "args":[{"kind":"pos","schema":"j","type":"Int","name":null,"desc":["steps"]},{"kind":"pos","schema":"j","type":"Int","name":null,"desc":["ms a step"]}],
+   "return":{"schema":"j","type":"Int","desc":[]}},
+  {"name":"cancelProbe","type":"remote","mid":2,"pool":0,"needed_pools":[0],"desc":["Run until cancelled"],
+   "args":[{"kind":"pos","schema":"s","type":"Str","name":null,"desc":["marker file"]}],
+   "return":{"schema":"j","type":"Int","desc":[]}}]}`
+
+const rslowPool = `source(file.path(Sys.getenv("NEXUS_RUNTIME_DIR"), "r", "nexus.R"))
+slowCount <- function(n, ms) {
+  for (i in seq_len(n)) {
+    nexus_sleep(ms / 1000)
+    nexus_progress(i, n, sprintf("step %d", i))
+  }
+  n
+}
+cancelProbe <- function(marker) {
+  steps <- 0
+  on.exit(if (nexus_cancelled()) writeLines(sprintf("cancelled after %d steps", steps), marker))
+  while (steps < 1200) {
+    nexus_sleep(0.05)
+    steps <- steps + 1
+    nexus_progress(steps)
+  }
+  steps
+}
+nexus_serve(list("1" = slowCount, "2" = cancelProbe))
+`
+
+var generated sync.Map // program name → *sync.Once-guarded directory
+
+// target is the path of a program: a testdata example, or one this file
+// writes (rslow), next to the test binary of nexus so TestMain removes it.
+func target(t *testing.T, name string) string {
+	t.Helper()
+	if name != "rslow" {
+		return program(name)
+	}
+	v, _ := generated.LoadOrStore(name, new(sync.Once))
+	dir := filepath.Join(filepath.Dir(nexusBin), name)
+	v.(*sync.Once).Do(func() {
+		if err := os.MkdirAll(filepath.Join(dir, "pools", "r"), 0o755); err != nil {
+			panic(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "pools", "r", "pool.R"), []byte(rslowPool), 0o644); err != nil {
+			panic(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(rslowManifest), 0o644); err != nil {
+			panic(err)
+		}
+	})
+	return dir
 }
 
 // goSDKConnect starts `nexus mcp PROGRAM` under the official go-sdk client;
@@ -107,7 +171,7 @@ func goSDKConnect(t *testing.T, ctx context.Context, prog, version string, onPro
 		opts.ProgressNotificationHandler = func(_ context.Context, r *sdk.ProgressNotificationClientRequest) { onProgress(r.Params) }
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "e2e-go-sdk", Version: "0"}, opts)
-	cmd := exec.Command(nexusBin, "mcp", program(prog))
+	cmd := exec.Command(nexusBin, "mcp", target(t, prog))
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr
 	var sessOpts *sdk.ClientSessionOptions
@@ -354,7 +418,7 @@ func runTSClient(t *testing.T, node, dir, prog string, plan map[string]any) *tsR
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(node, "client.mjs", nexusBin, program(prog), string(planJSON))
+	cmd := exec.Command(node, "client.mjs", nexusBin, target(t, prog), string(planJSON))
 	cmd.Dir = dir
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
