@@ -85,3 +85,36 @@ func TestNoOrphansAfterRun(t *testing.T) {
 		})
 	}
 }
+
+// The same with pools in every language, each with a child of its own: R
+// cannot catch SIGTERM and the C++ runtime does not kill its group, so on
+// SIGKILL it is nexus's reaper that ends their children.
+func TestNoOrphansAnyLanguage(t *testing.T) {
+	p := newPolyglot(t)
+	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			s := startServer(t, p.dir)
+			s.handshake()
+			children := map[int]string{}
+			for i, lang := range p.langs {
+				children[s.mustInt(i+1, lang+"Spawn", nil)] = lang
+			}
+			// R's child was started by a shell that has exited: it is no
+			// one's descendant any more, but it is in its pool's group.
+			kids := descendants(s.cmd.Process.Pid)
+			for pid, lang := range children {
+				if !alive(pid) {
+					t.Fatalf("the %s pool's child %d is not running", lang, pid)
+				}
+				kids[pid] = "child of the " + lang + " pool"
+			}
+			s.cmd.Process.Signal(sig)
+			select {
+			case <-s.done:
+			case <-time.After(20 * time.Second):
+				t.Fatal("nexus did not exit")
+			}
+			waitGone(t, kids)
+		})
+	}
+}

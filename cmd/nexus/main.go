@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nexus-mcp/nexus/internal/manifest"
+	"github.com/nexus-mcp/nexus/internal/pool"
 )
 
 // version is set by the build (-ldflags "-X main.version=...").
@@ -28,6 +29,7 @@ func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
 func main() {
+	pool.RunReaperIfAsked() // when this process is another nexus's reaper, it serves and exits here
 	root := newRootCmd()
 	if err := root.Execute(); err != nil {
 		code := 1

@@ -157,7 +157,7 @@ func serverInfo(m *manifest.Manifest) mcp.Implementation {
 // non-nil). Calls get g.timeout unless their command sets its own; a CLI run
 // (`nexus run`) has no default timeout: a person is waiting, with Ctrl-C.
 func startPools(m *manifest.Manifest, g *globalFlags, only []int) *pool.Set {
-	opts := pool.Options{Logger: slog.Default(), StartTimeout: g.startTimeout}
+	opts := pool.Options{Logger: slog.Default(), StartTimeout: g.startTimeout, Reaper: true}
 	if g.command != "run" {
 		opts.CallTimeout = g.timeout
 	}

@@ -45,6 +45,7 @@ type processConfig struct {
 	grace        time.Duration
 
 	cancelGrace time.Duration // how long a cancelled call may take to stop
+	reaper      *reaper       // told of the process group; may be nil
 	functions   map[int]Function
 
 	// onDeath, if set, learns that a process that had become ready ended
@@ -146,6 +147,7 @@ func startProcess(ctx context.Context, cfg processConfig) (*process, error) {
 		closeAll()
 		return nil, failed(execError(cfg.argv[0], argv0, err))
 	}
+	cfg.reaper.watch(cmd.Process.Pid) // its process group has its pid
 	// The child has its own copies; ours would hide its death from the reads.
 	callsR.Close()
 	repliesW.Close()
@@ -394,6 +396,7 @@ func (p *process) supervise() {
 	}
 	// Children of the pool must not outlive it, and may hold its pipes open.
 	p.signalGroup(syscall.SIGKILL)
+	p.reaper.forget(p.cmd.Process.Pid)
 	p.waitOrClose(p.readerDone, p.fromPool)
 	p.waitOrClose(p.outputDone, p.outPipe)
 	p.closeInput()

@@ -71,6 +71,11 @@ type Options struct {
 	// CancelGrace is how long a call may take to stop once cancelled (by
 	// its caller or its timeout) before its process is replaced; default 2s.
 	CancelGrace time.Duration
+
+	// Reaper starts a reaper process that kills the pools' process groups
+	// if this program dies without stopping them (see reaper). The program
+	// must call RunReaperIfAsked first in main.
+	Reaper bool
 }
 
 // Hooks receive what a pool reports while a call runs. Any may be nil.
@@ -106,6 +111,7 @@ var errClosed = errors.New("the pools are shut down")
 // Set runs the pools of one program and routes calls to them.
 type Set struct {
 	opts   Options
+	reaper *reaper // nil without Options.Reaper
 	pools  map[int]*poolGroup
 	ctx    context.Context // ends when the set closes: starts in progress give up
 	cancel context.CancelFunc
@@ -151,6 +157,13 @@ func Start(ctx context.Context, specs []Spec, opts Options) *Set {
 	}
 	s := &Set{opts: opts, pools: make(map[int]*poolGroup)}
 	s.ctx, s.cancel = context.WithCancel(ctx)
+	if opts.Reaper {
+		r, err := startReaper(os.Stderr)
+		if err != nil {
+			opts.Logger.Warn("pools may outlive nexus if it is killed", "err", err)
+		}
+		s.reaper = r
+	}
 
 	var g errgroup.Group
 	for _, spec := range specs {
@@ -266,6 +279,7 @@ func (s *Set) Close() error {
 			}
 		}
 		wg.Wait()
+		s.reaper.close(s.opts.Logger)
 	})
 	return nil
 }

@@ -46,6 +46,7 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	RunReaperIfAsked()
 	if os.Getenv("NEXUS_POOL_TEST_HOST") == "1" {
 		runTestHost()
 		return
@@ -712,8 +713,13 @@ func TestPoolRefusesToRunStandalone(t *testing.T) {
 // pool, has it start a child, prints [pool pid, child pid] and waits to be
 // killed.
 func runTestHost() {
-	s := Start(context.Background(), []Spec{{Lang: "py", Exec: []string{"python3", "pool.py"}, Dir: os.Getenv("NEXUS_POOL_TEST_DIR")}}, Options{})
-	pids, err := s.Call(context.Background(), 0, midSpawnChild, nil, Hooks{})
+	exec, mid := []string{"python3", "pool.py"}, midSpawnChild
+	if os.Getenv("NEXUS_POOL_TEST_POOL") == "sequential" {
+		exec, mid = []string{"python3", "sequential.py", "false"}, 5
+	}
+	s := Start(context.Background(), []Spec{{Lang: "py", Exec: exec, Dir: os.Getenv("NEXUS_POOL_TEST_DIR")}},
+		Options{Reaper: os.Getenv("NEXUS_POOL_TEST_REAPER") == "1"})
+	pids, err := s.Call(context.Background(), 0, mid, nil, Hooks{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -723,37 +729,54 @@ func runTestHost() {
 }
 
 // A pool dies with nexus, even when nexus cannot clean up, and so do the
-// children its functions started.
+// children its functions started: the Python runtime kills its process
+// group when nexus goes; for a runtime that does not, the reaper does.
 func TestPoolDiesWithNexus(t *testing.T) {
 	needPython(t)
-	host := exec.Command(os.Args[0], "-test.run=^$")
-	host.Env = append(os.Environ(), "NEXUS_POOL_TEST_HOST=1", "NEXUS_POOL_TEST_DIR="+testdataDir(t))
-	host.Stderr = os.Stderr
-	out, err := host.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name   string
+		pool   string // NEXUS_POOL_TEST_POOL
+		reaper bool
+	}{
+		{"Python runtime", "", false},
+		{"runtime that leaves its children, and the reaper", "sequential", true},
 	}
-	if err := host.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer host.Wait()
-	defer host.Process.Kill()
-	line, err := bufio.NewReader(out).ReadString('\n')
-	var pids []int
-	if err != nil || json.Unmarshal([]byte(line), &pids) != nil || len(pids) != 2 {
-		t.Fatalf("reading the pool's and its child's pids from the host: %q, %v", line, err)
-	}
-	for _, pid := range pids {
-		if err := syscall.Kill(pid, 0); err != nil {
-			t.Fatalf("process %d is not running before the host dies: %v", pid, err)
-		}
-	}
-	host.Process.Kill()
-	host.Wait()
-	for i, pid := range pids {
-		if !processGone(pid, 5*time.Second) {
-			t.Errorf("%s %d outlived the nexus that started it", []string{"pool", "its child"}[i], pid)
-		}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			host := exec.Command(os.Args[0], "-test.run=^$")
+			host.Env = append(os.Environ(), "NEXUS_POOL_TEST_HOST=1", "NEXUS_POOL_TEST_DIR="+testdataDir(t), "NEXUS_POOL_TEST_POOL="+tt.pool)
+			if tt.reaper {
+				host.Env = append(host.Env, "NEXUS_POOL_TEST_REAPER=1")
+			}
+			host.Stderr = os.Stderr
+			out, err := host.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := host.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer host.Wait()
+			defer host.Process.Kill()
+			line, err := bufio.NewReader(out).ReadString('\n')
+			var pids []int
+			if err != nil || json.Unmarshal([]byte(line), &pids) != nil || len(pids) != 2 {
+				t.Fatalf("reading the pool's and its child's pids from the host: %q, %v", line, err)
+			}
+			for _, pid := range pids {
+				if err := syscall.Kill(pid, 0); err != nil {
+					t.Fatalf("process %d is not running before the host dies: %v", pid, err)
+				}
+			}
+			host.Process.Kill()
+			host.Wait()
+			for i, pid := range pids {
+				if !processGone(pid, 5*time.Second) {
+					t.Errorf("%s %d outlived the nexus that started it", []string{"pool", "its child"}[i], pid)
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+		})
 	}
 }
 

@@ -202,6 +202,7 @@ func TestStuckSequentialPool(t *testing.T) {
 // not reading) can still be cancelled, however big its arguments.
 func TestCancelWhileThePipeIsFull(t *testing.T) {
 	ts := startTestSet(t, Spec{Exec: []string{"python3", "sequential.py", "false"}}, Options{CancelGrace: 10 * time.Second})
+	seqPID(t, ts)
 	go ts.CallWith(context.Background(), 0, 2, rawArgs(t, 2), CallOptions{}) //nolint:errcheck // keeps the pool busy
 	time.Sleep(200 * time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
@@ -264,6 +265,7 @@ func TestTimeoutFromSpec(t *testing.T) {
 		midSleepUntilCancelled: {Name: "crunch", Timeout: 200 * time.Millisecond},
 		midAddOne:              {Name: "addOne", Timeout: -1},
 	}}, Options{CallTimeout: time.Hour})
+	ts.pid(t) // started: the timeouts below are the calls', not the start's
 	marker := filepath.Join(t.TempDir(), "m")
 	if _, err := ts.call(t, midSleepUntilCancelled, marker); err == nil || err.Error() != "call to 'crunch' timed out after 200ms" {
 		t.Errorf("Call: %v, want the Function's name and timeout", err)

@@ -5,6 +5,7 @@
 import json
 import os
 import struct
+import subprocess
 import sys
 import time
 
@@ -36,7 +37,12 @@ def echo(x):
     return x
 
 
-table = {1: add_one, 2: block, 3: pid, 4: echo}
+def spawn():
+    """Starts a child; this pool does nothing for it when nexus dies."""
+    return [os.getpid(), subprocess.Popen(["sleep", "60"]).pid]
+
+
+table = {1: add_one, 2: block, 3: pid, 4: echo, 5: spawn}
 ready = {"type": "ready", "protocol": 1, "lang": "py", "pid": os.getpid(), "mids": sorted(table)}
 if claim == "false":
     ready["concurrent"] = False

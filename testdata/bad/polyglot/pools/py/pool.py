@@ -1,0 +1,32 @@
+"""Python pool of the polyglot test program: ok, slow, fail, crash, spawn."""
+
+import os
+import subprocess
+import sys
+
+import nexus
+
+
+def ok(n):
+    return n + 1
+
+
+def slow(ms):
+    nexus.sleep(ms / 1000)
+    return ms
+
+
+def fail(text):
+    raise ValueError("boom: " + text)
+
+
+def crash(status):
+    print("crashing with status %d" % status, file=sys.stderr)
+    os._exit(status)
+
+
+def spawn():
+    return subprocess.Popen(["sleep", "300"]).pid
+
+
+nexus.serve({1: ok, 2: slow, 3: fail, 4: crash, 5: spawn})
