@@ -146,7 +146,7 @@ const maxWorkers = 256
 type poolCaller struct{ set *pool.Set }
 
 func (c poolCaller) Call(ctx context.Context, cmd *manifest.Command, args []json.RawMessage, h mcp.CallHooks) (json.RawMessage, error) {
-	return c.set.Call(ctx, cmd.Pool, cmd.Mid, args, pool.Hooks{Progress: h.Progress, Log: h.Log})
+	return c.set.Call(ctx, cmd.Pool, cmd.Mid, args, pool.Hooks{Progress: h.Progress, Log: h.Log, Content: h.Content})
 }
 
 func serverInfo(m *manifest.Manifest) mcp.Implementation {

@@ -61,6 +61,11 @@ def spawn_and_wait():
     return subprocess.call(["sleep", "300"])
 
 
+def plot(caption):
+    png = b"\x89PNG\r\n\x1a\n"
+    return nexus.Content([nexus.image(png, "image/png"), nexus.text(caption)], value=len(caption))
+
+
 nexus.serve({
     1: ok,
     2: slow,
@@ -73,4 +78,5 @@ nexus.serve({
     9: block,
     10: echo,
     11: spawn_and_wait,
+    12: plot,
 })
