@@ -54,3 +54,20 @@ func TestCrashedPoolIsRestarted(t *testing.T) {
 		t.Errorf("ping after the crashes: %v", r)
 	}
 }
+
+// Every runtime's pool is restarted after it dies, and its calls say why.
+func TestCrashAnyLanguage(t *testing.T) {
+	p := newPolyglot(t)
+	s := startServer(t, p.dir)
+	s.handshake()
+	for i, lang := range p.langs {
+		text, isErr := s.callTool(10*i+1, lang+"Crash", map[string]any{"_1": 7})
+		if !isErr || !strings.HasPrefix(text, "pool "+lang) || !strings.Contains(text, " died (exit status 7); last stderr:\n") ||
+			!strings.Contains(text, "crashing with status 7") {
+			t.Errorf("%sCrash: %q (isError %v), want the pool's death with its last stderr", lang, text, isErr)
+		}
+		if n := s.mustInt(10*i+2, lang+"Ok", map[string]any{"_1": 1}); n != 2 {
+			t.Errorf("%sOk after the crash = %d", lang, n)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -58,5 +59,39 @@ func TestTimeoutFlag(t *testing.T) {
 	}
 	if n := s.mustInt(3, "ok", map[string]any{"_1": 1}); n != 2 {
 		t.Errorf("ok(1) = %d", n)
+	}
+}
+
+// A stuck call times out in every runtime, and a call queued behind it is
+// not lost: in R, which runs one call at a time ("concurrent": false), it
+// never began and is sent to the fresh process; in Python and C++ it runs
+// beside the stuck one and answers at once.
+func TestTimeoutAnyLanguage(t *testing.T) {
+	p := newPolyglot(t)
+	s := startServer(t, p.dir, "--workers", "1") // <lang>Block's own timeout is 1s
+	s.handshake()
+	for i, lang := range p.langs {
+		s.sendCall(fmt.Sprintf("%s-block", lang), lang+"Block", map[string]any{"_1": 60})
+		time.Sleep(200 * time.Millisecond) // the block call goes first
+		s.sendCall(fmt.Sprintf("%s-ok", lang), lang+"Ok", map[string]any{"_1": 41})
+		got := map[string]string{}
+		for range 2 {
+			line, ok := s.recvWithin(30 * time.Second)
+			if !ok {
+				t.Fatalf("%s: replies missing: %v", lang, got)
+			}
+			r := decode(t, line)
+			text, isErr := toolText(t, r)
+			got[idOf(r)] = fmt.Sprintf("%s|%v", text, isErr)
+		}
+		if want := "call to '" + lang + "Block' timed out after 1s|true"; got[`"`+lang+`-block"`] != want {
+			t.Errorf("%sBlock: %q, want %q", lang, got[`"`+lang+`-block"`], want)
+		}
+		if got[`"`+lang+`-ok"`] != "42|false" {
+			t.Errorf("%sOk queued behind the stuck call: %q, want 42", lang, got[`"`+lang+`-ok"`])
+		}
+		if n := s.mustInt(100+i, lang+"Ok", map[string]any{"_1": 1}); n != 2 {
+			t.Errorf("%sOk afterwards = %d", lang, n)
+		}
 	}
 }

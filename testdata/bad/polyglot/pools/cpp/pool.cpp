@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 extern char** environ;
 
@@ -36,8 +37,13 @@ long long spawn() {
     return pid;
 }
 
+long long block(long long seconds) {
+    std::this_thread::sleep_for(std::chrono::seconds(seconds));  // deaf to cancel
+    return seconds;
+}
+
 int main() {
     nexus::Pool pool;
-    pool.add(1, ok).add(2, slow).add(3, fail).add(4, crash).add(5, spawn);
+    pool.add(1, ok).add(2, slow).add(3, fail).add(4, crash).add(5, spawn).add(6, block);
     return pool.serve();
 }

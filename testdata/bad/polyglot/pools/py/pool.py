@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+import time
 
 import nexus
 
@@ -29,4 +30,9 @@ def spawn():
     return subprocess.Popen(["sleep", "300"]).pid
 
 
-nexus.serve({1: ok, 2: slow, 3: fail, 4: crash, 5: spawn})
+def block(seconds):
+    time.sleep(seconds)  # a C call: cancel reaches it only when it returns
+    return seconds
+
+
+nexus.serve({1: ok, 2: slow, 3: fail, 4: crash, 5: spawn, 6: block})

@@ -18,4 +18,9 @@ crash <- function(status) {
 # The child's output goes elsewhere, or system() would wait for it to end.
 spawn <- function() as.integer(system("sleep 300 >/dev/null 2>&1 </dev/null & echo $!", intern = TRUE))
 
-nexus_serve(list("1" = ok, "2" = slow, "3" = fail, "4" = crash, "5" = spawn))
+block <- function(seconds) {
+  Sys.sleep(seconds) # no checkpoint: cancel cannot reach it
+  seconds
+}
+
+nexus_serve(list("1" = ok, "2" = slow, "3" = fail, "4" = crash, "5" = spawn, "6" = block))
