@@ -37,7 +37,9 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveCall runs POST /call/<module>/<command> with a JSON array of
-// positional arguments, one per manifest argument (or {"args":[...]}).
+// positional arguments, one per manifest argument in order (or
+// {"args":[...]}); trailing ones may be left out and a null stands for an
+// argument left out, which takes its default.
 // Status: 200 with the result; 400 for a body that is not such a call; 404
 // for an unknown module or command; 500 when the function raised; 502
 // when its pool failed; 499-like cancellations never reach a client.
@@ -77,11 +79,23 @@ func (s *Server) serveCall(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, "%s", err)
 		return
 	}
-	if len(args) != len(cmd.Args) {
+	if len(args) > len(cmd.Args) {
 		apiError(w, http.StatusBadRequest, "command '%s' takes %d positional argument(s) (%s), got %d", command, len(cmd.Args), argSummary(cmd), len(args))
 		return
 	}
-	raw, err := p.Caller.Call(r.Context(), cmd, args, mcp.CallHooks{})
+	named, err := namedArguments(cmd, args)
+	if err != nil {
+		apiError(w, http.StatusBadRequest, "%s", err)
+		return
+	}
+	// The tool's own rules: validation, defaults and value conversion, as
+	// for tools/call.
+	call, err := tool.ToPositional(named)
+	if err != nil {
+		apiError(w, http.StatusBadRequest, "%s", err)
+		return
+	}
+	raw, err := p.Caller.Call(r.Context(), call.Command, call.Args, mcp.CallHooks{})
 	if err != nil {
 		var ce *pool.CallError
 		switch {
@@ -94,7 +108,7 @@ func (s *Server) serveCall(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	value, err := argmap.ResultValue(&cmd.Return, raw)
+	value, err := argmap.ResultValue(&call.Command.Return, raw)
 	if err != nil {
 		apiError(w, http.StatusBadGateway, "command '%s' returned a value nexus cannot read: %s", command, err)
 		return
@@ -163,7 +177,9 @@ func argSummary(c *manifest.Command) string {
 	return strings.Join(parts, ", ")
 }
 
-// argLabel names an argument as a tool property would (SPEC §4.5).
+// argLabel names an argument as its tool property (SPEC §4.5): a
+// positional's name or _N, an option's or flag's long (else short) name,
+// a group's record type in lowercase.
 func argLabel(c *manifest.Command, i int) string {
 	a := &c.Args[i]
 	switch a.Kind {
@@ -184,9 +200,39 @@ func argLabel(c *manifest.Command, i int) string {
 		}
 		return a.Short
 	case manifest.KindGrp:
-		return strings.ToLower(a.TypeName)
+		if a.TypeName != "" {
+			return strings.ToLower(a.TypeName)
+		}
+		return "group"
 	}
 	return a.Kind
+}
+
+// namedArguments turns a positional call into the named arguments of the
+// command's tool, so that the plain API and tools/call share one set of
+// rules. A group unrolled into one property per field (no group option)
+// is given as its record and spread into those properties. A null, or an
+// argument left out, is omitted: it takes its default.
+func namedArguments(c *manifest.Command, args []json.RawMessage) (json.RawMessage, error) {
+	named := map[string]json.RawMessage{}
+	for i, v := range args {
+		if string(bytes.TrimSpace(v)) == "null" {
+			continue
+		}
+		a := &c.Args[i]
+		if a.Kind == manifest.KindGrp && a.GroupOpt == nil {
+			var fields map[string]json.RawMessage
+			if json.Unmarshal(v, &fields) != nil || fields == nil {
+				return nil, fmt.Errorf("argument %d of '%s' (%s) must be a record object", i+1, c.Name, a.TypeName)
+			}
+			for k, fv := range fields {
+				named[k] = fv
+			}
+			continue
+		}
+		named[argLabel(c, i)] = v
+	}
+	return json.Marshal(named)
 }
 
 // Discovery (GET /discover, GET /discover/<module>).
