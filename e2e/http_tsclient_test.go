@@ -59,7 +59,7 @@ func TestHTTPTypeScriptSDKClient(t *testing.T) {
 	if got.ServerName != "everything" || len(got.Tools) < 12 || got.Tools[0] != "test_simple_text" {
 		t.Errorf("server %q, tools %v", got.ServerName, got.Tools)
 	}
-	if len(got.SimpleText) != 1 || got.SimpleText[0].Type != "text" || !strings.Contains(got.SimpleText[0].Text, "This is a simple text response for testing.") {
+	if len(got.SimpleText) != 1 || got.SimpleText[0].Type != "text" || got.SimpleText[0].Text != "This is a simple text response for testing." {
 		t.Errorf("test_simple_text: %+v", got.SimpleText)
 	}
 	if !got.ErrorResult.IsError || !strings.Contains(got.ErrorResult.Text, "intentionally returns an error") {
