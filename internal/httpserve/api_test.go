@@ -198,3 +198,48 @@ func TestGracefulShutdown(t *testing.T) {
 		})
 	}
 }
+
+// An open GET stream does not hold shutdown for the whole grace period.
+func TestShutdownEndsSessionStreams(t *testing.T) {
+	s, err := New(Config{Grace: 20 * time.Second, Logger: quietLogger()}, []Program{loadProgram(t, "shapes", &fakeCaller{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx, ln) }()
+	url := "http://" + ln.Addr().String() + "/mcp"
+	resp, err := http.Post(url, "application/json", strings.NewReader(initBody))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Mcp-Session-Id", resp.Header.Get("Mcp-Session-Id"))
+	req.Header.Set("Accept", "text/event-stream")
+	stream, err := http.DefaultClient.Do(req)
+	if err != nil || stream.StatusCode != 200 {
+		t.Fatalf("GET stream: %v %v", err, stream)
+	}
+	defer stream.Body.Close()
+	start := time.Now()
+	stop()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("shutdown waited on the open GET stream")
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("shutdown took %v", took)
+	}
+	if _, err := io.ReadAll(stream.Body); err != nil {
+		t.Errorf("the stream did not end cleanly: %v", err)
+	}
+}
