@@ -225,6 +225,11 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request, id json.RawMess
 		writeRPCError(w, http.StatusNotFound, id, mcp.CodeInvalidRequest, "session not found: it ended or expired; send initialize again")
 		return nil, false
 	}
+	if v := sess.mcp.Version(); pv != "" && v != "" && pv != v {
+		s.sessions.release(sess)
+		writeRPCError(w, http.StatusBadRequest, id, mcp.CodeInvalidRequest, "bad request: MCP-Protocol-Version "+quoteHeader(pv)+" is not the version this session negotiated ("+v+")")
+		return nil, false
+	}
 	return sess, true
 }
 

@@ -44,6 +44,7 @@ func TestMCPStatusCodes(t *testing.T) {
 		{"unknown session id", "POST", toolsList, []string{"Mcp-Session-Id", "no-such-session"}, 404, -32600, "session not found"},
 		{"ended session id", "POST", toolsList, []string{"Mcp-Session-Id", ended}, 404, -32600, "session not found"},
 		{"unsupported version header", "POST", toolsList, []string{"Mcp-Session-Id", sid, "MCP-Protocol-Version", "1999-01-01"}, 400, -32600, "MCP-Protocol-Version"},
+		{"version header of another version", "POST", toolsList, []string{"Mcp-Session-Id", sid, "MCP-Protocol-Version", "2025-11-25"}, 400, -32600, "negotiated (2025-06-18)"},
 		{"GET without a session", "GET", "", []string{"Accept", "text/event-stream"}, 405, -32600, "method not allowed"},
 		{"GET, unknown session", "GET", "", []string{"Mcp-Session-Id", "nope", "Accept", "text/event-stream"}, 404, -32600, "session not found"},
 		{"GET, JSON only", "GET", "", []string{"Mcp-Session-Id", sid, "Accept", "application/json"}, 406, -32600, "text/event-stream"},
