@@ -203,7 +203,7 @@ func fidelityCases() []fidelityCase {
 		{fn: "idMap", args: `{"_1":[["b",2],["a",1]]}`, want: `[["b",2],["a",1]]`,
 			except: map[string]outcome{"cpp": gives(`[["a",1],["b",2]]`)}},
 		// R cannot hold the empty string as a name: a clear error, never the wrong value.
-		{fn: "idMap", args: `{"_1":[["",1]]}`, want: `[["",1]]`, except: map[string]outcome{"r": failsWith("")}},
+		{fn: "idMap", args: `{"_1":[["",1]]}`, want: `[["",1]]`, except: map[string]outcome{"r": failsWith("empty key")}},
 		{fn: "idMap", args: `{"_1":[["",1],["a",2]]}`, want: `[["",1],["a",2]]`, except: map[string]outcome{"r": failsWith("")}},
 		{fn: "mapTotal", args: `{"_1":[]}`, want: `0`},
 		{fn: "mapTotal", args: `{"_1":[["b",2],["a",1]]}`, want: `3`},

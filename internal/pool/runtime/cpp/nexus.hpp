@@ -221,13 +221,16 @@ T decode_integer(const json& j) {
         does_not_fit<T>(j);
     }
     if (j.is_number_float()) {
-        // nlohmann reads integers beyond 64 bits as doubles; a whole double
-        // in range is taken, one with a fraction is not an integer at all.
+        // nlohmann reads integer literals beyond 64 bits as doubles, which
+        // rounds them (-2^63-1 reads as -2^63): a whole double is taken only
+        // while every integer up to it is exact (2^53); a larger one may be
+        // a rounded literal, so it does not fit. A fraction is no integer.
         double x = j.get<double>();
         if (std::isfinite(x) && std::trunc(x) == x) {
             double bound = std::ldexp(1.0, limits::digits);  // 2^31 for int32_t, 2^32 for uint32_t
+            double exact = std::ldexp(1.0, std::numeric_limits<double>::digits);  // 2^53
             double low = std::is_signed_v<T> ? -bound : 0.0;
-            if (x >= low && x < bound) return static_cast<T>(x);
+            if (x >= low && x < bound && std::fabs(x) <= exact) return static_cast<T>(x);
             does_not_fit<T>(j);
         }
     }

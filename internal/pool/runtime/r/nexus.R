@@ -367,6 +367,8 @@ local({
       return(x)
     }
     if (!is.null(names(x))) {
+      # R cannot tell a name "" from no name: {"":1} would come back as [1].
+      if (!all(nzchar(names(x)))) value_error("an object with an empty key (\"\") cannot be represented in R: R treats an empty name as no name")
       return(lapply(x, as_r))
     }
     n <- length(x)
