@@ -29,6 +29,7 @@ type serveOptions struct {
 	origins, hosts []string
 	maxBody        int64
 	maxSessions    int
+	maxCalls       int
 	sessionIdle    time.Duration
 	grace          time.Duration
 	mcpConfig      bool
@@ -44,6 +45,7 @@ func (o *serveOptions) register(fs *pflag.FlagSet, portFlag string) {
 	fs.StringSliceVar(&o.hosts, "allowed-host", nil, "Host header value to allow besides loopback names (repeatable)")
 	fs.Int64Var(&o.maxBody, "max-body", httpserve.DefaultMaxBody, "largest accepted request body, in bytes")
 	fs.IntVar(&o.maxSessions, "max-sessions", httpserve.DefaultMaxSessions, "most live MCP sessions at once")
+	fs.IntVar(&o.maxCalls, "max-calls", httpserve.DefaultMaxCalls, "most function calls running at once (more wait for a slot)")
 	fs.DurationVar(&o.sessionIdle, "session-idle", httpserve.DefaultSessionIdle, "end an MCP session unused for this long")
 	fs.DurationVar(&o.grace, "grace", httpserve.DefaultGrace, "on SIGTERM, how long calls in flight may run on")
 	fs.BoolVar(&o.mcpConfig, "mcp-config", false, "print the client config for this server (JSON on stdout, a claude mcp add line on stderr) and exit")
@@ -107,7 +109,7 @@ func runServe(g *globalFlags, o *serveOptions, targets []string) error {
 	srv, err := httpserve.New(httpserve.Config{
 		Host: o.host, Port: o.port, AuthToken: o.token, AllowNoAuth: o.allowNoAuth,
 		AllowedOrigins: o.origins, AllowedHosts: o.hosts, MaxBody: o.maxBody,
-		MaxSessions: o.maxSessions, SessionIdle: o.sessionIdle, Grace: o.grace,
+		MaxSessions: o.maxSessions, MaxCalls: o.maxCalls, SessionIdle: o.sessionIdle, Grace: o.grace,
 		Info:   serveInfo(programs),
 		MCP:    mcp.Options{Logs: logs},
 		Logger: stderrLog,

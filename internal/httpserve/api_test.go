@@ -8,8 +8,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/manifest"
+	"github.com/nexus-mcp/nexus/internal/mcp"
 )
 
 // The plain JSON API: every status code and both body forms.
@@ -242,4 +246,64 @@ func TestShutdownEndsSessionStreams(t *testing.T) {
 	if _, err := io.ReadAll(stream.Body); err != nil {
 		t.Errorf("the stream did not end cleanly: %v", err)
 	}
+}
+
+// MaxCalls bounds the calls running at once; the rest wait their turn and
+// are all answered.
+func TestMaxCalls(t *testing.T) {
+	gate := &gatedCaller{release: make(chan struct{})}
+	s, err := New(Config{MaxCalls: 2, Logger: quietLogger()}, []Program{loadProgram(t, "shapes", gate)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	done := make(chan int, 5)
+	for range 5 {
+		go func() {
+			resp, err := http.Post(ts.URL+"/call/shapes/addInt", "application/json", strings.NewReader(`[1]`))
+			if err != nil {
+				done <- 0
+				return
+			}
+			resp.Body.Close()
+			done <- resp.StatusCode
+		}()
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := gate.running.Load(); n != 2 {
+		t.Errorf("%d calls running with MaxCalls 2", n)
+	}
+	close(gate.release)
+	for range 5 {
+		if status := <-done; status != 200 {
+			t.Errorf("status %d", status)
+		}
+	}
+	if gate.most.Load() != 2 {
+		t.Errorf("at most %d calls ran at once, want 2", gate.most.Load())
+	}
+}
+
+// gatedCaller holds every call until release is closed.
+type gatedCaller struct {
+	release       chan struct{}
+	running, most atomic.Int32
+}
+
+func (g *gatedCaller) Call(ctx context.Context, cmd *manifest.Command, args []json.RawMessage, h mcp.CallHooks) (json.RawMessage, error) {
+	n := g.running.Add(1)
+	defer g.running.Add(-1)
+	for {
+		m := g.most.Load()
+		if n <= m || g.most.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	select {
+	case <-g.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return json.RawMessage(`2`), nil
 }

@@ -19,6 +19,7 @@ const (
 	DefaultMaxSessions = 1000
 	DefaultSessionIdle = 30 * time.Minute
 	DefaultGrace       = 30 * time.Second
+	DefaultMaxCalls    = 512
 )
 
 // Config tunes a Server; zero values take the defaults.
@@ -45,6 +46,9 @@ type Config struct {
 	MaxSessions int
 	// SessionIdle ends a session unused for this long (default 30 min).
 	SessionIdle time.Duration
+	// MaxCalls bounds the function calls running at once across every
+	// client and program; further calls wait for a slot (default 512).
+	MaxCalls int
 	// ReadHeaderTimeout, ReadTimeout and IdleTimeout bound slow clients
 	// (defaults 10s, 5 min, 2 min). There is no write timeout: a tool call
 	// may run long.
@@ -71,6 +75,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.SessionIdle <= 0 {
 		c.SessionIdle = DefaultSessionIdle
+	}
+	if c.MaxCalls <= 0 {
+		c.MaxCalls = DefaultMaxCalls
 	}
 	if c.ReadHeaderTimeout <= 0 {
 		c.ReadHeaderTimeout = 10 * time.Second

@@ -34,12 +34,13 @@ type program struct {
 
 // prepare checks the programs and, when there are several, renames their
 // tools <module>__<command> in place (the tools belong to the server from
-// here on).
-func prepare(programs []Program) ([]*program, error) {
+// here on). Every program's calls share maxCalls slots.
+func prepare(programs []Program, maxCalls int) ([]*program, error) {
 	if len(programs) == 0 {
 		return nil, fmt.Errorf("no program to serve")
 	}
 	seen := map[string]bool{}
+	slots := make(chan struct{}, maxCalls)
 	var out []*program
 	for i, p := range programs {
 		if p.Manifest == nil || p.Caller == nil {
@@ -53,6 +54,7 @@ func prepare(programs []Program) ([]*program, error) {
 			return nil, fmt.Errorf("two programs are named %q: each served program needs its own name", name)
 		}
 		seen[name] = true
+		p.Caller = limitedCaller{next: p.Caller, slots: slots}
 		pr := &program{Program: p, name: name, byName: map[string]*argmap.Tool{}, excluded: map[string]string{}}
 		for _, t := range p.Tools {
 			pr.byName[t.Command.Name] = t
@@ -98,4 +100,21 @@ func (rc routingCaller) Call(ctx context.Context, cmd *manifest.Command, args []
 		return nil, fmt.Errorf("command %s belongs to no served program", cmd.Name)
 	}
 	return c.Call(ctx, cmd, args, hooks)
+}
+
+// limitedCaller lets at most cap(slots) calls run at once; the others wait
+// for a slot, or give up when their request ends.
+type limitedCaller struct {
+	next  mcp.Caller
+	slots chan struct{}
+}
+
+func (l limitedCaller) Call(ctx context.Context, cmd *manifest.Command, args []json.RawMessage, hooks mcp.CallHooks) (json.RawMessage, error) {
+	select {
+	case l.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-l.slots }()
+	return l.next.Call(ctx, cmd, args, hooks)
 }

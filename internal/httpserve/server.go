@@ -40,7 +40,7 @@ func New(cfg Config, programs []Program) (*Server, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	progs, err := prepare(programs)
+	progs, err := prepare(programs, cfg.MaxCalls)
 	if err != nil {
 		return nil, err
 	}
