@@ -480,14 +480,14 @@ func tsLanguage(t *testing.T, node, dir string, lc langCase) {
 	}
 
 	// The SDK runs progress handlers in a later microtask and forgets a
-	// request's handler when its reply is read; a last notification read in
-	// the same chunk as the reply is dropped by the client. So: increasing
-	// values from the expected ones, all but possibly the last.
+	// request's handler as soon as it reads the reply, so notifications read
+	// in the same chunk as the reply are dropped by the client (on a loaded
+	// machine, several). So: a non-empty prefix of the expected values.
 	if p := run.Progress; p == nil || p.IsError {
 		t.Errorf("progress call failed: %+v", p)
-	} else if len(p.Values) < len(lc.progressWant)-1 || !slices.IsSorted(p.Values) ||
+	} else if len(p.Values) == 0 || len(p.Values) > len(lc.progressWant) ||
 		fmt.Sprint(p.Values) != fmt.Sprint(lc.progressWant[:len(p.Values)]) {
-		t.Errorf("progress %v, want %v (or all but the last)", p.Values, lc.progressWant)
+		t.Errorf("progress %v, want %v or a prefix of it", p.Values, lc.progressWant)
 	}
 	if c.Cancel == nil || c.Cancel.Outcome != "aborted" || c.Cancel.Ms > 5000 {
 		t.Errorf("cancelled call: %+v, want aborted at once", c.Cancel)
