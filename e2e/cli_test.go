@@ -187,3 +187,24 @@ func TestCLITerminals(t *testing.T) {
 		t.Errorf("renderLines --count: %q (code %d)", out, code)
 	}
 }
+
+// nexus's own flags go before TARGET in either place; the program's own
+// options go after CMD. `nexus run` has no timeout unless one is given.
+func TestCLIGlobalFlags(t *testing.T) {
+	_, errOut, code := runNexus(t, "run", "--timeout", "200ms", program("shapes"), "sleepMs", "3000")
+	if code != 1 || !strings.Contains(errOut, "call to 'sleepMs' timed out after 200ms") {
+		t.Errorf("run --timeout 200ms: code %d stderr %q, want the timeout message", code, errOut)
+	}
+	out, errOut, code := runNexus(t, "--log-level", "debug", "run", program("combat"), "fighterDamage", "15")
+	if code != 0 || out != "12\n" || !strings.Contains(errOut, "level=DEBUG") {
+		t.Errorf("nexus --log-level debug run: code %d out %q, want 12 and debug logs", code, out)
+	}
+	_, errOut, code = runNexus(t, "run", "--bogus", "1", program("combat"), "fighterDamage", "15")
+	if code != 2 || !strings.Contains(errOut, "unknown nexus flag --bogus") {
+		t.Errorf("run --bogus: code %d stderr %q, want exit 2 naming the flag", code, errOut)
+	}
+	out, _, code = runNexus(t, "run", program("shapes"), "sleepMs", "300")
+	if code != 0 || out != "300\n" {
+		t.Errorf("run without --timeout: %q (code %d)", out, code)
+	}
+}

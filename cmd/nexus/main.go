@@ -51,6 +51,7 @@ type globalFlags struct {
 	timeout      time.Duration // a call's timeout when its command sets none; 0: none
 	startTimeout time.Duration // how long a pool may take to become ready
 	command      string        // the subcommand running ("mcp", "run", ...)
+	timeoutGiven bool          // --timeout was on the command line
 }
 
 func newRootCmd() *cobra.Command {

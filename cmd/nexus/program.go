@@ -155,10 +155,11 @@ func serverInfo(m *manifest.Manifest) mcp.Implementation {
 
 // startPools starts a program's pools (only the given indices when
 // non-nil). Calls get g.timeout unless their command sets its own; a CLI run
-// (`nexus run`) has no default timeout: a person is waiting, with Ctrl-C.
+// (`nexus run`) has no default timeout, only a --timeout given: a person is
+// waiting, with Ctrl-C.
 func startPools(m *manifest.Manifest, g *globalFlags, only []int) *pool.Set {
 	opts := pool.Options{Logger: slog.Default(), StartTimeout: g.startTimeout, Reaper: true}
-	if g.command != "run" {
+	if g.command != "run" || g.timeoutGiven {
 		opts.CallTimeout = g.timeout
 	}
 	return pool.Start(context.Background(), poolSpecs(m, g, only), opts)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -24,6 +25,14 @@ func newRunCmd(g *globalFlags) *cobra.Command {
 		// The program's own commands and options follow TARGET: parse them ourselves.
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args, err := takeGlobalFlags(cmd, args)
+			if err != nil {
+				return err
+			}
+			g.timeoutGiven = cmd.Flags().Changed("timeout")
+			if err := setupLogging(g.logLevel); err != nil {
+				return err
+			}
 			if len(args) == 0 || args[0] == "--help" || args[0] == "-h" {
 				return cmd.Help()
 			}
@@ -117,4 +126,32 @@ func printJSON(f *os.File, v any) error {
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// takeGlobalFlags applies nexus's own flags (--workers, --timeout, ...) given
+// before TARGET, as `nexus run --workers 2 prog cmd` or `nexus --workers 2 run
+// prog cmd`: run parses no flags itself, since everything after TARGET belongs
+// to the program.
+func takeGlobalFlags(cmd *cobra.Command, args []string) ([]string, error) {
+	for len(args) > 0 && strings.HasPrefix(args[0], "--") && args[0] != "--help" {
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(args[0], "--"), "=")
+		f := cmd.Flags().Lookup(name)
+		if f == nil {
+			return nil, usageErrorf("run: unknown nexus flag --%s before the program (program options go after TARGET CMD)", name)
+		}
+		args = args[1:]
+		if !hasValue {
+			if f.Value.Type() == "bool" {
+				value = "true"
+			} else if len(args) == 0 {
+				return nil, usageErrorf("run: flag --%s needs a value", name)
+			} else {
+				value, args = args[0], args[1:]
+			}
+		}
+		if err := cmd.Flags().Set(name, value); err != nil {
+			return nil, usageErrorf("run: --%s: %v", name, err)
+		}
+	}
+	return args, nil
 }

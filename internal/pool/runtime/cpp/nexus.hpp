@@ -1267,7 +1267,7 @@ public:
         detail::install_crash_handlers();
         json mids = json::array();
         for (const auto& entry : rt.table) mids.push_back(entry.first);
-        detail::write_frame(json{{"type", "ready"}, {"protocol", protocol_version}, {"lang", "cpp"}, {"pid", static_cast<long long>(::getpid())}, {"mids", mids}}.dump());
+        detail::write_frame(json{{"type", "ready"}, {"protocol", protocol_version}, {"lang", "cpp"}, {"pid", static_cast<long long>(::getpid())}, {"mids", mids}, {"concurrent", true}}.dump());
         while (auto message = detail::read_message(rt.in_fd)) {
             const std::string& type = (*message)["type"].get_ref<const std::string&>();
             if (type == "call") detail::start_call(*message);
