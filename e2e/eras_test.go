@@ -289,15 +289,30 @@ func goSDKLanguage(t *testing.T, lc langCase, pin, wantVersion string) {
 
 	// Cancellation: cancelling the call's context makes the client send
 	// notifications/cancelled; the call ends at once and the function stops.
-	ccs, stderr, nexus := goSDKConnect(t, ctx, lc.cancelProgram, pin, nil)
+	// The first progress report says the function is running.
+	running := make(chan struct{})
+	var once sync.Once
+	ccs, stderr, nexus := goSDKConnect(t, ctx, lc.cancelProgram, pin, func(p *sdk.ProgressNotificationParams) {
+		if p.ProgressToken == "long" {
+			once.Do(func() { close(running) })
+		}
+	})
 	marker := filepath.Join(t.TempDir(), "cancelled")
 	callCtx, stop := context.WithCancel(ctx)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := ccs.CallTool(callCtx, &sdk.CallToolParams{Name: lc.cancelTool, Arguments: lc.cancelArgs(marker)})
+		params := &sdk.CallToolParams{Name: lc.cancelTool, Arguments: lc.cancelArgs(marker)}
+		params.SetProgressToken("long")
+		_, err := ccs.CallTool(callCtx, params)
 		errc <- err
 	}()
-	time.Sleep(700 * time.Millisecond) // the call is running in its pool
+	select {
+	case <-running:
+	case err := <-errc:
+		t.Fatalf("the long call ended before reporting progress: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the long call reported no progress within 30s")
+	}
 	stop()
 	select {
 	case err := <-errc:
@@ -337,7 +352,7 @@ func goSDKLanguage(t *testing.T, lc langCase, pin, wantVersion string) {
 // waitForMarker waits for the file a cancelled function writes.
 func waitForMarker(t *testing.T, marker string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if b, err := os.ReadFile(marker); err == nil && strings.HasPrefix(string(b), "cancelled after") {
 			return
@@ -465,7 +480,7 @@ func tsLanguage(t *testing.T, node, dir string, lc langCase) {
 	plan := map[string]any{
 		// Without a marker, the function proves it stopped by not having its
 		// process replaced, which nexus does past the cancel grace (2s).
-		"cancel": map[string]any{"name": lc.cancelTool, "arguments": lc.cancelArgs(marker), "afterMs": 700, "settleMs": settle},
+		"cancel": map[string]any{"name": lc.cancelTool, "arguments": lc.cancelArgs(marker), "onProgress": true, "settleMs": settle},
 		"after":  call(lc.afterTool, lc.afterArgs),
 	}
 	if lc.progressProgram == lc.cancelProgram {

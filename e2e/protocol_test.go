@@ -292,11 +292,25 @@ func TestCancelOverStdio(t *testing.T) {
 	s.handshake()
 	marker := filepath.Join(t.TempDir(), "cancelled")
 	b, _ := json.Marshal(marker)
-	s.send(`{"jsonrpc":"2.0","id":"long","method":"tools/call","params":{"name":"cancel_probe","arguments":{"_1":` + string(b) + `}}}`)
-	time.Sleep(500 * time.Millisecond)
+	s.send(`{"jsonrpc":"2.0","id":"long","method":"tools/call","params":{"name":"cancel_probe","arguments":{"_1":` + string(b) + `},"_meta":{"progressToken":"p"}}}`)
+	// The first progress report says the function is running.
+	if line := s.recvRaw(); !strings.HasPrefix(line, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1`) {
+		t.Fatalf("want the first progress report, got %s", line)
+	}
 	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"long","reason":"changed my mind"}}`)
 	waitForMarker(t, marker)
-	s.expectSilence(300 * time.Millisecond)
+	// Progress sent before the cancellation took effect may still come; no reply may.
+	for {
+		select {
+		case line := <-s.lines:
+			if !strings.HasPrefix(string(line), `{"jsonrpc":"2.0","method":"notifications/progress"`) {
+				t.Fatalf("after the cancellation: %s", line)
+			}
+			continue
+		case <-time.After(500 * time.Millisecond):
+		}
+		break
+	}
 	runTranscript(t, s, []step{
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow_count","arguments":{"_1":1,"_2":10}}}`,
 			[]string{`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"1"}],"isError":false}}`}},

@@ -8,8 +8,9 @@
 //
 //   {"quick":    {"name": ..., "arguments": {...}},   // one call
 //    "progress": {"name": ..., "arguments": {...}},   // a call with onprogress
-//    "cancel":   {"name": ..., "arguments": {...}, "afterMs": 700, "settleMs": 0},
-//                // aborted after afterMs; then settleMs of quiet before going on
+//    "cancel":   {"name": ..., "arguments": {...}, "afterMs": 700, "onProgress": false, "settleMs": 0},
+//                // aborted after afterMs, or at its first progress report when
+//                // onProgress; then settleMs of quiet before going on
 //    "after":    {"name": ..., "arguments": {...}}}   // a call after the cancellation
 //
 // and prints one JSON object with what it saw. It exits non-zero only when
@@ -60,11 +61,14 @@ if (plan.progress) {
 if (plan.cancel) {
   const abort = new AbortController();
   const started = Date.now();
-  const call = client.callTool({ name: plan.cancel.name, arguments: plan.cancel.arguments }, undefined, {
-    signal: abort.signal,
-    timeout: 120000,
-  });
-  setTimeout(() => abort.abort("e2e cancels"), plan.cancel.afterMs ?? 700);
+  const options = { signal: abort.signal, timeout: 120000 };
+  if (plan.cancel.onProgress) {
+    // The first progress report says the function is running.
+    options.onprogress = () => abort.abort("e2e cancels");
+  } else {
+    setTimeout(() => abort.abort("e2e cancels"), plan.cancel.afterMs ?? 700);
+  }
+  const call = client.callTool({ name: plan.cancel.name, arguments: plan.cancel.arguments }, undefined, options);
   try {
     const res = await call;
     out.cancel = { outcome: "completed", ...summary(res) };
