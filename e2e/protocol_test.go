@@ -101,7 +101,7 @@ func TestHandshakeEras(t *testing.T) {
 			s := startServer(t, prog)
 			runTranscript(t, s, []step{
 				{`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + tt.version + `","capabilities":{},"clientInfo":{"name":"e2e","version":"0"}}}`,
-					[]string{`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"` + tt.version + `","capabilities":{"tools":{"listChanged":false}},"serverInfo":{"name":"shapes","version":"` + manifestVersion(t, "shapes") + `"}}}`}},
+					[]string{`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"` + tt.version + `","capabilities":` + handshakeCapabilities(tt.version) + `,"serverInfo":{"name":"shapes","version":"` + manifestVersion(t, "shapes") + `"}}}`}},
 				{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil},
 				{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"person","arguments":{"_1":"Ada","_2":36}}}`,
 					[]string{`{"jsonrpc":"2.0","id":2,"result":` + tt.person + `}`}},
@@ -138,7 +138,7 @@ func TestStatelessEraTranscript(t *testing.T) {
 	supported := `["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"]`
 	runTranscript(t, s, []step{
 		{`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta26("2026-07-28", "") + `}}`,
-			[]string{`{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":` + supported + `,"capabilities":{"tools":{}},"ttlMs":3600000,"cacheScope":"public","resultType":"complete",` + serverMeta + `}}`}},
+			[]string{`{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":` + supported + `,"capabilities":{"completions":{},"prompts":{},"resources":{},"tools":{}},"ttlMs":3600000,"cacheScope":"public","resultType":"complete",` + serverMeta + `}}`}},
 		{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"addInt","arguments":{"_1":1},` + meta26("2026-07-28", "") + `}}`,
 			[]string{`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"2"}],"isError":false,"resultType":"complete",` + serverMeta + `}}`}},
 		{`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{` + meta26("2026-07-28", "") + `}}`,
@@ -196,7 +196,9 @@ func TestErrorCodes(t *testing.T) {
 		{`{"jsonrpc":"1.0","id":4,"method":"ping"}`, []string{`{"jsonrpc":"2.0","id":4,"error":{"code":-32600,"message":"invalid request: \"jsonrpc\" must be \"2.0\""}}`}},
 		{initLine, []string{`~{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18"`}},
 		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil},
-		{`{"jsonrpc":"2.0","id":5,"method":"resources/list"}`, []string{`{"jsonrpc":"2.0","id":5,"error":{"code":-32601,"message":"method not found: resources/list"}}`}},
+		{`{"jsonrpc":"2.0","id":5,"method":"resources/subscribe","params":{"uri":"x"}}`, []string{`{"jsonrpc":"2.0","id":5,"error":{"code":-32601,"message":"method not found: resources/subscribe"}}`}},
+		{`{"jsonrpc":"2.0","id":51,"method":"prompts/list"}`, []string{`{"jsonrpc":"2.0","id":51,"result":{"prompts":[]}}`}},
+		{`{"jsonrpc":"2.0","id":52,"method":"resources/read","params":{"uri":"file:///x"}}`, []string{`{"jsonrpc":"2.0","id":52,"error":{"code":-32602,"message":"unknown resource 'file:///x': this server has no resources","data":{"uri":"file:///x"}}}`}},
 		{`{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{"cursor":"not-a-cursor"}}`,
 			[]string{`{"jsonrpc":"2.0","id":6,"error":{"code":-32602,"message":"invalid params: unknown or stale cursor \"not-a-cursor\" (use the nextCursor of a previous tools/list)"}}`}},
 		{`{"jsonrpc":"2.0","id":7,"method":"logging/setLevel","params":{"level":"chatty"}}`,
@@ -278,7 +280,7 @@ func TestBatchOverStdio(t *testing.T) {
 				`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"200"}],"isError":false}},` +
 				`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"2"}],"isError":false}},` +
 				`{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"method not found: nope"}},` +
-				`{"jsonrpc":"2.0","id":4,"result":{"supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"],"capabilities":{"tools":{}},"ttlMs":3600000,"cacheScope":"public","resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"shapes","version":"` + v + `"}}}},` +
+				`{"jsonrpc":"2.0","id":4,"result":{"supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"],"capabilities":{"completions":{},"prompts":{},"resources":{},"tools":{}},"ttlMs":3600000,"cacheScope":"public","resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"shapes","version":"` + v + `"}}}},` +
 				`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: expected a JSON-RPC object, got number"}}]`}},
 		// Notifications only: nothing at all comes back.
 		{`[{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}]`, nil},
@@ -389,3 +391,14 @@ func TestLoggingOverStdio(t *testing.T) {
 }
 
 func syscallKill(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }
+
+// handshakeCapabilities is the initialize result's capabilities for a
+// version: SPEC §4.2's tools alone up to 2025-06-18 (the seed's transcript),
+// and from 2025-11-25 also the empty prompts, resources and completions
+// nexus answers, and logging.
+func handshakeCapabilities(version string) string {
+	if version >= "2025-11-25" {
+		return `{"completions":{},"logging":{},"prompts":{"listChanged":false},"resources":{"listChanged":false,"subscribe":false},"tools":{"listChanged":false}}`
+	}
+	return `{"tools":{"listChanged":false}}`
+}

@@ -86,6 +86,7 @@ type features struct {
 	structured      bool // outputSchema and structuredContent (2025-06-18)
 	stateless       bool // resultType, ttlMs/cacheScope, serverInfo in _meta (2026-07-28)
 	progressMessage bool // notifications/progress "message" (2025-03-26)
+	allCapabilities bool // prompts, resources, completions, logging declared (2025-11-25)
 }
 
 // featuresOf returns the features of a supported version. Versions are
@@ -97,5 +98,6 @@ func featuresOf(version string) features {
 		structured:      version >= "2025-06-18",
 		stateless:       version >= StatelessVersion,
 		progressMessage: version >= "2025-03-26",
+		allCapabilities: version >= "2025-11-25",
 	}
 }

@@ -126,8 +126,8 @@ func (ss *Session) dispatch(ctx context.Context, r *Request) (any, *Error) {
 	ss.mu.Lock()
 	ready, version := ss.initialized, ss.version
 	ss.mu.Unlock()
-	switch r.Method {
-	case "tools/list", "tools/call", "logging/setLevel":
+	switch {
+	case r.Method == "tools/list", r.Method == "tools/call", r.Method == "logging/setLevel", isEmptyFeature(r.Method):
 		if !ready {
 			// SPEC §4.2: tools/* before the handshake are rejected with -32600.
 			return nil, errorf(CodeInvalidRequest, "session not initialized: send initialize before %s (or, with protocol %s, name the version in params._meta[%q])", r.Method, StatelessVersion, MetaProtocolVersion)
@@ -143,6 +143,9 @@ func (ss *Session) dispatch(ctx context.Context, r *Request) (any, *Error) {
 		return ss.srv.callTool(ctx, r.Params, client{version: version, logLevel: ss.LogLevel, capabilities: caps})
 	case "logging/setLevel":
 		return ss.setLevel(r.Params)
+	}
+	if res, rpcErr, ok := ss.srv.emptyFeature(r.Method, r.Params, version); ok {
+		return res, rpcErr
 	}
 	return nil, errorf(CodeMethodNotFound, "method not found: %s", r.Method)
 }
@@ -178,22 +181,43 @@ func (ss *Session) initialize(params json.RawMessage) (any, *Error) {
 	ss.mu.Unlock()
 	return &initializeResult{
 		ProtocolVersion: version,
-		Capabilities:    ss.srv.capabilities(false),
+		Capabilities:    ss.srv.capabilities(version),
 		ServerInfo:      ss.srv.info,
 	}, nil
 }
 
-// capabilities are the server's: tools, whose list never changes.
+// capabilities are the server's for a protocol version: tools, whose list
+// never changes, and from 2025-11-25 on also what nexus answers without
+// having any (prompts, resources, completions: empty, see empty.go) and
+// logging (logging/setLevel, notifications/message).
 //
-// logging/setLevel is served in the handshake era, yet the `logging`
-// capability is not declared: SPEC §4.2 fixes the initialize result byte
-// for byte (the seed's transcript), and clients send logging/setLevel
-// without checking for it. Log messages go only to a session that asked.
-func (s *Server) capabilities(stateless bool) map[string]any {
-	if stateless {
-		return map[string]any{"tools": map[string]any{}}
+// Before 2025-11-25 only tools are declared, though the same methods are
+// served: SPEC §4.2 and the seed's 2025-06-18 transcript fix the initialize
+// result byte for byte. Clients of those versions send logging/setLevel and
+// the list methods without checking, and log messages go only to a session
+// that chose a level.
+func (s *Server) capabilities(version string) map[string]any {
+	f := featuresOf(version)
+	tools := map[string]any{"listChanged": false}
+	if f.stateless {
+		tools = map[string]any{}
 	}
-	return map[string]any{"tools": map[string]any{"listChanged": false}}
+	caps := map[string]any{"tools": tools}
+	if f.allCapabilities {
+		caps["prompts"] = map[string]any{"listChanged": false}
+		caps["resources"] = map[string]any{"subscribe": false, "listChanged": false}
+		caps["completions"] = map[string]any{}
+		if !f.stateless {
+			caps["logging"] = map[string]any{} // 2026-07-28 sets the level per request instead
+		}
+	}
+	if f.stateless {
+		// 2026-07-28 capability objects carry no listChanged flags.
+		for k := range caps {
+			caps[k] = map[string]any{}
+		}
+	}
+	return caps
 }
 
 type setLevelParams struct {

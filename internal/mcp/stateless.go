@@ -73,6 +73,9 @@ func (s *Server) dispatchStateless(ctx context.Context, r *Request) (any, *Error
 	case "tools/call":
 		return s.callTool(ctx, r.Params, client{version: m.version, logLevel: func() string { return m.logLevel }, capabilities: m.capabilities})
 	}
+	if res, rpcErr, ok := s.emptyFeature(r.Method, r.Params, m.version); ok {
+		return res, rpcErr
+	}
 	// ping, initialize and logging/setLevel do not exist in this version.
 	return nil, errorf(CodeMethodNotFound, "method not found: %s (protocol %s)", r.Method, m.version)
 }
@@ -88,7 +91,7 @@ func (s *Server) statelessResult(o object) object {
 func (s *Server) discover() object {
 	return s.statelessResult(object{
 		{"supportedVersions", SupportedVersions()},
-		{"capabilities", s.capabilities(true)},
+		{"capabilities", s.capabilities(StatelessVersion)},
 		{"ttlMs", s.opts.CacheTTL.Milliseconds()},
 		{"cacheScope", "public"},
 	})
