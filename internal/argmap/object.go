@@ -147,7 +147,15 @@ func writeJSON(b *bytes.Buffer, v any) error {
 		}
 		b.WriteByte('}')
 	default:
-		return fmt.Errorf("argmap: cannot encode %T as JSON", v)
+		// Anything else (structs, other maps and slices) as encoding/json
+		// writes it, without HTML escaping.
+		var tmp bytes.Buffer
+		enc := json.NewEncoder(&tmp)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			return fmt.Errorf("argmap: cannot encode %T as JSON: %w", v, err)
+		}
+		b.Write(bytes.TrimSuffix(tmp.Bytes(), []byte("\n")))
 	}
 	return nil
 }

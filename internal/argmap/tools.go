@@ -180,6 +180,26 @@ func argLabel(c *manifest.Command, i int) string {
 	return fmt.Sprintf("%d", i+1)
 }
 
+// PropertyName is the tool property that argument i of c maps to (SPEC
+// §4.5): a positional's name or _N, an option's or flag's long (else short)
+// name, a whole group's record type in lowercase. (An unrolled group maps to
+// one property per field, named by the field.)
+func PropertyName(c *manifest.Command, i int) string {
+	a := &c.Args[i]
+	switch a.Kind {
+	case manifest.KindPos:
+		return posProperty(c, i)
+	case manifest.KindOpt, manifest.KindFlag:
+		if a.Long != "" {
+			return a.Long
+		}
+		return a.Short
+	case manifest.KindGrp:
+		return groupProperty(a)
+	}
+	return a.Kind
+}
+
 // optSpelling is how a CLI user writes an option or flag: --long or -s.
 func optSpelling(a *manifest.Arg) string {
 	if a.Long != "" {

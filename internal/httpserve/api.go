@@ -169,43 +169,12 @@ func argSummary(c *manifest.Command) string {
 	parts := make([]string, len(c.Args))
 	for i := range c.Args {
 		a := &c.Args[i]
-		parts[i] = argLabel(c, i) + ": " + a.TypeName
+		parts[i] = argmap.PropertyName(c, i) + ": " + a.TypeName
 		if a.TypeName == "" && a.Kind == manifest.KindFlag {
-			parts[i] = argLabel(c, i) + ": Bool"
+			parts[i] = argmap.PropertyName(c, i) + ": Bool"
 		}
 	}
 	return strings.Join(parts, ", ")
-}
-
-// argLabel names an argument as its tool property (SPEC §4.5): a
-// positional's name or _N, an option's or flag's long (else short) name,
-// a group's record type in lowercase.
-func argLabel(c *manifest.Command, i int) string {
-	a := &c.Args[i]
-	switch a.Kind {
-	case manifest.KindPos:
-		if a.Name != nil && *a.Name != "" {
-			return *a.Name
-		}
-		n := 0
-		for j := 0; j <= i; j++ {
-			if c.Args[j].Kind == manifest.KindPos {
-				n++
-			}
-		}
-		return fmt.Sprintf("_%d", n)
-	case manifest.KindOpt, manifest.KindFlag:
-		if a.Long != "" {
-			return a.Long
-		}
-		return a.Short
-	case manifest.KindGrp:
-		if a.TypeName != "" {
-			return strings.ToLower(a.TypeName)
-		}
-		return "group"
-	}
-	return a.Kind
 }
 
 // namedArguments turns a positional call into the named arguments of the
@@ -230,7 +199,7 @@ func namedArguments(c *manifest.Command, args []json.RawMessage) (json.RawMessag
 			}
 			continue
 		}
-		named[argLabel(c, i)] = v
+		named[argmap.PropertyName(c, i)] = v
 	}
 	return json.Marshal(named)
 }
@@ -314,7 +283,7 @@ func describe(p *program) *discoverModule {
 			if a.Kind == manifest.KindFlag && typ == "" {
 				typ = "Bool"
 			}
-			dc.Arguments = append(dc.Arguments, discoverArg{Position: i + 1, Kind: a.Kind, Name: argLabel(c, i),
+			dc.Arguments = append(dc.Arguments, discoverArg{Position: i + 1, Kind: a.Kind, Name: argmap.PropertyName(c, i),
 				Type: typ, Schema: a.Schema, Description: strings.Join(a.Desc, " "), Default: a.Default})
 		}
 		d.Commands = append(d.Commands, dc)

@@ -50,16 +50,16 @@ func (s *Server) emptyFeature(method string, params json.RawMessage, version str
 			// An empty list has no pages: no cursor can be one of ours.
 			return nil, errorf(CodeInvalidParams, "invalid params: unknown cursor %q (%s has a single, empty page)", *p.Cursor, method), true
 		}
-		res := object{{key, []any{}}}
+		res := object{{Key: key, Value: []any{}}}
 		if stateless {
-			res = append(res, member{"ttlMs", s.opts.CacheTTL.Milliseconds()}, member{"cacheScope", "public"})
+			res = append(res, member{Key: "ttlMs", Value: s.opts.CacheTTL.Milliseconds()}, member{Key: "cacheScope", Value: "public"})
 			res = s.statelessResult(res)
 		}
 		return res, nil, true
 	}
 	switch method {
 	case "completion/complete":
-		res := object{{"completion", object{{"values", []string{}}, {"total", 0}, {"hasMore", false}}}}
+		res := object{{Key: "completion", Value: object{{Key: "values", Value: []string{}}, {Key: "total", Value: 0}, {Key: "hasMore", Value: false}}}}
 		if stateless {
 			res = s.statelessResult(res)
 		}

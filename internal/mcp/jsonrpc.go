@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/nexus-mcp/nexus/internal/argmap"
 )
 
 // JSON-RPC 2.0 error codes (JSON-RPC 2.0 §5.1) and MCP's own.
@@ -239,32 +240,9 @@ func jsonKind(raw json.RawMessage) string {
 	}
 }
 
-// object is a JSON object that keeps its key order; values are marshalled
-// with encoding/json (without HTML escaping).
-type object []member
-
-type member struct {
-	key   string
-	value any
-}
-
-// MarshalJSON writes the members in order.
-func (o object) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, m := range o {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(m.key)
-		b.Write(k)
-		b.WriteByte(':')
-		v, err := marshalCompact(m.value)
-		if err != nil {
-			return nil, fmt.Errorf("member %q: %w", m.key, err)
-		}
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
+// object is a JSON object that keeps its key order (results whose key order
+// the spec's examples show); argmap's, which tool objects already use.
+type (
+	object = argmap.Object
+	member = argmap.Member
+)

@@ -84,15 +84,15 @@ func (s *Server) dispatchStateless(ctx context.Context, r *Request) (any, *Error
 // the server's identity in _meta.
 func (s *Server) statelessResult(o object) object {
 	return append(o,
-		member{"resultType", "complete"},
-		member{"_meta", map[string]any{MetaServerInfo: s.info}})
+		member{Key: "resultType", Value: "complete"},
+		member{Key: "_meta", Value: map[string]any{MetaServerInfo: s.info}})
 }
 
 func (s *Server) discover() object {
 	return s.statelessResult(object{
-		{"supportedVersions", SupportedVersions()},
-		{"capabilities", s.capabilities(StatelessVersion)},
-		{"ttlMs", s.opts.CacheTTL.Milliseconds()},
-		{"cacheScope", "public"},
+		{Key: "supportedVersions", Value: SupportedVersions()},
+		{Key: "capabilities", Value: s.capabilities(StatelessVersion)},
+		{Key: "ttlMs", Value: s.opts.CacheTTL.Milliseconds()},
+		{Key: "cacheScope", Value: "public"},
 	})
 }

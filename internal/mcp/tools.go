@@ -51,14 +51,14 @@ func (s *Server) listTools(params json.RawMessage, version string) (any, *Error)
 	for _, t := range s.tools[start:end] {
 		page = append(page, t.Object(view))
 	}
-	res := object{{"tools", page}}
+	res := object{{Key: "tools", Value: page}}
 	if end < len(s.tools) {
-		res = append(res, member{"nextCursor", s.encodeCursor(end)})
+		res = append(res, member{Key: "nextCursor", Value: s.encodeCursor(end)})
 	}
 	if f.stateless {
 		res = append(res,
-			member{"ttlMs", s.opts.CacheTTL.Milliseconds()},
-			member{"cacheScope", "public"})
+			member{Key: "ttlMs", Value: s.opts.CacheTTL.Milliseconds()},
+			member{Key: "cacheScope", Value: "public"})
 		res = s.statelessResult(res)
 	}
 	return res, nil
