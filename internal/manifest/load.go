@@ -234,6 +234,11 @@ func (m *Manifest) validate() error {
 		if len(p.Exec) == 0 || p.Exec[0] == "" {
 			return fail(at+".exec", "expected a non-empty argv array to start the pool")
 		}
+		w, err := parseWorkers(p.Metadata["workers"])
+		if err != nil {
+			return fail(at+".metadata.workers", "%v", err)
+		}
+		m.Pools[i].Workers = w
 	}
 	names := map[string]int{}
 	for i := range m.Commands {
@@ -263,6 +268,11 @@ func (m *Manifest) validate() error {
 		if err := c.parseTypes(at); err != nil {
 			return err
 		}
+		timeout, err := parseTimeout(c.Metadata["timeout"])
+		if err != nil {
+			return fail(at+".metadata.timeout", "%v", err)
+		}
+		c.Timeout = timeout
 	}
 	for i := range m.Commands {
 		c := &m.Commands[i]

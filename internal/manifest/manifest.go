@@ -7,6 +7,7 @@ package manifest
 
 import (
 	"encoding/json"
+	"time"
 )
 
 // Manifest is a decoded, validated manifest.json.
@@ -41,6 +42,8 @@ type Pool struct {
 	PoolHash        string                     `json:"pool_hash"`
 	AllowStringNull bool                       `json:"allow_string_null"`
 	Metadata        map[string]json.RawMessage `json:"metadata"`
+	// Workers is metadata.workers: the pool's process count, 0 when unset.
+	Workers int `json:"-"`
 }
 
 // Group is a CLI help section.
@@ -72,6 +75,8 @@ type Command struct {
 	Group       *string                    `json:"group"`
 	// Expr is the expression tree of a pure command, kept for the evaluator.
 	Expr json.RawMessage `json:"expr,omitempty"`
+	// Timeout is metadata.timeout: 0 when unset, NoTimeout for "none".
+	Timeout time.Duration `json:"-"`
 }
 
 // Return describes a command's result.

@@ -1,0 +1,64 @@
+package manifest
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+)
+
+// nexus's own settings, read from the metadata objects morloc passes through
+// untouched: a pool's metadata.workers and a command's metadata.timeout.
+
+// MaxWorkers bounds a pool's metadata.workers: more is a typo, not a plan.
+const MaxWorkers = 256
+
+// NoTimeout is Command.Timeout for "metadata.timeout": 0, a command that
+// may run as long as it likes.
+const NoTimeout time.Duration = -1
+
+// parseWorkers reads metadata.workers: how many processes a pool runs
+// (docs/pool-protocol.md, "Workers"); 0 when it does not say.
+func parseWorkers(raw json.RawMessage) (int, error) {
+	if raw == nil || string(raw) == "null" {
+		return 0, nil
+	}
+	var n int
+	if err := json.Unmarshal(raw, &n); err != nil || n < 1 || n > MaxWorkers {
+		return 0, fmt.Errorf("expected an integer from 1 to %d, got %s", MaxWorkers, raw)
+	}
+	return n, nil
+}
+
+// parseTimeout reads metadata.timeout: a Go duration string ("90s", "2m") or
+// a number of seconds; 0 is NoTimeout; absent is 0 (the server's default).
+func parseTimeout(raw json.RawMessage) (time.Duration, error) {
+	if raw == nil || string(raw) == "null" {
+		return 0, nil
+	}
+	bad := fmt.Errorf("expected a duration such as \"90s\" or a number of seconds (0 for none), got %s", raw)
+	var d time.Duration
+	var text string
+	var seconds float64
+	switch {
+	case json.Unmarshal(raw, &text) == nil:
+		var err error
+		if d, err = time.ParseDuration(text); err != nil {
+			return 0, bad
+		}
+	case json.Unmarshal(raw, &seconds) == nil:
+		if seconds > float64(math.MaxInt64/int64(time.Second)) {
+			return 0, bad
+		}
+		d = time.Duration(seconds * float64(time.Second))
+	default:
+		return 0, bad
+	}
+	switch {
+	case d < 0:
+		return 0, bad
+	case d == 0:
+		return NoTimeout, nil
+	}
+	return d, nil
+}
