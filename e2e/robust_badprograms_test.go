@@ -20,8 +20,8 @@ func TestBadPrograms(t *testing.T) {
 		reply  []string
 	}{
 		{"missing-executable", nil, "native",
-			"pool cpp failed to start: " + bad("missing-executable") + "/pools/cpp/pool-cpp.out does not exist (is the program built?)",
-			[]string{"pool cpp failed to start: " + bad("missing-executable") + "/pools/cpp/pool-cpp.out does not exist (is the program built?)"}},
+			"pool cpp failed to start: " + bad("missing-executable") + "/pools/cpp/pool-cpp.out not found — build the program first",
+			[]string{"pool cpp failed to start: " + bad("missing-executable") + "/pools/cpp/pool-cpp.out not found — build the program first"}},
 		{"no-interpreter", nil, "native",
 			"pool py failed to start: python9-nexus-missing is not installed (there is no python9-nexus-missing in PATH)",
 			[]string{"pool py failed to start: python9-nexus-missing is not installed (there is no python9-nexus-missing in PATH)"}},

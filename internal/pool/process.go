@@ -194,7 +194,7 @@ func execError(arg, path string, err error) error {
 		if _, statErr := os.Stat(path); statErr == nil {
 			return fmt.Errorf("%s exists but its interpreter (its #! line) is not installed", path)
 		}
-		return fmt.Errorf("%s does not exist (is the program built?)", path)
+		return fmt.Errorf("%s not found — build the program first", path)
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Errorf("%s is not executable", path)
 	}

@@ -430,7 +430,7 @@ func TestStartFailures(t *testing.T) {
 			"pool py failed to start: python9-nexus-missing is not installed (there is no python9-nexus-missing in PATH)",
 		}},
 		{"missing relative executable", []string{"pools/missing/pool.out"}, 0, []string{
-			"pool py failed to start: " + filepath.Join(testdataDir(t), "pools/missing/pool.out") + " does not exist (is the program built?)",
+			"pool py failed to start: " + filepath.Join(testdataDir(t), "pools/missing/pool.out") + " not found — build the program first",
 		}},
 		{"never ready", []string{"python3", "silent.py"}, 300 * time.Millisecond, []string{
 			"pool py never became ready within 300ms",
