@@ -112,33 +112,15 @@ func buildCppTestPool(t *testing.T) string {
 	return exe
 }
 
-// cppOutput collects pool output and logs while pools write them.
-type cppOutput struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (o *cppOutput) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.Write(p)
-}
-
-func (o *cppOutput) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.String()
-}
-
 type cppTestPool struct {
 	*Set
-	output *cppOutput
-	logs   *cppOutput
+	output *syncBuffer
+	logs   *syncBuffer
 }
 
 func startCppPool(t *testing.T, exe string, opts Options) *cppTestPool {
 	t.Helper()
-	p := &cppTestPool{output: &cppOutput{}, logs: &cppOutput{}}
+	p := &cppTestPool{output: &syncBuffer{}, logs: &syncBuffer{}}
 	opts.Stderr = p.output
 	opts.Logger = slog.New(slog.NewTextHandler(p.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if opts.StopGrace == 0 {
@@ -188,18 +170,6 @@ func (p *cppTestPool) pid(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return pid
-}
-
-// waitForOutput waits for the pool's output to hold want: it travels on its
-// own pipe, so it may trail the reply of the call that printed it.
-func (p *cppTestPool) waitForOutput(t *testing.T, want string) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(p.output.String(), want); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Errorf("pool output lacks %q:\n%s", want, p.output)
-			return
-		}
-	}
 }
 
 func testCppValues(t *testing.T, exe string) {
@@ -567,7 +537,7 @@ func testCppOutput(t *testing.T, exe string) {
 		t.Errorf("chatty() = %s", got)
 	}
 	for _, line := range []string{"from cout", "from printf", "from-cpp-child"} {
-		p.waitForOutput(t, "[pool cpp] "+line+"\n")
+		p.output.waitFor(t, "[pool cpp] "+line+"\n", 5*time.Second)
 	}
 	if got := p.mustCall(t, cppFdsInherited, `[]`); got != `"closed"` {
 		t.Errorf("a child of the pool sees descriptor 3 or 4: %s", got)

@@ -5,7 +5,6 @@ package pool
 // what the Set does not show (cancel replies, exit statuses).
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -74,28 +73,10 @@ func needR(t *testing.T) {
 	}
 }
 
-// rOutput collects pool output and logs while pools write them.
-type rOutput struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (o *rOutput) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.Write(p)
-}
-
-func (o *rOutput) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.String()
-}
-
 type rSet struct {
 	*Set
 	index  int
-	output *rOutput
+	output *syncBuffer
 }
 
 func rTestdata(t *testing.T) string {
@@ -123,7 +104,7 @@ func startRSet(t *testing.T, spec Spec, opts Options) *rSet {
 	if spec.Workers == 0 {
 		spec.Workers = 1
 	}
-	output := &rOutput{}
+	output := &syncBuffer{}
 	opts.Stderr = output
 	opts.Logger = slog.New(slog.NewTextHandler(output, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if opts.StartTimeout == 0 {
@@ -161,16 +142,6 @@ func (s *rSet) mustCall(t *testing.T, mid int, args ...string) string {
 		t.Fatalf("call of mid %d: %v", mid, err)
 	}
 	return string(v)
-}
-
-func (s *rSet) waitForOutput(t *testing.T, want string) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(s.output.String(), want); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Errorf("pool output lacks %q", want)
-			return
-		}
-	}
 }
 
 func jsonText(t *testing.T, v any) string {
@@ -401,7 +372,7 @@ func TestROutputStaysOffTheProtocol(t *testing.T) {
 		t.Errorf("chatty() = %s", got)
 	}
 	for _, want := range []string{"[pool r] to stdout\n", "[pool r] to stderr\n", "[pool r] Warning in chatty() : careful\n", "[pool r] from-child\n"} {
-		s.waitForOutput(t, want)
+		s.output.waitFor(t, want, 10*time.Second)
 	}
 }
 
@@ -569,104 +540,18 @@ func TestRCombatIntro(t *testing.T) {
 	}
 }
 
-// rRawPool runs testdata/r/pool.R on bare pipes, so that tests can speak
-// the protocol to the R runtime frame by frame.
-type rRawPool struct {
-	cmd    *exec.Cmd
-	in     *os.File // nexus → pool (its fd 3)
-	out    *os.File // pool → nexus (its fd 4)
-	r      *bufio.Reader
-	output rOutput
-}
-
-func startRRawPool(t *testing.T, extraEnv ...string) *rRawPool {
+// startRRawPool runs testdata/r/pool.R on bare pipes (see rawPool).
+func startRRawPool(t *testing.T, extraEnv ...string) *rawPool {
 	t.Helper()
 	return startRRawPoolWith(t, func(cmd *exec.Cmd) { cmd.Env = append(cmd.Env, extraEnv...) })
 }
 
 // startRRawPoolWith lets setup change the command before it starts.
-func startRRawPoolWith(t *testing.T, setup func(*exec.Cmd)) *rRawPool {
+func startRRawPoolWith(t *testing.T, setup func(*exec.Cmd)) *rawPool {
 	t.Helper()
 	needR(t)
-	rt, err := RuntimeDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &rRawPool{in: inW, out: outR, r: bufio.NewReader(outR)}
-	p.cmd = exec.Command("Rscript", "pool.R")
-	p.cmd.Dir = rTestdata(t)
-	p.cmd.Env = poolEnv("r", 1, rt)
-	p.cmd.ExtraFiles = []*os.File{inR, outW}
-	p.cmd.Stdout = &p.output
-	p.cmd.Stderr = &p.output
-	setup(p.cmd)
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	inR.Close()
-	outW.Close()
-	t.Cleanup(func() {
-		p.in.Close()
-		p.out.Close()
-		p.cmd.Process.Kill()
-		p.cmd.Wait()
-		if t.Failed() {
-			t.Logf("pool output:\n%s", p.output.String())
-		}
-	})
-	return p
-}
-
-func (p *rRawPool) send(t *testing.T, frame string) {
-	t.Helper()
-	if err := writeFrame(p.in, []byte(frame)); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// recv returns the next frame, decoded with numbers as their JSON text.
-func (p *rRawPool) recv(t *testing.T) map[string]any {
-	t.Helper()
-	p.out.SetReadDeadline(time.Now().Add(60 * time.Second))
-	payload, err := readFrame(p.r)
-	if err != nil {
-		t.Fatalf("reading a frame from the pool: %v; its output:\n%s", err, p.output.String())
-	}
-	d := json.NewDecoder(bytes.NewReader(payload))
-	d.UseNumber()
-	var m map[string]any
-	if err := d.Decode(&m); err != nil {
-		t.Fatalf("frame %q: %v", payload, err)
-	}
-	return m
-}
-
-func (p *rRawPool) exitCode(t *testing.T) int {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- p.cmd.Wait() }()
-	select {
-	case err := <-done:
-		var exitErr *exec.ExitError
-		if errors.As(err, &exitErr) {
-			return exitErr.ExitCode()
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return 0
-	case <-time.After(20 * time.Second):
-		t.Fatal("the pool did not exit")
-		return -1
-	}
+	return startRawProcess(t, &rawPool{recvWait: 60 * time.Second, exitWait: 20 * time.Second, useNumber: true},
+		"r", rTestdata(t), []string{"Rscript", "pool.R"}, setup)
 }
 
 func TestRReady(t *testing.T) {
@@ -765,27 +650,27 @@ func TestRCancelFrames(t *testing.T) {
 func TestRExit(t *testing.T) {
 	tests := []struct {
 		name       string
-		send       func(p *rRawPool, t *testing.T)
+		send       func(p *rawPool, t *testing.T)
 		wantStatus int
 		wantOutput string
 	}{
-		{"end of file", func(p *rRawPool, t *testing.T) { p.in.Close() }, 0, ""},
-		{"shutdown", func(p *rRawPool, t *testing.T) { p.send(t, `{"type":"shutdown"}`) }, 0, ""},
-		{"shutdown while a call sleeps", func(p *rRawPool, t *testing.T) {
+		{"end of file", func(p *rawPool, t *testing.T) { p.in.Close() }, 0, ""},
+		{"shutdown", func(p *rawPool, t *testing.T) { p.send(t, `{"type":"shutdown"}`) }, 0, ""},
+		{"shutdown while a call sleeps", func(p *rawPool, t *testing.T) {
 			p.send(t, fmt.Sprintf(`{"type":"call","id":1,"mid":%d,"args":["/nonexistent/marker"],"progress":true}`, rSleepUntilCancelled))
 			p.recv(t) // progress: the call runs
 			p.send(t, `{"type":"shutdown"}`)
 		}, 0, ""},
-		{"end of file while a call sleeps", func(p *rRawPool, t *testing.T) {
+		{"end of file while a call sleeps", func(p *rawPool, t *testing.T) {
 			p.send(t, fmt.Sprintf(`{"type":"call","id":1,"mid":%d,"args":["/nonexistent/marker"],"progress":true}`, rSleepUntilCancelled))
 			p.recv(t)
 			p.in.Close()
 		}, 0, ""},
-		{"bad frame length", func(p *rRawPool, t *testing.T) { p.in.Write([]byte{0, 0, 0, 1, '1'}) }, 2, "nexus pool: protocol error: frame length 1 is outside 2..268435456"},
-		{"not an object", func(p *rRawPool, t *testing.T) { p.send(t, `[1,2]`) }, 2, "nexus pool: protocol error: a message is not an object with a type"},
-		{"not JSON", func(p *rRawPool, t *testing.T) { p.send(t, `{"type":`) }, 2, "nexus pool: protocol error: bad message"},
-		{"args not an array", func(p *rRawPool, t *testing.T) { p.send(t, `{"type":"call","id":1,"mid":1,"args":5}`) }, 2, "args is not an array"},
-		{"cut frame", func(p *rRawPool, t *testing.T) { p.in.Write([]byte{0, 0, 0, 9, '{'}); p.in.Close() }, 2, "end of file inside a frame of 9 bytes"},
+		{"bad frame length", func(p *rawPool, t *testing.T) { p.in.Write([]byte{0, 0, 0, 1, '1'}) }, 2, "nexus pool: protocol error: frame length 1 is outside 2..268435456"},
+		{"not an object", func(p *rawPool, t *testing.T) { p.send(t, `[1,2]`) }, 2, "nexus pool: protocol error: a message is not an object with a type"},
+		{"not JSON", func(p *rawPool, t *testing.T) { p.send(t, `{"type":`) }, 2, "nexus pool: protocol error: bad message"},
+		{"args not an array", func(p *rawPool, t *testing.T) { p.send(t, `{"type":"call","id":1,"mid":1,"args":5}`) }, 2, "args is not an array"},
+		{"cut frame", func(p *rawPool, t *testing.T) { p.in.Write([]byte{0, 0, 0, 9, '{'}); p.in.Close() }, 2, "end of file inside a frame of 9 bytes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

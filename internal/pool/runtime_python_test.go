@@ -2,6 +2,7 @@ package pool
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -12,19 +13,24 @@ import (
 	"time"
 )
 
-// rawPool runs testdata/pools/pool.py on bare pipes, so that tests can
-// speak the protocol to the Python runtime frame by frame.
+// rawPool runs a pool on bare pipes, so that tests can speak the protocol
+// to a language runtime frame by frame.
 type rawPool struct {
 	cmd    *exec.Cmd
 	in     *os.File // nexus → pool (its fd 3)
 	out    *os.File // pool → nexus (its fd 4)
 	r      *bufio.Reader
-	stderr syncBuffer
+	output syncBuffer // the pool's stdout and stderr
+
+	recvWait  time.Duration // how long recv waits for a frame
+	exitWait  time.Duration // how long exitCode waits for the exit
+	useNumber bool          // recv keeps numbers as their JSON text
 }
 
-func startRawPool(t *testing.T) *rawPool {
+// startRawProcess starts argv in dir as a pool of lang, with fds 3 and 4
+// and the environment nexus gives pools; setup may change the command.
+func startRawProcess(t *testing.T, p *rawPool, lang, dir string, argv []string, setup func(*exec.Cmd)) *rawPool {
 	t.Helper()
-	needPython(t)
 	rt, err := RuntimeDir()
 	if err != nil {
 		t.Fatal(err)
@@ -37,13 +43,16 @@ func startRawPool(t *testing.T) *rawPool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &rawPool{in: inW, out: outR, r: bufio.NewReader(outR)}
-	p.cmd = exec.Command("python3", "pool.py")
-	p.cmd.Dir = testdataDir(t)
-	p.cmd.Env = poolEnv("py", 1, rt)
+	p.in, p.out, p.r = inW, outR, bufio.NewReader(outR)
+	p.cmd = exec.Command(argv[0], argv[1:]...)
+	p.cmd.Dir = dir
+	p.cmd.Env = poolEnv(lang, 1, rt)
 	p.cmd.ExtraFiles = []*os.File{inR, outW}
-	p.cmd.Stdout = &p.stderr
-	p.cmd.Stderr = &p.stderr
+	p.cmd.Stdout = &p.output
+	p.cmd.Stderr = &p.output
+	if setup != nil {
+		setup(p.cmd)
+	}
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -54,8 +63,19 @@ func startRawPool(t *testing.T) *rawPool {
 		p.out.Close()
 		p.cmd.Process.Kill()
 		p.cmd.Wait()
+		if t.Failed() {
+			t.Logf("pool output:\n%s", p.output.String())
+		}
 	})
 	return p
+}
+
+// startRawPool runs testdata/pools/pool.py with the Python runtime.
+func startRawPool(t *testing.T) *rawPool {
+	t.Helper()
+	needPython(t)
+	return startRawProcess(t, &rawPool{recvWait: 20 * time.Second, exitWait: 10 * time.Second},
+		"py", testdataDir(t), []string{"python3", "pool.py"}, nil)
 }
 
 func (p *rawPool) send(t *testing.T, frame string) {
@@ -68,13 +88,17 @@ func (p *rawPool) send(t *testing.T, frame string) {
 // recv returns the next frame, decoded.
 func (p *rawPool) recv(t *testing.T) map[string]any {
 	t.Helper()
-	p.out.SetReadDeadline(time.Now().Add(20 * time.Second))
+	p.out.SetReadDeadline(time.Now().Add(p.recvWait))
 	payload, err := readFrame(p.r)
 	if err != nil {
-		t.Fatalf("reading a frame from the pool: %v; its output:\n%s", err, p.stderr.String())
+		t.Fatalf("reading a frame from the pool: %v; its output:\n%s", err, p.output.String())
+	}
+	d := json.NewDecoder(bytes.NewReader(payload))
+	if p.useNumber {
+		d.UseNumber()
 	}
 	var m map[string]any
-	if err := json.Unmarshal(payload, &m); err != nil {
+	if err := d.Decode(&m); err != nil {
 		t.Fatalf("frame %q: %v", payload, err)
 	}
 	return m
@@ -95,7 +119,7 @@ func (p *rawPool) exitCode(t *testing.T) int {
 			t.Fatal(err)
 		}
 		return 0
-	case <-time.After(10 * time.Second):
+	case <-time.After(p.exitWait):
 		t.Fatal("the pool did not exit")
 		return -1
 	}
@@ -169,10 +193,10 @@ func TestPythonExit(t *testing.T) {
 			p.recv(t) // ready
 			tt.send(p, t)
 			if got := p.exitCode(t); got != tt.wantStatus {
-				t.Errorf("exit status %d, want %d; output:\n%s", got, tt.wantStatus, p.stderr.String())
+				t.Errorf("exit status %d, want %d; output:\n%s", got, tt.wantStatus, p.output.String())
 			}
-			if !strings.Contains(p.stderr.String(), tt.wantOutput) {
-				t.Errorf("output %q lacks %q", p.stderr.String(), tt.wantOutput)
+			if !strings.Contains(p.output.String(), tt.wantOutput) {
+				t.Errorf("output %q lacks %q", p.output.String(), tt.wantOutput)
 			}
 		})
 	}

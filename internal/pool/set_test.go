@@ -81,6 +81,19 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
+// waitFor waits up to within for the output to hold want: pool output
+// travels on its own pipe, so it may trail the reply of the call that
+// printed it.
+func (b *syncBuffer) waitFor(t *testing.T, want string, within time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(within); !strings.Contains(b.String(), want); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("pool output lacks %q:\n%s", want, b)
+			return
+		}
+	}
+}
+
 type testSet struct {
 	*Set
 	stderr *syncBuffer
@@ -122,18 +135,6 @@ func startTestSet(t *testing.T, spec Spec, opts Options) *testSet {
 		}
 	})
 	return ts
-}
-
-// waitForOutput waits for pool output to hold want: output travels on its
-// own pipe, so it may trail the reply of the call that printed it.
-func (ts *testSet) waitForOutput(t *testing.T, want string) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(ts.stderr.String(), want); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Errorf("pool output lacks %q:\n%s", want, ts.stderr)
-			return
-		}
-	}
 }
 
 func needPython(t *testing.T) {
@@ -223,7 +224,7 @@ func TestCallValues(t *testing.T) {
 			}
 		})
 	}
-	ts.waitForOutput(t, "[pool py] echo called with 4 arguments\n")
+	ts.stderr.waitFor(t, "[pool py] echo called with 4 arguments\n", 5*time.Second)
 }
 
 func TestCallErrors(t *testing.T) {
@@ -464,7 +465,7 @@ func TestFailedStartOutputIsCopied(t *testing.T) {
 	if _, err := ts.call(t, midPID); err == nil {
 		t.Fatal("the call succeeded")
 	}
-	ts.waitForOutput(t, "[pool py] loading the model from weights.bin\n[pool py] FileNotFoundError: weights.bin\n")
+	ts.stderr.waitFor(t, "[pool py] loading the model from weights.bin\n[pool py] FileNotFoundError: weights.bin\n", 5*time.Second)
 }
 
 // A pool that failed to start is tried again by the next call.
@@ -592,7 +593,7 @@ func TestWorkersShareCalls(t *testing.T) {
 	if busyWorker2 == idleWorker1 {
 		t.Errorf("both calls went to pid %d: calls are not spread over the workers", idleWorker1)
 	}
-	ts.waitForOutput(t, "[pool py#2] echo called with 0 arguments\n")
+	ts.stderr.waitFor(t, "[pool py#2] echo called with 0 arguments\n", 5*time.Second)
 }
 
 func TestCloseLeavesNoProcess(t *testing.T) {
