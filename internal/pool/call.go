@@ -10,6 +10,9 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	"github.com/nexus-mcp/nexus/internal/jsontext"
+	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
 // CallOptions tunes one call. Name and Timeout default to the Spec's
@@ -22,6 +25,12 @@ type CallOptions struct {
 	// Timeout bounds the call, from Call to its reply, start of the pool
 	// included; a negative value means none.
 	Timeout time.Duration
+	// Arrays are the arrays among the arguments (Path[0] indexes them),
+	// whose places in the JSON hold null. A pool that does not take an
+	// array's dtype gets it as JSON.
+	Arrays []ndarray.Array
+	// Ret, when set, lets a pool that takes arrays send its result as one.
+	Ret *ndarray.Ret
 }
 
 // TimeoutError reports a call that did not finish within its timeout. The
@@ -77,7 +86,7 @@ type pendingCall struct {
 }
 
 type callReply struct {
-	value   json.RawMessage
+	value   ndarray.Value
 	content json.RawMessage // the result's content blocks, if any
 	err     error
 }
@@ -114,36 +123,40 @@ type abandonedCall struct {
 // call sends one call and waits for its reply. When ctx ends or the call's
 // timeout passes first, it tells the pool to cancel the call and returns at
 // once; the process is replaced if the call does not stop.
-func (p *process) call(ctx context.Context, c *callRequest) (json.RawMessage, error) {
-	args := c.args
-	if args == nil {
-		args = []json.RawMessage{} // the protocol wants an array, never null
-	}
+func (p *process) call(ctx context.Context, c *callRequest) (ndarray.Value, error) {
 	h := c.opts.Hooks
 	p.mu.Lock()
 	if err := p.unusableErr(); err != nil {
 		p.mu.Unlock()
-		return nil, &unstartedError{err}
+		return ndarray.Value{}, &unstartedError{err}
 	}
 	p.nextID++
 	id := p.nextID
 	p.mu.Unlock()
-	payload, err := json.Marshal(callMessage{Type: typeCall, ID: id, Mid: c.mid, Args: validUTF8(args), Progress: h.Progress != nil})
-	if err != nil {
-		return nil, fmt.Errorf("pool %s: encoding the call's arguments: %w", p.label, err)
+	args, arrays, err := p.adaptArrays(c.args, c.opts.Arrays)
+	if err == nil {
+		err = checkArgs(args)
 	}
-	if len(payload) > MaxFrameSize {
-		return nil, fmt.Errorf("pool %s: the call's arguments take %d bytes, over the %d MiB frame limit", p.label, len(payload), MaxFrameSize>>20)
+	if err != nil {
+		return ndarray.Value{}, fmt.Errorf("pool %s: encoding the call's arguments: %w", p.label, err)
+	}
+	ret := c.opts.Ret
+	if len(p.dtypes) == 0 {
+		ret = nil
+	}
+	payload := appendCall(id, c.mid, validUTF8(args), h.Progress != nil, arrays, ret)
+	if len(payload)-frameHeader > MaxFrameSize {
+		return ndarray.Value{}, fmt.Errorf("pool %s: the call's arguments take %d bytes, over the %d MiB frame limit", p.label, len(payload)-frameHeader, MaxFrameSize>>20)
 	}
 	pc := &pendingCall{hooks: h, reply: make(chan callReply, 1)}
 	p.mu.Lock()
 	if err := p.unusableErr(); err != nil {
 		p.mu.Unlock()
-		return nil, &unstartedError{err}
+		return ndarray.Value{}, &unstartedError{err}
 	}
 	p.inflight[id] = pc
 	p.mu.Unlock()
-	p.out.push(outFrame{payload: payload, id: id, call: pc})
+	p.out.push(outFrame{payload: payload, arrays: arrays, id: id, call: pc})
 
 	select {
 	case r := <-pc.reply:
@@ -154,13 +167,79 @@ func (p *process) call(ctx context.Context, c *callRequest) (json.RawMessage, er
 		return r.value, r.err
 	case <-ctx.Done():
 		p.giveUp(id, pc, c.name, "cancelled")
-		return nil, ctx.Err()
+		return ndarray.Value{}, ctx.Err()
 	case <-c.expired:
 		if r, answered := p.giveUp(id, pc, c.name, "timed out"); answered {
 			return r.value, r.err // the reply came as the time ran out
 		}
-		return nil, c.timedOut("")
+		return ndarray.Value{}, c.timedOut("")
 	}
+}
+
+// adaptArrays fits a call's arrays to the dtypes the process takes: an
+// i8 array becomes i4 when the pool takes only that and every element
+// fits; an array the pool cannot take goes into its argument as JSON.
+func (p *process) adaptArrays(args []json.RawMessage, arrays []ndarray.Array) ([]json.RawMessage, []ndarray.Array, error) {
+	if args == nil {
+		args = []json.RawMessage{} // the protocol wants an array, never null
+	}
+	if len(arrays) == 0 {
+		return args, nil, nil
+	}
+	var kept []ndarray.Array
+	copied := false
+	for i := range arrays {
+		a := arrays[i]
+		if p.takes(a.DType) {
+			kept = append(kept, a)
+			continue
+		}
+		if a.DType == ndarray.I8 && p.takes(ndarray.I4) {
+			if narrow, ok := ndarray.NarrowI8(&a); ok {
+				kept = append(kept, narrow)
+				continue
+			}
+		}
+		text, err := ndarray.AppendPoolJSON(nil, &a)
+		if err != nil {
+			return nil, nil, err
+		}
+		idx, ok := a.Path[0].(int)
+		if !ok || idx < 0 || idx >= len(args) {
+			return nil, nil, fmt.Errorf("array path %v names no argument", a.Path)
+		}
+		if !copied {
+			args = append([]json.RawMessage(nil), args...)
+			copied = true
+		}
+		placed, err := ndarray.Place(args[idx], a.Path[1:], text)
+		if err != nil {
+			return nil, nil, err
+		}
+		args[idx] = placed
+	}
+	return args, kept, nil
+}
+
+// checkArgs makes sure every argument is one JSON value: a broken one
+// would break the protocol and cost the pool its life.
+func checkArgs(args []json.RawMessage) error {
+	for i, a := range args {
+		if _, _, err := jsontext.Whole(a); err != nil {
+			return fmt.Errorf("argument %d is not valid JSON: %v", i+1, err)
+		}
+	}
+	return nil
+}
+
+// takes reports whether the process accepts arrays of dtype d.
+func (p *process) takes(d ndarray.DType) bool {
+	for _, t := range p.dtypes {
+		if t == d {
+			return true
+		}
+	}
+	return false
 }
 
 // unusableErr says why the process takes no more calls, or nil. p.mu is held.
@@ -336,11 +415,13 @@ func validUTF8(args []json.RawMessage) []json.RawMessage {
 	return args
 }
 
-// outFrame is one frame waiting to be written to the pool.
+// outFrame is one message waiting to be written to the pool, with the
+// blobs of its arrays.
 type outFrame struct {
-	payload []byte
-	id      uint64       // a call's id; 0 for other messages
-	call    *pendingCall // the call, for a call frame
+	payload []byte          // frameHeader bytes of room, then the message
+	arrays  []ndarray.Array // their data goes out as blobs before the message
+	id      uint64          // a call's id; 0 for other messages
+	call    *pendingCall    // the call, for a call frame
 }
 
 // outbox queues the frames for one process and writes them, in order, on
@@ -423,12 +504,21 @@ func (p *process) writeLoop() {
 				// is never sent again.
 				f.call.written.Store(true)
 			}
-			p.writeMu.Lock()
-			err := writeFrame(p.toPool, f.payload)
-			p.writeMu.Unlock()
-			if err != nil {
+			if err := p.writeMessage(f); err != nil {
 				return
 			}
 		}
 	}
+}
+
+// writeMessage writes one message and the blobs before it, as one unit.
+func (p *process) writeMessage(f outFrame) error {
+	p.writeMu.Lock()
+	defer p.writeMu.Unlock()
+	for i := range f.arrays {
+		if err := writeBlob(p.toPool, f.arrays[i].Data); err != nil {
+			return err
+		}
+	}
+	return writeHeaded(p.toPool, f.payload)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -23,14 +24,14 @@ func TestFrameRoundTrip(t *testing.T) {
 		if got := binary.BigEndian.Uint32(buf.Bytes()); int(got) != size {
 			t.Errorf("size %d: header says %d", size, got)
 		}
-		got, err := readFrame(&buf)
-		if err != nil {
-			t.Fatalf("size %d: readFrame: %v", size, err)
+		got, blob, err := readFrame(&buf)
+		if err != nil || blob {
+			t.Fatalf("size %d: readFrame: blob %v, %v", size, blob, err)
 		}
 		if !bytes.Equal(got, payload) {
 			t.Errorf("size %d: payload changed in the round trip", size)
 		}
-		if _, err := readFrame(&buf); err != io.EOF {
+		if _, _, err := readFrame(&buf); err != io.EOF {
 			t.Errorf("size %d: after the only frame, readFrame = %v, want io.EOF", size, err)
 		}
 	}
@@ -56,7 +57,9 @@ func TestReadFrameRejects(t *testing.T) {
 		want  string
 	}{
 		{"oversized length", header(MaxFrameSize + 1), "frame length 268435457 is outside 2..268435456"},
-		{"largest length", header(1<<32 - 1), "frame length 4294967295 is outside"},
+		{"largest blob length", header(1<<32 - 1), "blob length 2147483647 is over 268435456"},
+		{"oversized blob", header(blobBit | (MaxFrameSize + 1)), "blob length 268435457 is over"},
+		{"cut blob", append(header(blobBit|8), 1, 2, 3), "end of stream inside a frame of 8 bytes"},
 		{"empty frame", header(0), "frame length 0 is outside"},
 		{"one byte frame", append(header(1), '1'), "frame length 1 is outside"},
 		{"cut header", []byte{0, 0}, "end of stream inside a frame header"},
@@ -65,7 +68,7 @@ func TestReadFrameRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := readFrame(bytes.NewReader(tt.input))
+			_, _, err := readFrame(bytes.NewReader(tt.input))
 			var pe *ProtocolError
 			if !errors.As(err, &pe) {
 				t.Fatalf("readFrame = %v, want a *ProtocolError", err)
@@ -133,5 +136,47 @@ func TestDecodeInbound(t *testing.T) {
 				t.Errorf("decoded %+v", m)
 			}
 		})
+	}
+}
+
+// The bytes docs/pool-protocol.md shows for a blob of the int64s 1 and 2.
+func TestBlobFrameBytes(t *testing.T) {
+	var buf bytes.Buffer
+	data := binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, 1), 2)
+	if err := writeBlob(&buf, data); err != nil {
+		t.Fatal(err)
+	}
+	const want = "800000100100000000000000" + "0200000000000000"
+	if got := hex.EncodeToString(buf.Bytes()); got != want {
+		t.Errorf("blob frame = %s, want %s", got, want)
+	}
+	got, blob, err := readFrame(&buf)
+	if err != nil || !blob || !bytes.Equal(got, data) {
+		t.Errorf("readFrame = %x, blob %v, %v; want %x, a blob", got, blob, err, data)
+	}
+	var empty bytes.Buffer
+	if err := writeBlob(&empty, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, blob, err := readFrame(&empty); err != nil || !blob || len(got) != 0 {
+		t.Errorf("empty blob: readFrame = %x, blob %v, %v", got, blob, err)
+	}
+}
+
+// A header claiming a large body costs memory only as the bytes come: a
+// reader that sees 256 MiB announced and 10 bytes sent allocates about a
+// read chunk, not 256 MiB.
+func TestReadFrameGrowsWithTheBytes(t *testing.T) {
+	input := append(binary.BigEndian.AppendUint32(nil, MaxFrameSize), `{"a":1}xyz`...)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, _, err := readFrame(bytes.NewReader(input))
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "end of stream inside a frame") {
+		t.Fatalf("readFrame = %v, want end of stream inside a frame", err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 4*readChunk {
+		t.Errorf("reading a cut 256 MiB frame allocated %d bytes; want at most %d", grew, 4*readChunk)
 	}
 }

@@ -21,6 +21,8 @@ func frameOf(payload string) []byte {
 func FuzzPoolFrames(f *testing.F) {
 	for _, seed := range [][]byte{
 		frameOf(`{"type":"ready","protocol":1,"mids":[1,2],"concurrent":true}`),
+		frameOf(`{"type":"ready","protocol":2,"mids":[1],"concurrent":true,"arrays":["i8","f8"]}`),
+		append([]byte{0x80, 0, 0, 8, 1, 0, 0, 0, 0, 0, 0, 0}, frameOf(`{"type":"result","id":1,"value":null,"arrays":[{"path":[],"dtype":"i8","shape":[1]}]}`)...),
 		append(frameOf(`{"type":"result","id":1,"value":[1,"a",null],"content":[{"type":"text","text":"x"}]}`), frameOf(`{"type":"error","id":2,"message":"m","traceback":"t"}`)...),
 		frameOf(`{"type":"progress","id":3,"progress":1.5,"total":2,"message":"m"}`),
 		frameOf(`{"type":"log","level":"warning","data":{"k":1}}`),
@@ -34,7 +36,7 @@ func FuzzPoolFrames(f *testing.F) {
 		r := bufio.NewReader(bytes.NewReader(data))
 		consumed := 0
 		for {
-			payload, err := readFrame(r)
+			payload, blob, err := readFrame(r)
 			if err != nil {
 				var pe *ProtocolError
 				if !errors.Is(err, io.EOF) && !errors.As(err, &pe) {
@@ -43,8 +45,11 @@ func FuzzPoolFrames(f *testing.F) {
 				return
 			}
 			consumed += 4 + len(payload)
-			if len(payload) < minFrameSize || len(payload) > MaxFrameSize || consumed > len(data) {
+			if (!blob && len(payload) < minFrameSize) || len(payload) > MaxFrameSize || consumed > len(data) {
 				t.Fatalf("a payload of %d bytes after %d of %d bytes", len(payload), consumed, len(data))
+			}
+			if blob {
+				continue
 			}
 			msg, err := decodeInbound(payload)
 			if err != nil {

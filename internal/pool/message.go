@@ -4,10 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strconv"
+
+	"github.com/nexus-mcp/nexus/internal/jsontext"
+	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
-// protocolVersion is the version of docs/pool-protocol.md this package speaks.
-const protocolVersion = 1
+// protocolVersion is the version of docs/pool-protocol.md this package
+// speaks; it also serves pools of version 1, which have no arrays.
+const protocolVersion = 2
 
 // Message types (docs/pool-protocol.md, "Messages").
 const (
@@ -21,17 +26,41 @@ const (
 	typeShutdown = "shutdown"
 )
 
-// callMessage is the only nexus → pool message with a body worth a type.
-type callMessage struct {
-	Type     string            `json:"type"`
-	ID       uint64            `json:"id"`
-	Mid      int               `json:"mid"`
-	Args     []json.RawMessage `json:"args"`
-	Progress bool              `json:"progress"`
+// appendCall writes a call message (after frameHeader bytes of room) with
+// its arguments as they are: nexus made them, compact and valid.
+func appendCall(id uint64, mid int, args []json.RawMessage, progress bool, arrays []ndarray.Array, ret *ndarray.Ret) []byte {
+	size := frameHeader + 96
+	for _, a := range args {
+		size += len(a) + 1
+	}
+	b := make([]byte, frameHeader, size)
+	b = append(b, `{"type":"call","id":`...)
+	b = strconv.AppendUint(b, id, 10)
+	b = append(b, `,"mid":`...)
+	b = strconv.AppendInt(b, int64(mid), 10)
+	b = append(b, `,"args":[`...)
+	for i, a := range args {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, a...)
+	}
+	b = append(b, `],"progress":`...)
+	b = strconv.AppendBool(b, progress)
+	if len(arrays) > 0 {
+		b = append(b, `,"arrays":`...)
+		b = ndarray.AppendDescriptors(b, arrays)
+	}
+	if ret != nil {
+		b = append(b, `,"ret":`...)
+		b = ndarray.AppendRet(b, ret)
+	}
+	return append(b, '}')
 }
 
+// cancelFrame is a cancel message after frameHeader bytes of room.
 func cancelFrame(id uint64) []byte {
-	return fmt.Appendf(nil, `{"type":%q,"id":%d}`, typeCancel, id)
+	return fmt.Appendf(make([]byte, frameHeader, 48), `{"type":%q,"id":%d}`, typeCancel, id)
 }
 
 var shutdownFrame = []byte(`{"type":"shutdown"}`)
@@ -44,13 +73,16 @@ type inbound struct {
 	ID   *uint64 `json:"id"`
 
 	// ready
-	Protocol   int     `json:"protocol"`
-	Lang       string  `json:"lang"`
-	PID        int     `json:"pid"`
-	Mids       []int64 `json:"mids"`
-	Concurrent *bool   `json:"concurrent"`
+	Protocol   int             `json:"protocol"`
+	Lang       string          `json:"lang"`
+	PID        int             `json:"pid"`
+	Mids       []int64         `json:"mids"`
+	Concurrent *bool           `json:"concurrent"`
+	DTypes     []ndarray.DType `json:"-"` // ready's "arrays": the dtypes the pool takes
 
-	// result
+	// result; Arrays is also ready's list of dtypes
+	Arrays json.RawMessage `json:"arrays"`
+
 	Value   json.RawMessage `json:"value"`
 	Content json.RawMessage `json:"content"`
 
@@ -68,12 +100,81 @@ type inbound struct {
 	Data  json.RawMessage `json:"data"`
 }
 
-// decodeInbound parses one frame's payload and checks the members the
-// message's type requires.
+// decodeInbound parses one message's payload and checks the members the
+// message's type requires. It walks the object in place: a result's value
+// (which may be large) is a slice of payload, checked for syntax but never
+// decoded; the small members are decoded one by one. Member names match
+// exactly.
 func decodeInbound(payload []byte) (*inbound, error) {
 	var m inbound
-	if err := json.Unmarshal(payload, &m); err != nil {
-		return nil, protocolErrorf("bad message %.200q: %v", payload, err)
+	bad := func(format string, args ...any) error {
+		return protocolErrorf("bad message %.200q: %s", payload, fmt.Sprintf(format, args...))
+	}
+	start := jsontext.SkipSpace(payload, 0)
+	if start >= len(payload) || payload[start] != '{' {
+		if _, _, err := jsontext.Whole(payload); err != nil {
+			return nil, bad("%v", err)
+		}
+		return nil, bad("not a JSON object")
+	}
+	end, err := jsontext.Object(payload, start, func(key []byte, escaped bool, vs, ve int) error {
+		name := string(key[1 : len(key)-1])
+		if escaped {
+			name = jsontext.Unquote(key)
+		}
+		raw := json.RawMessage(payload[vs:ve])
+		var target any
+		switch name {
+		case "value":
+			m.Value = raw
+		case "content":
+			m.Content = raw
+		case "data":
+			m.Data = raw
+		case "arrays":
+			m.Arrays = raw
+		case "type":
+			target = &m.Type
+		case "id":
+			m.ID = nil
+			target = &m.ID
+		case "protocol":
+			target = &m.Protocol
+		case "lang":
+			target = &m.Lang
+		case "pid":
+			target = &m.PID
+		case "mids":
+			target = &m.Mids
+		case "concurrent":
+			target = &m.Concurrent
+		case "message":
+			target = &m.Message
+		case "traceback":
+			target = &m.Traceback
+		case "cancelled":
+			target = &m.Cancelled
+		case "progress":
+			target = &m.Progress
+		case "total":
+			target = &m.Total
+		case "level":
+			target = &m.Level
+		}
+		if target != nil {
+			if err := json.Unmarshal(raw, target); err != nil {
+				return fmt.Errorf("member %q: %v", name, err)
+			}
+		}
+		return nil
+	}, 1)
+	if err == nil {
+		if rest := jsontext.SkipSpace(payload, end); rest != len(payload) {
+			err = fmt.Errorf("data after the object")
+		}
+	}
+	if err != nil {
+		return nil, bad("%v", err)
 	}
 	if m.Type == "" {
 		return nil, protocolErrorf("message without a type: %.200q", payload)
@@ -87,11 +188,20 @@ func decodeInbound(payload []byte) (*inbound, error) {
 	if m.Type == typeProgress && m.Progress == nil {
 		return nil, protocolErrorf("progress message without a progress value: %.200q", payload)
 	}
-	if m.Type == typeResult && m.Value == nil {
+	if m.Type == typeResult && (m.Value == nil || string(m.Value) == "null") {
 		m.Value = json.RawMessage("null")
 	}
 	if string(m.Content) == "null" {
 		m.Content = nil
+	}
+	if string(m.Arrays) == "null" {
+		m.Arrays = nil
+	}
+	if m.Type == typeReady && m.Arrays != nil {
+		if err := json.Unmarshal(m.Arrays, &m.DTypes); err != nil {
+			return nil, protocolErrorf("ready message: arrays must be a list of dtypes: %.200q", payload)
+		}
+		m.Arrays = nil
 	}
 	return &m, nil
 }

@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
 const (
@@ -70,8 +72,9 @@ type process struct {
 	out            *outbox    // frames waiting for writeLoop
 	writeMu        sync.Mutex // one frame at a time on toPool
 	closeInputOnce sync.Once
-	mode           concurrency  // how the runtime runs calls; set before startProcess returns
-	mids           map[int]bool // the functions the pool says it has; nil if it did not say
+	mode           concurrency     // how the runtime runs calls; set before startProcess returns
+	mids           map[int]bool    // the functions the pool says it has; nil if it did not say
+	dtypes         []ndarray.DType // the array dtypes the pool takes (protocol 2); set before startProcess returns
 
 	readyAt  time.Time   // when the handshake ended; set before startProcess returns
 	answered atomic.Bool // the process has answered a call
@@ -207,10 +210,17 @@ func (p *process) handshake(ctx context.Context) error {
 	defer timer.Stop()
 	select {
 	case ready := <-p.readyCh:
-		if ready.Protocol != protocolVersion {
+		if ready.Protocol != 1 && ready.Protocol != protocolVersion {
 			p.stop()
-			return fmt.Errorf("pool %s failed to start: it speaks pool protocol %d; this nexus speaks %d",
+			return fmt.Errorf("pool %s failed to start: it speaks pool protocol %d; this nexus speaks 1 and %d",
 				p.label, ready.Protocol, protocolVersion)
+		}
+		if ready.Protocol >= 2 {
+			for _, d := range ready.DTypes {
+				if d.Size() > 0 {
+					p.dtypes = append(p.dtypes, d)
+				}
+			}
 		}
 		p.readyAt = time.Now()
 		p.checkMids(ready.Mids)
@@ -312,18 +322,31 @@ func (p *process) readLoop() {
 	defer close(p.readerDone)
 	r := bufio.NewReaderSize(p.fromPool, 64<<10)
 	ready := false
+	var blobs [][]byte // blobs waiting for the message they belong to
 	for {
-		payload, err := readFrame(r)
+		payload, blob, err := readFrame(r)
 		if err != nil {
 			if pe := (*ProtocolError)(nil); errors.As(err, &pe) {
 				p.protoErr = err
 			}
 			return // io.EOF, or our end closed by supervise
 		}
+		if blob {
+			blobs = append(blobs, payload)
+			continue
+		}
 		msg, err := decodeInbound(payload)
 		if err != nil {
 			p.protoErr = err
 			return
+		}
+		var arrays []ndarray.Array
+		if msg.Arrays != nil || len(blobs) > 0 {
+			if arrays, err = attachBlobs(msg, blobs); err != nil {
+				p.protoErr = err
+				return
+			}
+			blobs = nil
 		}
 		switch {
 		case msg.Type == typeReady && !ready:
@@ -334,7 +357,7 @@ func (p *process) readLoop() {
 		case !ready:
 			// Only log and ready count before the handshake.
 		case msg.Type == typeResult:
-			r := callReply{value: msg.Value, content: msg.Content}
+			r := callReply{value: ndarray.Value{JSON: msg.Value, Arrays: arrays}, content: msg.Content}
 			if msg.Content != nil {
 				if err := checkContent(msg.Content); err != nil {
 					r = callReply{err: fmt.Errorf("pool %s returned a bad result: %v", p.label, err)}
@@ -350,6 +373,31 @@ func (p *process) readLoop() {
 			}
 		}
 	}
+}
+
+// attachBlobs pairs a message's array descriptors with the blobs sent
+// before it. Only a result may carry arrays; the counts must agree.
+func attachBlobs(msg *inbound, blobs [][]byte) ([]ndarray.Array, error) {
+	if msg.Type != typeResult {
+		return nil, protocolErrorf("%s message after %d blobs: only a result carries arrays", msg.Type, len(blobs))
+	}
+	var arrays []ndarray.Array
+	if msg.Arrays != nil {
+		var err error
+		if arrays, err = ndarray.ParseDescriptors(msg.Arrays); err != nil {
+			return nil, protocolErrorf("result: %v", err)
+		}
+	}
+	if len(arrays) != len(blobs) {
+		return nil, protocolErrorf("result describes %d arrays but %d blobs came before it", len(arrays), len(blobs))
+	}
+	for i := range arrays {
+		arrays[i].Data = blobs[i]
+		if err := arrays[i].Check(); err != nil {
+			return nil, protocolErrorf("result: %v", err)
+		}
+	}
+	return arrays, nil
 }
 
 func (p *process) deliverLog(msg *inbound) {

@@ -85,13 +85,43 @@ func (p *rawPool) send(t *testing.T, frame string) {
 	}
 }
 
-// recv returns the next frame, decoded.
+// sendBlob sends one blob frame (protocol 2): the data of an array that
+// the next message describes.
+func (p *rawPool) sendBlob(t *testing.T, data []byte) {
+	t.Helper()
+	if err := writeBlob(p.in, data); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// recv returns the next message, decoded; it fails the test if blobs come
+// before it (recvWithBlobs takes those).
 func (p *rawPool) recv(t *testing.T) map[string]any {
 	t.Helper()
+	m, blobs := p.recvWithBlobs(t)
+	if len(blobs) > 0 {
+		t.Fatalf("%d blobs came before the message %v", len(blobs), m)
+	}
+	return m
+}
+
+// recvWithBlobs returns the next message, decoded, and the blobs that came
+// before it.
+func (p *rawPool) recvWithBlobs(t *testing.T) (map[string]any, [][]byte) {
+	t.Helper()
 	p.out.SetReadDeadline(time.Now().Add(p.recvWait))
-	payload, err := readFrame(p.r)
-	if err != nil {
-		t.Fatalf("reading a frame from the pool: %v; its output:\n%s", err, p.output.String())
+	var blobs [][]byte
+	var payload []byte
+	for {
+		body, blob, err := readFrame(p.r)
+		if err != nil {
+			t.Fatalf("reading a frame from the pool: %v; its output:\n%s", err, p.output.String())
+		}
+		if !blob {
+			payload = body
+			break
+		}
+		blobs = append(blobs, body)
 	}
 	d := json.NewDecoder(bytes.NewReader(payload))
 	if p.useNumber {
@@ -101,7 +131,7 @@ func (p *rawPool) recv(t *testing.T) map[string]any {
 	if err := d.Decode(&m); err != nil {
 		t.Fatalf("frame %q: %v", payload, err)
 	}
-	return m
+	return m, blobs
 }
 
 // exitCode waits for the pool to exit by itself.

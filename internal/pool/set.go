@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
 // Spec describes one manifest pool.
@@ -206,7 +208,8 @@ func Start(ctx context.Context, specs []Spec, opts Options) *Set {
 // cancel the call and Call returns ctx.Err() at once. It is CallWith with
 // hooks only.
 func (s *Set) Call(ctx context.Context, pool, mid int, args []json.RawMessage, h Hooks) (json.RawMessage, error) {
-	return s.CallWith(ctx, pool, mid, args, CallOptions{Hooks: h})
+	v, err := s.CallWith(ctx, pool, mid, args, CallOptions{Hooks: h})
+	return v.JSON, err // without Ret the result holds no arrays
 }
 
 // maxTries bounds how often one call is sent to a fresh process after the
@@ -217,13 +220,13 @@ const maxTries = 3
 // that times out returns a *TimeoutError at once; the pool is told to
 // cancel it, and the process is replaced if it does not stop within
 // Options.CancelGrace (docs/pool-protocol.md, "Timeouts").
-func (s *Set) CallWith(ctx context.Context, pool, mid int, args []json.RawMessage, opts CallOptions) (json.RawMessage, error) {
+func (s *Set) CallWith(ctx context.Context, pool, mid int, args []json.RawMessage, opts CallOptions) (ndarray.Value, error) {
 	group := s.pools[pool]
 	if group == nil {
-		return nil, fmt.Errorf("no pool with index %d", pool)
+		return ndarray.Value{}, fmt.Errorf("no pool with index %d", pool)
 	}
 	if s.ctx.Err() != nil {
-		return nil, fmt.Errorf("pool %s: %w", group.spec.Lang, errClosed)
+		return ndarray.Value{}, fmt.Errorf("pool %s: %w", group.spec.Lang, errClosed)
 	}
 	fn := group.spec.Functions[mid]
 	if opts.Name == "" {
@@ -253,11 +256,11 @@ func (s *Set) CallWith(ctx context.Context, pool, mid int, args []json.RawMessag
 		if err != nil {
 			switch {
 			case ctx.Err() != nil:
-				return nil, ctx.Err()
+				return ndarray.Value{}, ctx.Err()
 			case err == errExpired:
-				return nil, c.timedOut(w.label)
+				return ndarray.Value{}, c.timedOut(w.label)
 			}
-			return nil, err
+			return ndarray.Value{}, err
 		}
 		value, err := p.call(ctx, c)
 		if us := (*unstartedError)(nil); errors.As(err, &us) && tries < maxTries && s.ctx.Err() == nil {

@@ -18,7 +18,7 @@ func (ts *testSet) callWith(t *testing.T, mid int, opts CallOptions, args ...any
 	defer cancel()
 	began := time.Now()
 	v, err := ts.CallWith(ctx, 0, mid, rawArgs(t, args...), opts)
-	return string(v), err, time.Since(began)
+	return string(v.JSON), err, time.Since(began)
 }
 
 func TestShortDuration(t *testing.T) {

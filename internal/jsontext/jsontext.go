@@ -1,0 +1,404 @@
+// Package jsontext scans JSON text in place, without decoding it into Go
+// values: it finds where a value ends, checking its syntax as
+// encoding/json does, walks the members of objects and the elements of
+// arrays, and reads strings and numbers. nexus's hot paths (arguments on
+// their way to a pool, results on their way to a client, pool messages)
+// use it to pass large values through in one pass with no allocation per
+// element. It imports nothing else from nexus.
+package jsontext
+
+import (
+	"fmt"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// MaxDepth is the deepest nesting Value accepts, as encoding/json's.
+const MaxDepth = 10000
+
+// SyntaxError is JSON text that is not valid: what and where.
+type SyntaxError struct {
+	Offset int
+	Msg    string
+}
+
+func (e *SyntaxError) Error() string { return fmt.Sprintf("%s at offset %d", e.Msg, e.Offset) }
+
+func errAt(i int, format string, args ...any) error {
+	return &SyntaxError{Offset: i, Msg: fmt.Sprintf(format, args...)}
+}
+
+// SkipSpace returns the index of the first byte at or after i that is not
+// JSON whitespace.
+func SkipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// Value checks the value starting at b[i] (no leading space) and returns
+// the index just after it.
+func Value(b []byte, i int) (int, error) { return value(b, i, 0) }
+
+func value(b []byte, i, depth int) (int, error) {
+	if i >= len(b) {
+		return i, errAt(i, "unexpected end of JSON input")
+	}
+	switch c := b[i]; {
+	case c == '"':
+		end, _, err := String(b, i)
+		return end, err
+	case c == '{':
+		if depth >= MaxDepth {
+			return i, errAt(i, "exceeded max depth")
+		}
+		return Object(b, i, func(key []byte, escaped bool, start, end int) error { return nil }, depth+1)
+	case c == '[':
+		if depth >= MaxDepth {
+			return i, errAt(i, "exceeded max depth")
+		}
+		return array(b, i, nil, depth+1)
+	case c == '-' || (c >= '0' && c <= '9'):
+		return Number(b, i)
+	case c == 't':
+		return literal(b, i, "true")
+	case c == 'f':
+		return literal(b, i, "false")
+	case c == 'n':
+		return literal(b, i, "null")
+	default:
+		return i, errAt(i, "invalid character %q looking for beginning of value", c)
+	}
+}
+
+func literal(b []byte, i int, word string) (int, error) {
+	if len(b)-i < len(word) || string(b[i:i+len(word)]) != word {
+		return i, errAt(i, "invalid literal, expected %s", word)
+	}
+	return i + len(word), nil
+}
+
+// Number checks the number starting at b[i] (RFC 8259's grammar) and
+// returns the index just after it.
+func Number(b []byte, i int) (int, error) {
+	start := i
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i++; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		}
+	default:
+		return start, errAt(i, "invalid number")
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return start, errAt(i, "invalid number: no digit after the decimal point")
+		}
+		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return start, errAt(i, "invalid number: no digit in the exponent")
+		}
+		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		}
+	}
+	return i, nil
+}
+
+// plain marks the bytes a string holds as they are: not '"', not '\\',
+// not a control character. Bytes from 0x80 up count as plain here; UTF-8
+// validity is checked separately.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// String checks the string starting at b[i] (a '"') and returns the index
+// just after its closing quote, and whether it needs decoding: it holds an
+// escape or invalid UTF-8 (which decoding replaces with U+FFFD).
+func String(b []byte, i int) (end int, needsDecoding bool, err error) {
+	start := i
+	i++
+	ascii := true
+	for {
+		for i < len(b) && plain[b[i]] {
+			if b[i] >= utf8.RuneSelf {
+				ascii = false
+			}
+			i++
+		}
+		if i >= len(b) {
+			return start, false, errAt(start, "unterminated string")
+		}
+		switch c := b[i]; {
+		case c == '"':
+			if !ascii && !utf8.Valid(b[start+1:i]) {
+				needsDecoding = true
+			}
+			return i + 1, needsDecoding, nil
+		case c == '\\':
+			needsDecoding = true
+			if i+1 >= len(b) {
+				return start, false, errAt(i, "unterminated string")
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(b) {
+					return start, false, errAt(i, "invalid \\u escape")
+				}
+				for _, h := range b[i+2 : i+6] {
+					if unhex(h) < 0 {
+						return start, false, errAt(i, "invalid \\u escape")
+					}
+				}
+				i += 6
+			default:
+				return start, false, errAt(i, "invalid escape character %q in string", b[i+1])
+			}
+		default:
+			return start, false, errAt(i, "invalid control character in string")
+		}
+	}
+}
+
+func unhex(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}
+
+// Unquote decodes a string token checked by String (quotes included), as
+// encoding/json does: escapes resolved, invalid UTF-8 and lone surrogates
+// replaced with U+FFFD.
+func Unquote(tok []byte) string {
+	s := tok[1 : len(tok)-1]
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '\\':
+			switch s[i+1] {
+			case 'b':
+				out = append(out, '\b')
+			case 'f':
+				out = append(out, '\f')
+			case 'n':
+				out = append(out, '\n')
+			case 'r':
+				out = append(out, '\r')
+			case 't':
+				out = append(out, '\t')
+			case 'u':
+				r := rune(hex4(s[i+2:]))
+				i += 6
+				if utf16.IsSurrogate(r) {
+					if i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
+						if r2 := utf16.DecodeRune(r, rune(hex4(s[i+2:]))); r2 != utf8.RuneError {
+							out = utf8.AppendRune(out, r2)
+							i += 6
+							continue
+						}
+					}
+					r = utf8.RuneError
+				}
+				out = utf8.AppendRune(out, r)
+				continue
+			default: // '"', '\\', '/'
+				out = append(out, s[i+1])
+			}
+			i += 2
+		case c < utf8.RuneSelf:
+			out = append(out, c)
+			i++
+		default:
+			r, size := utf8.DecodeRune(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				out = utf8.AppendRune(out, utf8.RuneError)
+			} else {
+				out = append(out, s[i:i+size]...)
+			}
+			i += size
+		}
+	}
+	return string(out)
+}
+
+func hex4(h []byte) int {
+	return unhex(h[0])<<12 | unhex(h[1])<<8 | unhex(h[2])<<4 | unhex(h[3])
+}
+
+// Object checks the object starting at b[i] (a '{') and calls member for
+// each member in order with its raw key token (quotes included), whether
+// the key needs decoding, and the span of its value. An error from member
+// stops the walk and is returned. depth is the object's nesting depth (1
+// for a top-level value).
+func Object(b []byte, i int, member func(key []byte, keyEscaped bool, start, end int) error, depth int) (int, error) {
+	i = SkipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, nil
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return i, errAt(i, "expected a string key in object")
+		}
+		kend, kesc, err := String(b, i)
+		if err != nil {
+			return i, err
+		}
+		key := b[i:kend]
+		i = SkipSpace(b, kend)
+		if i >= len(b) || b[i] != ':' {
+			return i, errAt(i, "expected ':' after object key")
+		}
+		start := SkipSpace(b, i+1)
+		end, err := value(b, start, depth)
+		if err != nil {
+			return end, err
+		}
+		if member != nil {
+			if err := member(key, kesc, start, end); err != nil {
+				return end, err
+			}
+		}
+		i = SkipSpace(b, end)
+		if i < len(b) && b[i] == ',' {
+			i = SkipSpace(b, i+1)
+			continue
+		}
+		if i < len(b) && b[i] == '}' {
+			return i + 1, nil
+		}
+		return i, errAt(i, "expected ',' or '}' after object value")
+	}
+}
+
+// Array checks the array starting at b[i] (a '[') and calls elem for the
+// span of each element in order. An error from elem stops the walk.
+func Array(b []byte, i int, elem func(start, end int) error) (int, error) {
+	return array(b, i, elem, 1)
+}
+
+func array(b []byte, i int, elem func(start, end int) error, depth int) (int, error) {
+	i = SkipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, nil
+	}
+	for {
+		start := i
+		end, err := value(b, start, depth)
+		if err != nil {
+			return end, err
+		}
+		if elem != nil {
+			if err := elem(start, end); err != nil {
+				return end, err
+			}
+		}
+		i = SkipSpace(b, end)
+		if i < len(b) && b[i] == ',' {
+			i = SkipSpace(b, i+1)
+			continue
+		}
+		if i < len(b) && b[i] == ']' {
+			return i + 1, nil
+		}
+		return i, errAt(i, "expected ',' or ']' after array element")
+	}
+}
+
+// Whole checks that b is exactly one JSON value (with optional space
+// around it) and returns its span.
+func Whole(b []byte) (start, end int, err error) {
+	start = SkipSpace(b, 0)
+	end, err = Value(b, start)
+	if err != nil {
+		return start, end, err
+	}
+	if rest := SkipSpace(b, end); rest != len(b) {
+		return start, end, errAt(rest, "invalid character %q after top-level value", b[rest])
+	}
+	return start, end, nil
+}
+
+// IsIntLiteral reports whether a number token is a plain integer: no
+// fraction, no exponent.
+func IsIntLiteral(tok []byte) bool {
+	for _, c := range tok {
+		if c == '.' || c == 'e' || c == 'E' {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseInt64 reads a plain integer token; ok is false when it is not one
+// or does not fit in 64 bits.
+func ParseInt64(tok []byte) (int64, bool) {
+	if len(tok) == 0 || len(tok) > 20 {
+		return 0, false
+	}
+	neg := tok[0] == '-'
+	digits := tok
+	if neg {
+		digits = tok[1:]
+	}
+	if len(digits) == 0 || len(digits) > 19 {
+		return 0, false
+	}
+	var u uint64
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		u = u*10 + uint64(c-'0')
+	}
+	if len(digits) == 19 && digits[0] > '9' {
+		return 0, false
+	}
+	// 19 digits fit in uint64 without overflow (max 9999999999999999999 < 2^64).
+	if neg {
+		if u > 1<<63 {
+			return 0, false
+		}
+		return -int64(u), true
+	}
+	if u > 1<<63-1 {
+		return 0, false
+	}
+	return int64(u), true
+}
+
+// ParseFloat reads a number token as a float64; ok is false when it is
+// beyond the range of a double.
+func ParseFloat(tok []byte) (float64, bool) {
+	f, err := strconv.ParseFloat(string(tok), 64)
+	return f, err == nil
+}

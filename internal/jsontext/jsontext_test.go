@@ -1,0 +1,103 @@
+package jsontext
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+var validityCases = []string{
+	`null`, `true`, `false`, `0`, `-0`, `1.5e+10`, `-12.25E-3`, `""`, `"a\"b\\c\/\b\f\n\r\t\u00e9\ud83d\ude00"`,
+	`[]`, `[1,2,3]`, ` [ 1 , [ 2 , {} ] ] `, `{}`, `{"a":1,"b":[true,false,null],"c":{"d":"e"}}`,
+	"\"\xff\xfe\"", `"\ud800"`, `"\udc00\ud800x"`,
+	// invalid
+	``, ` `, `nul`, `tru`, `01`, `1.`, `.5`, `1e`, `1e+`, `-`, `+1`, `"abc`, `"\x"`, `"\u12"`, `"\u12g4"`,
+	"\"a\x01b\"", `[1,]`, `[,1]`, `{"a"}`, `{"a":}`, `{"a":1,}`, `{a:1}`, `[1 2]`, `{"a":1 "b":2}`, `1 2`, `[`, `{`, `]`, `}`,
+	`{"a":1}}`, `[[[]]`, `"\`, `tRUE`, `NaN`, `Infinity`,
+}
+
+func TestWholeAgreesWithEncodingJSON(t *testing.T) {
+	for _, c := range validityCases {
+		_, _, err := Whole([]byte(c))
+		if want := json.Valid([]byte(c)); (err == nil) != want {
+			t.Errorf("Whole(%q) error = %v, json.Valid = %v", c, err, want)
+		}
+	}
+}
+
+func TestMaxDepth(t *testing.T) {
+	deep := strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth)
+	if _, _, err := Whole([]byte(deep)); err != nil {
+		t.Errorf("depth %d: %v", MaxDepth, err)
+	}
+	deeper := "[" + deep + "]"
+	if _, _, err := Whole([]byte(deeper)); err == nil || !strings.Contains(err.Error(), "max depth") {
+		t.Errorf("depth %d: error = %v, want max depth", MaxDepth+1, err)
+	}
+}
+
+func TestUnquoteAgreesWithEncodingJSON(t *testing.T) {
+	for _, c := range []string{`""`, `"plain"`, `"a\"b\\c\/\b\f\n\r\t"`, `"\u00e9\u0000"`, `"\ud83d\ude00"`,
+		`"\ud800"`, `"\ud800\u0041"`, `"\udc00"`, "\"\xff\"", "\"é\xe2\x82\"", `"\ud83d\ud83d\ude00"`} {
+		end, _, err := String([]byte(c), 0)
+		if err != nil || end != len(c) {
+			t.Fatalf("String(%q) = %d, %v", c, end, err)
+		}
+		var want string
+		if err := json.Unmarshal([]byte(c), &want); err != nil {
+			t.Fatal(err)
+		}
+		if got := Unquote([]byte(c)); got != want {
+			t.Errorf("Unquote(%q) = %q, want %q", c, got, want)
+		}
+	}
+}
+
+func TestStringNeedsDecoding(t *testing.T) {
+	for c, want := range map[string]bool{`"abc"`: false, `"é"`: false, `"a\nb"`: true, "\"\xff\"": true, `"\u0041"`: true} {
+		if _, got, err := String([]byte(c), 0); err != nil || got != want {
+			t.Errorf("String(%q) needsDecoding = %v, %v; want %v", c, got, err, want)
+		}
+	}
+}
+
+func TestParseInt64(t *testing.T) {
+	tests := []struct {
+		tok  string
+		want int64
+		ok   bool
+	}{
+		{"0", 0, true}, {"-0", 0, true}, {"42", 42, true}, {"-42", -42, true},
+		{"9223372036854775807", 1<<63 - 1, true}, {"-9223372036854775808", -1 << 63, true},
+		{"9223372036854775808", 0, false}, {"-9223372036854775809", 0, false},
+		{"99999999999999999999", 0, false}, {"1.0", 0, false}, {"1e3", 0, false}, {"", 0, false}, {"-", 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := ParseInt64([]byte(tt.tok))
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("ParseInt64(%q) = %d, %v; want %d, %v", tt.tok, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func FuzzWhole(f *testing.F) {
+	for _, c := range validityCases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _, err := Whole(b)
+		if want := json.Valid(b); (err == nil) != want {
+			t.Fatalf("Whole(%q) error = %v, json.Valid = %v", b, err, want)
+		}
+		if err == nil && len(b) > 0 {
+			start := SkipSpace(b, 0)
+			if b[start] == '"' {
+				end, _, _ := String(b, start)
+				var want string
+				if json.Unmarshal(b, &want) == nil && Unquote(b[start:end]) != want {
+					t.Fatalf("Unquote(%q) = %q, want %q", b[start:end], Unquote(b[start:end]), want)
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,365 @@
+// Package ndarray owns the binary form of numeric arrays that nexus and
+// pools exchange (docs/pool-protocol.md, "Arrays"): the dtypes, the
+// descriptor that travels in a message beside each blob, and the JSON text
+// of an array's numbers, written exactly as nexus writes the same numbers
+// when they come as JSON. It imports nothing else from nexus.
+package ndarray
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// DType is an array's element type.
+type DType string
+
+// The dtypes of protocol 2, all little-endian.
+const (
+	I4 DType = "i4" // 32-bit signed integer
+	I8 DType = "i8" // 64-bit signed integer
+	F8 DType = "f8" // IEEE 754 binary64
+)
+
+// Size is the element size in bytes, 0 for an unknown dtype.
+func (d DType) Size() int {
+	switch d {
+	case I4:
+		return 4
+	case I8, F8:
+		return 8
+	}
+	return 0
+}
+
+// Number says how a value's numbers are declared: as Int or as Real. It
+// decides how they are written as JSON.
+type Number int
+
+const (
+	Int Number = iota
+	Real
+)
+
+func (n Number) String() string {
+	if n == Real {
+		return "real"
+	}
+	return "int"
+}
+
+// Array is one array: where it goes, its dtype and shape, and its bytes in
+// row-major order.
+type Array struct {
+	// Path is where the array goes: in a call, the argument's index, then
+	// object keys (string) and list indices (int) inside it; in a result, a
+	// path inside the value ([] for the value itself).
+	Path  []any
+	DType DType
+	Shape []int
+	Data  []byte
+}
+
+// MaxElements bounds an array's element count: no blob holds more.
+const MaxElements = 1 << 28
+
+// Len is the number of elements the shape holds.
+func (a *Array) Len() int {
+	n := 1
+	for _, d := range a.Shape {
+		n *= d
+	}
+	return n
+}
+
+// Check reports what is wrong with an array received from a pool, or nil.
+func (a *Array) Check() error {
+	size := a.DType.Size()
+	if size == 0 {
+		return fmt.Errorf("array at %s: unknown dtype %q (want i4, i8 or f8)", pathString(a.Path), a.DType)
+	}
+	if len(a.Shape) == 0 {
+		return fmt.Errorf("array at %s: empty shape (its rank must be at least 1)", pathString(a.Path))
+	}
+	n := 1
+	for _, d := range a.Shape {
+		if d < 0 {
+			return fmt.Errorf("array at %s: negative dimension in shape %v", pathString(a.Path), a.Shape)
+		}
+		if d > 0 && n > MaxElements/d {
+			return fmt.Errorf("array at %s: shape %v holds more than %d elements", pathString(a.Path), a.Shape, MaxElements)
+		}
+		n *= d
+	}
+	if len(a.Data) != n*size {
+		return fmt.Errorf("array at %s: shape %v of %s needs %d bytes, the blob has %d", pathString(a.Path), a.Shape, a.DType, n*size, len(a.Data))
+	}
+	for _, p := range a.Path {
+		switch p.(type) {
+		case int, string:
+		default:
+			return fmt.Errorf("array at %s: path elements must be strings or integers", pathString(a.Path))
+		}
+	}
+	return nil
+}
+
+func pathString(path []any) string {
+	b, _ := json.Marshal(path)
+	return string(b)
+}
+
+// descriptor is an array as a message describes it.
+type descriptor struct {
+	Path  []json.RawMessage `json:"path"`
+	DType DType             `json:"dtype"`
+	Shape []int             `json:"shape"`
+}
+
+// AppendDescriptors writes the "arrays" member's value for arrs.
+func AppendDescriptors(dst []byte, arrs []Array) []byte {
+	dst = append(dst, '[')
+	for i := range arrs {
+		a := &arrs[i]
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"path":[`...)
+		for j, p := range a.Path {
+			if j > 0 {
+				dst = append(dst, ',')
+			}
+			switch x := p.(type) {
+			case int:
+				dst = strconv.AppendInt(dst, int64(x), 10)
+			case string:
+				k, _ := json.Marshal(x)
+				dst = append(dst, k...)
+			}
+		}
+		dst = append(dst, `],"dtype":"`...)
+		dst = append(dst, a.DType...)
+		dst = append(dst, `","shape":[`...)
+		for j, d := range a.Shape {
+			if j > 0 {
+				dst = append(dst, ',')
+			}
+			dst = strconv.AppendInt(dst, int64(d), 10)
+		}
+		dst = append(dst, "]}"...)
+	}
+	return append(dst, ']')
+}
+
+// ParseDescriptors reads an "arrays" member (without the blobs' data).
+func ParseDescriptors(raw json.RawMessage) ([]Array, error) {
+	var ds []descriptor
+	if err := json.Unmarshal(raw, &ds); err != nil {
+		return nil, fmt.Errorf("arrays: %v", err)
+	}
+	out := make([]Array, len(ds))
+	for i, d := range ds {
+		path := make([]any, len(d.Path))
+		for j, p := range d.Path {
+			var s string
+			var n int
+			switch {
+			case json.Unmarshal(p, &n) == nil:
+				path[j] = n
+			case json.Unmarshal(p, &s) == nil:
+				path[j] = s
+			default:
+				return nil, fmt.Errorf("arrays[%d]: path element %s is neither a string nor an integer", i, p)
+			}
+		}
+		if d.Shape == nil {
+			return nil, fmt.Errorf("arrays[%d]: no shape", i)
+		}
+		out[i] = Array{Path: path, DType: d.DType, Shape: d.Shape}
+	}
+	return out, nil
+}
+
+// ErrNotFinite is returned for an f8 array holding NaN or an infinity,
+// which JSON cannot carry.
+var ErrNotFinite = errors.New("NaN or an infinity, which JSON cannot represent")
+
+// AppendJSON writes the nested lists a stands for, as nexus writes numbers
+// to clients: an Int as its integer digits, a Real as the shortest text
+// that reads back as the same double (AppendReal). An f8 element declared
+// Int that is not whole is written as a Real (the caller's type check says
+// whether that is allowed).
+func AppendJSON(dst []byte, a *Array, kind Number) ([]byte, error) {
+	if err := a.Check(); err != nil {
+		return nil, err
+	}
+	var elem func(dst []byte, i int) ([]byte, error)
+	d := a.Data
+	switch {
+	case a.DType == I4 && kind == Int:
+		elem = func(dst []byte, i int) ([]byte, error) {
+			return strconv.AppendInt(dst, int64(int32(binary.LittleEndian.Uint32(d[4*i:]))), 10), nil
+		}
+	case a.DType == I4:
+		elem = func(dst []byte, i int) ([]byte, error) {
+			return AppendReal(dst, float64(int32(binary.LittleEndian.Uint32(d[4*i:])))), nil
+		}
+	case a.DType == I8 && kind == Int:
+		elem = func(dst []byte, i int) ([]byte, error) {
+			return strconv.AppendInt(dst, int64(binary.LittleEndian.Uint64(d[8*i:])), 10), nil
+		}
+	case a.DType == I8:
+		elem = func(dst []byte, i int) ([]byte, error) {
+			return AppendReal(dst, float64(int64(binary.LittleEndian.Uint64(d[8*i:])))), nil
+		}
+	default: // F8
+		elem = func(dst []byte, i int) ([]byte, error) {
+			f := math.Float64frombits(binary.LittleEndian.Uint64(d[8*i:]))
+			if math.IsNaN(f) || math.IsInf(f, 0) {
+				return nil, fmt.Errorf("array at %s: element %d is %w", pathString(a.Path), i, ErrNotFinite)
+			}
+			if kind == Int && f == math.Trunc(f) {
+				return AppendWhole(dst, f), nil
+			}
+			return AppendReal(dst, f), nil
+		}
+	}
+	// Fast loops for the common rank-1 cases; the general walk otherwise.
+	if len(a.Shape) == 1 {
+		dst = append(dst, '[')
+		var err error
+		for i := 0; i < a.Shape[0]; i++ {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, err = elem(dst, i); err != nil {
+				return nil, err
+			}
+		}
+		return append(dst, ']'), nil
+	}
+	next := 0
+	var walk func(dst []byte, level int) ([]byte, error)
+	walk = func(dst []byte, level int) ([]byte, error) {
+		dst = append(dst, '[')
+		var err error
+		for i := 0; i < a.Shape[level]; i++ {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			if level == len(a.Shape)-1 {
+				dst, err = elem(dst, next)
+				next++
+			} else {
+				dst, err = walk(dst, level+1)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		return append(dst, ']'), nil
+	}
+	return walk(dst, 0)
+}
+
+// AppendReal writes f as encoding/json does: the shortest text that reads
+// back as f, in exponent form below 1e-6 and from 1e21 up (so 1 is "1",
+// 0.1 is "0.1", 1e21 is "1e+21", -0 is "-0"). f must be finite.
+func AppendReal(dst []byte, f float64) []byte {
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	dst = strconv.AppendFloat(dst, f, format, -1, 64)
+	if format == 'e' {
+		// e-09 → e-9, as encoding/json writes it.
+		if n := len(dst); n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
+			dst[n-2] = dst[n-1]
+			dst = dst[:n-1]
+		}
+	}
+	return dst
+}
+
+// AppendWhole writes a whole double as integer digits: below 1e21 its
+// exact value (as R and C++ print it), from 1e21 up the digits of its
+// shortest text (as "1e+300" reads). f must be finite and whole.
+func AppendWhole(dst []byte, f float64) []byte {
+	if math.Abs(f) < 1e21 {
+		if f == 0 {
+			return append(dst, '0') // -0 is the integer 0
+		}
+		return strconv.AppendFloat(dst, f, 'f', 0, 64)
+	}
+	// Shortest digits d1.d2...dn e+X: the integer d1d2...dn followed by X-(n-1) zeros.
+	var buf [32]byte
+	s := strconv.AppendFloat(buf[:0], f, 'e', -1, 64)
+	if s[0] == '-' {
+		dst = append(dst, '-')
+		s = s[1:]
+	}
+	e := 0
+	for i, c := range s {
+		if c == 'e' {
+			exp, _ := strconv.Atoi(string(s[i+1:]))
+			mant := s[:i]
+			digits := 0
+			for _, m := range mant {
+				if m != '.' {
+					dst = append(dst, m)
+					digits++
+				}
+			}
+			e = exp - (digits - 1)
+			break
+		}
+	}
+	for ; e > 0; e-- {
+		dst = append(dst, '0')
+	}
+	return dst
+}
+
+// Value is a JSON value with arrays in it: each array's place in the JSON
+// holds null (docs/pool-protocol.md, "Arrays").
+type Value struct {
+	JSON   json.RawMessage
+	Arrays []Array
+}
+
+// Ret tells a pool that a call's result may come as an array: the declared
+// return type is Rank nested lists of numbers declared as Number.
+type Ret struct {
+	Rank   int
+	Number Number
+}
+
+// AppendRet writes the call's "ret" member value.
+func AppendRet(dst []byte, r *Ret) []byte {
+	dst = append(dst, `{"rank":`...)
+	dst = strconv.AppendInt(dst, int64(r.Rank), 10)
+	dst = append(dst, `,"number":"`...)
+	dst = append(dst, r.Number.String()...)
+	return append(dst, `"}`...)
+}
+
+// NarrowI8 returns an i8 array as i4 when every element fits 32 bits.
+func NarrowI8(a *Array) (Array, bool) {
+	if a.DType != I8 || len(a.Data)%8 != 0 {
+		return Array{}, false
+	}
+	n := len(a.Data) / 8
+	out := make([]byte, 4*n)
+	for i := 0; i < n; i++ {
+		v := int64(binary.LittleEndian.Uint64(a.Data[8*i:]))
+		if v < math.MinInt32 || v > math.MaxInt32 {
+			return Array{}, false
+		}
+		binary.LittleEndian.PutUint32(out[4*i:], uint32(int32(v)))
+	}
+	return Array{Path: a.Path, DType: I4, Shape: a.Shape, Data: out}, true
+}
