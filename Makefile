@@ -41,6 +41,9 @@ FUZZ_TARGETS := \
 	internal/mcp:FuzzDispatch \
 	internal/manifest:FuzzParseType \
 	internal/argmap:FuzzToPositional \
+	internal/argmap:FuzzFastPositional \
+	internal/argmap:FuzzResultValue \
+	internal/jsontext:FuzzWhole \
 	internal/argmap:FuzzFromCLI \
 	internal/pool:FuzzPoolFrames
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/argmap"
 	"github.com/nexus-mcp/nexus/internal/manifest"
 	"github.com/nexus-mcp/nexus/internal/mcp"
+	"github.com/nexus-mcp/nexus/internal/ndarray"
 	"github.com/nexus-mcp/nexus/internal/pool"
 )
 
@@ -72,8 +72,13 @@ const defaultCallTimeout = 5 * time.Minute
 // poolCaller lets the MCP server reach pools (mcp.Caller over pool.Set).
 type poolCaller struct{ set *pool.Set }
 
-func (c poolCaller) Call(ctx context.Context, cmd *manifest.Command, args []json.RawMessage, h mcp.CallHooks) (json.RawMessage, error) {
-	return c.set.Call(ctx, cmd.Pool, cmd.Mid, args, pool.Hooks{Progress: h.Progress, Log: h.Log, Content: h.Content})
+func (c poolCaller) Call(ctx context.Context, call argmap.Call, h mcp.CallHooks) (ndarray.Value, error) {
+	cmd := call.Command
+	return c.set.CallWith(ctx, cmd.Pool, cmd.Mid, call.Args, pool.CallOptions{
+		Hooks:  pool.Hooks{Progress: h.Progress, Log: h.Log, Content: h.Content},
+		Arrays: call.Arrays,
+		Ret:    call.Ret,
+	})
 }
 
 func serverInfo(m *manifest.Manifest) mcp.Implementation {

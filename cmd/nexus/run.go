@@ -93,7 +93,7 @@ func runProgram(g *globalFlags, target string, argv []string) error {
 	defer set.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	raw, err := set.Call(ctx, entry.Pool, entry.Mid, call.Args, pool.Hooks{})
+	raw, err := set.CallWith(ctx, entry.Pool, entry.Mid, call.Args, pool.CallOptions{Arrays: call.Arrays, Ret: call.Ret})
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("%s: %w", c.Name, err)}
 	}

@@ -13,14 +13,19 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/nexus-mcp/nexus/internal/manifest"
+	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
 // Call is what to send to a pool: which command (the tool's own, or a
-// terminal's internal entry when _render is not "raw") and one JSON value per
-// manifest argument.
+// terminal's internal entry when _render is not "raw"), one JSON value per
+// manifest argument, the numeric arrays among them (their places in Args
+// hold null; docs/pool-protocol.md, "Arrays"), and whether the result may
+// come back as an array.
 type Call struct {
 	Command *manifest.Command
 	Args    []json.RawMessage
+	Arrays  []ndarray.Array
+	Ret     *ndarray.Ret
 }
 
 // ArgError is a tools/call whose arguments do not fit the tool: the message
@@ -60,6 +65,16 @@ func (e *ArgError) Error() string {
 // arguments are an empty object. Numbers keep their text, so integers beyond
 // 2^53 reach the pool byte for byte; an integer written 2.0 is sent as 2.
 func (t *Tool) ToPositional(arguments json.RawMessage) (Call, error) {
+	if call, ok := t.fastPositional(arguments); ok {
+		return call, nil
+	}
+	return t.fullPositional(arguments)
+}
+
+// fullPositional is ToPositional by the book: arguments decoded, checked
+// against the compiled schema, converted value by value. It decides every
+// call the fast path declines, and words every error.
+func (t *Tool) fullPositional(arguments json.RawMessage) (Call, error) {
 	args := map[string]any{}
 	if trimmed := bytes.TrimSpace(arguments); len(trimmed) > 0 && string(trimmed) != "null" {
 		dec := json.NewDecoder(bytes.NewReader(trimmed))
@@ -124,7 +139,7 @@ func (t *Tool) ToPositional(arguments json.RawMessage) (Call, error) {
 			cmd = entry
 		}
 	}
-	return Call{Command: cmd, Args: out}, nil
+	return Call{Command: cmd, Args: out, Ret: retOf(cmd)}, nil
 }
 
 // Bounds on number literals, checked before schema validation: the
@@ -450,4 +465,28 @@ func lastSegment(p string) string {
 		return ""
 	}
 	return segs[len(segs)-1]
+}
+
+// JSONArgs returns the call's arguments with its arrays written back into
+// them as JSON, for a callee that takes no arrays.
+func (c Call) JSONArgs() ([]json.RawMessage, error) {
+	if len(c.Arrays) == 0 {
+		return c.Args, nil
+	}
+	args := append([]json.RawMessage(nil), c.Args...)
+	for i := range c.Arrays {
+		a := &c.Arrays[i]
+		text, err := ndarray.AppendPoolJSON(nil, a)
+		if err != nil {
+			return nil, err
+		}
+		idx, ok := a.Path[0].(int)
+		if !ok || idx < 0 || idx >= len(args) {
+			return nil, fmt.Errorf("array path %v names no argument", a.Path)
+		}
+		if args[idx], err = ndarray.Place(args[idx], a.Path[1:], text); err != nil {
+			return nil, err
+		}
+	}
+	return args, nil
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
 func joinArgs(args []json.RawMessage) string {
@@ -48,7 +50,7 @@ func TestToPositional(t *testing.T) {
 		{"string escapes survive", scalars, `{"_1":1,"_2":"a\"b\u00e9\n<>"}`, `[1,"a\"bé\n<>"]`},
 		{"option defaults typed by the option's type", options, `{}`, `["/tmp",1,2.5,true,"plain",null,[1,2],null,false,true]`},
 		{"options and flags given", options, `{"dir":"/x","n":7,"x":1,"b":false,"word":"w","maybe":3,"list":[],"none":5,"clean":true,"keep":false}`,
-			`["/x",7,1,false,"w",3,[],5,true,false]`},
+			`["/x",7,1.0,false,"w",3,[],5,true,false]`},
 		{"sized integers at their bounds", sized, `{"a":-128,"b":18446744073709551615}`, `[-128,18446744073709551615]`},
 		{"group unrolled: record in field order, defaults filled", remote("f", "s", sysConfig("null"), ``),
 			`{"removeCaches":true,"tmpDir":"/var"}`, `[{"tmpDir":"/var","numThreads":1,"removeCaches":true}]`},
@@ -295,7 +297,7 @@ func TestResultValue(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.schema+" "+c.in, func(t *testing.T) {
 			m := manifestOf(t, remote("f", c.schema, ``, ``))
-			got, err := ResultValue(&m.Commands[0].Return, json.RawMessage(c.in))
+			got, err := ResultValue(&m.Commands[0].Return, ndarray.Value{JSON: json.RawMessage(c.in)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -306,7 +308,7 @@ func TestResultValue(t *testing.T) {
 	}
 	for _, schema := range []string{"j", "<dict>at2sj"} {
 		m := manifestOf(t, remote("f", schema, ``, ``))
-		if _, err := ResultValue(&m.Commands[0].Return, json.RawMessage(`{"a":`)); err == nil || !strings.Contains(err.Error(), "not valid JSON") {
+		if _, err := ResultValue(&m.Commands[0].Return, ndarray.Value{JSON: json.RawMessage(`{"a":`)}); err == nil || !strings.Contains(err.Error(), "not valid JSON") {
 			t.Errorf("%s: broken JSON gave %v", schema, err)
 		}
 	}

@@ -165,7 +165,13 @@ const hexDigits = "0123456789abcdef"
 // writeString writes s as a JSON string: quotes, backslashes and control
 // characters escaped, invalid UTF-8 replaced by U+FFFD, HTML left alone.
 func writeString(b *bytes.Buffer, s string) {
-	b.WriteByte('"')
+	b.Write(appendString(b.AvailableBuffer(), s))
+}
+
+// appendString writes s as a JSON string: '"', '\\' and control characters
+// escaped, invalid UTF-8 as \ufffd, everything else as it is.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -174,25 +180,23 @@ func writeString(b *bytes.Buffer, s string) {
 				i++
 				continue
 			}
-			b.WriteString(s[start:i])
+			b = append(b, s[start:i]...)
 			switch c {
 			case '"', '\\':
-				b.WriteByte('\\')
-				b.WriteByte(c)
+				b = append(b, '\\', c)
 			case '\n':
-				b.WriteString(`\n`)
+				b = append(b, `\n`...)
 			case '\r':
-				b.WriteString(`\r`)
+				b = append(b, `\r`...)
 			case '\t':
-				b.WriteString(`\t`)
+				b = append(b, `\t`...)
 			case '\b':
-				b.WriteString(`\b`)
+				b = append(b, `\b`...)
 			case '\f':
-				b.WriteString(`\f`)
+				b = append(b, `\f`...)
 			default:
-				b.WriteString(`\u00`)
-				b.WriteByte(hexDigits[c>>4])
-				b.WriteByte(hexDigits[c&0xF])
+				b = append(b, `\u00`...)
+				b = append(b, hexDigits[c>>4], hexDigits[c&0xF])
 			}
 			i++
 			start = i
@@ -200,14 +204,14 @@ func writeString(b *bytes.Buffer, s string) {
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
-			b.WriteString(s[start:i])
-			b.WriteString(`\ufffd`)
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
 			i += size
 			start = i
 			continue
 		}
 		i += size
 	}
-	b.WriteString(s[start:])
-	b.WriteByte('"')
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }

@@ -23,7 +23,13 @@ type Tool struct {
 	Annotations *Annotations
 	Command     *manifest.Command
 
+	// ArrayMin is the fewest elements a numeric argument needs to travel
+	// to its pool as an array (DefaultArrayMin); 0 sends every argument as
+	// JSON.
+	ArrayMin int
+
 	plan    *plan
+	props   map[string]propTarget        // property name → what it fills (fast.go)
 	renders map[string]*manifest.Command // _render value → terminal entry
 
 	compileOnce sync.Once
@@ -330,7 +336,9 @@ func newTool(m *manifest.Manifest, c *manifest.Command) (*Tool, string) {
 		Description: strings.Join(c.Desc, "\n"),
 		Annotations: annotationsOf(c),
 		Command:     c,
+		ArrayMin:    DefaultArrayMin,
 		plan:        p,
+		props:       fastProps(p),
 	}
 	if len(c.Terminals) > 0 {
 		enum := []any{"raw"}

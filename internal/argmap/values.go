@@ -239,6 +239,9 @@ func (e *poolEncoder) value(t *manifest.Type, v any, path valuePath) *valueError
 			return e.mismatch(t, v, path)
 		}
 		e.b.WriteString(string(n))
+		if intLiteral.MatchString(string(n)) {
+			e.b.WriteString(".0") // a Real reaches the pool as a float
+		}
 	case manifest.List:
 		arr, ok := v.([]any)
 		if !ok {
@@ -428,14 +431,18 @@ func parseText(text string, t *manifest.Type, raw bool) (json.RawMessage, string
 		}
 		return json.RawMessage(s), ""
 	case manifest.Float:
-		if numberText.MatchString(text) && text[0] != '+' && json.Valid([]byte(text)) {
-			return json.RawMessage(text), ""
+		out := text
+		if !numberText.MatchString(text) || text[0] == '+' || !json.Valid([]byte(text)) {
+			f, err := strconv.ParseFloat(text, 64)
+			if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+				return nil, fmt.Sprintf("expected a number, got %s", strconv.Quote(text))
+			}
+			out = strconv.FormatFloat(f, 'g', -1, 64)
 		}
-		f, err := strconv.ParseFloat(text, 64)
-		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-			return nil, fmt.Sprintf("expected a number, got %s", strconv.Quote(text))
+		if intLiteral.MatchString(out) {
+			out += ".0" // a Real reaches the pool as a float
 		}
-		return json.RawMessage(strconv.FormatFloat(f, 'g', -1, 64)), ""
+		return json.RawMessage(out), ""
 	case manifest.Nil:
 		if text == "null" || text == "" {
 			return json.RawMessage("null"), ""
@@ -459,230 +466,4 @@ func quoteRaw(s string) json.RawMessage {
 	var b bytes.Buffer
 	writeString(&b, s)
 	return json.RawMessage(b.Bytes())
-}
-
-// ResultValue turns a pool's result into the value a client sees, compact: a
-// string-keyed Map (sent by pools as an object) becomes the list of
-// [key, value] pairs its type declares, at any depth; numbers are written in
-// one canonical form for their declared type (a Real 1.0 as 1, 0.1 as 0.1,
-// an Int 2.0 as 2), so that Python, R and C++ pools give the same text for
-// the same value; everything else passes through unchanged.
-func ResultValue(ret *manifest.Return, v json.RawMessage) (json.RawMessage, error) {
-	var b bytes.Buffer
-	w := &resultWalker{b: &b}
-	if ret == nil || ret.T == nil || !w.hasStrMap(ret.T) {
-		if err := json.Compact(&b, v); err != nil {
-			return nil, fmt.Errorf("result is not valid JSON: %w", err)
-		}
-		return json.RawMessage(b.Bytes()), nil
-	}
-	if !json.Valid(v) {
-		return nil, fmt.Errorf("result is not valid JSON")
-	}
-	if err := w.walk(ret.T, v); err != nil {
-		return nil, err
-	}
-	return json.RawMessage(b.Bytes()), nil
-}
-
-// resultWalker rewrites string-keyed Maps and numbers in a raw result,
-// copying every part of the value whose type holds neither verbatim.
-type resultWalker struct {
-	b     *bytes.Buffer
-	scope []scoped // enclosing recursive declarations, innermost last
-}
-
-type scoped struct {
-	decl   *manifest.Type
-	hasMap bool
-}
-
-// hasStrMap reports whether a value of type t can hold a string-keyed Map
-// or a number (what the walker rewrites), following back-references to the
-// declarations in scope.
-func (w *resultWalker) hasStrMap(t *manifest.Type) bool {
-	if t == nil {
-		return false
-	}
-	if isStrMap(t) || t.Kind == manifest.Int || t.Kind == manifest.Float {
-		return true
-	}
-	if t.Kind == manifest.BackRef {
-		for i := len(w.scope) - 1; i >= 0; i-- {
-			if w.scope[i].decl.Name == t.Name {
-				return w.scope[i].hasMap
-			}
-		}
-		// A reference to the declaration being examined adds nothing new.
-		return false
-	}
-	if w.hasStrMap(t.Elem) {
-		return true
-	}
-	for _, it := range t.Items {
-		if w.hasStrMap(it) {
-			return true
-		}
-	}
-	for _, f := range t.Fields {
-		if w.hasStrMap(f.Type) {
-			return true
-		}
-	}
-	return false
-}
-
-func (w *resultWalker) walk(t *manifest.Type, raw json.RawMessage) error {
-	if t.Kind == manifest.BackRef {
-		for i := len(w.scope) - 1; i >= 0; i-- {
-			if w.scope[i].decl.Name == t.Name {
-				return w.walk(w.scope[i].decl, raw)
-			}
-		}
-	}
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || !w.hasStrMap(t) {
-		return json.Compact(w.b, raw)
-	}
-	switch t.Kind {
-	case manifest.Int, manifest.Float:
-		if numberText.Match(raw) {
-			return w.number(t, string(raw))
-		}
-	case manifest.Recursive:
-		w.scope = append(w.scope, scoped{t, w.hasStrMap(t.Elem)})
-		err := w.walk(t.Elem, raw)
-		w.scope = w.scope[:len(w.scope)-1]
-		return err
-	case manifest.Optional:
-		return w.walk(t.Elem, raw)
-	case manifest.List:
-		if raw[0] == '{' && isStrMap(t) {
-			pair := t.Elem.Unwrap()
-			w.b.WriteByte('[')
-			first := true
-			err := eachMember(raw, func(k string, v json.RawMessage) error {
-				if !first {
-					w.b.WriteByte(',')
-				}
-				first = false
-				w.b.WriteByte('[')
-				writeString(w.b, k)
-				w.b.WriteByte(',')
-				if err := w.walk(pair.Items[1], v); err != nil {
-					return err
-				}
-				w.b.WriteByte(']')
-				return nil
-			})
-			w.b.WriteByte(']')
-			return err
-		}
-		if raw[0] == '[' {
-			return w.array(raw, func(int) *manifest.Type { return t.Elem })
-		}
-	case manifest.Tuple:
-		if raw[0] == '[' {
-			return w.array(raw, func(i int) *manifest.Type {
-				if i < len(t.Items) {
-					return t.Items[i]
-				}
-				return nil
-			})
-		}
-	case manifest.Record:
-		if raw[0] == '{' {
-			w.b.WriteByte('{')
-			first := true
-			err := eachMember(raw, func(k string, v json.RawMessage) error {
-				if !first {
-					w.b.WriteByte(',')
-				}
-				first = false
-				writeString(w.b, k)
-				w.b.WriteByte(':')
-				for _, f := range t.Fields {
-					if f.Key == k {
-						return w.walk(f.Type, v)
-					}
-				}
-				return json.Compact(w.b, v)
-			})
-			w.b.WriteByte('}')
-			return err
-		}
-	}
-	// The value does not have the shape its type declares: pass it on as is.
-	return json.Compact(w.b, raw)
-}
-
-// number writes a numeric result canonically: an Int as its integer digits
-// (exact at any size), a Real as the shortest text that reads back as the
-// same float64, as encoding/json writes it. A number that does not fit its
-// type (an Int 2.5, a Real 1e999) is copied as the pool wrote it.
-func (w *resultWalker) number(t *manifest.Type, text string) error {
-	if t.Kind == manifest.Int {
-		if out, msg := normalizeInt(text, "j"); msg == "" {
-			w.b.WriteString(out)
-			return nil
-		}
-	} else if f, err := strconv.ParseFloat(text, 64); err == nil {
-		if out, err := json.Marshal(f); err == nil {
-			w.b.Write(out)
-			return nil
-		}
-	}
-	w.b.WriteString(text)
-	return nil
-}
-
-func (w *resultWalker) array(raw json.RawMessage, elem func(int) *manifest.Type) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil {
-		return err
-	}
-	w.b.WriteByte('[')
-	for i := 0; dec.More(); i++ {
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return err
-		}
-		if i > 0 {
-			w.b.WriteByte(',')
-		}
-		var err error
-		if et := elem(i); et != nil {
-			err = w.walk(et, v)
-		} else {
-			err = json.Compact(w.b, v)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	w.b.WriteByte(']')
-	return nil
-}
-
-// eachMember calls fn for each member of a JSON object, in document order.
-func eachMember(raw json.RawMessage, fn func(string, json.RawMessage) error) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil {
-		return err
-	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		k, _ := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return err
-		}
-		if err := fn(k, v); err != nil {
-			return err
-		}
-	}
-	return nil
 }

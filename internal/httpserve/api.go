@@ -95,7 +95,7 @@ func (s *Server) serveCall(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, "%s", err)
 		return
 	}
-	raw, err := p.Caller.Call(r.Context(), call.Command, call.Args, mcp.CallHooks{})
+	raw, err := p.Caller.Call(r.Context(), call, mcp.CallHooks{})
 	if err != nil {
 		var ce *pool.CallError
 		switch {

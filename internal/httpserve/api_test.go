@@ -12,8 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nexus-mcp/nexus/internal/manifest"
+	"github.com/nexus-mcp/nexus/internal/argmap"
 	"github.com/nexus-mcp/nexus/internal/mcp"
+	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
 // The plain JSON API: every status code and both body forms.
@@ -30,9 +31,9 @@ func TestCallAPI(t *testing.T) {
 		{"function raised", "POST", "/call/shapes/fail", `["x"]`, 500, `{"status":"error","error":"ValueError: boom"}`},
 		{"missing argument", "POST", "/call/shapes/addInt", `[]`, 400, `missing required argument '_1' of 'addInt'`},
 		{"wrong type", "POST", "/call/shapes/addInt", `["x"]`, 400, `argument '_1' of 'addInt'`},
-		{"default filled", "POST", "/call/shapes/scale", `[3]`, 200, `{"status":"ok","result":[3,2.5]}`},
-		{"null takes the default", "POST", "/call/shapes/scale", `[3,null]`, 200, `{"status":"ok","result":[3,2.5]}`},
-		{"option given", "POST", "/call/shapes/scale", `[3,4]`, 200, `{"status":"ok","result":[3,4]}`},
+		{"default filled", "POST", "/call/shapes/scale", `[3]`, 200, `{"status":"ok","result":[3.0,2.5]}`},
+		{"null takes the default", "POST", "/call/shapes/scale", `[3,null]`, 200, `{"status":"ok","result":[3.0,2.5]}`},
+		{"option given", "POST", "/call/shapes/scale", `[3,4]`, 200, `{"status":"ok","result":[3.0,4.0]}`},
 		{"map as pairs reaches the pool as an object", "POST", "/call/shapes/mapSize", `[[["a",1],["b",2]]]`, 200, `{"status":"ok","result":[{"a":1,"b":2}]}`},
 		{"unrolled group as a record", "POST", "/call/shapes/configure", `[{"numThreads":4}]`, 200, `"numThreads":4`},
 		{"unrolled group, not a record", "POST", "/call/shapes/configure", `[7]`, 400, `must be a record object`},
@@ -291,7 +292,12 @@ type gatedCaller struct {
 	running, most atomic.Int32
 }
 
-func (g *gatedCaller) Call(ctx context.Context, cmd *manifest.Command, args []json.RawMessage, h mcp.CallHooks) (json.RawMessage, error) {
+func (g *gatedCaller) Call(ctx context.Context, c argmap.Call, h mcp.CallHooks) (ndarray.Value, error) {
+	v, err := g.call(ctx, h)
+	return ndarray.Value{JSON: v}, err
+}
+
+func (g *gatedCaller) call(ctx context.Context, h mcp.CallHooks) (json.RawMessage, error) {
 	n := g.running.Add(1)
 	defer g.running.Add(-1)
 	for {

@@ -20,6 +20,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/argmap"
 	"github.com/nexus-mcp/nexus/internal/manifest"
 	"github.com/nexus-mcp/nexus/internal/mcp"
+	"github.com/nexus-mcp/nexus/internal/ndarray"
 	"github.com/nexus-mcp/nexus/internal/pool"
 )
 
@@ -33,7 +34,16 @@ type fakeCaller struct {
 	cancelled []string // commands whose context ended before they finished
 }
 
-func (f *fakeCaller) Call(ctx context.Context, cmd *manifest.Command, args []json.RawMessage, h mcp.CallHooks) (json.RawMessage, error) {
+func (f *fakeCaller) Call(ctx context.Context, c argmap.Call, h mcp.CallHooks) (ndarray.Value, error) {
+	args, err := c.JSONArgs()
+	if err != nil {
+		return ndarray.Value{}, err
+	}
+	v, err := f.call(ctx, c.Command, args, h)
+	return ndarray.Value{JSON: v}, err
+}
+
+func (f *fakeCaller) call(ctx context.Context, cmd *manifest.Command, args []json.RawMessage, h mcp.CallHooks) (json.RawMessage, error) {
 	f.mu.Lock()
 	f.calls++
 	f.mu.Unlock()

@@ -2,13 +2,13 @@ package httpserve
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/nexus-mcp/nexus/internal/argmap"
 	"github.com/nexus-mcp/nexus/internal/manifest"
 	"github.com/nexus-mcp/nexus/internal/mcp"
+	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
 // Program is one served program: its manifest, its tool surface (from
@@ -94,12 +94,12 @@ func newRoutingCaller(programs []*program) routingCaller {
 	return rc
 }
 
-func (rc routingCaller) Call(ctx context.Context, cmd *manifest.Command, args []json.RawMessage, hooks mcp.CallHooks) (json.RawMessage, error) {
-	c := rc[cmd]
+func (rc routingCaller) Call(ctx context.Context, call argmap.Call, hooks mcp.CallHooks) (ndarray.Value, error) {
+	c := rc[call.Command]
 	if c == nil {
-		return nil, fmt.Errorf("command %s belongs to no served program", cmd.Name)
+		return ndarray.Value{}, fmt.Errorf("command %s belongs to no served program", call.Command.Name)
 	}
-	return c.Call(ctx, cmd, args, hooks)
+	return c.Call(ctx, call, hooks)
 }
 
 // limitedCaller lets at most cap(slots) calls run at once; the others wait
@@ -109,12 +109,12 @@ type limitedCaller struct {
 	slots chan struct{}
 }
 
-func (l limitedCaller) Call(ctx context.Context, cmd *manifest.Command, args []json.RawMessage, hooks mcp.CallHooks) (json.RawMessage, error) {
+func (l limitedCaller) Call(ctx context.Context, call argmap.Call, hooks mcp.CallHooks) (ndarray.Value, error) {
 	select {
 	case l.slots <- struct{}{}:
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return ndarray.Value{}, ctx.Err()
 	}
 	defer func() { <-l.slots }()
-	return l.next.Call(ctx, cmd, args, hooks)
+	return l.next.Call(ctx, call, hooks)
 }

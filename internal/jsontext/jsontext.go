@@ -402,3 +402,41 @@ func ParseFloat(tok []byte) (float64, bool) {
 	f, err := strconv.ParseFloat(string(tok), 64)
 	return f, err == nil
 }
+
+// AppendCompact appends the value at b[i] (no leading space) without its
+// insignificant whitespace, checking it as Value does, and returns the
+// index just after it.
+func AppendCompact(dst, b []byte, i int) ([]byte, int, error) {
+	end, err := Value(b, i)
+	if err != nil {
+		return dst, end, err
+	}
+	span := b[i:end]
+	// Pools and nexus write compact JSON: usually a plain copy.
+	if !hasSpace(span) {
+		return append(dst, span...), end, nil
+	}
+	for k := 0; k < len(span); {
+		switch c := span[k]; c {
+		case ' ', '\t', '\n', '\r':
+			k++
+		case '"':
+			send, _, _ := String(span, k)
+			dst = append(dst, span[k:send]...)
+			k = send
+		default:
+			dst = append(dst, c)
+			k++
+		}
+	}
+	return dst, end, nil
+}
+
+func hasSpace(b []byte) bool {
+	for _, c := range b {
+		if c <= ' ' {
+			return true // ' ', '\t', '\n', '\r' (other control bytes cannot be in valid JSON)
+		}
+	}
+	return false
+}

@@ -1,6 +1,7 @@
 package jsontext
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -100,4 +101,25 @@ func FuzzWhole(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestAppendCompactAgreesWithEncodingJSON(t *testing.T) {
+	for _, c := range validityCases {
+		b := []byte(c)
+		start := SkipSpace(b, 0)
+		got, end, err := AppendCompact(nil, b, start)
+		var want bytes.Buffer
+		werr := json.Compact(&want, b)
+		if err != nil || SkipSpace(b, end) != len(b) {
+			if werr == nil {
+				t.Errorf("AppendCompact(%q) failed (%v) where json.Compact did not", c, err)
+			}
+			continue
+		}
+		if werr != nil {
+			t.Errorf("AppendCompact(%q) = %q, json.Compact fails: %v", c, got, werr)
+		} else if string(got) != want.String() {
+			t.Errorf("AppendCompact(%q) = %q, want %q", c, got, want.String())
+		}
+	}
 }

@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nexus-mcp/nexus/internal/manifest"
+	"github.com/nexus-mcp/nexus/internal/argmap"
+	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
 // Walking tools/list page by page gives every tool once, in order, in
@@ -340,9 +341,10 @@ const mimeManifest = `{"name":"m","pools":[{"lang":"py","exec":["python3","pool.
 // mimePool answers each mime command with bytes, base64 in a JSON string.
 type mimePool struct{}
 
-func (mimePool) Call(_ context.Context, cmd *manifest.Command, _ []json.RawMessage, _ CallHooks) (json.RawMessage, error) {
-	b64 := map[string]string{"png": "iVBORw0KGgo=", "wav": "UklGRg==", "txt": "YSxiCjEsMgo=", "latin1": "/w==", "zip": "UEsDBA==", "notb64": "**"}[cmd.Name]
-	return json.Marshal(b64)
+func (mimePool) Call(_ context.Context, c argmap.Call, _ CallHooks) (ndarray.Value, error) {
+	b64 := map[string]string{"png": "iVBORw0KGgo=", "wav": "UklGRg==", "txt": "YSxiCjEsMgo=", "latin1": "/w==", "zip": "UEsDBA==", "notb64": "**"}[c.Command.Name]
+	v, err := json.Marshal(b64)
+	return ndarray.Value{JSON: v}, err
 }
 
 func TestMimeReturns(t *testing.T) {

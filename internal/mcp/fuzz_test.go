@@ -12,6 +12,7 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/argmap"
 	"github.com/nexus-mcp/nexus/internal/manifest"
+	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
 // Regression: a line far over the cap costs about the cap in allocations,
@@ -79,7 +80,16 @@ func TestLineReaderCapAtEnd(t *testing.T) {
 // reports progress when asked, and fails one command.
 type fuzzCaller struct{}
 
-func (fuzzCaller) Call(ctx context.Context, cmd *manifest.Command, args []json.RawMessage, h CallHooks) (json.RawMessage, error) {
+func (f fuzzCaller) Call(ctx context.Context, c argmap.Call, h CallHooks) (ndarray.Value, error) {
+	args, err := c.JSONArgs()
+	if err != nil {
+		return ndarray.Value{}, err
+	}
+	v, err := f.call(ctx, c.Command, args, h)
+	return ndarray.Value{JSON: v}, err
+}
+
+func (fuzzCaller) call(ctx context.Context, cmd *manifest.Command, args []json.RawMessage, h CallHooks) (json.RawMessage, error) {
 	if h.Progress != nil {
 		total := 2.0
 		h.Progress(1, &total, "half")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/argmap"
 	"github.com/nexus-mcp/nexus/internal/manifest"
+	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
 // testManifest has one command per behaviour the fake pool below knows.
@@ -55,7 +56,16 @@ type fakePool struct {
 	started   chan string // receives a command name as each call starts (if set)
 }
 
-func (p *fakePool) Call(ctx context.Context, cmd *manifest.Command, args []json.RawMessage, h CallHooks) (json.RawMessage, error) {
+func (p *fakePool) Call(ctx context.Context, c argmap.Call, h CallHooks) (ndarray.Value, error) {
+	args, err := c.JSONArgs()
+	if err != nil {
+		return ndarray.Value{}, err
+	}
+	v, err := p.call(ctx, c.Command, args, h)
+	return ndarray.Value{JSON: v}, err
+}
+
+func (p *fakePool) call(ctx context.Context, cmd *manifest.Command, args []json.RawMessage, h CallHooks) (json.RawMessage, error) {
 	if p.started != nil {
 		p.started <- cmd.Name
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
 	"github.com/nexus-mcp/nexus/internal/argmap"
 )
 

@@ -44,7 +44,7 @@ import (
 	"time"
 
 	"github.com/nexus-mcp/nexus/internal/argmap"
-	"github.com/nexus-mcp/nexus/internal/manifest"
+	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
 // CallHooks carries what a running function may send back before its result.
@@ -59,12 +59,13 @@ type CallHooks struct {
 	Content func(blocks json.RawMessage)
 }
 
-// Caller runs one command (in the pool its manifest names) with one JSON
-// value per manifest argument. Cancelling ctx must interrupt the call and
-// make Call return promptly. A server of several programs routes by the
-// command, which belongs to exactly one manifest.
+// Caller runs one call (its command, in the pool its manifest names, with
+// one JSON value per manifest argument and the arrays among them) and
+// returns the result, which may hold arrays too. Cancelling ctx must
+// interrupt the call and make Call return promptly. A server of several
+// programs routes by call.Command, which belongs to exactly one manifest.
 type Caller interface {
-	Call(ctx context.Context, cmd *manifest.Command, args []json.RawMessage, hooks CallHooks) (json.RawMessage, error)
+	Call(ctx context.Context, call argmap.Call, hooks CallHooks) (ndarray.Value, error)
 }
 
 // Options tune a Server; zero values take the defaults.

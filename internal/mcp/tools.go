@@ -215,7 +215,7 @@ func (s *Server) runTool(ctx context.Context, params json.RawMessage, c client) 
 		hooks.Progress = progressNotifier(notify, token, f.progressMessage)
 	}
 	cmd := call.Command
-	raw, err := s.caller.Call(ctx, cmd, call.Args, hooks)
+	raw, err := s.caller.Call(ctx, call, hooks)
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return errorResult("call to '" + tool.Name + "' was cancelled"), nil
@@ -229,7 +229,7 @@ func (s *Server) runTool(ctx context.Context, params json.RawMessage, c client) 
 	blocksMu.Unlock()
 	res := &CallToolResult{}
 	var value json.RawMessage
-	if len(content) == 0 || !isNull(raw) {
+	if len(content) == 0 || !isNull(raw.JSON) || len(raw.Arrays) > 0 {
 		if value, err = argmap.ResultValue(&cmd.Return, raw); err != nil {
 			return errorResult("tool '" + tool.Name + "' returned a value nexus cannot read: " + err.Error()), nil
 		}

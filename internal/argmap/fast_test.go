@@ -1,0 +1,236 @@
+package argmap
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/nexus-mcp/nexus/internal/ndarray"
+)
+
+// arrayTools are tools with numeric nests in every place an array can go.
+func arrayTools(t testing.TB) []*Tool {
+	tools, excl := Tools(manifestOf(t,
+		remote("ints", "aj", pos("aj", ``), ``),
+		remote("matrix", "aaf8", pos("aaf8", ``)+","+pos("ai4", ``), ``),
+		remote("cube", "aaaj", pos("aaaj", ``)+","+pos("au8", ``)+","+pos("ai1", ``), ``),
+		remote("table", "j", pos("m31xaf81ys1zaaj", ``)+","+pos("am11vaf8", ``)+","+pos("<dict>at2saj", ``), ``),
+		remote("maybe", "j", pos("a?j", ``)+","+pos("?aj", ``), ``),
+	))
+	if len(excl) != 0 {
+		t.Fatalf("array tools excluded: %v", excl)
+	}
+	return tools
+}
+
+var fastSeeds = []string{
+	`{}`, `null`, ``, `[]`, `{"_1":[1,2,3]}`, `{"_1":[1,2.0,3e0]}`, `{"_1":[[1.5,2],[3,4]],"_2":[1,-2147483648]}`,
+	`{"_1":[[[1]],[[2]]],"_2":[18446744073709551615],"_3":[-128,127]}`, `{"_1":[[1],[2,3]]}`,
+	`{"_1":{"x":[0.1,1e-7,1e21],"y":"s","z":[[1,2],[3,4]]},"_2":[{"v":[1,2]},{"v":[]}],"_3":[["a",[1,2]],["b",[]]]}`,
+	`{"_1":[1,null,3],"_2":null}`, `{"_1":[9223372036854775807,-9223372036854775808]}`, `{"_1":[9223372036854775808]}`,
+	`{"_1":[1e400]}`, `{"_1":[[],[]]}`, `{"_1" : [ 1 , 2 ] }`, `{"\u005f1":[1]}`, `{"_1":[1],"_1":[2]}`,
+	`{"_1":["a"]}`, `{"sysconfig":{"numThreads":2}}`, `{"tmpDir":"\u00e9\n","numThreads":3,"removeCaches":true}`,
+	`{"_1":[["a",1],["a",2]]}`, `{"_1":-128,"_2":18446744073709551615}`, `{"who":"x","_2":[[["k",true]]],"_render":"up"}`,
+	`{"_1":{"data":1,"kids":[{"data":2,"kids":[]}]}}`, `{"_1":[{"id":"a","m":[["x",1.5]]}],"_2":[true,null,"s"]}`,
+}
+
+// FuzzFastPositional: the fast path accepts only what the full path
+// accepts, and sends the same call: the same bytes when it makes no
+// arrays, the same values when it does.
+func FuzzFastPositional(f *testing.F) {
+	tools := append(fuzzTools(f), arrayTools(f)...)
+	for i, s := range fastSeeds {
+		for which := range tools {
+			f.Add(uint8(which), i%2 == 0, []byte(s))
+		}
+	}
+	f.Fuzz(func(t *testing.T, which uint8, arrays bool, args []byte) {
+		tool := tools[int(which)%len(tools)]
+		checkFastAgainstFull(t, tool, arrays, args)
+	})
+}
+
+func checkFastAgainstFull(t *testing.T, tool *Tool, arrays bool, args []byte) {
+	t.Helper()
+	tool.ArrayMin = 0
+	if arrays {
+		tool.ArrayMin = 1
+	}
+	defer func() { tool.ArrayMin = DefaultArrayMin }()
+	fast, ok := tool.fastPositional(args)
+	if !ok {
+		return // the full path decides
+	}
+	full, err := tool.fullPositional(args)
+	if err != nil {
+		t.Fatalf("%s %q: the fast path accepted what the full path rejects: %v", tool.Name, args, err)
+	}
+	if fast.Command != full.Command {
+		t.Fatalf("%s %q: fast calls %s, full calls %s", tool.Name, args, fast.Command.Name, full.Command.Name)
+	}
+	if (fast.Ret == nil) != (full.Ret == nil) || (fast.Ret != nil && *fast.Ret != *full.Ret) {
+		t.Fatalf("%s %q: ret %+v vs %+v", tool.Name, args, fast.Ret, full.Ret)
+	}
+	got := fast.Args
+	if len(fast.Arrays) > 0 {
+		if !arrays {
+			t.Fatalf("%s %q: arrays without ArrayMin", tool.Name, args)
+		}
+		got = append([]json.RawMessage(nil), got...)
+		for _, a := range fast.Arrays {
+			if err := a.Check(); err != nil {
+				t.Fatalf("%s %q: %v", tool.Name, args, err)
+			}
+			text, err := ndarray.AppendPoolJSON(nil, &a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			idx := a.Path[0].(int)
+			placed, err := ndarray.Place(got[idx], a.Path[1:], text)
+			if err != nil {
+				t.Fatalf("%s %q: placing %v: %v", tool.Name, args, a.Path, err)
+			}
+			got[idx] = placed
+		}
+	}
+	if len(got) != len(full.Args) {
+		t.Fatalf("%s %q: %d values, full has %d", tool.Name, args, len(got), len(full.Args))
+	}
+	for i := range got {
+		if len(fast.Arrays) == 0 {
+			if !bytes.Equal(got[i], full.Args[i]) {
+				t.Fatalf("%s %q: argument %d is %s, the full path sends %s", tool.Name, args, i, got[i], full.Args[i])
+			}
+			continue
+		}
+		if !sameValue(t, got[i], full.Args[i]) {
+			t.Fatalf("%s %q: argument %d is %s, the full path sends %s", tool.Name, args, i, got[i], full.Args[i])
+		}
+	}
+}
+
+// sameValue compares two JSON values, numbers by value (a Real array
+// written back from its doubles may spell a number differently).
+func sameValue(t *testing.T, a, b []byte) bool {
+	decode := func(raw []byte) any {
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.UseNumber()
+		var v any
+		if err := d.Decode(&v); err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		return v
+	}
+	var eq func(x, y any) bool
+	eq = func(x, y any) bool {
+		switch xv := x.(type) {
+		case json.Number:
+			yv, ok := y.(json.Number)
+			if !ok {
+				return false
+			}
+			if xv == yv {
+				return true
+			}
+			xf, err1 := strconv.ParseFloat(string(xv), 64)
+			yf, err2 := strconv.ParseFloat(string(yv), 64)
+			return err1 == nil && err2 == nil && xf == yf && strings.ContainsAny(string(xv)+string(yv), ".eE")
+		case []any:
+			yv, ok := y.([]any)
+			if !ok || len(xv) != len(yv) {
+				return false
+			}
+			for i := range xv {
+				if !eq(xv[i], yv[i]) {
+					return false
+				}
+			}
+			return true
+		case map[string]any:
+			yv, ok := y.(map[string]any)
+			if !ok || len(xv) != len(yv) {
+				return false
+			}
+			for k := range xv {
+				if !eq(xv[k], yv[k]) {
+					return false
+				}
+			}
+			return true
+		}
+		return x == y
+	}
+	return eq(decode(a), decode(b))
+}
+
+// The fast path takes the calls clients really make; a change that made it
+// decline them would slow every call without failing any other test.
+func TestFastPathTakesOrdinaryCalls(t *testing.T) {
+	tools := append(fuzzTools(t), arrayTools(t)...)
+	byName := map[string]*Tool{}
+	for _, tl := range tools {
+		byName[tl.Name] = tl
+	}
+	cases := []struct {
+		tool, args string
+		arrays     int
+	}{
+		{"ints", `{"_1":[1,2,3]}`, 1},
+		{"ints", `{"_1":[]}`, 0}, // an empty list is cheaper as JSON
+		{"matrix", `{"_1":[[1.5,2],[3,4]],"_2":[1,2]}`, 2},
+		{"table", `{"_1":{"x":[0.5],"y":"s","z":[[1]]},"_2":[{"v":[1]}],"_3":[["a",[1]]]}`, 4},
+		{"maybe", `{"_1":[1,null],"_2":[1,2]}`, 1},
+		{"sized", `{"_1":-128,"_2":18446744073709551615,"_3":null}`, 0},
+		{"tree", `{"_1":{"data":1,"kids":[{"data":2,"kids":[]}]}}`, 0},
+		{"opts", `{"list":[1],"on":false,"tmpDir":"/t","numThreads":2}`, 1},
+		{"named", `{"who":"x","_2":[["k",true]],"_render":"up"}`, 0},
+	}
+	for _, c := range cases {
+		tl := byName[c.tool]
+		tl.ArrayMin = 1
+		call, ok := tl.fastPositional([]byte(c.args))
+		tl.ArrayMin = DefaultArrayMin
+		if !ok {
+			t.Errorf("%s %s: the fast path declined", c.tool, c.args)
+			continue
+		}
+		if len(call.Arrays) != c.arrays {
+			t.Errorf("%s %s: %d arrays, want %d", c.tool, c.args, len(call.Arrays), c.arrays)
+		}
+		checkFastAgainstFull(t, tl, true, []byte(c.args))
+		checkFastAgainstFull(t, tl, false, []byte(c.args))
+	}
+}
+
+func TestArrayShapesAndPaths(t *testing.T) {
+	tl := arrayTools(t)[3] // table
+	tl.ArrayMin = 1
+	defer func() { tl.ArrayMin = DefaultArrayMin }()
+	call, ok := tl.fastPositional([]byte(`{"_1":{"x":[0.5,1],"y":"s","z":[[1,2,3],[4,5,6]]},"_2":[{"v":[]},{"v":[7.5]}],"_3":[["a",[1]]]}`))
+	if !ok {
+		t.Fatal("declined")
+	}
+	var got []string
+	for _, a := range call.Arrays {
+		p, _ := json.Marshal(a.Path)
+		got = append(got, string(p)+" "+string(a.DType)+" "+strconv.Itoa(len(a.Data)/8)+" "+shapeText(a.Shape))
+	}
+	// The empty list stays JSON: no array has fewer than one element.
+	want := []string{`[0,"x"] f8 2 [2]`, `[0,"z"] i8 6 [2 3]`, `[1,1,"v"] f8 1 [1]`, `[2,"a"] i8 1 [1]`}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("arrays:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if string(call.Args[0]) != `{"x":null,"y":"s","z":null}` {
+		t.Errorf("args[0] = %s", call.Args[0])
+	}
+}
+
+func shapeText(shape []int) string {
+	parts := make([]string, len(shape))
+	for i, d := range shape {
+		parts[i] = strconv.Itoa(d)
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
