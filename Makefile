@@ -39,11 +39,13 @@ bench:
 FUZZ_TARGETS := \
 	internal/mcp:FuzzLineReader \
 	internal/mcp:FuzzDispatch \
+	internal/mcp:FuzzDecodeLine \
 	internal/manifest:FuzzParseType \
 	internal/argmap:FuzzToPositional \
 	internal/argmap:FuzzFastPositional \
 	internal/argmap:FuzzResultValue \
 	internal/jsontext:FuzzWhole \
+	internal/jsontext:FuzzAppendString \
 	internal/argmap:FuzzFromCLI \
 	internal/pool:FuzzPoolFrames
 

@@ -47,6 +47,10 @@ func SkipSpace(b []byte, i int) int {
 // the index just after it.
 func Value(b []byte, i int) (int, error) { return value(b, i, 0) }
 
+// ValueIn is Value for a value nested inside depth enclosing arrays and
+// objects, so that MaxDepth counts from the top of the document.
+func ValueIn(b []byte, i, depth int) (int, error) { return value(b, i, depth) }
+
 func value(b []byte, i, depth int) (int, error) {
 	if i >= len(b) {
 		return i, errAt(i, "unexpected end of JSON input")
@@ -440,3 +444,109 @@ func hasSpace(b []byte) bool {
 	}
 	return false
 }
+
+// ObjectMembers walks the object at b[i] (a '{') like Object, but lets
+// member read each value itself: it gets the start of the value and
+// returns its end. depth is the object's nesting depth.
+func ObjectMembers(b []byte, i int, member func(key []byte, keyEscaped bool, start int) (int, error), depth int) (int, error) {
+	if depth > MaxDepth {
+		return i, errAt(i, "exceeded max depth")
+	}
+	i = SkipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, nil
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return i, errAt(i, "expected a string key in object")
+		}
+		kend, kesc, err := String(b, i)
+		if err != nil {
+			return i, err
+		}
+		key := b[i:kend]
+		i = SkipSpace(b, kend)
+		if i >= len(b) || b[i] != ':' {
+			return i, errAt(i, "expected ':' after object key")
+		}
+		end, err := member(key, kesc, SkipSpace(b, i+1))
+		if err != nil {
+			return end, err
+		}
+		i = SkipSpace(b, end)
+		if i < len(b) && b[i] == ',' {
+			i = SkipSpace(b, i+1)
+			continue
+		}
+		if i < len(b) && b[i] == '}' {
+			return i + 1, nil
+		}
+		return i, errAt(i, "expected ',' or '}' after object value")
+	}
+}
+
+// AppendString appends s as a JSON string exactly as encoding/json's
+// Encoder with SetEscapeHTML(false) writes it: '"', '\\' and control
+// characters escaped (\b \f \n \r \t short), invalid UTF-8 as \ufffd,
+// U+2028 and U+2029 as \u2028 and \u2029, everything else as it is.
+func AppendString(dst, s []byte) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if stringSafe[c] {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// stringSafe marks the ASCII bytes a JSON string holds as they are.
+var stringSafe = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()

@@ -123,3 +123,34 @@ func TestAppendCompactAgreesWithEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// Depth counts from the top of the document wherever a walk starts.
+func TestValueInCountsEnclosingDepth(t *testing.T) {
+	inner := []byte(strings.Repeat("[", MaxDepth-1) + strings.Repeat("]", MaxDepth-1))
+	if _, err := ValueIn(inner, 0, 1); err != nil {
+		t.Errorf("%d levels inside 1: %v", MaxDepth-1, err)
+	}
+	if _, err := ValueIn(inner, 0, 2); err == nil {
+		t.Errorf("%d levels inside 2 passed", MaxDepth-1)
+	}
+}
+
+func encodingJSONString(s string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s)
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// FuzzAppendString: AppendString writes what encoding/json writes.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain", "a\"b\\c", "\x00\x01\b\f\n\r\t\x1f\x7f", "<&>", "é€😀", "\u2028\u2029", "\xff\xfe", "a\xe2\x82", "[1,2,{\"k\":\"v\"}]"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := AppendString(nil, []byte(s)), encodingJSONString(s); !bytes.Equal(got, want) {
+			t.Fatalf("AppendString(%q) = %s, encoding/json writes %s", s, got, want)
+		}
+	})
+}

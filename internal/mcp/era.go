@@ -67,16 +67,15 @@ func RequestVersion(r *Request) (string, bool) {
 
 // requestMeta decodes params._meta, nil when absent or not an object.
 func requestMeta(r *Request) map[string]json.RawMessage {
-	if len(r.Params) == 0 {
+	raw, ok := r.param("_meta")
+	if !ok {
 		return nil
 	}
-	var p struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
-	}
-	if json.Unmarshal(r.Params, &p) != nil {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
 		return nil
 	}
-	return p.Meta
+	return m
 }
 
 // features are what a protocol version has beyond 2024-11-05's core.

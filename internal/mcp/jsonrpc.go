@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
+
+	"github.com/nexus-mcp/nexus/internal/jsontext"
 
 	"github.com/nexus-mcp/nexus/internal/argmap"
 )
@@ -39,6 +42,50 @@ type Request struct {
 	Method string
 	// Params is the raw params value, nil when absent.
 	Params json.RawMessage
+
+	// members indexes Params' members, found once (by the decoder, or on
+	// first use) so that every question about params reads it only once.
+	members atomic.Pointer[[]member]
+}
+
+// param returns the raw value of params' member name, exactly matched.
+func (r *Request) param(name string) (json.RawMessage, bool) {
+	ms := r.members.Load()
+	if ms == nil {
+		found := paramMembers(r.Params)
+		r.members.CompareAndSwap(nil, &found)
+		ms = r.members.Load()
+	}
+	var v json.RawMessage
+	ok := false
+	for _, m := range *ms {
+		if m.Key == name {
+			v, ok = m.Value.(json.RawMessage), true // the last one wins, as in encoding/json
+		}
+	}
+	return v, ok
+}
+
+// paramMembers lists the members of a params object (none when it is not
+// one).
+func paramMembers(params json.RawMessage) []member {
+	start := jsontext.SkipSpace(params, 0)
+	if start >= len(params) || params[start] != '{' {
+		return nil
+	}
+	var ms []member
+	_, err := jsontext.Object(params, start, func(key []byte, escaped bool, vs, ve int) error {
+		name := string(key[1 : len(key)-1])
+		if escaped {
+			name = jsontext.Unquote(key)
+		}
+		ms = append(ms, member{Key: name, Value: json.RawMessage(params[vs:ve])})
+		return nil
+	}, 1)
+	if err != nil {
+		return nil
+	}
+	return ms
 }
 
 // IsNotification reports whether the message expects no reply.
@@ -54,35 +101,61 @@ type Response struct {
 var nullID = json.RawMessage("null")
 
 // MarshalJSON writes {"jsonrpc":"2.0","id":...,"result"|"error":...} in that order.
-func (r *Response) MarshalJSON() ([]byte, error) {
+func (r *Response) MarshalJSON() ([]byte, error) { return r.appendJSON(nil) }
+
+// appendJSON appends the response; a result that can write itself
+// (CallToolResult) does, and so is never marshalled by reflection.
+func (r *Response) appendJSON(b []byte) ([]byte, error) {
 	id := r.ID
 	if id == nil {
 		id = nullID
 	}
-	var b bytes.Buffer
-	b.WriteString(`{"jsonrpc":"2.0","id":`)
-	b.Write(id)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
 	if r.Error != nil {
 		e, err := json.Marshal(r.Error)
 		if err != nil {
 			return nil, err
 		}
-		b.WriteString(`,"error":`)
-		b.Write(e)
-	} else {
-		res := r.Result
-		if res == nil {
-			res = struct{}{}
+		b = append(b, `,"error":`...)
+		b = append(b, e...)
+		return append(b, '}'), nil
+	}
+	b = append(b, `,"result":`...)
+	var err error
+	switch res := r.Result.(type) {
+	case nil:
+		b = append(b, "{}"...)
+	case interface{ appendJSON([]byte) ([]byte, error) }:
+		if b, err = res.appendJSON(b); err != nil {
+			return nil, err
 		}
+	default:
 		v, err := marshalCompact(res)
 		if err != nil {
 			return nil, err
 		}
-		b.WriteString(`,"result":`)
-		b.Write(v)
+		b = append(b, v...)
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return append(b, '}'), nil
+}
+
+// marshalLine encodes one outgoing message followed by a newline, in one
+// buffer: a Response writes itself, anything else goes through
+// encoding/json.
+func marshalLine(v any) ([]byte, error) {
+	if r, ok := v.(*Response); ok {
+		b, err := r.appendJSON(make([]byte, 0, 256))
+		if err != nil {
+			return nil, err
+		}
+		return append(b, '\n'), nil
+	}
+	b, err := marshalCompact(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
 }
 
 // Notification is an outgoing server notification.
@@ -135,8 +208,15 @@ func ParseMessages(body []byte) (items []Item, batch bool) { return decodeLine(b
 // decodeLine parses one line: a single message or a batch (JSON-RPC 2.0 §6).
 // It never fails: faults become replies.
 func decodeLine(line []byte) (items []Item, batch bool) {
-	trimmed := bytes.TrimLeft(line, " \t\r\n")
-	if len(trimmed) > 0 && trimmed[0] == '[' {
+	start := jsontext.SkipSpace(line, 0)
+	if start < len(line) && line[start] == '{' {
+		// The common case, in one pass that checks the syntax as it goes.
+		if it, ok := decodeObject(line, start); ok {
+			return []Item{it}, false
+		}
+		return []Item{{Reply: parseError(unmarshalError(line))}}, false
+	}
+	if start < len(line) && line[start] == '[' {
 		var elems []json.RawMessage
 		if err := json.Unmarshal(line, &elems); err != nil {
 			return []Item{{Reply: parseError(err)}}, false
@@ -151,11 +231,15 @@ func decodeLine(line []byte) (items []Item, batch bool) {
 		return items, true
 	}
 	if !json.Valid(line) {
-		var v any
-		err := json.Unmarshal(line, &v)
-		return []Item{{Reply: parseError(err)}}, false
+		return []Item{{Reply: parseError(unmarshalError(line))}}, false
 	}
 	return []Item{decodeMessage(line)}, false
+}
+
+// unmarshalError is encoding/json's description of what is wrong with raw.
+func unmarshalError(raw []byte) error {
+	var v any
+	return json.Unmarshal(raw, &v)
 }
 
 func parseError(err error) *Response {
@@ -166,57 +250,119 @@ func parseError(err error) *Response {
 	return &Response{Error: errorf(CodeParseError, "%s", msg)}
 }
 
-// decodeMessage checks one JSON value against JSON-RPC 2.0 §4. Keys are
-// matched exactly (encoding/json's struct decoding would accept "ID").
+// decodeMessage checks one JSON value against JSON-RPC 2.0 §4.
 func decodeMessage(raw json.RawMessage) Item {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		return Item{Reply: &Response{Error: errorf(CodeInvalidRequest, "invalid request: expected a JSON-RPC object, got %s", jsonKind(raw))}}
+	start := jsontext.SkipSpace(raw, 0)
+	if start < len(raw) && raw[start] == '{' {
+		if it, ok := decodeObject(raw, start); ok {
+			return it
+		}
 	}
-	id, hasID := obj["id"]
+	return Item{Reply: &Response{Error: errorf(CodeInvalidRequest, "invalid request: expected a JSON-RPC object, got %s", jsonKind(raw))}}
+}
+
+// decodeObject reads the message object at raw[start] in one pass: its
+// members are found in place (none is copied) and, when params is an
+// object, so are params' own; ok is false when raw is not valid JSON.
+// Keys are matched exactly (encoding/json's struct decoding would accept
+// "ID"); of repeated keys the last counts.
+func decodeObject(raw []byte, start int) (Item, bool) {
+	var id, version, method, params json.RawMessage
+	var hasID, hasVersion, hasMethod, hasParams, hasResult, hasError bool
+	var members []member
+	end, err := jsontext.ObjectMembers(raw, start, func(key []byte, escaped bool, vs int) (int, error) {
+		name := string(key[1 : len(key)-1])
+		if escaped {
+			name = jsontext.Unquote(key)
+		}
+		if name == "params" && vs < len(raw) && raw[vs] == '{' {
+			members = members[:0]
+			ve, err := jsontext.ObjectMembers(raw, vs, func(k []byte, esc bool, ps int) (int, error) {
+				pe, err := jsontext.ValueIn(raw, ps, 2)
+				if err != nil {
+					return pe, err
+				}
+				pname := string(k[1 : len(k)-1])
+				if esc {
+					pname = jsontext.Unquote(k)
+				}
+				members = append(members, member{Key: pname, Value: json.RawMessage(raw[ps:pe])})
+				return pe, nil
+			}, 2)
+			params, hasParams = raw[vs:ve], true
+			return ve, err
+		}
+		ve, err := jsontext.ValueIn(raw, vs, 1)
+		if err != nil {
+			return ve, err
+		}
+		v := json.RawMessage(raw[vs:ve])
+		switch name {
+		case "id":
+			id, hasID = v, true
+		case "jsonrpc":
+			version, hasVersion = v, true
+		case "method":
+			method, hasMethod = v, true
+		case "params":
+			params, hasParams = v, true
+			members = nil
+		case "result":
+			hasResult = true
+		case "error":
+			hasError = true
+		}
+		return ve, nil
+	}, 1)
+	if err != nil || jsontext.SkipSpace(raw, end) != len(raw) {
+		return Item{}, false
+	}
 	if hasID {
 		switch jsonKind(id) {
 		case "string", "number":
 		default:
 			// MCP: "the ID MUST NOT be null"; objects and arrays are not ids either.
-			return Item{Reply: &Response{Error: errorf(CodeInvalidRequest, "invalid request: id must be a string or a number, got %s", jsonKind(id))}}
+			return Item{Reply: &Response{Error: errorf(CodeInvalidRequest, "invalid request: id must be a string or a number, got %s", jsonKind(id))}}, true
 		}
 	}
 	var replyID json.RawMessage
 	if hasID {
 		replyID = id
 	}
-	var version string
-	if v, ok := obj["jsonrpc"]; !ok || json.Unmarshal(v, &version) != nil || version != "2.0" {
-		return Item{Reply: &Response{ID: replyID, Error: errorf(CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`)}}
-	}
-	m, hasMethod := obj["method"]
-	if !hasMethod {
-		_, isResult := obj["result"]
-		_, isError := obj["error"]
-		if (isResult || isError) && hasID {
-			return Item{} // a response to a request we never sent: nothing to do
+	if !hasVersion || string(version) != `"2.0"` {
+		var v string
+		if !hasVersion || json.Unmarshal(version, &v) != nil || v != "2.0" {
+			return Item{Reply: &Response{ID: replyID, Error: errorf(CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`)}}, true
 		}
-		return Item{Reply: &Response{ID: replyID, Error: errorf(CodeInvalidRequest, `invalid request: missing "method"`)}}
 	}
-	var method string
-	if err := json.Unmarshal(m, &method); err != nil {
-		return Item{Reply: &Response{ID: replyID, Error: errorf(CodeInvalidRequest, `invalid request: "method" must be a string, got %s`, jsonKind(m))}}
+	if !hasMethod {
+		if (hasResult || hasError) && hasID {
+			return Item{}, true // a response to a request we never sent: nothing to do
+		}
+		return Item{Reply: &Response{ID: replyID, Error: errorf(CodeInvalidRequest, `invalid request: missing "method"`)}}, true
 	}
-	params, hasParams := obj["params"]
+	var name string
+	if err := json.Unmarshal(method, &name); err != nil {
+		return Item{Reply: &Response{ID: replyID, Error: errorf(CodeInvalidRequest, `invalid request: "method" must be a string, got %s`, jsonKind(method))}}, true
+	}
 	if hasParams {
 		switch jsonKind(params) {
 		case "object":
 		case "null":
-			params = nil
+			params, members = nil, nil
 		default:
 			if !hasID {
-				return Item{} // a notification is never answered, not even with an error
+				return Item{}, true // a notification is never answered, not even with an error
 			}
-			return Item{Reply: &Response{ID: replyID, Error: errorf(CodeInvalidParams, `invalid params: "params" must be an object, got %s`, jsonKind(params))}}
+			return Item{Reply: &Response{ID: replyID, Error: errorf(CodeInvalidParams, `invalid params: "params" must be an object, got %s`, jsonKind(params))}}, true
 		}
 	}
-	return Item{Request: &Request{ID: replyID, Method: method, Params: params}}
+	req := &Request{ID: replyID, Method: name, Params: params}
+	if members == nil {
+		members = []member{}
+	}
+	req.members.Store(&members)
+	return Item{Request: req}, true
 }
 
 // jsonKind names the JSON type of a raw value for error messages.

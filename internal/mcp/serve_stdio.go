@@ -19,7 +19,7 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 	out := &lineWriter{w: w}
 	var writeFailed atomic.Bool
 	send := func(v any) {
-		b, err := marshalCompact(v)
+		b, err := marshalLine(v)
 		if err != nil {
 			s.log.Error("cannot encode reply", "err", err)
 			return
@@ -165,8 +165,8 @@ func (s *Server) Once(ctx context.Context, method string, params json.RawMessage
 	defer ss.Close()
 	req := &Request{ID: json.RawMessage("1"), Method: method, Params: params}
 	if method == "server/discover" && requestMeta(req) == nil {
-		req.Params = json.RawMessage(`{"_meta":{"` + MetaProtocolVersion + `":"` + StatelessVersion + `","` +
-			MetaClientCapabilities + `":{},"` + MetaClientInfo + `":{"name":"nexus-once","version":"0"}}}`)
+		req = &Request{ID: req.ID, Method: method, Params: json.RawMessage(`{"_meta":{"` + MetaProtocolVersion + `":"` + StatelessVersion + `","` +
+			MetaClientCapabilities + `":{},"` + MetaClientInfo + `":{"name":"nexus-once","version":"0"}}}`)}
 	}
 	if method != "initialize" && method != "ping" && !IsStateless(req) {
 		ss.Handle(ctx, &Request{ID: json.RawMessage("0"), Method: "initialize",

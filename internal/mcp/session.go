@@ -140,7 +140,7 @@ func (ss *Session) dispatch(ctx context.Context, r *Request) (any, *Error) {
 		ss.mu.Lock()
 		caps := ss.capabilities
 		ss.mu.Unlock()
-		return ss.srv.callTool(ctx, r.Params, client{version: version, logLevel: ss.LogLevel, capabilities: caps})
+		return ss.srv.callTool(ctx, r, client{version: version, logLevel: ss.LogLevel, capabilities: caps})
 	case "logging/setLevel":
 		return ss.setLevel(r.Params)
 	}

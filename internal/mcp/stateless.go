@@ -71,7 +71,7 @@ func (s *Server) dispatchStateless(ctx context.Context, r *Request) (any, *Error
 	case "tools/list":
 		return s.listTools(r.Params, m.version)
 	case "tools/call":
-		return s.callTool(ctx, r.Params, client{version: m.version, logLevel: func() string { return m.logLevel }, capabilities: m.capabilities})
+		return s.callTool(ctx, r, client{version: m.version, logLevel: func() string { return m.logLevel }, capabilities: m.capabilities})
 	}
 	if res, rpcErr, ok := s.emptyFeature(r.Method, r.Params, m.version); ok {
 		return res, rpcErr

@@ -25,7 +25,6 @@ var ErrLineTooLong = errors.New("line too long")
 type LineReader struct {
 	r   *bufio.Reader
 	max int
-	buf []byte // the last short line, reused
 }
 
 // NewLineReader reads lines from r, refusing those longer than max bytes.
@@ -36,8 +35,8 @@ func NewLineReader(r io.Reader, max int) *LineReader {
 	return &LineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
 }
 
-// Next returns the next line without its "\n" (and a trailing "\r"). The
-// slice is valid until the next call. At the end of input it returns a
+// Next returns the next line without its "\n" (and a trailing "\r"), in
+// a slice of its own. At the end of input it returns a
 // final unterminated line if there is one, then io.EOF. A line longer than
 // the cap (not counting its "\n") is read to its end and dropped, and Next
 // returns ErrLineTooLong.
@@ -54,8 +53,8 @@ func (lr *LineReader) Next() ([]byte, error) {
 				tooLong, pieces = true, nil
 			case err == nil && pieces == nil:
 				// The whole line is in the reader's buffer: the common case.
-				lr.buf = append(lr.buf[:0], chunk...)
-				return trimEOL(lr.buf), nil
+				// It is copied, since requests keep slices of it.
+				return trimEOL(bytes.Clone(chunk)), nil
 			default:
 				pieces = append(pieces, bytes.Clone(chunk))
 			}
@@ -95,15 +94,14 @@ type lineWriter struct {
 	err error
 }
 
-func (lw *lineWriter) writeLine(msg []byte) error {
+// writeLine writes one message that already ends with its newline.
+func (lw *lineWriter) writeLine(line []byte) error {
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
 	if lw.err != nil {
 		return lw.err
 	}
-	buf := make([]byte, 0, len(msg)+1)
-	buf = append(append(buf, msg...), '\n')
-	if _, err := lw.w.Write(buf); err != nil {
+	if _, err := lw.w.Write(line); err != nil {
 		lw.err = fmt.Errorf("write to client: %w", err)
 	}
 	return lw.err

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/nexus-mcp/nexus/internal/argmap"
+	"github.com/nexus-mcp/nexus/internal/jsontext"
 )
 
 // toolView is what a protocol version shows of a tool.
@@ -134,6 +135,19 @@ type textBlock struct {
 
 func textContent(text string) []any { return []any{&textBlock{Type: "text", Text: text}} }
 
+// valueText is the text block of a value's JSON text, kept as the bytes
+// ResultValue wrote: a large value is escaped once, straight into the
+// reply, never copied into a string.
+type valueText []byte
+
+func (v valueText) appendJSON(b []byte) []byte {
+	b = append(b, `{"type":"text","text":`...)
+	b = jsontext.AppendString(b, v)
+	return append(b, '}')
+}
+
+func (v valueText) MarshalJSON() ([]byte, error) { return v.appendJSON(nil), nil }
+
 // CallToolResult is the result of tools/call (SPEC §4.7), keys in the order
 // the seed's transcripts show; resultType and _meta only in 2026-07-28.
 type CallToolResult struct {
@@ -144,6 +158,50 @@ type CallToolResult struct {
 	IsError           bool            `json:"isError"`
 	ResultType        string          `json:"resultType,omitempty"`
 	Meta              map[string]any  `json:"_meta,omitempty"`
+}
+
+// appendJSON writes the result as encoding/json would, without its
+// reflection and without the check it makes of every MarshalJSON's output,
+// which would read a large value twice more.
+func (r *CallToolResult) appendJSON(b []byte) ([]byte, error) {
+	b = append(b, `{"content":[`...)
+	for i, c := range r.Content {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		switch x := c.(type) {
+		case valueText:
+			b = x.appendJSON(b)
+		case *textBlock:
+			b = valueText(x.Text).appendJSON(b)
+		default:
+			enc, err := marshalCompact(x)
+			if err != nil {
+				return nil, err
+			}
+			b = append(b, enc...)
+		}
+	}
+	b = append(b, ']')
+	if len(r.StructuredContent) > 0 {
+		b = append(b, `,"structuredContent":`...)
+		b = append(b, r.StructuredContent...) // compact: ResultValue wrote it
+	}
+	b = append(b, `,"isError":`...)
+	b = strconv.AppendBool(b, r.IsError)
+	if r.ResultType != "" {
+		b = append(b, `,"resultType":`...)
+		b = jsontext.AppendString(b, []byte(r.ResultType))
+	}
+	if len(r.Meta) > 0 {
+		meta, err := marshalCompact(r.Meta)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `,"_meta":`...)
+		b = append(b, meta...)
+	}
+	return append(b, '}'), nil
 }
 
 func errorResult(msg string) *CallToolResult {
@@ -160,8 +218,8 @@ type client struct {
 }
 
 // callTool answers tools/call.
-func (s *Server) callTool(ctx context.Context, params json.RawMessage, c client) (any, *Error) {
-	res, rpcErr := s.runTool(ctx, params, c)
+func (s *Server) callTool(ctx context.Context, r *Request, c client) (any, *Error) {
+	res, rpcErr := s.runTool(ctx, r, c)
 	if rpcErr != nil {
 		return nil, rpcErr
 	}
@@ -172,9 +230,40 @@ func (s *Server) callTool(ctx context.Context, params json.RawMessage, c client)
 	return res, nil
 }
 
-func (s *Server) runTool(ctx context.Context, params json.RawMessage, c client) (*CallToolResult, *Error) {
+// toolCallParams reads tools/call's params from the request's members
+// without decoding the arguments; anything unusual goes to encoding/json,
+// whose error the client then sees.
+func toolCallParams(r *Request) (callToolParams, error) {
 	var p callToolParams
-	if err := json.Unmarshal(params, &p); err != nil {
+	name, hasName := r.param("name")
+	meta, hasMeta := r.param("_meta")
+	plainName := !hasName || (len(name) > 0 && name[0] == '"') || string(name) == "null"
+	plainMeta := !hasMeta || (len(meta) > 0 && meta[0] == '{') || string(meta) == "null"
+	if !plainName || !plainMeta {
+		err := json.Unmarshal(r.Params, &p)
+		return p, err
+	}
+	if hasName && string(name) != "null" {
+		var n string
+		if err := json.Unmarshal(name, &n); err != nil {
+			return p, err
+		}
+		p.Name = &n
+	}
+	p.Arguments, _ = r.param("arguments")
+	if hasMeta && string(meta) != "null" {
+		for _, m := range paramMembers(meta) {
+			if m.Key == "progressToken" {
+				p.Meta.ProgressToken = m.Value.(json.RawMessage)
+			}
+		}
+	}
+	return p, nil
+}
+
+func (s *Server) runTool(ctx context.Context, r *Request, c client) (*CallToolResult, *Error) {
+	p, err := toolCallParams(r)
+	if err != nil {
 		return nil, errorf(CodeInvalidParams, "invalid tools/call params: %v", err)
 	}
 	if p.Name == nil {
@@ -243,7 +332,7 @@ func (s *Server) runTool(ctx context.Context, params json.RawMessage, c client) 
 			return errorResult("tool '" + tool.Name + "' returned " + mime + " that nexus cannot read: " + err.Error()), nil
 		}
 	} else {
-		res.Content = textContent(string(value))
+		res.Content = []any{valueText(value)}
 	}
 	// SPEC §4.7: a record return also fills structuredContent, matching
 	// outputSchema; both came with 2025-06-18.
