@@ -94,7 +94,6 @@ func oracleDecodeMessage(raw json.RawMessage) Item {
 	return Item{Request: &Request{ID: replyID, Method: method, Params: params}}
 }
 
-
 // FuzzDecodeLine: the one-pass decoder reads every line as the old
 // decoder did: the same requests, the same replies.
 func FuzzDecodeLine(f *testing.F) {
