@@ -30,8 +30,11 @@ func (e *exitError) Unwrap() error { return e.err }
 
 func main() {
 	pool.RunReaperIfAsked() // when this process is another nexus's reaper, it serves and exits here
+	stopProfile := startProfile()
 	root := newRootCmd()
-	if err := root.Execute(); err != nil {
+	err := root.Execute()
+	stopProfile()
+	if err != nil {
 		code := 1
 		var ee *exitError
 		if errors.As(err, &ee) {

@@ -25,6 +25,9 @@ func loadProgram(target string) (*manifest.Manifest, []*argmap.Tool, error) {
 	for _, e := range excluded {
 		fmt.Fprintln(os.Stderr, e.String())
 	}
+	if err := tuneTools(tools); err != nil {
+		return nil, nil, err
+	}
 	return m, tools, nil
 }
 

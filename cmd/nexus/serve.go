@@ -163,5 +163,8 @@ func loadServed(target string) (httpserve.Program, error) {
 	for _, e := range excluded {
 		fmt.Fprintln(os.Stderr, e.String())
 	}
+	if err := tuneTools(tools); err != nil {
+		return httpserve.Program{}, err
+	}
 	return httpserve.Program{Manifest: m, Tools: tools, Excluded: excluded}, nil
 }

@@ -28,3 +28,55 @@ func BenchmarkToPositionalLargeList(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFastPositionalMillionInts: a client's list of a million
+// integers, read into an array.
+func BenchmarkFastPositionalMillionInts(b *testing.B) {
+	tool := jsonHelpTool(b, "sumMany")
+	var sb strings.Builder
+	sb.WriteString(`{"_1":[`)
+	for i := 0; i < 1_000_000; i++ {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(strconv.Itoa((i * 7919) % 1000000))
+	}
+	sb.WriteString(`]}`)
+	args := []byte(sb.String())
+	b.SetBytes(int64(len(args)))
+	for b.Loop() {
+		call, ok := tool.fastPositional(args)
+		if !ok || len(call.Arrays) != 1 {
+			b.Fatal("declined")
+		}
+	}
+}
+
+// BenchmarkFastPositionalMatrix: a client's 1000 × 1000 matrix of reals.
+func BenchmarkFastPositionalMatrix(b *testing.B) {
+	tool := toolOf(b, remote("m", "aaf8", pos("aaf8", ``), ``))
+	var sb strings.Builder
+	sb.WriteString(`{"_1":[`)
+	for i := 0; i < 1000; i++ {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteByte('[')
+		for j := 0; j < 1000; j++ {
+			if j > 0 {
+				sb.WriteByte(',')
+			}
+			sb.WriteString(strconv.FormatFloat(float64(i*1000+j)*0.001234567, 'g', -1, 64))
+		}
+		sb.WriteByte(']')
+	}
+	sb.WriteString(`]}`)
+	args := []byte(sb.String())
+	b.SetBytes(int64(len(args)))
+	for b.Loop() {
+		call, ok := tool.fastPositional(args)
+		if !ok || len(call.Arrays) != 1 {
+			b.Fatal("declined")
+		}
+	}
+}

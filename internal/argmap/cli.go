@@ -113,7 +113,7 @@ func CLICall(m *manifest.Manifest, c *manifest.Command, argv []string) (Call, er
 			return Call{}, fmt.Errorf("%s: output projection %s names no command '%s'", c.Name, terminalSpelling(term), term.Entry)
 		}
 	}
-	return Call{Command: cmd, Args: args}, nil
+	return Call{Command: cmd, Args: args, Ret: retOf(cmd)}, nil
 }
 
 func terminalSpelling(t *manifest.Terminal) string {

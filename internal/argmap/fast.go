@@ -655,7 +655,15 @@ func (e *fastEncoder) array(t *manifest.Type, i int) (end int, ok, tried bool) {
 			for {
 				var end int
 				var ok bool
-				if level == rank-1 {
+				if level == rank-1 && kind == ndarray.Int {
+					// The whole innermost list at once: the hot loop.
+					end, ok = e.intRow(i, lo, hi, &n)
+					if ok {
+						i = end
+						break
+					}
+					return 0, false
+				} else if level == rank-1 {
 					end, ok = e.arrayNumber(i, kind, lo, hi)
 				} else {
 					end, ok = scan(i, level+1)
@@ -763,6 +771,69 @@ func (e *fastEncoder) arrayNumber(i int, kind ndarray.Number, lo, hi int64) (int
 	}
 	e.putNum(math.Float64bits(f))
 	return end, true
+}
+
+// intRow reads the integers of the innermost list whose first element is
+// at b[i], through its ']', adding their count to *n. A number in an
+// unusual form is read the careful way (arrayNumber).
+func (e *fastEncoder) intRow(i int, lo, hi int64, n *int) (int, bool) {
+	b := e.b[:e.numEnd]
+	nums := e.nums
+	defer func() { e.nums = nums }()
+	for {
+		j := i
+		neg := j < len(b) && b[j] == '-'
+		if neg {
+			j++
+		}
+		start := j
+		var u uint64
+		for j < len(b) {
+			d := b[j] - '0'
+			if d >= 10 {
+				break
+			}
+			u = u*10 + uint64(d)
+			j++
+		}
+		digits := j - start
+		plain := digits > 0 && digits <= 18 && (digits == 1 || b[start] != '0') &&
+			(j >= len(b) || (b[j] != '.' && b[j] != 'e' && b[j] != 'E'))
+		if plain {
+			v := int64(u)
+			if neg {
+				v = -v
+			}
+			if v < lo || v > hi {
+				return 0, false
+			}
+			k := len(nums)
+			nums = nums[:k+8]
+			binary.LittleEndian.PutUint64(nums[k:], uint64(v))
+		} else {
+			e.nums = nums
+			end, ok := e.arrayNumber(i, ndarray.Int, lo, hi)
+			if !ok {
+				return 0, false
+			}
+			nums, j = e.nums, end
+		}
+		*n++
+		if j < len(b) && b[j] <= ' ' {
+			j = jsontext.SkipSpace(b, j)
+		}
+		if j < len(b) && b[j] == ',' {
+			i = j + 1
+			if i < len(b) && b[i] <= ' ' {
+				i = jsontext.SkipSpace(b, i)
+			}
+			continue
+		}
+		if j < len(b) && b[j] == ']' {
+			return j + 1, true
+		}
+		return 0, false
+	}
 }
 
 // putNum stores one element; nums has room (numericExtent counted them).

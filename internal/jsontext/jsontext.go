@@ -8,6 +8,7 @@
 package jsontext
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strconv"
 	"unicode/utf16"
@@ -100,7 +101,7 @@ func Number(b []byte, i int) (int, error) {
 	case i < len(b) && b[i] == '0':
 		i++
 	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i++; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		for i++; i < len(b) && b[i]-'0' < 10; i++ {
 		}
 	default:
 		return start, errAt(i, "invalid number")
@@ -317,7 +318,13 @@ func array(b []byte, i int, elem func(start, end int) error, depth int) (int, er
 	}
 	for {
 		start := i
-		end, err := value(b, start, depth)
+		var end int
+		var err error
+		if i < len(b) && (b[i]-'0' < 10 || b[i] == '-') {
+			end, err = Number(b, i) // lists of numbers are the large ones
+		} else {
+			end, err = value(b, start, depth)
+		}
 		if err != nil {
 			return end, err
 		}
@@ -326,9 +333,16 @@ func array(b []byte, i int, elem func(start, end int) error, depth int) (int, er
 				return end, err
 			}
 		}
-		i = SkipSpace(b, end)
+		i = end
+		if i < len(b) && b[i] > ' ' { // no space: the usual compact JSON
+		} else {
+			i = SkipSpace(b, i)
+		}
 		if i < len(b) && b[i] == ',' {
-			i = SkipSpace(b, i+1)
+			i++
+			if i < len(b) && b[i] <= ' ' {
+				i = SkipSpace(b, i)
+			}
 			continue
 		}
 		if i < len(b) && b[i] == ']' {
@@ -493,6 +507,14 @@ func AppendString(dst, s []byte) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Eight plain ASCII bytes at a time: the text of a large value is
+		// mostly digits and punctuation that pass as they are.
+		for i+8 <= len(s) && plainASCII8(binary.LittleEndian.Uint64(s[i:])) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if stringSafe[c] {
@@ -542,6 +564,16 @@ func AppendString(dst, s []byte) []byte {
 }
 
 const hexDigits = "0123456789abcdef"
+
+// plainASCII8 reports whether eight bytes are all ASCII from 0x20 up and
+// none is '"' or '\\' (the classic "has a zero byte" bit tricks).
+func plainASCII8(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	hasLess := func(x uint64, n uint64) uint64 { return (x - ones*n) & ^x & highs }
+	hasZero := func(x uint64) uint64 { return (x - ones) & ^x & highs }
+	bad := w&highs | hasLess(w, 0x20) | hasZero(w^(ones*'"')) | hasZero(w^(ones*'\\'))
+	return bad == 0
+}
 
 // stringSafe marks the ASCII bytes a JSON string holds as they are.
 var stringSafe = func() (t [utf8.RuneSelf]bool) {

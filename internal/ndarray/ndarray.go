@@ -196,73 +196,81 @@ func AppendJSON(dst []byte, a *Array, kind Number) ([]byte, error) {
 	if err := a.Check(); err != nil {
 		return nil, err
 	}
-	var elem func(dst []byte, i int) ([]byte, error)
+	rank := len(a.Shape)
+	row := a.Shape[rank-1]
+	next := 0 // the first element of the next innermost row
+	var err error
+	var walk func(level int)
+	walk = func(level int) {
+		dst = append(dst, '[')
+		if level == rank-1 {
+			dst, err = appendRow(dst, a, kind, next, next+row)
+			next += row
+		} else {
+			for i := 0; i < a.Shape[level] && err == nil; i++ {
+				if i > 0 {
+					dst = append(dst, ',')
+				}
+				walk(level + 1)
+			}
+		}
+		dst = append(dst, ']')
+	}
+	walk(0)
+	if err != nil {
+		return nil, err
+	}
+	return dst, nil
+}
+
+// appendRow writes elements [from, to) of a, comma-separated: the loop of
+// every large result, one per dtype and kind.
+func appendRow(dst []byte, a *Array, kind Number, from, to int) ([]byte, error) {
 	d := a.Data
 	switch {
-	case a.DType == I4 && kind == Int:
-		elem = func(dst []byte, i int) ([]byte, error) {
-			return strconv.AppendInt(dst, int64(int32(binary.LittleEndian.Uint32(d[4*i:]))), 10), nil
-		}
 	case a.DType == I4:
-		elem = func(dst []byte, i int) ([]byte, error) {
-			return AppendReal(dst, float64(int32(binary.LittleEndian.Uint32(d[4*i:])))), nil
+		for i := from; i < to; i++ {
+			if i > from {
+				dst = append(dst, ',')
+			}
+			v := int32(binary.LittleEndian.Uint32(d[4*i:]))
+			if kind == Int {
+				dst = strconv.AppendInt(dst, int64(v), 10)
+			} else {
+				dst = AppendReal(dst, float64(v))
+			}
 		}
 	case a.DType == I8 && kind == Int:
-		elem = func(dst []byte, i int) ([]byte, error) {
-			return strconv.AppendInt(dst, int64(binary.LittleEndian.Uint64(d[8*i:])), 10), nil
+		for i := from; i < to; i++ {
+			if i > from {
+				dst = append(dst, ',')
+			}
+			dst = strconv.AppendInt(dst, int64(binary.LittleEndian.Uint64(d[8*i:])), 10)
 		}
 	case a.DType == I8:
-		elem = func(dst []byte, i int) ([]byte, error) {
-			return AppendReal(dst, float64(int64(binary.LittleEndian.Uint64(d[8*i:])))), nil
+		for i := from; i < to; i++ {
+			if i > from {
+				dst = append(dst, ',')
+			}
+			dst = AppendReal(dst, float64(int64(binary.LittleEndian.Uint64(d[8*i:]))))
 		}
 	default: // F8
-		elem = func(dst []byte, i int) ([]byte, error) {
+		for i := from; i < to; i++ {
+			if i > from {
+				dst = append(dst, ',')
+			}
 			f := math.Float64frombits(binary.LittleEndian.Uint64(d[8*i:]))
-			if math.IsNaN(f) || math.IsInf(f, 0) {
+			switch {
+			case math.IsNaN(f) || math.IsInf(f, 0):
 				return nil, fmt.Errorf("array at %s: element %d is %w", pathString(a.Path), i, ErrNotFinite)
-			}
-			if kind == Int && f == math.Trunc(f) {
-				return AppendWhole(dst, f), nil
-			}
-			return AppendReal(dst, f), nil
-		}
-	}
-	// Fast loops for the common rank-1 cases; the general walk otherwise.
-	if len(a.Shape) == 1 {
-		dst = append(dst, '[')
-		var err error
-		for i := 0; i < a.Shape[0]; i++ {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			if dst, err = elem(dst, i); err != nil {
-				return nil, err
+			case kind == Int && f == math.Trunc(f):
+				dst = AppendWhole(dst, f)
+			default:
+				dst = AppendReal(dst, f)
 			}
 		}
-		return append(dst, ']'), nil
 	}
-	next := 0
-	var walk func(dst []byte, level int) ([]byte, error)
-	walk = func(dst []byte, level int) ([]byte, error) {
-		dst = append(dst, '[')
-		var err error
-		for i := 0; i < a.Shape[level]; i++ {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			if level == len(a.Shape)-1 {
-				dst, err = elem(dst, next)
-				next++
-			} else {
-				dst, err = walk(dst, level+1)
-			}
-			if err != nil {
-				return nil, err
-			}
-		}
-		return append(dst, ']'), nil
-	}
-	return walk(dst, 0)
+	return dst, nil
 }
 
 // AppendReal writes f as encoding/json does: the shortest text that reads

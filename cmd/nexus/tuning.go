@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime/pprof"
+	"strconv"
+
+	"github.com/nexus-mcp/nexus/internal/argmap"
+)
+
+// Environment variables for measuring and tuning nexus; none is needed in
+// normal use (docs/performance.md).
+const (
+	// envCPUProfile names a file that receives a pprof CPU profile of the
+	// whole run, written when nexus exits normally.
+	envCPUProfile = "NEXUS_CPUPROFILE"
+	// envArrayMin overrides argmap.DefaultArrayMin: the fewest elements a
+	// numeric argument needs to travel to a pool as an array (0: never).
+	envArrayMin = "NEXUS_ARRAY_MIN"
+)
+
+// startProfile starts the CPU profile NEXUS_CPUPROFILE asks for and
+// returns what stops it.
+func startProfile() func() {
+	path := os.Getenv(envCPUProfile)
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "nexus: %s: %v\n", envCPUProfile, err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
+}
+
+// tuneTools applies NEXUS_ARRAY_MIN to a program's tools.
+func tuneTools(tools []*argmap.Tool) error {
+	v := os.Getenv(envArrayMin)
+	if v == "" {
+		return nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return fmt.Errorf("%s=%q: want a count of elements, 0 or more", envArrayMin, v)
+	}
+	for _, t := range tools {
+		t.ArrayMin = n
+	}
+	return nil
+}

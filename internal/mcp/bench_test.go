@@ -1,0 +1,89 @@
+package mcp
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/nexus-mcp/nexus/internal/argmap"
+	"github.com/nexus-mcp/nexus/internal/ndarray"
+)
+
+// echoCaller answers at once with the call's first argument: what nexus
+// costs around a pool, without a pool.
+type echoCaller struct{}
+
+func (echoCaller) Call(_ context.Context, c argmap.Call, _ CallHooks) (ndarray.Value, error) {
+	var arrays []ndarray.Array
+	for _, a := range c.Arrays {
+		if a.Path[0] == 0 { // in the first argument: in the result, one level up
+			a.Path = a.Path[1:]
+			arrays = append(arrays, a)
+		}
+	}
+	return ndarray.Value{JSON: c.Args[0], Arrays: arrays}, nil
+}
+
+// BenchmarkStdioSmallCall measures one tools/call of a small tool through
+// ServeStdio, request line in, reply line out, the pool answering at once.
+func BenchmarkStdioSmallCall(b *testing.B) {
+	srv := newTestServer(b, echoCaller{}, Options{})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	go srv.ServeStdio(context.Background(), inR, outW) //nolint:errcheck // ends with the pipe
+	out := bufio.NewReader(outR)
+	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"b","version":"0"}}}`)
+	out.ReadBytes('\n')
+	lines := make([][]byte, 64)
+	for i := range lines {
+		lines[i] = []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"add","arguments":{"_1":%d}}}`+"\n", i+1, i))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		inW.Write(lines[i%len(lines)])
+		reply, err := out.ReadBytes('\n')
+		if err != nil || !strings.Contains(string(reply), `"isError":false`) {
+			b.Fatalf("reply %s: %v", reply, err)
+		}
+	}
+	b.StopTimer()
+	inW.Close()
+}
+
+// BenchmarkStdioLargeCall measures a tools/call carrying a list of 100 000
+// integers through ServeStdio, the pool echoing it at once.
+func BenchmarkStdioLargeCall(b *testing.B) {
+	srv := newTestServer(b, echoCaller{}, Options{})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	go srv.ServeStdio(context.Background(), inR, outW) //nolint:errcheck // ends with the pipe
+	out := bufio.NewReaderSize(outR, 1<<20)
+	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"b","version":"0"}}}`)
+	out.ReadBytes('\n')
+	var sb strings.Builder
+	sb.WriteString(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"steps","arguments":{"_1":[`)
+	for i := 0; i < 100000; i++ {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprint(&sb, i*7919)
+	}
+	sb.WriteString("]}}}\n")
+	line := []byte(sb.String())
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		inW.Write(line)
+		reply, err := out.ReadBytes('\n')
+		if err != nil || !strings.Contains(string(reply[len(reply)-40:]), `"isError":false`) {
+			b.Fatalf("reply %.200s: %v", reply, err)
+		}
+	}
+	b.StopTimer()
+	inW.Close()
+}
