@@ -97,14 +97,18 @@ func readFrame(r io.Reader) (body []byte, blob bool, err error) {
 	} else if n < minFrameSize || n > MaxFrameSize {
 		return nil, false, protocolErrorf("frame length %d is outside %d..%d", n, minFrameSize, MaxFrameSize)
 	}
-	body = make([]byte, 0, min(int(n), readChunk))
-	for len(body) < int(n) {
+	size := int(n)
+	body = make([]byte, 0, min(size, readChunk))
+	for len(body) < size {
 		if len(body) == cap(body) {
-			body = append(body, make([]byte, min(int(n)-len(body), cap(body)))...)[:len(body)]
+			grown := make([]byte, len(body), min(size, 2*cap(body)))
+			copy(grown, body)
+			body = grown
 		}
-		m, err := r.Read(body[len(body):cap(body)])
+		// Never past the frame's end: append may round the capacity up.
+		m, err := r.Read(body[len(body):min(cap(body), size)])
 		body = body[:len(body)+m]
-		if err != nil && len(body) < int(n) {
+		if err != nil && len(body) < size {
 			if errors.Is(err, io.EOF) {
 				return nil, blob, protocolErrorf("end of stream inside a frame of %d bytes", n)
 			}

@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
@@ -178,5 +179,35 @@ func TestReadFrameGrowsWithTheBytes(t *testing.T) {
 	}
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 4*readChunk {
 		t.Errorf("reading a cut 256 MiB frame allocated %d bytes; want at most %d", grew, 4*readChunk)
+	}
+}
+
+// A body that outgrows the first read chunk ends exactly at its length:
+// the frame after it is intact (growing by append once read into it).
+func TestLargeFramesBackToBack(t *testing.T) {
+	var buf bytes.Buffer
+	sizes := []int{readChunk + 1, 3*readChunk + 5, 19}
+	for i, n := range sizes {
+		payload := append([]byte(`"`), bytes.Repeat([]byte{byte('a' + i)}, n-2)...)
+		payload = append(payload, '"')
+		if i == 1 {
+			if err := writeBlob(&buf, payload); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := writeFrame(&buf, payload); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := bufio.NewReaderSize(&buf, 64<<10)
+	for i, n := range sizes {
+		got, blob, err := readFrame(r)
+		if err != nil || len(got) != n || blob != (i == 1) || got[1] != byte('a'+i) || got[n-1] != '"' {
+			t.Fatalf("frame %d: %d bytes, blob %v, %v; want %d bytes", i, len(got), blob, err, n)
+		}
+	}
+	if _, _, err := readFrame(r); err != io.EOF {
+		t.Errorf("after the frames: %v, want io.EOF", err)
 	}
 }
