@@ -46,6 +46,7 @@ FUZZ_TARGETS := \
 	internal/argmap:FuzzResultValue \
 	internal/jsontext:FuzzWhole \
 	internal/jsontext:FuzzAppendString \
+	internal/ndarray:FuzzAppendReal \
 	internal/argmap:FuzzFromCLI \
 	internal/pool:FuzzPoolFrames
 
