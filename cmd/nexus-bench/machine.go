@@ -56,7 +56,22 @@ func (b *bench) machine() string {
 	if b.cfg.tiny {
 		cfg = append(cfg, "-tiny: a smoke run, not a measurement")
 	}
+	// Others' work on a shared machine shows in the load average.
+	cfg = append(cfg, fmt.Sprintf("load average %s at the start, %s at the end", b.loadStart, loadAverage()))
 	return "nexus-bench: " + strings.Join(parts, " · ") + "\n\nconfiguration: " + strings.Join(cfg, " · ")
+}
+
+// loadAverage is the 1-minute load average.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return "?"
+	}
+	return f[0]
 }
 
 func (b *bench) callsLabel() string {

@@ -65,6 +65,7 @@ type bench struct {
 	// floorDir holds the floor children (floorsPhase), "" without floors.
 	floorDir     string
 	payloadCache map[string]*payload
+	loadStart    string
 }
 
 type manifestPool struct {
@@ -148,6 +149,7 @@ func (b *bench) check() error {
 
 func (b *bench) run() {
 	start := time.Now()
+	b.loadStart = loadAverage()
 	phases := []struct {
 		name string
 		skip bool
