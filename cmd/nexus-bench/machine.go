@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
-	"time"
 )
 
 func lookPath(name string) (string, error) { return exec.LookPath(name) }
@@ -25,7 +24,7 @@ func (b *bench) machine() string {
 	}
 	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
 	parts := []string{
-		time.Now().UTC().Format("2006-01-02 15:04 UTC"),
+		b.started.UTC().Format("2006-01-02 15:04 UTC"),
 		fmt.Sprintf("%d × %s", runtime.NumCPU(), cpu),
 		"Linux " + strings.TrimSpace(string(kernel)),
 		b.nexusVersion(),

@@ -66,6 +66,7 @@ type bench struct {
 	floorDir     string
 	payloadCache map[string]*payload
 	loadStart    string
+	started      time.Time
 }
 
 type manifestPool struct {
@@ -149,7 +150,7 @@ func (b *bench) check() error {
 
 func (b *bench) run() {
 	start := time.Now()
-	b.loadStart = loadAverage()
+	b.started, b.loadStart = start, loadAverage()
 	phases := []struct {
 		name string
 		skip bool
