@@ -213,9 +213,9 @@ func (b *bench) concurrency(s *session, lang string) error {
 		return err
 	}
 	ideal := float64((n+par-1)/par) * float64(b.cfg.sleepMs)
-	b.add(row{section: secConcurrency, lang: lang, what: fmt.Sprintf("%d × %s(%d), %d in flight: wall", n, tool, b.cfg.sleepMs, k),
+	b.add(row{section: secConcurrency, lang: lang, what: fmt.Sprintf("%d × %s(%d), %d in flight, P = %d: wall", n, tool, b.cfg.sleepMs, k, par),
 		value: ms(wall), unit: "ms", floor: ideal, vs: ratio(ms(wall), ideal),
-		details: fmt.Sprintf("P = %d; floor: the ideal ⌈%d / P⌉ × %d ms", par, n, b.cfg.sleepMs)})
+		details: fmt.Sprintf("floor: the ideal ⌈%d / P⌉ × %d ms; P = min(%d, the calls the pool runs at once)", n, b.cfg.sleepMs, k)})
 	return nil
 }
 
