@@ -30,8 +30,13 @@ test: vet pools
 deps:
 	./scripts/install-deps.sh
 
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+# The benchmark driver (cmd/nexus-bench, docs/performance.md): nexus over
+# stdio and HTTP beside its floors, one table on stdout; then the Go
+# micro-benchmarks. BENCHFLAGS go to the driver (e.g. BENCHFLAGS='-sizes 1,10').
+BENCHFLAGS ?=
+bench: build pools
+	$(GO) run ./cmd/nexus-bench -nexus $(BIN) $(BENCHFLAGS)
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/...
 
 # Every fuzz target, as package:Target. Their seed corpora (f.Add in the
 # code, testdata/fuzz/<Target>/ beside it) run in every `go test`; an input

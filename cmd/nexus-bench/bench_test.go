@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The echo check is what keeps a wrong answer from being reported as fast.
+func TestEchoed(t *testing.T) {
+	payload := []byte(`[[1.5,2.25],[3,4]]`)
+	reply := func(text string, isError bool) []byte {
+		b, _ := json.Marshal(text)
+		return []byte(`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":` + string(b) + `}],"isError":` + map[bool]string{true: "true", false: "false"}[isError] + `}}`)
+	}
+	tests := []struct {
+		name, text string
+		isError    bool
+		ok         bool
+	}{
+		{"byte for byte", `[[1.5,2.25],[3,4]]`, false, true},
+		{"numbers written otherwise", `[[1.5,2.25],[3.0,4e0]]`, false, true},
+		{"a number differs", `[[1.5,2.25],[3,5]]`, false, false},
+		{"one element short", `[[1.5,2.25],[3]]`, false, false},
+		{"one element more", `[[1.5,2.25],[3,4,5]]`, false, false},
+		{"the right text in an error", `[[1.5,2.25],[3,4]]`, true, false},
+		{"the shape differs", `[1.5,2.25,3,4]`, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			why := echoed(reply(tt.text, tt.isError), payload)
+			if (why == "") != tt.ok {
+				t.Errorf("echoed(%s) = %q, want ok=%v", tt.text, why, tt.ok)
+			}
+		})
+	}
+	if why := echoed([]byte(`{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"no"}}`), payload); why == "" {
+		t.Error("an error reply passed the echo check")
+	}
+}
+
+// The payloads have the size asked for, are valid JSON of the right shape,
+// and are the same for the same seed.
+func TestPayloads(t *testing.T) {
+	for _, k := range payloadKinds {
+		for _, target := range []int{10_000, 1_000_000} {
+			a := k.gen(rand.New(rand.NewPCG(1, 2)), target)
+			b := k.gen(rand.New(rand.NewPCG(1, 2)), target)
+			if !bytes.Equal(a, b) {
+				t.Errorf("%s %d: not reproducible", k.name, target)
+			}
+			if d := float64(len(a))/float64(target) - 1; d < -0.05 || d > 0.05 {
+				t.Errorf("%s %d: %d bytes, more than 5%% off", k.name, target, len(a))
+			}
+			var v any
+			if err := json.Unmarshal(a, &v); err != nil {
+				t.Fatalf("%s %d: not JSON: %v", k.name, target, err)
+			}
+			switch k.name {
+			case "ints":
+				if _, ok := v.([]any)[0].(float64); !ok {
+					t.Errorf("ints: first element %v", v.([]any)[0])
+				}
+			case "matrix":
+				rows := v.([]any)
+				if len(rows) != len(rows[0].([]any)) {
+					t.Errorf("matrix: %d rows of %d, want a square", len(rows), len(rows[0].([]any)))
+				}
+			}
+			// Go's shortest form of every number is the payload's text:
+			// what lets the echo check compare bytes.
+			again, _ := json.Marshal(v)
+			if !bytes.Equal(again, a) {
+				t.Errorf("%s %d: Go re-encodes the payload differently", k.name, target)
+			}
+		}
+	}
+}
+
+func TestParsePerLang(t *testing.T) {
+	p, err := parsePerLang("5000,r=2000", positiveInt)
+	if err != nil || p.of("py") != 5000 || p.of("r") != 2000 || p.of("cpp") != 5000 {
+		t.Errorf("5000,r=2000: %+v, %v", p, err)
+	}
+	for _, bad := range []string{"0", "x", "go=3", "r=-1"} {
+		if _, err := parsePerLang(bad, positiveInt); err == nil {
+			t.Errorf("%q: accepted", bad)
+		}
+	}
+}
+
+func TestFlags(t *testing.T) {
+	c, err := parseFlags([]string{"-tiny", "-sizes", "0.5", "-langs", "py,cpp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// -tiny fills in what is not given; what is given wins.
+	if !slices.Equal(c.sizesMB, []float64{0.5}) || c.runs != 1 || c.sleeps != 16 || c.calls.of("py") != 200 || !slices.Equal(c.langs, []string{"py", "cpp"}) {
+		t.Errorf("-tiny -sizes 0.5: %+v", c)
+	}
+	for _, bad := range [][]string{{"-langs", "go"}, {"-skip", "everything"}, {"-sizes", "-1"}, {"-nexus-env", "NOEQUALS"}, {"stray"}} {
+		if _, err := parseFlags(bad); err == nil {
+			t.Errorf("%q: accepted", bad)
+		}
+	}
+}
+
+func TestEnvFor(t *testing.T) {
+	c := config{nexusEnv: []string{"NEXUS_CPUPROFILE=/tmp/cpu-{run}.out", "A=1"}}
+	if got := c.envFor("http"); !slices.Equal(got, []string{"NEXUS_CPUPROFILE=/tmp/cpu-http.out", "A=1"}) {
+		t.Errorf("envFor(http) = %q", got)
+	}
+}
+
+func TestLatencies(t *testing.T) {
+	var d []time.Duration
+	for i := 100; i >= 1; i-- {
+		d = append(d, time.Duration(i)*time.Microsecond)
+	}
+	l := latencies(d)
+	if l.p50 != 50 || l.p90 != 90 || l.p99 != 99 || l.mean != 50.5 || l.n != 100 {
+		t.Errorf("latencies(1..100 µs) = %+v", l)
+	}
+	if m := median([]float64{3, 1, 2, 10}); m != 2.5 {
+		t.Errorf("median = %v", m)
+	}
+}
+
+func TestTable(t *testing.T) {
+	var b bytes.Buffer
+	writeTable(&b, []row{
+		{section: secMemory, what: "nexus VmRSS", value: 11.5, unit: "MB", floor: none},
+		{section: secSmall, lang: "py", what: "add_py × 5: p50", value: 412, unit: "µs", floor: 75, vs: ratio(412, 75)},
+	})
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("table:\n%s", b.String())
+	}
+	// Sections print in their order, not the order rows were added.
+	if !strings.Contains(lines[2], "small calls") || !strings.Contains(lines[2], "×5.49") || !strings.Contains(lines[3], "| nexus ") {
+		t.Errorf("table:\n%s", b.String())
+	}
+}

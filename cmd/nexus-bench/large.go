@@ -1,0 +1,218 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"time"
+)
+
+// largePhase echoes every payload through echo_<lang> and
+// echoMatrix_<lang>, beside the language's own JSON decode+encode of the
+// same bytes. Each language and kind gets a nexus of its own (named
+// large-<lang>-<kind> for -nexus-env), sizes in ascending order: a Go
+// process keeps the memory of a large call until its next collection, so
+// a peak measured after a larger payload would be that payload's.
+func (b *bench) largePhase() {
+	defer b.dropPayloads()
+	for _, lang := range b.cfg.langs {
+		var fc *floorChild
+		if b.floorDir != "" && b.floors.missing[lang] == "" {
+			c, err := startFloorChild(b.floorDir, lang)
+			if err != nil {
+				b.fail("large data: JSON floor (%s): %v", lang, err)
+			} else {
+				fc = c
+			}
+		}
+		for _, k := range payloadKinds {
+			if err := b.largeKind(lang, k, fc); err != nil {
+				b.fail("large data (%s, %s): %v", lang, k.name, err)
+			}
+		}
+		if fc != nil {
+			fc.stop()
+		}
+	}
+}
+
+func (b *bench) largeKind(lang string, k payloadKind, fc *floorChild) error {
+	// The line cap must take the largest request: the payload and a little.
+	maxLine := int64(64 << 20)
+	for _, mb := range b.cfg.sizesMB {
+		maxLine = max(maxLine, int64(mb*1e6)*2+(1<<20))
+	}
+	s, err := b.startSession(fmt.Sprintf("large-%s-%s", lang, k.name), "--max-line", strconv.FormatInt(maxLine, 10), "--timeout", b.cfg.callTimeout.String())
+	if err != nil {
+		return err
+	}
+	// Every pool up, and the tool called once, before anything is timed.
+	if err := s.ready(b.cfg.langs...); err != nil {
+		s.stop(time.Minute)
+		return err
+	}
+	if line, err := s.call(k.tool+"_"+lang, fmt.Sprintf(`{%q:%s}`, k.arg, k.warm)); err != nil || echoed(line, []byte(k.warm)) != "" {
+		s.stop(time.Minute)
+		return fmt.Errorf("warm-up call to %s_%s: %v %.300s", k.tool, lang, err, line)
+	}
+	msPerByte := 0.0 // of the last size: predicts the next
+	for _, mb := range b.cfg.sizesMB {
+		tool := k.tool + "_" + lang
+		what := fmt.Sprintf("%s %s %s MB", tool, k.name, mbLabel(mb))
+		if mb > b.cfg.maxFor(lang) {
+			b.add(row{section: secLarge, lang: lang, what: what, text: "skipped", floor: none, details: fmt.Sprintf("-max-mb %s=%s", lang, mbLabel(b.cfg.maxFor(lang)))})
+			continue
+		}
+		if predicted := time.Duration(msPerByte * mb * 1e6 * float64(time.Millisecond)); predicted > b.cfg.maxCallTime {
+			b.add(row{section: secLarge, lang: lang, what: what, text: "skipped", floor: none,
+				details: fmt.Sprintf("at the rate of the size below, a call would take %.0f s, more than -max-call-time %v", predicted.Seconds(), b.cfg.maxCallTime)})
+			continue
+		}
+		p, err := b.payload(k, mb)
+		if err != nil {
+			s.stop(time.Minute)
+			return err
+		}
+		best, wrong, err := b.echo(s, lang, tool, what, p)
+		if err != nil {
+			s.stop(time.Minute)
+			return err
+		}
+		if wrong {
+			break // the next sizes would be wrong the same way
+		}
+		msPerByte = best / float64(len(p.data))
+		if fc != nil {
+			progress("large data: the %s JSON floor of %s", lang, p.label())
+			f, err := fc.jsonFloor(p, b.cfg.runsFor(mb), b.cfg.callTimeout)
+			if err != nil {
+				b.fail("large data: JSON floor of %s (%s): %v", p.label(), lang, err)
+				fc.stop()
+				fc = nil
+			} else {
+				b.jsonFloorRow(lang, what, p, best, f)
+			}
+		}
+	}
+	if err := s.stop(time.Minute); err != nil {
+		return s.failure("stopping nexus", err)
+	}
+	return nil
+}
+
+// echo runs the echo of p runs times and adds its rows; it returns the
+// best round trip in ms, and whether the answer was wrong.
+func (b *bench) echo(s *session, lang, tool, what string, p *payload) (float64, bool, error) {
+	runs := b.cfg.runsFor(p.mb)
+	size := float64(len(p.data)) / 1e6
+	progress("large data: %s (%s MB) × %d", what, num(size), runs)
+	fam := findFamily(s.pid(), b.pools)
+	best, peak, before, poolPeak := math.Inf(1), int64(math.MaxInt64), int64(0), int64(0)
+	var cpu cpuSample
+	for range runs {
+		id := s.nextID
+		s.nextID++
+		prefix := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{%q:`, id, tool, p.kind.arg)
+		resetPeak(fam.nexus)
+		for _, pid := range fam.pools[lang] {
+			resetPeak(pid)
+		}
+		m0, _ := readMemory(fam.nexus)
+		c0 := b.sampleCPU(fam, lang)
+		t0 := time.Now()
+		line, err := s.exchange(id, prefix, p.data, []byte("}}}\n"))
+		rt := time.Since(t0)
+		if err != nil {
+			return 0, false, s.failure(what, err)
+		}
+		cpu = cpu.add(b.sampleCPU(fam, lang).sub(c0))
+		// The smallest peak of the runs: a later run may start with the
+		// memory an earlier one left behind.
+		if m, err := readMemory(fam.nexus); err == nil && m.hwm < peak {
+			peak, before = m.hwm, m0.rss
+		}
+		for _, pid := range fam.pools[lang] {
+			if m, err := readMemory(pid); err == nil {
+				poolPeak = max(poolPeak, m.hwm)
+			}
+		}
+		if why := echoed(line, p.data); why != "" {
+			b.add(row{section: secLarge, lang: lang, what: what + ": round trip", text: "WRONG", floor: none, details: why})
+			b.fail("large data: %s: WRONG answer: %s", what, why)
+			return 0, true, nil
+		}
+		best = min(best, ms(rt))
+	}
+	rn := float64(runs)
+	b.add(row{section: secLarge, lang: lang, what: what + ": round trip", value: best, unit: "ms", floor: none,
+		details: fmt.Sprintf("%s MB argument; best of %d; CPU per call: nexus %s ms, pool %s ms", num(size), runs, num(cpu.nexus/rn/1e3), num(cpu.pool/rn/1e3))})
+	b.add(row{section: secLarge, lang: lang, what: what + ": MB/s", value: size / (best / 1e3), unit: "MB/s", floor: none,
+		details: fmt.Sprintf("%s ms per MB", num(best/size))})
+	b.add(row{section: secLarge, lang: lang, what: what + ": nexus peak RSS", value: mb(peak), unit: "MB", floor: size, vs: ratio(mb(peak), size),
+		details: fmt.Sprintf("VmHWM during the call (%s MB before it), the smallest of %d; floor: the payload; pool peak %s MB", num(mb(before)), runs, num(mb(poolPeak)))})
+	return best, false, nil
+}
+
+// jsonFloorRow puts the JSON floor beside the round-trip row of what.
+func (b *bench) jsonFloorRow(lang, what string, p *payload, best float64, f jsonFl) {
+	for i := len(b.rows) - 1; i >= 0; i-- {
+		r := &b.rows[i]
+		if r.lang != lang || r.what != what+": round trip" {
+			continue
+		}
+		r.floor, r.vs = f.ms, ratio(best, f.ms)
+		d := fmt.Sprintf("; floor: %s's own JSON decode+encode, %s MB/s", langName(lang), num(float64(len(p.data))/1e6/(f.ms/1e3)))
+		if !f.same {
+			d += " (its output is not the input byte for byte"
+			if lang == "r" && p.kind.name == "matrix" {
+				d += ": toJSON(digits = NA) writes 15 significant digits"
+			}
+			d += ")"
+		}
+		r.details += d
+		return
+	}
+}
+
+func langName(lang string) string {
+	return map[string]string{"py": "Python", "r": "R", "cpp": "C++"}[lang]
+}
+
+// payload returns the argument of kind k at mb, generated once from a
+// seed of its own (the same bytes in every language and every run) and
+// written to a file for the JSON floor.
+func (b *bench) payload(k payloadKind, mb float64) (*payload, error) {
+	key := k.name + " " + mbLabel(mb)
+	if p, ok := b.payloadCache[key]; ok {
+		return p, nil
+	}
+	rng := rand.New(rand.NewPCG(uint64(len(k.name)), math.Float64bits(mb)))
+	p := &payload{kind: k, mb: mb, data: k.gen(rng, int(mb*1e6))}
+	f, err := os.CreateTemp("", "nexus-bench-*.json")
+	if err != nil {
+		return nil, fmt.Errorf("the payload file for the JSON floor: %w", err)
+	}
+	_, err = f.Write(p.data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	p.file = f.Name()
+	if err != nil {
+		os.Remove(p.file)
+		return nil, fmt.Errorf("writing %s: %w", p.file, err)
+	}
+	if b.payloadCache == nil {
+		b.payloadCache = map[string]*payload{}
+	}
+	b.payloadCache[key] = p
+	return p, nil
+}
+
+func (b *bench) dropPayloads() {
+	for _, p := range b.payloadCache {
+		os.Remove(p.file)
+	}
+	b.payloadCache = nil
+}
