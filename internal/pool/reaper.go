@@ -34,20 +34,56 @@ type reaper struct {
 	exited chan struct{}
 }
 
-// startReaper starts the reaper: this program, again, with reaperEnv set;
-// its main must call RunReaperIfAsked first thing.
+// reaperScript is the reaper as a POSIX shell script, the same protocol as
+// runReaper: a shell holds a megabyte where a second Go runtime holding
+// nexus's whole program image would hold ten (issue 9 wants the reaper
+// at 3 MB or less). The groups are kept in g as " pgid pgid ... ".
+const reaperScript = `trap '' INT HUP PIPE
+g=' '
+while IFS= read -r l; do
+  case $l in
+  =) exit 0 ;;
+  [+-][0-9]*)
+    p=${l#?}
+    case $p in *[!0-9]*) continue ;; esac
+    [ "$p" -gt 1 ] || continue
+    case $l in
+    +*) g="$g$p " ;;
+    *) case $g in *" $p "*) g="${g%% $p *} ${g#* $p }" ;; esac ;;
+    esac ;;
+  esac
+done
+for p in $g; do kill -s KILL -- "-$p" 2>/dev/null; done
+exit 0
+`
+
+// reaperShell is the shell that runs reaperScript; without it nexus runs
+// a copy of itself (RunReaperIfAsked).
+const reaperShell = "/bin/sh"
+
+// startReaper starts the reaper: reaperScript in the system's shell, or
+// this program again with reaperEnv set, whose main must then call
+// RunReaperIfAsked first thing.
 func startReaper(stderr *os.File) (*reaper, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("starting the reaper: %w", err)
+	var cmd *exec.Cmd
+	if _, err := os.Stat(reaperShell); err == nil {
+		cmd = exec.Command(reaperShell)
+		// ps shows "nexus-reaper -c eval ...", not the script.
+		cmd.Args = []string{"nexus-reaper", "-c", `eval "$NEXUS_REAPER_SCRIPT"`}
+		cmd.Env = append(os.Environ(), "NEXUS_REAPER_SCRIPT="+reaperScript)
+	} else {
+		self, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("starting the reaper: %w", err)
+		}
+		cmd = exec.Command(self)
+		cmd.Args = []string{"nexus-reaper"} // what ps shows
+		cmd.Env = append(os.Environ(), reaperEnv+"=1")
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("starting the reaper: %w", err)
 	}
-	cmd := exec.Command(self)
-	cmd.Args = []string{"nexus-reaper"} // what ps shows
-	cmd.Env = append(os.Environ(), reaperEnv+"=1")
 	cmd.Stdin = r
 	cmd.Stderr = stderr
 	// Its own group: a terminal's Ctrl-C to nexus's group must not take it.
