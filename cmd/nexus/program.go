@@ -65,6 +65,11 @@ func poolFunctions(m *manifest.Manifest, i int) map[int]pool.Function {
 	return fns
 }
 
+// poolStartDelay holds back the pools no call has asked for yet (see
+// pool.Options.StartDelay): a client that calls at once gets its pool
+// started alone, and one that calls later finds every pool ready.
+const poolStartDelay = 100 * time.Millisecond
+
 // defaultCallTimeout bounds a tool call whose command sets no timeout. A
 // hung function should not hold a worker, and its client, forever; five
 // minutes is long for an interactive tool yet leaves room for real work.
@@ -93,7 +98,7 @@ func serverInfo(m *manifest.Manifest) mcp.Implementation {
 // (`nexus run`) has no default timeout, only a --timeout given: a person is
 // waiting, with Ctrl-C.
 func startPools(m *manifest.Manifest, g *globalFlags, only []int) *pool.Set {
-	opts := pool.Options{Logger: slog.Default(), StartTimeout: g.startTimeout, Reaper: true}
+	opts := pool.Options{Logger: slog.Default(), StartTimeout: g.startTimeout, Reaper: true, StartDelay: poolStartDelay}
 	if g.command != "run" || g.timeoutGiven {
 		opts.CallTimeout = g.timeout
 	}

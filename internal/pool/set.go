@@ -74,6 +74,13 @@ type Options struct {
 	// its caller or its timeout) before its process is replaced; default 2s.
 	CancelGrace time.Duration
 
+	// StartDelay holds back the start of every pool that no call has asked
+	// for yet, until the pool of the first call is ready or StartDelay has
+	// passed: on a machine with few cores, an interpreter starting for
+	// nothing slows the one a client is waiting for. 0 starts every pool
+	// at once.
+	StartDelay time.Duration
+
 	// Reaper starts a reaper process that kills the pools' process groups
 	// if this program dies without stopping them (see reaper). The program
 	// must call RunReaperIfAsked first in main.
@@ -113,7 +120,13 @@ var errClosed = errors.New("the pools are shut down")
 // Set runs the pools of one program and routes calls to them.
 type Set struct {
 	opts   Options
-	reaper *reaper // nil without Options.Reaper
+	reaper *reaper // nil without Options.Reaper; set before reaperUp closes
+	// reaperUp closes once the reaper has started (or failed to): no pool
+	// starts before, so that every pool's group is known to it.
+	reaperUp chan struct{}
+	// gate closes when pools no call has asked for may start (StartDelay).
+	gate     chan struct{}
+	gateOnce sync.Once
 	pools  map[int]*poolGroup
 	ctx    context.Context // ends when the set closes: starts in progress give up
 	cancel context.CancelFunc
@@ -157,14 +170,24 @@ func Start(ctx context.Context, specs []Spec, opts Options) *Set {
 	if opts.CancelGrace <= 0 {
 		opts.CancelGrace = 2 * time.Second
 	}
-	s := &Set{opts: opts, pools: make(map[int]*poolGroup)}
+	s := &Set{opts: opts, pools: make(map[int]*poolGroup), reaperUp: make(chan struct{}), gate: make(chan struct{})}
 	s.ctx, s.cancel = context.WithCancel(ctx)
-	if opts.Reaper {
-		r, err := startReaper(os.Stderr)
-		if err != nil {
-			opts.Logger.Warn("pools may outlive nexus if it is killed", "err", err)
+	// The reaper starts in the background too: Start returns at once, and
+	// nexus answers its client while processes are forked.
+	go func() {
+		defer close(s.reaperUp)
+		if opts.Reaper {
+			r, err := startReaper(os.Stderr)
+			if err != nil {
+				opts.Logger.Warn("pools may outlive nexus if it is killed", "err", err)
+			}
+			s.reaper = r
 		}
-		s.reaper = r
+	}()
+	if opts.StartDelay > 0 {
+		time.AfterFunc(opts.StartDelay, s.openGate)
+	} else {
+		s.openGate()
 	}
 
 	var g errgroup.Group
@@ -186,6 +209,11 @@ func Start(ctx context.Context, specs []Spec, opts Options) *Set {
 			w := &worker{set: s, spec: &group.spec, number: i, label: label}
 			group.workers = append(group.workers, w)
 			g.Go(func() error {
+				select {
+				case <-s.gate:
+				case <-s.ctx.Done():
+					return s.ctx.Err()
+				}
 				_, err := w.process(s.ctx, nil)
 				return err
 			})
@@ -253,6 +281,7 @@ func (s *Set) CallWith(ctx context.Context, pool, mid int, args []json.RawMessag
 	defer group.release(w)
 	for tries := 1; ; tries++ {
 		p, err := w.process(ctx, c.expired)
+		s.openGate() // the pool a client waited for is up (or failed): start the others
 		if err != nil {
 			switch {
 			case ctx.Err() != nil:
@@ -270,6 +299,9 @@ func (s *Set) CallWith(ctx context.Context, pool, mid int, args []json.RawMessag
 	}
 }
 
+// openGate lets the pools no call has asked for start (StartDelay).
+func (s *Set) openGate() { s.gateOnce.Do(func() { close(s.gate) }) }
+
 // Close stops every pool (see process.stop) and waits for them to exit.
 // Calls in flight fail. Close may be called more than once.
 func (s *Set) Close() error {
@@ -282,6 +314,7 @@ func (s *Set) Close() error {
 			}
 		}
 		wg.Wait()
+		<-s.reaperUp
 		s.reaper.close(s.opts.Logger)
 	})
 	return nil

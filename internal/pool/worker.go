@@ -97,6 +97,7 @@ func (w *worker) launch() *attempt {
 	}
 	go func() {
 		defer close(a.done) // after the failure is recorded: the next call sees it
+		<-s.reaperUp        // so that the reaper learns of this pool's group
 		dir, err := RuntimeDir()
 		if err != nil {
 			a.err = fmt.Errorf("pool %s failed to start: %w", w.label, err)

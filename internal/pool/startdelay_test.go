@@ -1,0 +1,59 @@
+package pool
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+)
+
+// launched reports whether pool index's first worker has begun a start.
+func launched(s *Set, index int) bool {
+	w := s.pools[index].workers[0]
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.cur != nil
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 20s for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// With StartDelay, a call's pool starts alone; the others start once it is
+// ready; with no call, every pool starts when the delay has passed.
+func TestStartDelay(t *testing.T) {
+	needPython(t)
+	specs := func() []Spec {
+		return []Spec{
+			{Index: 0, Lang: "py", Exec: []string{"python3", "pool.py"}, Dir: testdataDir(t)},
+			{Index: 1, Lang: "py", Exec: []string{"python3", "pool.py"}, Dir: testdataDir(t)},
+		}
+	}
+	quiet := slog.New(slog.DiscardHandler)
+
+	t.Run("a call first", func(t *testing.T) {
+		s := Start(context.Background(), specs(), Options{StartDelay: time.Hour, Logger: quiet})
+		defer s.Close()
+		time.Sleep(100 * time.Millisecond)
+		if launched(s, 0) || launched(s, 1) {
+			t.Fatal("a pool started before any call, an hour before its delay")
+		}
+		if v, err := s.Call(context.Background(), 1, midAddOne, rawArgs(t, 1), Hooks{}); err != nil || string(v) != "2" {
+			t.Fatalf("call: %s, %v", v, err)
+		}
+		waitFor(t, "the other pool to start once the called one was ready", func() bool { return launched(s, 0) })
+	})
+
+	t.Run("no call", func(t *testing.T) {
+		s := Start(context.Background(), specs(), Options{StartDelay: 200 * time.Millisecond, Logger: quiet})
+		defer s.Close()
+		waitFor(t, "both pools to start after the delay", func() bool { return launched(s, 0) && launched(s, 1) })
+	})
+}
