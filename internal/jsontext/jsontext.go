@@ -582,3 +582,19 @@ var stringSafe = func() (t [utf8.RuneSelf]bool) {
 	}
 	return t
 }()
+
+// DecodeString reads a whole JSON string token (quotes included), as
+// encoding/json would decode it; ok is false when tok is not one.
+func DecodeString(tok []byte) (string, bool) {
+	if len(tok) < 2 || tok[0] != '"' {
+		return "", false
+	}
+	end, escaped, err := String(tok, 0)
+	if err != nil || end != len(tok) {
+		return "", false
+	}
+	if escaped {
+		return Unquote(tok), true
+	}
+	return string(tok[1 : len(tok)-1]), true
+}

@@ -341,8 +341,8 @@ func decodeObject(raw []byte, start int) (Item, bool) {
 		}
 		return Item{Reply: &Response{ID: replyID, Error: errorf(CodeInvalidRequest, `invalid request: missing "method"`)}}, true
 	}
-	var name string
-	if err := json.Unmarshal(method, &name); err != nil {
+	name, ok := jsontext.DecodeString(method)
+	if !ok {
 		return Item{Reply: &Response{ID: replyID, Error: errorf(CodeInvalidRequest, `invalid request: "method" must be a string, got %s`, jsonKind(method))}}, true
 	}
 	if hasParams {

@@ -1,11 +1,12 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
 	"sync"
+
+	"github.com/nexus-mcp/nexus/internal/jsontext"
 )
 
 // Session is one client's conversation: its handshake state, log level and
@@ -325,9 +326,10 @@ func (ss *Session) Close() {
 // idKey canonicalises a request id so that the id in notifications/cancelled
 // matches however the client spaced it.
 func idKey(id json.RawMessage) string {
-	var b bytes.Buffer
-	if json.Compact(&b, id) != nil {
+	start := jsontext.SkipSpace(id, 0)
+	b, _, err := jsontext.AppendCompact(nil, id, start)
+	if err != nil {
 		return string(id)
 	}
-	return b.String()
+	return string(b)
 }

@@ -244,8 +244,9 @@ func toolCallParams(r *Request) (callToolParams, error) {
 		return p, err
 	}
 	if hasName && string(name) != "null" {
-		var n string
-		if err := json.Unmarshal(name, &n); err != nil {
+		n, ok := jsontext.DecodeString(name)
+		if !ok {
+			err := json.Unmarshal(r.Params, &p)
 			return p, err
 		}
 		p.Name = &n

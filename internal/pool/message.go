@@ -123,6 +123,27 @@ func decodeInbound(payload []byte) (*inbound, error) {
 			name = jsontext.Unquote(key)
 		}
 		raw := json.RawMessage(payload[vs:ve])
+		// The members every message has, read without reflection.
+		switch name {
+		case "type", "message", "level":
+			if v, ok := jsontext.DecodeString(raw); ok {
+				switch name {
+				case "type":
+					m.Type = v
+				case "message":
+					m.Message = v
+				default:
+					m.Level = v
+				}
+				return nil
+			}
+		case "id":
+			if v, ok := jsontext.ParseInt64(raw); ok && v >= 0 {
+				id := uint64(v)
+				m.ID = &id
+				return nil
+			}
+		}
 		var target any
 		switch name {
 		case "value":
