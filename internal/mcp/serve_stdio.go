@@ -34,7 +34,8 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var wg sync.WaitGroup
+	wg := newRunner()
+	defer wg.Close()
 	sem := make(chan struct{}, s.opts.MaxInFlight)
 	lr := NewLineReader(r, s.opts.MaxLine)
 	var readErr error

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 )
 
 func TestLineReader(t *testing.T) {
@@ -62,4 +63,29 @@ func FuzzLineReader(f *testing.F) {
 		}
 		t.Fatalf("reader did not reach EOF")
 	})
+}
+
+// The runner reuses an idle goroutine, starts one when none is idle (so
+// calls still run at once), and waits for all.
+func TestRunner(t *testing.T) {
+	r := newRunner()
+	defer r.Close()
+	release := make(chan struct{})
+	started := make(chan int, 3)
+	for i := range 3 {
+		r.Go(func() { started <- i; <-release })
+	}
+	for range 3 {
+		select {
+		case <-started:
+		case <-time.After(5 * time.Second):
+			t.Fatal("three functions did not run at once")
+		}
+	}
+	close(release)
+	r.Wait()
+	ran := make(chan struct{})
+	r.Go(func() { close(ran) })
+	<-ran
+	r.Wait()
 }

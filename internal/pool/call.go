@@ -3,11 +3,13 @@ package pool
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -156,7 +158,10 @@ func (p *process) call(ctx context.Context, c *callRequest) (ndarray.Value, erro
 	}
 	p.inflight[id] = pc
 	p.mu.Unlock()
-	p.out.push(outFrame{payload: payload, arrays: arrays, id: id, call: pc})
+	f := outFrame{payload: payload, arrays: arrays, id: id, call: pc}
+	if len(arrays) > 0 || !p.writeNow(f) {
+		p.out.push(f)
+	}
 
 	select {
 	case r := <-pc.reply:
@@ -422,6 +427,9 @@ type outFrame struct {
 	arrays  []ndarray.Array // their data goes out as blobs before the message
 	id      uint64          // a call's id; 0 for other messages
 	call    *pendingCall    // the call, for a call frame
+	// rest, when set, is the unwritten end of a frame a caller began to
+	// write (writeNow): bytes to send as they are, before anything else.
+	rest []byte
 }
 
 // outbox queues the frames for one process and writes them, in order, on
@@ -429,9 +437,12 @@ type outFrame struct {
 // that runs one call at a time reads its next call only when it is free.
 type outbox struct {
 	mu     sync.Mutex
-	more   chan struct{} // signalled when frames are pushed
+	more   chan struct{} // signalled when frames are pushed, or the pipe is free again
 	queue  []outFrame
 	closed bool
+	// Who is writing: writeLoop with frames it took, or a caller writing
+	// its own frame at once (writeNow). Never both: frames keep their order.
+	loopBusy, callerBusy bool
 }
 
 func newOutbox() *outbox { return &outbox{more: make(chan struct{}, 1)} }
@@ -460,22 +471,103 @@ func (o *outbox) close() {
 	}
 }
 
-// take returns the queued frames, waiting for some; nil once closed.
+// take returns the queued frames, waiting for some (and for a caller
+// writing its own frame to finish); nil once closed. Calling it again
+// means the frames it returned last are written.
 func (o *outbox) take() []outFrame {
 	for {
 		o.mu.Lock()
+		o.loopBusy = false
 		if o.closed {
 			o.mu.Unlock()
 			return nil
 		}
-		if q := o.queue; len(q) > 0 {
+		if q := o.queue; len(q) > 0 && !o.callerBusy {
 			o.queue = nil
+			o.loopBusy = true
 			o.mu.Unlock()
 			return q
 		}
 		o.mu.Unlock()
 		<-o.more
 	}
+}
+
+func (o *outbox) signal() {
+	select {
+	case o.more <- struct{}{}:
+	default:
+	}
+}
+
+// writeNow writes a call's frame from the caller's goroutine when nothing
+// else is being written or waits to be, sparing writeLoop a wake-up per
+// call. It never blocks on the pipe: what the pipe does not take at once
+// goes first in the queue, for writeLoop. It reports false when the frame
+// must be queued instead.
+func (p *process) writeNow(f outFrame) bool {
+	o := p.out
+	o.mu.Lock()
+	if o.closed || o.loopBusy || o.callerBusy || len(o.queue) > 0 {
+		o.mu.Unlock()
+		return false
+	}
+	o.callerBusy = true
+	o.mu.Unlock()
+	f.call.written.Store(true) // before the write: never sent twice
+	buf := f.payload
+	n := len(buf) - frameHeader
+	if n < minFrameSize || n > MaxFrameSize {
+		buf = nil // writeHeaded's error, below, is writeLoop's to meet
+	} else {
+		binary.BigEndian.PutUint32(buf, uint32(n))
+	}
+	written := 0
+	if buf != nil {
+		p.writeMu.Lock()
+		written = p.writeSome(buf)
+		p.writeMu.Unlock()
+	}
+	o.mu.Lock()
+	o.callerBusy = false
+	if buf == nil {
+		o.queue = append([]outFrame{f}, o.queue...)
+	} else if written < len(buf) {
+		o.queue = append([]outFrame{{rest: buf[written:]}}, o.queue...)
+	}
+	more := len(o.queue) > 0
+	o.mu.Unlock()
+	if more {
+		o.signal()
+	}
+	return true
+}
+
+// writeSome writes what the pipe takes of buf without waiting for room
+// and returns how much it took (0 when it is full or gone; a pipe that is
+// gone is supervise's to notice). p.writeMu is held.
+func (p *process) writeSome(buf []byte) int {
+	rc, err := p.toPool.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	written := 0
+	_ = rc.Write(func(fd uintptr) bool {
+		for written < len(buf) {
+			n, err := syscall.Write(int(fd), buf[written:])
+			if n > 0 {
+				written += n
+			}
+			if err == syscall.EINTR {
+				continue
+			}
+			if err != nil || n <= 0 {
+				break
+			}
+		}
+		return true // never wait for room: writeLoop does that
+	})
+	return written
 }
 
 // writeLoop writes queued frames to the pool until the outbox closes or a
@@ -488,6 +580,15 @@ func (p *process) writeLoop() {
 			return
 		}
 		for _, f := range frames {
+			if f.rest != nil {
+				p.writeMu.Lock()
+				_, err := p.toPool.Write(f.rest)
+				p.writeMu.Unlock()
+				if err != nil {
+					return
+				}
+				continue
+			}
 			if f.call != nil {
 				p.mu.Lock()
 				live := p.inflight[f.id] == f.call
