@@ -20,11 +20,11 @@ import (
 // numbers would be; everything else passes through unchanged.
 func ResultValue(ret *manifest.Return, v ndarray.Value) (json.RawMessage, error) {
 	b := v.JSON
-	w := &resultWriter{b: b, arrays: v.Arrays, out: make([]byte, 0, len(b)+arraysSize(v.Arrays))}
 	var t *manifest.Type
 	if ret != nil {
 		t = ret.T
 	}
+	w := &resultWriter{b: b, arrays: v.Arrays, out: make([]byte, 0, len(b)+arraysSize(t, v.Arrays))}
 	start := jsontext.SkipSpace(b, 0)
 	end, err := w.walk(t, start)
 	if err == nil {
@@ -41,11 +41,16 @@ func ResultValue(ret *manifest.Return, v ndarray.Value) (json.RawMessage, error)
 	return json.RawMessage(w.out), nil
 }
 
-// arraysSize guesses the JSON size of arrays, to size the output once.
-func arraysSize(arrs []ndarray.Array) int {
+// arraysSize estimates the JSON size of a result's arrays, to size the
+// output once.
+func arraysSize(t *manifest.Type, arrs []ndarray.Array) int {
+	kind := ndarray.Real
+	if _, k, ok := numericNest(t); ok {
+		kind = k
+	}
 	n := 0
 	for i := range arrs {
-		n += len(arrs[i].Data) * 3 / 2
+		n += ndarray.JSONSize(&arrs[i], kind)
 	}
 	return n
 }

@@ -145,7 +145,11 @@ func (r *Response) appendJSON(b []byte) ([]byte, error) {
 // encoding/json.
 func marshalLine(v any) ([]byte, error) {
 	if r, ok := v.(*Response); ok {
-		b, err := r.appendJSON(make([]byte, 0, 256))
+		size := 256
+		if h, ok := r.Result.(interface{ sizeHint() int }); ok {
+			size += h.sizeHint()
+		}
+		b, err := r.appendJSON(make([]byte, 0, size))
 		if err != nil {
 			return nil, err
 		}

@@ -204,6 +204,18 @@ func (r *CallToolResult) appendJSON(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// sizeHint is about the size of the result's JSON: the value's text, a
+// tenth more for its escapes, and its structured copy.
+func (r *CallToolResult) sizeHint() int {
+	n := len(r.StructuredContent)
+	for _, c := range r.Content {
+		if v, ok := c.(valueText); ok {
+			n += len(v) + len(v)/10
+		}
+	}
+	return n
+}
+
 func errorResult(msg string) *CallToolResult {
 	return &CallToolResult{Content: textContent(msg), IsError: true}
 }

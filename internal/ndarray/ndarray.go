@@ -223,6 +223,66 @@ func AppendJSON(dst []byte, a *Array, kind Number) ([]byte, error) {
 	return dst, nil
 }
 
+// JSONSize estimates the bytes AppendJSON writes for a: exact for integers,
+// from a sample of the elements for reals. Callers size their buffers
+// with it: a buffer grown by doubling leaves every smaller size behind.
+func JSONSize(a *Array, kind Number) int {
+	n := a.Len()
+	if n == 0 || a.Check() != nil {
+		return 2 * len(a.Shape)
+	}
+	brackets := 2
+	rows := 1
+	for _, d := range a.Shape[:len(a.Shape)-1] {
+		rows *= d
+		brackets += rows * 2
+	}
+	size := brackets + n - 1 // separators, about
+	switch {
+	case a.DType == I8 && kind == Int:
+		for i := 0; i < n; i++ {
+			size += intDigits(int64(binary.LittleEndian.Uint64(a.Data[8*i:])))
+		}
+		return size
+	case a.DType == I4 && kind == Int:
+		for i := 0; i < n; i++ {
+			size += intDigits(int64(int32(binary.LittleEndian.Uint32(a.Data[4*i:]))))
+		}
+		return size
+	}
+	// Reals: the mean length of up to 64 elements spread over the array.
+	step := max(1, n/64)
+	sampled, length := 0, 0
+	var buf [32]byte
+	for i := 0; i < n; i += step {
+		one := Array{DType: a.DType, Shape: []int{1}, Data: a.Data[i*a.DType.Size() : (i+1)*a.DType.Size()]}
+		out, err := appendRow(buf[:0], &one, kind, 0, 1)
+		if err != nil {
+			return size + 24*n
+		}
+		length += len(out)
+		sampled++
+	}
+	return size + n*length/sampled*11/10
+}
+
+// intDigits is the length of v's decimal text.
+func intDigits(v int64) int {
+	n := 1
+	if v < 0 {
+		n++
+		if v == math.MinInt64 {
+			return 20
+		}
+		v = -v
+	}
+	for v >= 10 {
+		v /= 10
+		n++
+	}
+	return n
+}
+
 // appendRow writes elements [from, to) of a, comma-separated: the loop of
 // every large result, one per dtype and kind.
 func appendRow(dst []byte, a *Array, kind Number, from, to int) ([]byte, error) {

@@ -164,3 +164,22 @@ func TestPlaceAndPoolJSON(t *testing.T) {
 		t.Error("narrowed 2^31")
 	}
 }
+
+// JSONSize is exact for integers and close for reals, so that one buffer
+// of that size holds what AppendJSON writes.
+func TestJSONSize(t *testing.T) {
+	ints := Array{DType: I8, Shape: []int{2, 3}, Data: i8s(0, -5, 123456789, math.MinInt64, math.MaxInt64, 7)}
+	out, _ := AppendJSON(nil, &ints, Int)
+	if got := JSONSize(&ints, Int); got != len(out) {
+		t.Errorf("ints: JSONSize %d, AppendJSON wrote %d", got, len(out))
+	}
+	var vals []float64
+	for i := 0; i < 1000; i++ {
+		vals = append(vals, float64(i)*0.123456789)
+	}
+	reals := Array{DType: F8, Shape: []int{1000}, Data: f8s(vals...)}
+	out, _ = AppendJSON(nil, &reals, Real)
+	if got := JSONSize(&reals, Real); got < len(out) || got > len(out)*3/2 {
+		t.Errorf("reals: JSONSize %d, AppendJSON wrote %d", got, len(out))
+	}
+}
