@@ -2,10 +2,10 @@ package httpserve
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"net/http"
 	"strings"
 
+	"github.com/nexus-mcp/nexus/internal/jsontext"
 	"github.com/nexus-mcp/nexus/internal/mcp"
 )
 
@@ -47,10 +47,12 @@ func checkRoutingHeaders(h http.Header, req *mcp.Request, pv string) string {
 	if !ok {
 		return "Mcp-Name header " + quoteHeader(raw) + " is not valid =?base64?...?= encoding"
 	}
-	var params map[string]json.RawMessage
-	_ = json.Unmarshal(req.Params, &params)
-	var body string
-	if json.Unmarshal(params[field], &body) != nil {
+	value, _ := req.Param(field)
+	body, ok := jsontext.DecodeString(value)
+	if string(value) == "null" {
+		body, ok = "", true // as encoding/json reads null into a string
+	}
+	if !ok {
 		return "" // the body lacks the field: the method's own validation says so
 	}
 	if name != body {

@@ -268,13 +268,8 @@ func (s *Server) postStateless(w http.ResponseWriter, r *http.Request, req *mcp.
 // hasStatelessMeta reports whether params._meta carries what every
 // 2026-07-28 request must: the protocol version and client capabilities.
 func hasStatelessMeta(req *mcp.Request) bool {
-	var p struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
-	}
-	if len(req.Params) == 0 || json.Unmarshal(req.Params, &p) != nil {
-		return false
-	}
-	_, v := p.Meta[mcp.MetaProtocolVersion]
-	_, c := p.Meta[mcp.MetaClientCapabilities]
+	meta := req.Meta()
+	_, v := meta[mcp.MetaProtocolVersion]
+	_, c := meta[mcp.MetaClientCapabilities]
 	return v && c
 }

@@ -48,6 +48,13 @@ type Request struct {
 	members atomic.Pointer[[]member]
 }
 
+// Param returns the raw value of params' member name (exactly matched),
+// without reading the rest of params again.
+func (r *Request) Param(name string) (json.RawMessage, bool) { return r.param(name) }
+
+// Meta returns params._meta decoded, nil when absent or not an object.
+func (r *Request) Meta() map[string]json.RawMessage { return requestMeta(r) }
+
 // param returns the raw value of params' member name, exactly matched.
 func (r *Request) param(name string) (json.RawMessage, bool) {
 	ms := r.members.Load()
@@ -64,6 +71,13 @@ func (r *Request) param(name string) (json.RawMessage, bool) {
 		}
 	}
 	return v, ok
+}
+
+// releaseParams lets the request's params go once they are read: a
+// large call's arguments need not stay in memory while its pool works.
+func (r *Request) releaseParams() {
+	r.Params = nil
+	r.members.Store(&[]member{})
 }
 
 // paramMembers lists the members of a params object (none when it is not
@@ -331,7 +345,8 @@ func decodeObject(raw []byte, start int) (Item, bool) {
 	}
 	var replyID json.RawMessage
 	if hasID {
-		replyID = id
+		// A copy: the reply outlives the line, which may be large.
+		replyID = bytes.Clone(id)
 	}
 	if !hasVersion || string(version) != `"2.0"` {
 		var v string

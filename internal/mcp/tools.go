@@ -300,6 +300,10 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client) (*CallToolRe
 	if err != nil {
 		return nil, errorf(CodeInvalidParams, "%s", err.Error())
 	}
+	// The arguments are in the call now; what is kept of params is copied.
+	token := bytes.Clone(p.Meta.ProgressToken)
+	p = callToolParams{}
+	r.releaseParams()
 	version, logLevel := c.version, c.logLevel
 	f := featuresOf(version)
 	notify := notifierFrom(ctx)
@@ -313,7 +317,7 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client) (*CallToolRe
 			blocksMu.Unlock()
 		},
 	}
-	if token := p.Meta.ProgressToken; len(token) > 0 && string(token) != "null" {
+	if len(token) > 0 && string(token) != "null" {
 		hooks.Progress = progressNotifier(notify, token, f.progressMessage)
 	}
 	cmd := call.Command

@@ -29,7 +29,9 @@ type CallOptions struct {
 	Timeout time.Duration
 	// Arrays are the arrays among the arguments (Path[0] indexes them),
 	// whose places in the JSON hold null. A pool that does not take an
-	// array's dtype gets it as JSON.
+	// array's dtype gets it as JSON. Once an array is sent its Data is set
+	// to nil, here and in every slice sharing these elements, so that a
+	// large argument does not stay in memory while the pool works.
 	Arrays []ndarray.Array
 	// Ret, when set, lets a pool that takes arrays send its result as one.
 	Ret *ndarray.Ret
@@ -621,5 +623,13 @@ func (p *process) writeMessage(f outFrame) error {
 			return err
 		}
 	}
-	return writeHeaded(p.toPool, f.payload)
+	if err := writeHeaded(p.toPool, f.payload); err != nil {
+		return err
+	}
+	// Sent: the pool has the arrays now, and a call that reached its pool
+	// is never sent again, so their bytes may go (CallOptions.Arrays).
+	for i := range f.arrays {
+		f.arrays[i].Data = nil
+	}
+	return nil
 }
