@@ -31,6 +31,7 @@ type floorSet struct {
 	start    map[string]float64 // interpreter start-up, ms
 	bareRSS  map[string]int64   // a bare interpreter's (or the C++ floor's) VmRSS
 	childRSS map[string]int64   // the floor child's VmRSS (json library loaded)
+	relayCPU float64            // a minimal Go relay's CPU µs per call (runRelay); 0 when not measured
 	missing  map[string]string  // language → why its floors are missing
 }
 
@@ -216,6 +217,15 @@ func (b *bench) floorsPhase() {
 		if err := b.floorsOf(dir, lang); err != nil {
 			b.floors.missing[lang] = err.Error()
 			b.fail("floors (%s): %v", lang, err)
+		}
+		if lang == "cpp" {
+			progress("floors: a minimal Go relay")
+			cpu, err := b.relayFloor(dir, b.cfg.calls.of(lang))
+			if err != nil {
+				b.fail("floors (Go relay): %v", err)
+				continue
+			}
+			b.floors.relayCPU = cpu
 		}
 	}
 }

@@ -21,6 +21,10 @@ import (
 )
 
 func main() {
+	if os.Getenv(relayEnv) == "1" {
+		runRelay(os.Args[1:])
+		return
+	}
 	cfg, err := parseFlags(os.Args[1:])
 	if err != nil {
 		if strings.Contains(err.Error(), "help requested") {

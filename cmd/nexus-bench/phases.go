@@ -126,7 +126,13 @@ func (b *bench) smallCalls(s *session, lang string) error {
 	b.add(row{section: secSmall, lang: lang, what: what + "calls/s", value: float64(n) / wall.Seconds(), unit: "calls/s", floor: floorOf(1e6 / fl.mean),
 		vs: ratio(float64(n)/wall.Seconds(), floorOf(1e6/fl.mean)), details: fmt.Sprintf("one call in flight; the client's own CPU %s µs/call", num(cpu.self/float64(n)))})
 	res := fmt.Sprintf("from /proc utime+stime at 10 ms ticks: ±%s µs/call", num(1e4/float64(n)))
-	b.add(row{section: secSmall, lang: lang, what: what + "nexus CPU/call", value: cpu.nexus / float64(n), unit: "µs", floor: none, details: res})
+	relay := none
+	if b.floors.relayCPU > 0 {
+		relay = b.floors.relayCPU
+		res += "; floor: a minimal Go relay's CPU per call (one goroutine, blocking pipes, to the C++ floor child)"
+	}
+	b.add(row{section: secSmall, lang: lang, what: what + "nexus CPU/call", value: cpu.nexus / float64(n), unit: "µs", floor: relay,
+		vs: ratio(cpu.nexus/float64(n), relay), details: res})
 	pf, ok := b.floors.pipeCPU[lang]
 	if !ok {
 		pf = none
