@@ -336,9 +336,11 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client) (*CallToolRe
 	res := &CallToolResult{}
 	var value json.RawMessage
 	if len(content) == 0 || !isNull(raw.JSON) || len(raw.Arrays) > 0 {
+		collectIfLarge(valueSize(raw)) // the arguments' buffers are garbage now
 		if value, err = argmap.ResultValue(&cmd.Return, raw); err != nil {
 			return errorResult("tool '" + tool.Name + "' returned a value nexus cannot read: " + err.Error()), nil
 		}
+		collectIfLarge(len(value)) // and now the pool's result
 	}
 	if len(content) > 0 {
 		if res.Content, err = contentFor(content, f, s.resourceURI(tool.Name)); err != nil {

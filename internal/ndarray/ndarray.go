@@ -223,8 +223,8 @@ func AppendJSON(dst []byte, a *Array, kind Number) ([]byte, error) {
 	return dst, nil
 }
 
-// JSONSize estimates the bytes AppendJSON writes for a: exact for integers,
-// from a sample of the elements for reals. Callers size their buffers
+// JSONSize estimates the bytes AppendJSON writes for a: exact for small
+// integer arrays, from a sample of the elements otherwise. Callers size their buffers
 // with it: a buffer grown by doubling leaves every smaller size behind.
 func JSONSize(a *Array, kind Number) int {
 	n := a.Len()
@@ -238,19 +238,14 @@ func JSONSize(a *Array, kind Number) int {
 		brackets += rows * 2
 	}
 	size := brackets + n - 1 // separators, about
-	switch {
-	case a.DType == I8 && kind == Int:
+	if n <= 4096 && a.DType != F8 && kind == Int {
 		for i := 0; i < n; i++ {
-			size += intDigits(int64(binary.LittleEndian.Uint64(a.Data[8*i:])))
+			size += intDigits(a.intAt(i))
 		}
-		return size
-	case a.DType == I4 && kind == Int:
-		for i := 0; i < n; i++ {
-			size += intDigits(int64(int32(binary.LittleEndian.Uint32(a.Data[4*i:]))))
-		}
-		return size
+		return size // exact
 	}
-	// Reals: the mean length of up to 64 elements spread over the array.
+	// The mean length of up to 64 elements spread over the array, and a
+	// tenth more.
 	step := max(1, n/64)
 	sampled, length := 0, 0
 	var buf [32]byte
@@ -264,6 +259,14 @@ func JSONSize(a *Array, kind Number) int {
 		sampled++
 	}
 	return size + n*length/sampled*11/10
+}
+
+// intAt is integer element i of an i4 or i8 array.
+func (a *Array) intAt(i int) int64 {
+	if a.DType == I4 {
+		return int64(int32(binary.LittleEndian.Uint32(a.Data[4*i:])))
+	}
+	return int64(binary.LittleEndian.Uint64(a.Data[8*i:]))
 }
 
 // intDigits is the length of v's decimal text.

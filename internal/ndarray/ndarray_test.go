@@ -165,8 +165,8 @@ func TestPlaceAndPoolJSON(t *testing.T) {
 	}
 }
 
-// JSONSize is exact for integers and close for reals, so that one buffer
-// of that size holds what AppendJSON writes.
+// JSONSize is exact for small integer arrays and close for others, so that
+// one buffer of about that size holds what AppendJSON writes.
 func TestJSONSize(t *testing.T) {
 	ints := Array{DType: I8, Shape: []int{2, 3}, Data: i8s(0, -5, 123456789, math.MinInt64, math.MaxInt64, 7)}
 	out, _ := AppendJSON(nil, &ints, Int)
@@ -181,5 +181,14 @@ func TestJSONSize(t *testing.T) {
 	out, _ = AppendJSON(nil, &reals, Real)
 	if got := JSONSize(&reals, Real); got < len(out) || got > len(out)*3/2 {
 		t.Errorf("reals: JSONSize %d, AppendJSON wrote %d", got, len(out))
+	}
+	var big []int64
+	for i := 0; i < 100000; i++ {
+		big = append(big, int64(i*7919%1000000))
+	}
+	many := Array{DType: I8, Shape: []int{len(big)}, Data: i8s(big...)}
+	out, _ = AppendJSON(nil, &many, Int)
+	if got := JSONSize(&many, Int); got < len(out)*9/10 || got > len(out)*3/2 {
+		t.Errorf("100 000 ints: JSONSize %d, AppendJSON wrote %d", got, len(out))
 	}
 }

@@ -101,7 +101,9 @@ func readFrame(r io.Reader) (body []byte, blob bool, err error) {
 	body = make([]byte, 0, min(size, readChunk))
 	for len(body) < size {
 		if len(body) == cap(body) {
-			grown := make([]byte, len(body), min(size, 2*cap(body)))
+			// Four times what has come: few copies, and never much more
+			// memory than the bytes that really arrived.
+			grown := make([]byte, len(body), min(size, 4*cap(body)))
 			copy(grown, body)
 			body = grown
 		}

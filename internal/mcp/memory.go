@@ -1,0 +1,33 @@
+package mcp
+
+import (
+	"runtime"
+
+	"github.com/nexus-mcp/nexus/internal/ndarray"
+)
+
+// largeValue is the size from which a call's buffers are collected as soon
+// as they are garbage. A large call allocates several buffers the size of
+// its data, one after another (the request line, the arguments' arrays,
+// the pool's result, the value's text, the reply); left to the collector's
+// pace, the garbage of one step is still there when the next allocates,
+// and nexus's peak memory is many times the data. A collection costs a
+// millisecond or two where the data takes tens.
+const largeValue = 4 << 20
+
+// collectIfLarge runs a collection when n bytes of data have just become
+// garbage.
+func collectIfLarge(n int) {
+	if n >= largeValue {
+		runtime.GC()
+	}
+}
+
+// valueSize is the size of a pool's result: its JSON and its arrays.
+func valueSize(v ndarray.Value) int {
+	n := len(v.JSON)
+	for i := range v.Arrays {
+		n += len(v.Arrays[i].Data)
+	}
+	return n
+}
