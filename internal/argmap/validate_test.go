@@ -41,6 +41,13 @@ func shapeTools(t testing.TB) []*Tool {
 		// Keys that escape: "/" is ~1 (after "a"), "é" is %C3%A9 (before
 		// "A"), "~" is ~0, " " is %20; and the empty key.
 		remote("oddKeys", "j", pos("m61/j1aj2éj1~j1 j0j", `,"name":"x/y"`)+","+pos("j", `,"name":"%"`)+","+pos("m21Aj1!j", ``), ``),
+		// Empty keys, which add no segment to a location: faults of two
+		// nodes can then share one (here "/_1/0": the array under "" and
+		// the key "0"), and a top-level one ranks by what follows it.
+		remote("emptyKeys", "j", pos("m30m21xj0aj1aaj10j", ``)+","+
+			`{"kind":"grp","schema":"m20aj1bj","type":"E","group_opt":null,"desc":[],"entries":[
+			{"key":"","arg":{"kind":"opt","long":"e","default":"[1]","desc":[]}},
+			{"key":"b","arg":{"kind":"opt","long":"b","desc":[]}}]}`, ``),
 	))
 	if len(excl) != 0 {
 		t.Fatalf("shape tools excluded: %v", excl)
@@ -178,6 +185,10 @@ func TestFaultOrder(t *testing.T) {
 			"argument 'x/y.é' of 'oddKeys': expected integer, got string"},
 		{"the empty key", "oddKeys", `{"x/y":{"/":1,"a":1,"é":1,"~":1," ":1,"":"s"},"%":1,"_3":{"A":1,"!":1}}`,
 			"argument 'x/y' of 'oddKeys': expected integer, got object"}, // jsonschema writes no segment for it
+		{"under an empty key, the value named is the one the location reaches", "emptyKeys", `{"_1":{"":{"x":1,"":["s"]},"a":[],"0":1},"b":1}`,
+			"argument '_1.0' of 'emptyKeys': expected integer, got integer"},
+		{"a top-level empty key reaches the arguments object", "emptyKeys", `{"_1":{"":{"x":1,"":[]},"a":[],"0":1},"":"s","b":1}`,
+			"argument '' of 'emptyKeys': expected array, got object"},
 		{"a stranger before a missing field before a wrong type, in one argument", "records", `{"_1":{"a":"s","b":{"x":"s","z":1}}}`,
 			"unexpected argument '_1.b.z' of 'records' (expected: x, y)"},
 		{"a missing field before a deeper wrong type", "records", `{"_1":{"a":1,"b":{"x":1}}}`,
