@@ -48,6 +48,7 @@ FUZZ_TARGETS := \
 	internal/manifest:FuzzParseType \
 	internal/argmap:FuzzToPositional \
 	internal/argmap:FuzzFastPositional \
+	internal/argmap:FuzzValidateAgainstJSONSchema \
 	internal/argmap:FuzzResultValue \
 	internal/jsontext:FuzzWhole \
 	internal/jsontext:FuzzAppendString \

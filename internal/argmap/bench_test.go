@@ -29,6 +29,29 @@ func BenchmarkToPositionalLargeList(b *testing.B) {
 	}
 }
 
+// BenchmarkFullPositionalLargeList: the same call by the full path (decoded,
+// validated by the schema walker, converted), which decides every call the
+// fast path declines.
+func BenchmarkFullPositionalLargeList(b *testing.B) {
+	tool := jsonHelpTool(b, "sumMany")
+	var sb strings.Builder
+	sb.WriteString(`{"_1":[`)
+	for i := 0; i < 100000; i++ {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(strconv.Itoa(i * 7919))
+	}
+	sb.WriteString(`]}`)
+	args := json.RawMessage(sb.String())
+	b.SetBytes(int64(len(args)))
+	for b.Loop() {
+		if _, err := tool.fullPositional(args); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkFastPositionalMillionInts: a client's list of a million
 // integers, read into an array.
 func BenchmarkFastPositionalMillionInts(b *testing.B) {

@@ -5,12 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/nexus-mcp/nexus/internal/manifest"
 	"github.com/nexus-mcp/nexus/internal/ndarray"
@@ -72,41 +69,49 @@ func (t *Tool) ToPositional(arguments json.RawMessage) (Call, error) {
 }
 
 // fullPositional is ToPositional by the book: arguments decoded, checked
-// against the compiled schema, converted value by value. It decides every
-// call the fast path declines, and words every error.
+// against the tool's validation schema, converted value by value. It
+// decides every call the fast path declines, and words every error.
 func (t *Tool) fullPositional(arguments json.RawMessage) (Call, error) {
+	args, err := t.decodeArguments(arguments)
+	if err != nil {
+		return Call{}, err
+	}
+	if err := t.checkNumbers(args); err != nil {
+		return Call{}, err
+	}
+	if err := t.validate(args); err != nil {
+		return Call{}, err
+	}
+	return t.convert(args)
+}
+
+// decodeArguments decodes a tools/call's arguments, numbers as
+// json.Number; absent or null arguments are an empty object.
+func (t *Tool) decodeArguments(arguments json.RawMessage) (map[string]any, error) {
 	args := map[string]any{}
 	if trimmed := bytes.TrimSpace(arguments); len(trimmed) > 0 && string(trimmed) != "null" {
 		dec := json.NewDecoder(bytes.NewReader(trimmed))
 		dec.UseNumber()
 		var v any
 		if err := dec.Decode(&v); err != nil {
-			return Call{}, &ArgError{Tool: t.Name, kind: notObject, Msg: "invalid JSON"}
+			return nil, &ArgError{Tool: t.Name, kind: notObject, Msg: "invalid JSON"}
 		}
 		if dec.More() {
-			return Call{}, &ArgError{Tool: t.Name, kind: notObject, Msg: "trailing data after the object"}
+			return nil, &ArgError{Tool: t.Name, kind: notObject, Msg: "trailing data after the object"}
 		}
 		obj, ok := v.(map[string]any)
 		if !ok {
-			return Call{}, &ArgError{Tool: t.Name, kind: notObject, Msg: jsonKind(v)}
+			return nil, &ArgError{Tool: t.Name, kind: notObject, Msg: jsonKind(v)}
 		}
 		args = obj
 	}
-	if err := t.checkNumbers(args); err != nil {
-		return Call{}, err
-	}
-	schema, err := t.compiled()
-	if err != nil {
-		return Call{}, err
-	}
-	if err := schema.Validate(args); err != nil {
-		var ve *jsonschema.ValidationError
-		if errors.As(err, &ve) {
-			return Call{}, t.describe(ve, args)
-		}
-		return Call{}, fmt.Errorf("tool '%s': validating arguments: %w", t.Name, err)
-	}
+	return args, nil
+}
 
+// convert turns validated arguments into the positional call: each value
+// in pool form (its own faults, such as a sized integer's range, reported
+// here), defaults filled, and the command _render names chosen.
+func (t *Tool) convert(args map[string]any) (Call, error) {
 	s := newSupplied()
 	for _, sl := range t.plan.slots {
 		if sl.kind == manifest.KindGrp {
@@ -260,155 +265,6 @@ func (t *Tool) missing(me *missingError) error {
 	return &ArgError{Tool: t.Name, Arg: me.field.key, kind: missing}
 }
 
-// describe turns jsonschema's error tree into one message naming the
-// argument and what was expected. Of several faults it reports the first by
-// argument order, so the message does not depend on map iteration.
-func (t *Tool) describe(ve *jsonschema.ValidationError, args map[string]any) error {
-	var leaves []*jsonschema.ValidationError
-	var collect func(*jsonschema.ValidationError)
-	collect = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			leaves = append(leaves, e)
-			return
-		}
-		for _, c := range e.Causes {
-			collect(c)
-		}
-	}
-	collect(ve)
-	order := map[string]int{}
-	if pv, ok := t.InputSchema.Get("properties"); ok {
-		for i, m := range pv.(Object) {
-			order[m.Key] = i
-		}
-	}
-	rank := func(e *jsonschema.ValidationError) (int, int) {
-		segs := pointer(e.InstanceLocation)
-		prop := -1
-		if len(segs) > 0 {
-			prop = order[segs[0]]
-		}
-		kw := 2
-		switch lastSegment(e.KeywordLocation) {
-		case "additionalProperties":
-			kw = 0
-		case "required":
-			kw = 1
-		}
-		return prop, kw
-	}
-	sort.SliceStable(leaves, func(i, j int) bool {
-		pi, ki := rank(leaves[i])
-		pj, kj := rank(leaves[j])
-		if pi != pj {
-			return pi < pj
-		}
-		if ki != kj {
-			return ki < kj
-		}
-		return leaves[i].InstanceLocation < leaves[j].InstanceLocation
-	})
-	return t.describeLeaf(leaves[0], args)
-}
-
-func (t *Tool) describeLeaf(e *jsonschema.ValidationError, args map[string]any) error {
-	keyword := lastSegment(e.KeywordLocation)
-	kwPath := pointer(e.KeywordLocation)
-	var schemaAt any = t.schemaDoc
-	for _, seg := range kwPath[:max(len(kwPath)-1, 0)] {
-		schemaAt = child(schemaAt, seg)
-	}
-	sch, _ := schemaAt.(Object)
-
-	var inst any = args
-	path := ""
-	for _, seg := range pointer(e.InstanceLocation) {
-		switch x := inst.(type) {
-		case map[string]any:
-			if path == "" {
-				path = seg
-			} else {
-				path += "." + seg
-			}
-			inst = x[seg]
-		case []any:
-			path += "[" + seg + "]"
-			i, _ := strconv.Atoi(seg)
-			if i >= 0 && i < len(x) {
-				inst = x[i]
-			} else {
-				inst = nil
-			}
-		}
-	}
-	join := func(key string) string {
-		if path == "" {
-			return key
-		}
-		return path + "." + key
-	}
-	switch keyword {
-	case "type":
-		var want string
-		switch x := schemaGet(sch, "type").(type) {
-		case string:
-			want = x
-		case []any:
-			names := make([]string, len(x))
-			for i, n := range x {
-				names[i], _ = n.(string)
-			}
-			want = strings.Join(names, " or ")
-		}
-		return &ArgError{Tool: t.Name, Arg: path, Msg: fmt.Sprintf("expected %s, got %s", want, jsonKind(inst))}
-	case "required":
-		obj, _ := inst.(map[string]any)
-		req, _ := schemaGet(sch, "required").([]any)
-		for _, r := range req {
-			name, _ := r.(string)
-			if _, ok := obj[name]; !ok {
-				return &ArgError{Tool: t.Name, Arg: join(name), kind: missing}
-			}
-		}
-	case "additionalProperties":
-		obj, _ := inst.(map[string]any)
-		props, _ := schemaGet(sch, "properties").(Object)
-		var extra []string
-		for k := range obj {
-			if _, ok := props.Get(k); !ok {
-				extra = append(extra, k)
-			}
-		}
-		if len(extra) > 0 {
-			sort.Strings(extra)
-			names := make([]string, len(props))
-			for i, m := range props {
-				names[i] = m.Key
-			}
-			want := "expected: none"
-			if len(names) > 0 {
-				want = "expected: " + strings.Join(names, ", ")
-			}
-			return &ArgError{Tool: t.Name, Arg: join(extra[0]), kind: unexpected, Msg: want}
-		}
-	case "minItems", "maxItems":
-		arr, _ := inst.([]any)
-		lo, hi := schemaGet(sch, "minItems"), schemaGet(sch, "maxItems")
-		if lo == hi && lo != nil {
-			return &ArgError{Tool: t.Name, Arg: path, Msg: fmt.Sprintf("expected an array of exactly %v items, got %d", lo, len(arr))}
-		}
-	case "enum":
-		vals, _ := schemaGet(sch, "enum").([]any)
-		quoted := make([]string, len(vals))
-		for i, v := range vals {
-			b, _ := Object{{"v", v}}.MarshalJSON()
-			quoted[i] = string(b[5 : len(b)-1])
-		}
-		return &ArgError{Tool: t.Name, Arg: path, Msg: fmt.Sprintf("expected one of %s, got %s", strings.Join(quoted, ", "), shortJSON(inst))}
-	}
-	return &ArgError{Tool: t.Name, Arg: path, Msg: e.Message}
-}
-
 // shortJSON renders a value for a message, cut to a readable length.
 func shortJSON(v any) string {
 	var b bytes.Buffer
@@ -420,51 +276,6 @@ func shortJSON(v any) string {
 		s = s[:57] + "..."
 	}
 	return s
-}
-
-func schemaGet(o Object, key string) any {
-	v, _ := o.Get(key)
-	return v
-}
-
-// child steps one JSON-pointer segment into a schema document.
-func child(v any, seg string) any {
-	switch x := v.(type) {
-	case Object:
-		c, _ := x.Get(seg)
-		return c
-	case []any:
-		i, err := strconv.Atoi(seg)
-		if err == nil && i >= 0 && i < len(x) {
-			return x[i]
-		}
-	}
-	return nil
-}
-
-// pointer splits a JSON pointer as jsonschema writes it (segments
-// URL-escaped, then ~1 and ~0 escaped).
-func pointer(p string) []string {
-	p = strings.TrimPrefix(p, "/")
-	if p == "" {
-		return nil
-	}
-	segs := strings.Split(p, "/")
-	for i, s := range segs {
-		if u, err := url.PathUnescape(s); err == nil {
-			s = u
-		}
-		segs[i] = strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
-	}
-	return segs
-}
-
-func lastSegment(p string) string {
-	segs := pointer(p)
-	if len(segs) == 0 {
-		return ""
-	}
-	return segs[len(segs)-1]
 }
 
 // JSONArgs returns the call's arguments with its arrays written back into

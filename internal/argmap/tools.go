@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/santhosh-tekuri/jsonschema/v5"
-
 	"github.com/nexus-mcp/nexus/internal/manifest"
 )
 
@@ -32,10 +30,9 @@ type Tool struct {
 	props   map[string]propTarget        // property name → what it fills (fast.go)
 	renders map[string]*manifest.Command // _render value → terminal entry
 
-	compileOnce sync.Once
-	schema      *jsonschema.Schema
-	schemaDoc   Object // the schema validated against (see validationSchema)
-	compileErr  error
+	validOnce sync.Once
+	valid     *argSchema // read from validationSchema on first use (validate.go)
+	validErr  error
 }
 
 // MarshalJSON writes the tool with every member (FullView):
@@ -386,28 +383,4 @@ func (t *Tool) validationSchema() Object {
 		props.set(s.prop, g.set("required", req))
 	}
 	return doc
-}
-
-// compiled compiles the validation schema once, on first use.
-func (t *Tool) compiled() (*jsonschema.Schema, error) {
-	t.compileOnce.Do(func() {
-		t.schemaDoc = t.validationSchema()
-		doc, err := t.schemaDoc.MarshalJSON()
-		if err != nil {
-			t.compileErr = err
-			return
-		}
-		c := jsonschema.NewCompiler()
-		c.Draft = jsonschema.Draft2020
-		const url = "tool.json"
-		if err := c.AddResource(url, bytes.NewReader(doc)); err != nil {
-			t.compileErr = err
-			return
-		}
-		t.schema, t.compileErr = c.Compile(url)
-	})
-	if t.compileErr != nil {
-		return nil, fmt.Errorf("tool '%s': compiling its input schema: %w", t.Name, t.compileErr)
-	}
-	return t.schema, nil
 }

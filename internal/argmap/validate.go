@@ -1,0 +1,541 @@
+package argmap
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// A tool's arguments are checked against its validation schema
+// (validationSchema) by the walker below rather than by a general JSON
+// Schema library: nexus writes only a handful of keywords, and the library
+// it used (santhosh-tekuri/jsonschema/v5) compiled every draft's
+// metaschema at start-up, most of nexus's start-up budget. The walker finds
+// the faults that library finds (draft 2020-12) and words the same message;
+// the tests keep the library as the oracle (FuzzValidateAgainstJSONSchema).
+
+// schemaNode is one node of a validation schema, read from the document
+// nexus generates. It holds exactly the keywords typeSchema, recordSchema
+// and newTool write; readSchema refuses any other, so that a keyword added
+// there cannot go unchecked here.
+type schemaNode struct {
+	types    []string // "type": the JSON types allowed; empty: any
+	enum     []string // "enum": the strings allowed; empty: any
+	props    []schemaProp
+	byName   map[string]*schemaNode // "properties"
+	required []string
+	closed   bool          // "additionalProperties": false
+	prefix   []*schemaNode // "prefixItems"
+	items    *schemaNode   // "items": the elements after the prefix
+	// "minItems" and "maxItems", -1 when absent; nexus writes them only
+	// together and equal (a tuple's length), the one count messages name.
+	minItems, maxItems int
+}
+
+type schemaProp struct {
+	name string
+	node *schemaNode
+}
+
+// jsonTypes are the type names JSON Schema knows.
+var jsonTypes = map[string]bool{
+	"null": true, "boolean": true, "object": true, "array": true, "number": true, "string": true, "integer": true,
+}
+
+// readSchema reads a schema document as nexus writes it.
+func readSchema(doc Object) (*schemaNode, error) {
+	n := &schemaNode{minItems: -1, maxItems: -1}
+	for _, m := range doc {
+		switch m.Key {
+		case "type":
+			switch x := m.Value.(type) {
+			case string:
+				n.types = []string{x}
+			case []any:
+				for _, e := range x {
+					s, ok := e.(string)
+					if !ok {
+						return nil, fmt.Errorf("type names %T, not a string", e)
+					}
+					n.types = append(n.types, s)
+				}
+			default:
+				return nil, fmt.Errorf("type is %T", m.Value)
+			}
+			for _, s := range n.types {
+				if !jsonTypes[s] {
+					return nil, fmt.Errorf("unknown type %q", s)
+				}
+			}
+		case "enum":
+			x, ok := m.Value.([]any)
+			if !ok {
+				return nil, fmt.Errorf("enum is %T", m.Value)
+			}
+			for _, e := range x {
+				s, ok := e.(string)
+				if !ok {
+					return nil, fmt.Errorf("enum holds %T, not a string", e)
+				}
+				n.enum = append(n.enum, s)
+			}
+		case "properties":
+			x, ok := m.Value.(Object)
+			if !ok {
+				return nil, fmt.Errorf("properties is %T", m.Value)
+			}
+			n.byName = make(map[string]*schemaNode, len(x))
+			for _, p := range x {
+				sub, ok := p.Value.(Object)
+				if !ok {
+					return nil, fmt.Errorf("property %q is %T", p.Key, p.Value)
+				}
+				c, err := readSchema(sub)
+				if err != nil {
+					return nil, fmt.Errorf("property %q: %w", p.Key, err)
+				}
+				n.props = append(n.props, schemaProp{p.Key, c})
+				n.byName[p.Key] = c
+			}
+		case "required":
+			x, ok := m.Value.([]any)
+			if !ok {
+				return nil, fmt.Errorf("required is %T", m.Value)
+			}
+			for _, e := range x {
+				s, ok := e.(string)
+				if !ok {
+					return nil, fmt.Errorf("required holds %T, not a string", e)
+				}
+				n.required = append(n.required, s)
+			}
+		case "additionalProperties":
+			x, ok := m.Value.(bool)
+			if !ok {
+				return nil, fmt.Errorf("additionalProperties is %T, not a boolean", m.Value)
+			}
+			n.closed = !x
+		case "items":
+			x, ok := m.Value.(Object)
+			if !ok {
+				return nil, fmt.Errorf("items is %T", m.Value)
+			}
+			c, err := readSchema(x)
+			if err != nil {
+				return nil, fmt.Errorf("items: %w", err)
+			}
+			n.items = c
+		case "prefixItems":
+			x, ok := m.Value.([]any)
+			if !ok {
+				return nil, fmt.Errorf("prefixItems is %T", m.Value)
+			}
+			if len(x) == 0 {
+				// As jsonschema compiled it: the metaschema wants at least
+				// one (an empty tuple, t0, writes none).
+				return nil, fmt.Errorf("prefixItems is empty")
+			}
+			for i, e := range x {
+				sub, ok := e.(Object)
+				if !ok {
+					return nil, fmt.Errorf("prefixItems %d is %T", i, e)
+				}
+				c, err := readSchema(sub)
+				if err != nil {
+					return nil, fmt.Errorf("prefixItems %d: %w", i, err)
+				}
+				n.prefix = append(n.prefix, c)
+			}
+		case "minItems", "maxItems":
+			x, ok := m.Value.(int)
+			if !ok || x < 0 {
+				return nil, fmt.Errorf("%s is %v", m.Key, m.Value)
+			}
+			if m.Key == "minItems" {
+				n.minItems = x
+			} else {
+				n.maxItems = x
+			}
+		case "description", "default":
+			// annotations: no part in validation
+		default:
+			return nil, fmt.Errorf("keyword %q is not one nexus validates", m.Key)
+		}
+	}
+	if n.minItems != n.maxItems {
+		return nil, fmt.Errorf("minItems %d and maxItems %d differ", n.minItems, n.maxItems)
+	}
+	return n, nil
+}
+
+// argSchema is a tool's validation schema ready to check arguments: its root
+// node, and each top-level property's rank (argument order), by which a
+// message picks the first of several faults.
+type argSchema struct {
+	root  *schemaNode
+	order map[string]int
+}
+
+// argumentSchema reads the tool's validation schema once, on first use.
+func (t *Tool) argumentSchema() (*argSchema, error) {
+	t.validOnce.Do(func() {
+		root, err := readSchema(t.validationSchema())
+		if err != nil {
+			t.validErr = err
+			return
+		}
+		s := &argSchema{root: root, order: map[string]int{}}
+		if pv, ok := t.InputSchema.Get("properties"); ok {
+			for i, m := range pv.(Object) {
+				s.order[m.Key] = i
+			}
+		}
+		t.valid = s
+	})
+	if t.validErr != nil {
+		return nil, fmt.Errorf("tool '%s': compiling its input schema: %w", t.Name, t.validErr)
+	}
+	return t.valid, nil
+}
+
+// validate checks decoded arguments against the tool's validation schema;
+// of the faults, it words the one jsonschema's error tree ranks first
+// (see fault.before).
+func (t *Tool) validate(args map[string]any) error {
+	s, err := t.argumentSchema()
+	if err != nil {
+		return err
+	}
+	w := &faultFinder{order: s.order}
+	w.check(s.root, args)
+	if w.first == nil {
+		return nil
+	}
+	return t.describeFault(w.first, args)
+}
+
+// fault is one failing keyword, a leaf of jsonschema's error tree: its
+// instance location, which keyword at which schema node, and the value it
+// fails on.
+type fault struct {
+	// loc holds the instance location's segments as jsonschema writes
+	// them: keys and indexes, except that an empty key adds no segment.
+	loc     []string
+	keyword string
+	node    *schemaNode
+	value   any
+	// rank: the place in argument order of the property loc starts with
+	// (-1 for an empty loc), then additionalProperties (0), required (1),
+	// any other keyword (2).
+	prop, class int
+	text        string // loc as jsonschema writes it; "" until needed
+}
+
+// locSeg is one step into a value: a key, or an index (idx ≥ 0).
+type locSeg struct {
+	key string
+	idx int
+}
+
+// location writes the fault's instance location as jsonschema does, each
+// segment escaped ~ → ~0, / → ~1, then URL path-escaped. Faults that rank
+// alike are ordered by this text: "/_1/10" comes before "/_1/9", "/a"
+// before "/~1".
+func (f *fault) location() string {
+	if f.text == "" && len(f.loc) > 0 {
+		var b strings.Builder
+		for _, s := range f.loc {
+			b.WriteByte('/')
+			b.WriteString(url.PathEscape(strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")))
+		}
+		f.text = b.String()
+	}
+	return f.text
+}
+
+// before is the order in which the message picks faults: by top-level
+// property in argument order (faults of the arguments object as a whole
+// first), then a stranger before a missing field before anything else,
+// then by instance location.
+func (f *fault) before(g *fault) bool {
+	if f.prop != g.prop {
+		return f.prop < g.prop
+	}
+	if f.class != g.class {
+		return f.class < g.class
+	}
+	return f.location() < g.location()
+}
+
+// faultFinder walks a value against a schema as jsonschema does, keeping
+// the first fault by fault.before. Faults that rank alike keep the first
+// found, as describe's stable sort did: they are found in the order of
+// jsonschema's error tree (type; enum; required, properties,
+// additionalProperties; minItems, maxItems, items), with the properties
+// in schema order where jsonschema takes them in map order. (Only empty
+// keys, which add no segment, let faults of two nodes share a location.)
+type faultFinder struct {
+	order map[string]int
+	path  []locSeg // to the value being checked; empty keys left out
+	first *fault
+}
+
+func (w *faultFinder) fail(keyword string, n *schemaNode, v any) {
+	f := &fault{keyword: keyword, node: n, value: v, prop: -1, class: 2}
+	f.loc = make([]string, len(w.path))
+	for i, s := range w.path {
+		if s.idx >= 0 {
+			f.loc[i] = strconv.Itoa(s.idx)
+		} else {
+			f.loc[i] = s.key
+		}
+	}
+	if len(f.loc) > 0 {
+		f.prop = w.order[f.loc[0]]
+	}
+	switch keyword {
+	case "additionalProperties":
+		f.class = 0
+	case "required":
+		f.class = 1
+	}
+	if w.first == nil || f.before(w.first) {
+		w.first = f
+	}
+}
+
+// check validates v against n by jsonschema's rules: a wrong type stops
+// the other keywords at that node; object keywords apply only to objects,
+// array keywords only to arrays.
+func (w *faultFinder) check(n *schemaNode, v any) {
+	if len(n.types) > 0 && !n.admits(v) {
+		w.fail("type", n, v)
+		return
+	}
+	if len(n.enum) > 0 && !n.inEnum(v) {
+		w.fail("enum", n, v)
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		for _, r := range n.required {
+			if _, ok := x[r]; !ok {
+				w.fail("required", n, v)
+				break
+			}
+		}
+		for _, p := range n.props {
+			pv, ok := x[p.name]
+			if !ok {
+				continue
+			}
+			if p.name == "" {
+				w.check(p.node, pv) // jsonschema adds no segment for an empty key
+				continue
+			}
+			// Once a fault is found, a later argument cannot hold the
+			// first one: the properties are walked in argument order.
+			if len(w.path) == 0 && w.first != nil && w.order[p.name] > w.first.prop {
+				continue
+			}
+			w.path = append(w.path, locSeg{key: p.name, idx: -1})
+			w.check(p.node, pv)
+			w.path = w.path[:len(w.path)-1]
+		}
+		if n.closed {
+			for k := range x {
+				if _, ok := n.byName[k]; !ok {
+					w.fail("additionalProperties", n, v)
+					break
+				}
+			}
+		}
+	case []any:
+		if n.minItems >= 0 && len(x) < n.minItems {
+			w.fail("minItems", n, v)
+		}
+		if n.maxItems >= 0 && len(x) > n.maxItems {
+			w.fail("maxItems", n, v)
+		}
+		for i, e := range x {
+			sub := n.items
+			if i < len(n.prefix) {
+				sub = n.prefix[i]
+			}
+			if sub == nil {
+				break
+			}
+			w.path = append(w.path, locSeg{idx: i})
+			w.check(sub, e)
+			w.path = w.path[:len(w.path)-1]
+		}
+	}
+}
+
+// admits reports whether v has one of n's types; "integer" takes any
+// number of integral value (2.0, 1e3), as jsonschema reads it.
+func (n *schemaNode) admits(v any) bool {
+	kind := valueType(v)
+	for _, t := range n.types {
+		if t == kind || t == "integer" && kind == "number" && integral(v.(json.Number)) {
+			return true
+		}
+	}
+	return false
+}
+
+func (n *schemaNode) inEnum(v any) bool {
+	s, ok := v.(string)
+	if !ok {
+		return false
+	}
+	for _, e := range n.enum {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+// valueType is the JSON Schema type of a decoded value ("number" for every
+// number; admits decides "integer").
+func valueType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case json.Number:
+		return "number"
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return ""
+}
+
+// integral reports whether a number literal has an integral value. The
+// literal is in checkNumbers's bounds, so big.Rat reads it cheaply.
+func integral(n json.Number) bool {
+	if !strings.ContainsAny(string(n), ".eE") {
+		return true
+	}
+	r, ok := new(big.Rat).SetString(string(n))
+	return ok && r.IsInt()
+}
+
+// describeFault words a fault as one message naming the argument and what
+// was expected. Like describe before it, it finds the argument and the
+// value to name by following the fault's location from the arguments (so
+// where an empty key left no segment, it names the enclosing value).
+func (t *Tool) describeFault(f *fault, args map[string]any) error {
+	var inst any = args
+	path := ""
+	for _, seg := range f.loc {
+		switch x := inst.(type) {
+		case map[string]any:
+			if path == "" {
+				path = seg
+			} else {
+				path += "." + seg
+			}
+			inst = x[seg]
+		case []any:
+			path += "[" + seg + "]"
+			i, _ := strconv.Atoi(seg)
+			if i >= 0 && i < len(x) {
+				inst = x[i]
+			} else {
+				inst = nil
+			}
+		}
+	}
+	join := func(key string) string {
+		if path == "" {
+			return key
+		}
+		return path + "." + key
+	}
+	n := f.node
+	switch f.keyword {
+	case "type":
+		return &ArgError{Tool: t.Name, Arg: path, Msg: fmt.Sprintf("expected %s, got %s", strings.Join(n.types, " or "), jsonKind(inst))}
+	case "required":
+		obj, _ := inst.(map[string]any)
+		for _, r := range n.required {
+			if _, ok := obj[r]; !ok {
+				return &ArgError{Tool: t.Name, Arg: join(r), kind: missing}
+			}
+		}
+		// The value found by the location has every field (an empty key
+		// led elsewhere): jsonschema's own words, of the value that failed.
+		obj, _ = f.value.(map[string]any)
+		var names []string
+		for _, r := range n.required {
+			if _, ok := obj[r]; !ok {
+				names = append(names, schemaQuote(r))
+			}
+		}
+		return &ArgError{Tool: t.Name, Arg: path, Msg: "missing properties: " + strings.Join(names, ", ")}
+	case "additionalProperties":
+		obj, _ := inst.(map[string]any)
+		extra := n.strangers(obj)
+		if len(extra) > 0 {
+			names := make([]string, len(n.props))
+			for i, p := range n.props {
+				names[i] = p.name
+			}
+			want := "expected: none"
+			if len(names) > 0 {
+				want = "expected: " + strings.Join(names, ", ")
+			}
+			return &ArgError{Tool: t.Name, Arg: join(extra[0]), kind: unexpected, Msg: want}
+		}
+		// As for required; jsonschema lists the names in map order, here
+		// they are sorted.
+		obj, _ = f.value.(map[string]any)
+		extra = n.strangers(obj)
+		for i, k := range extra {
+			extra[i] = schemaQuote(k)
+		}
+		return &ArgError{Tool: t.Name, Arg: path, Msg: "additionalProperties " + strings.Join(extra, ", ") + " not allowed"}
+	case "minItems", "maxItems":
+		arr, _ := inst.([]any)
+		return &ArgError{Tool: t.Name, Arg: path, Msg: fmt.Sprintf("expected an array of exactly %d items, got %d", n.minItems, len(arr))}
+	case "enum":
+		quoted := make([]string, len(n.enum))
+		for i, e := range n.enum {
+			quoted[i] = string(appendString(nil, e))
+		}
+		return &ArgError{Tool: t.Name, Arg: path, Msg: fmt.Sprintf("expected one of %s, got %s", strings.Join(quoted, ", "), shortJSON(inst))}
+	}
+	// fail records only the keywords above.
+	return fmt.Errorf("tool '%s': argument '%s' fails %s, which has no message", t.Name, path, f.keyword)
+}
+
+// strangers are obj's keys that are not n's properties, sorted.
+func (n *schemaNode) strangers(obj map[string]any) []string {
+	var extra []string
+	for k := range obj {
+		if _, ok := n.byName[k]; !ok {
+			extra = append(extra, k)
+		}
+	}
+	sort.Strings(extra)
+	return extra
+}
+
+// schemaQuote quotes a name as jsonschema's messages do: 'name', with Go
+// escapes except for '"', and ' escaped.
+func schemaQuote(s string) string {
+	s = strconv.Quote(s)
+	s = strings.ReplaceAll(s, `\"`, `"`)
+	s = strings.ReplaceAll(s, `'`, `\'`)
+	return "'" + s[1:len(s)-1] + "'"
+}
