@@ -66,7 +66,7 @@ fuzz:
 	done
 
 # make test runs each target for FUZZSHORT more: new inputs on every run, at
-# a bounded cost (six targets, about a minute and a half with the builds).
+# a bounded cost (about ten seconds a target, with the builds).
 FUZZSHORT ?= 10s
 fuzz-short:
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZSHORT)

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -628,8 +629,19 @@ func (p *process) writeMessage(f outFrame) error {
 	}
 	// Sent: the pool has the arrays now, and a call that reached its pool
 	// is never sent again, so their bytes may go (CallOptions.Arrays).
+	sent := len(f.payload)
 	for i := range f.arrays {
+		sent += len(f.arrays[i].Data)
 		f.arrays[i].Data = nil
+	}
+	if sent >= largeFrame {
+		// Collect the arguments' buffers now, before the result's arrive:
+		// left to the collector's pace, both would be in memory at once.
+		runtime.GC()
 	}
 	return nil
 }
+
+// largeFrame is the size of a call's frames from which their buffers are
+// collected as soon as they are sent (see mcp's collectIfLarge).
+const largeFrame = 4 << 20
