@@ -32,6 +32,7 @@ type floorSet struct {
 	bareRSS  map[string]int64   // a bare interpreter's (or the C++ floor's) VmRSS
 	childRSS map[string]int64   // the floor child's VmRSS (json library loaded)
 	relayCPU float64            // a minimal Go relay's CPU µs per call (runRelay); 0 when not measured
+	relayLat latency            // its round trips, client to the C++ floor child and back
 	missing  map[string]string  // language → why its floors are missing
 }
 
@@ -220,12 +221,12 @@ func (b *bench) floorsPhase() {
 		}
 		if lang == "cpp" {
 			progress("floors: a minimal Go relay")
-			cpu, err := b.relayFloor(dir, b.cfg.calls.of(lang))
+			cpu, lat, err := b.relayFloor(dir, b.cfg.calls.of(lang))
 			if err != nil {
 				b.fail("floors (Go relay): %v", err)
 				continue
 			}
-			b.floors.relayCPU = cpu
+			b.floors.relayCPU, b.floors.relayLat = cpu, lat
 		}
 	}
 }

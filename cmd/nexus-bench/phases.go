@@ -120,6 +120,10 @@ func (b *bench) smallCalls(s *session, lang string) error {
 		d := ""
 		if q.name == "p50" {
 			d = floorName
+			if b.floors.relayCPU > 0 {
+				d += fmt.Sprintf("; a minimal Go relay between client and C++ floor child: p50 %s µs, pipe floor ×%s",
+					num(b.floors.relayLat.p50), num(b.floors.relayLat.p50/b.floors.pipe["cpp"].p50))
+			}
 		}
 		b.add(row{section: secSmall, lang: lang, what: what + q.name, value: q.v, unit: "µs", floor: f, vs: ratio(q.v, f), details: d})
 	}

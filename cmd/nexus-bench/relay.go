@@ -87,26 +87,26 @@ func field(b []byte, key string) []byte {
 	return v
 }
 
-// relayFloor measures runRelay's CPU per call, n calls to the C++ floor
-// child, driven as the small-call phase drives nexus.
-func (b *bench) relayFloor(dir string, n int) (float64, error) {
+// relayFloor measures runRelay's CPU per call and its latency, n calls to
+// the C++ floor child, driven as the small-call phase drives nexus.
+func (b *bench) relayFloor(dir string, n int) (float64, latency, error) {
 	self, err := os.Executable()
 	if err != nil {
-		return 0, err
+		return 0, latency{}, err
 	}
 	cmd := exec.Command(self, floorArgv(dir, "cpp")...)
 	cmd.Env = append(os.Environ(), relayEnv+"=1")
 	w, err := cmd.StdinPipe()
 	if err != nil {
-		return 0, err
+		return 0, latency{}, err
 	}
 	r, err := cmd.StdoutPipe()
 	if err != nil {
-		return 0, err
+		return 0, latency{}, err
 	}
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
-		return 0, err
+		return 0, latency{}, err
 	}
 	defer func() {
 		w.Close()
@@ -136,14 +136,17 @@ func (b *bench) relayFloor(dir string, n int) (float64, error) {
 	}
 	for i := range warmup(n) {
 		if err := one(i); err != nil {
-			return 0, err
+			return 0, latency{}, err
 		}
 	}
+	lat := make([]time.Duration, n)
 	c0 := cpuTicks(cmd.Process.Pid)
 	for i := range n {
+		t := time.Now()
 		if err := one(i); err != nil {
-			return 0, err
+			return 0, latency{}, err
 		}
+		lat[i] = time.Since(t)
 	}
-	return ticksToMicros(cpuTicks(cmd.Process.Pid)-c0) / float64(n), nil
+	return ticksToMicros(cpuTicks(cmd.Process.Pid)-c0) / float64(n), latencies(lat), nil
 }
