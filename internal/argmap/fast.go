@@ -1,6 +1,7 @@
 package argmap
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"math"
@@ -188,45 +189,40 @@ type fastEncoder struct {
 	numEnd   int        // where the array being read ends
 }
 
-// numericExtent finds the end of the list at b[i] when it holds only
-// numbers, commas and brackets, and counts its commas.
+// numericExtent finds the end of the list at b[i] and counts the commas
+// in it, to size its array's buffer: brackets and commas are found with
+// bytes.IndexByte and bytes.Count, which read many bytes at a time. It does
+// not check what lies between them; the parse that follows does, and a
+// list that is not all numbers goes on as JSON.
 func numericExtent(b []byte, i int) (end, commas int, numeric bool) {
 	depth := 0
-	for j := i; j < len(b); j++ {
-		switch numericByte[b[j]] {
-		case numDigit:
-		case numComma:
-			commas++
-		case numOpen:
-			depth++
-		case numClose:
-			depth--
-			if depth == 0 {
-				return j + 1, commas, true
+	nextOpen := -1 // the next '[' at or after j, once looked for
+	for j := i; j < len(b); {
+		if nextOpen < j {
+			if k := bytes.IndexByte(b[j:], '['); k >= 0 {
+				nextOpen = j + k
+			} else {
+				nextOpen = len(b)
 			}
-		default:
+		}
+		k := bytes.IndexByte(b[j:], ']')
+		if k < 0 {
 			return 0, 0, false
+		}
+		close := j + k
+		if nextOpen < close {
+			depth++
+			j = nextOpen + 1
+			continue
+		}
+		depth--
+		j = close + 1
+		if depth == 0 {
+			return j, bytes.Count(b[i:j], []byte{','}), true
 		}
 	}
 	return 0, 0, false
 }
-
-// numericByte classes the bytes of a list of numbers.
-var numericByte = func() (t [256]uint8) {
-	for _, c := range []byte("0123456789+-.eE \t\n\r") {
-		t[c] = numDigit
-	}
-	t[','], t['['], t[']'] = numComma, numOpen, numClose
-	return t
-}()
-
-const (
-	numOther = iota
-	numDigit
-	numComma
-	numOpen
-	numClose
-)
 
 // members walks the object at b[i], calling member for each with its
 // decoded name and the start of its value; member returns the value's end.
