@@ -11,7 +11,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"strconv"
+	"sync"
 )
 
 // DType is an array's element type.
@@ -196,31 +198,74 @@ func AppendJSON(dst []byte, a *Array, kind Number) ([]byte, error) {
 	if err := a.Check(); err != nil {
 		return nil, err
 	}
-	rank := len(a.Shape)
-	row := a.Shape[rank-1]
-	next := 0 // the first element of the next innermost row
+	top := a.Shape[0]
+	dst = append(dst, '[')
 	var err error
-	var walk func(level int)
-	walk = func(level int) {
-		dst = append(dst, '[')
-		if level == rank-1 {
-			dst, err = appendRow(dst, a, kind, next, next+row)
-			next += row
-		} else {
-			for i := 0; i < a.Shape[level] && err == nil; i++ {
-				if i > 0 {
-					dst = append(dst, ',')
-				}
-				walk(level + 1)
-			}
+	if parts := min(runtime.GOMAXPROCS(0), 4); parts > 1 && a.Len() >= parallelMin && top >= parts {
+		// A large array: its top-level items are written in parts at once,
+		// on the cores the pool left idle while it waits for its reply.
+		bufs := make([][]byte, parts)
+		errs := make([]error, parts)
+		var wg sync.WaitGroup
+		for p := 1; p < parts; p++ {
+			wg.Go(func() {
+				from, to := top*p/parts, top*(p+1)/parts
+				bufs[p], errs[p] = appendItems(make([]byte, 0, JSONSize(a, kind)/parts+64), a, kind, from, to)
+			})
 		}
-		dst = append(dst, ']')
+		dst, errs[0] = appendItems(dst, a, kind, 0, top/parts)
+		wg.Wait()
+		for p := 1; p < parts && errs[0] == nil; p++ {
+			if errs[p] != nil {
+				return nil, errs[p]
+			}
+			dst = append(append(dst, ','), bufs[p]...)
+		}
+		err = errs[0]
+	} else {
+		dst, err = appendItems(dst, a, kind, 0, top)
 	}
-	walk(0)
 	if err != nil {
 		return nil, err
 	}
+	return append(dst, ']'), nil
+}
+
+// parallelMin is the size from which AppendJSON writes an array in parts
+// at once.
+const parallelMin = 1 << 16
+
+// appendItems writes a's top-level items [from, to), comma-separated.
+func appendItems(dst []byte, a *Array, kind Number, from, to int) ([]byte, error) {
+	if len(a.Shape) == 1 {
+		return appendRow(dst, a, kind, from, to)
+	}
+	inner := 1
+	for _, d := range a.Shape[1:] {
+		inner *= d
+	}
+	size := a.DType.Size()
+	var err error
+	for i := from; i < to; i++ {
+		if i > from {
+			dst = append(dst, ',')
+		}
+		sub := Array{Path: a.Path, DType: a.DType, Shape: a.Shape[1:], Data: a.Data[i*inner*size : (i+1)*inner*size]}
+		if dst, err = appendNested(dst, &sub, kind); err != nil {
+			return nil, err
+		}
+	}
 	return dst, nil
+}
+
+// appendNested writes a (checked) as nested lists, innermost rows at once.
+func appendNested(dst []byte, a *Array, kind Number) ([]byte, error) {
+	dst = append(dst, '[')
+	var err error
+	if dst, err = appendItems(dst, a, kind, 0, a.Shape[0]); err != nil {
+		return nil, err
+	}
+	return append(dst, ']'), nil
 }
 
 // JSONSize estimates the bytes AppendJSON writes for a: exact for small

@@ -192,3 +192,35 @@ func TestJSONSize(t *testing.T) {
 		t.Errorf("100 000 ints: JSONSize %d, AppendJSON wrote %d", got, len(out))
 	}
 }
+
+// A large array is written in parts at once: the same text as one pass,
+// and a NaN in any part is found.
+func TestAppendJSONInParts(t *testing.T) {
+	var vals []float64
+	for i := 0; i < 3*parallelMin+7; i++ {
+		vals = append(vals, float64(i)/7)
+	}
+	for _, shape := range [][]int{{len(vals)}, {len(vals) / 7, 7}, {1, len(vals)}} {
+		n := 1
+		for _, d := range shape {
+			n *= d
+		}
+		a := Array{DType: F8, Shape: shape, Data: f8s(vals[:n]...)}
+		got, err := AppendJSON(nil, &a, Real)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := appendNested(nil, &a, Real)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("shape %v: the parts differ from one pass", shape)
+		}
+		nan := Array{DType: F8, Shape: shape, Data: append([]byte(nil), a.Data...)}
+		binary.LittleEndian.PutUint64(nan.Data[len(nan.Data)-8:], math.Float64bits(math.NaN()))
+		if _, err := AppendJSON(nil, &nan, Real); err == nil {
+			t.Errorf("shape %v: a NaN in the last part was written", shape)
+		}
+	}
+}
