@@ -154,3 +154,18 @@ func FuzzAppendString(f *testing.F) {
 		}
 	})
 }
+
+// Skip finds the same end as Value for every valid document; for an invalid
+// one it may pass where Value fails, but never fails where Value passes.
+func FuzzSkip(f *testing.F) {
+	for _, c := range validityCases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		start, vend, verr := Whole(b)
+		send, serr := Skip(b, start, 0)
+		if verr == nil && (serr != nil || send != vend) {
+			t.Fatalf("%q: Skip = %d, %v; Value = %d", b, send, serr, vend)
+		}
+	})
+}

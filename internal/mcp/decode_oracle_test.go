@@ -106,8 +106,9 @@ func FuzzDecodeLine(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		got, gb := decodeLine(line)
+		got, gb := decodeLine(line, false)
 		want, wb := oracleDecodeLine(line)
+		checkLazyDecode(t, line, got)
 		if gb != wb || len(got) != len(want) {
 			t.Fatalf("%q: batch %v with %d items, the old decoder %v with %d", line, gb, len(got), wb, len(want))
 		}
@@ -131,4 +132,38 @@ func FuzzDecodeLine(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkLazyDecode: a line read lazily (stdio) gives what the strict read
+// gives, but for a tools/call request whose arguments were skipped over:
+// where the strict read finds the line is not JSON, checking those
+// arguments gives the same parse error.
+func checkLazyDecode(t *testing.T, line []byte, strict []Item) {
+	t.Helper()
+	lazy, _ := decodeLine(line, true)
+	if len(lazy) != len(strict) {
+		t.Fatalf("%q: %d items lazily, %d strictly", line, len(lazy), len(strict))
+	}
+	for i := range lazy {
+		l, s := lazy[i], strict[i]
+		if l.Request != nil && l.Request.unchecked && s.Reply != nil && s.Reply.Error != nil && s.Reply.Error.Code == CodeParseError {
+			args, _ := l.Request.param("arguments")
+			perr := checkArguments(args)
+			if perr == nil || perr.Message != s.Reply.Error.Message {
+				t.Fatalf("%q: the skipped arguments check as %v; the line is %q", line, perr, s.Reply.Error.Message)
+			}
+			continue
+		}
+		lj, _ := json.Marshal(l.Reply)
+		sj, _ := json.Marshal(s.Reply)
+		if (l.Request == nil) != (s.Request == nil) || !bytes.Equal(lj, sj) {
+			t.Fatalf("%q: lazily %+v, strictly %+v", line, l, s)
+		}
+		if l.Request != nil && l.Request.unchecked {
+			args, _ := l.Request.param("arguments")
+			if checkArguments(args) != nil {
+				t.Fatalf("%q: valid line, but its skipped arguments do not check", line)
+			}
+		}
+	}
 }

@@ -46,6 +46,10 @@ type Request struct {
 	// members indexes Params' members, found once (by the decoder, or on
 	// first use) so that every question about params reads it only once.
 	members atomic.Pointer[[]member]
+	// unchecked is set when params.arguments of this tools/call was only
+	// skipped over, not checked, when the line was read: the call's own
+	// reading of it checks it (see runTool).
+	unchecked bool
 }
 
 // Param returns the raw value of params' member name (exactly matched),
@@ -221,15 +225,18 @@ type Item struct {
 // a single JSON-RPC message or a batch (JSON-RPC 2.0 §6), reported by
 // batch. It never fails: faults become Replies (-32700 for bad JSON,
 // -32600 for an empty array or a malformed element).
-func ParseMessages(body []byte) (items []Item, batch bool) { return decodeLine(body) }
+func ParseMessages(body []byte) (items []Item, batch bool) { return decodeLine(body, false) }
 
 // decodeLine parses one line: a single message or a batch (JSON-RPC 2.0 §6).
-// It never fails: faults become replies.
-func decodeLine(line []byte) (items []Item, batch bool) {
+// It never fails: faults become replies. With lazy, the arguments of a
+// tools/call request are skipped over rather than checked (see
+// decodeObject); only stdio, which answers every message in its own time,
+// reads lines so.
+func decodeLine(line []byte, lazy bool) (items []Item, batch bool) {
 	start := jsontext.SkipSpace(line, 0)
 	if start < len(line) && line[start] == '{' {
 		// The common case, in one pass that checks the syntax as it goes.
-		if it, ok := decodeObject(line, start); ok {
+		if it, ok := decodeObject(line, start, lazy); ok {
 			return []Item{it}, false
 		}
 		return []Item{{Reply: parseError(unmarshalError(line))}}, false
@@ -254,6 +261,19 @@ func decodeLine(line []byte) (items []Item, batch bool) {
 	return []Item{decodeMessage(line)}, false
 }
 
+// checkArguments is the check a lazily read tools/call skipped: nil when
+// its arguments are valid JSON, else the parse error the whole line gets
+// (JSON-RPC 2.0 §5.1), worded by encoding/json as it words that line.
+func checkArguments(args json.RawMessage) *Error {
+	if _, err := jsontext.ValueIn(args, 0, 2); err == nil {
+		return nil
+	}
+	// The arguments at the depth they have in the line, so that
+	// encoding/json's words (and its depth limit) are the same.
+	line := append(append([]byte(`{"params":{"arguments":`), args...), "}}"...)
+	return parseError(unmarshalError(line)).Error
+}
+
 // unmarshalError is encoding/json's description of what is wrong with raw.
 func unmarshalError(raw []byte) error {
 	var v any
@@ -272,7 +292,7 @@ func parseError(err error) *Response {
 func decodeMessage(raw json.RawMessage) Item {
 	start := jsontext.SkipSpace(raw, 0)
 	if start < len(raw) && raw[start] == '{' {
-		if it, ok := decodeObject(raw, start); ok {
+		if it, ok := decodeObject(raw, start, false); ok {
 			return it
 		}
 	}
@@ -284,10 +304,16 @@ func decodeMessage(raw json.RawMessage) Item {
 // object, so are params' own; ok is false when raw is not valid JSON.
 // Keys are matched exactly (encoding/json's struct decoding would accept
 // "ID"); of repeated keys the last counts.
-func decodeObject(raw []byte, start int) (Item, bool) {
+//
+// With lazy, params.arguments is skipped over by its structure alone when
+// the message is a tools/call request: the call reads it once anyway, and
+// checks it as it reads (a large call's arguments are most of the line).
+// It is checked here in any other message.
+func decodeObject(raw []byte, start int, lazy bool) (Item, bool) {
 	var id, version, method, params json.RawMessage
 	var hasID, hasVersion, hasMethod, hasParams, hasResult, hasError bool
 	var members []member
+	skipped := -1 // where the skipped arguments start
 	end, err := jsontext.ObjectMembers(raw, start, func(key []byte, escaped bool, vs int) (int, error) {
 		name := string(key[1 : len(key)-1])
 		if escaped {
@@ -295,14 +321,27 @@ func decodeObject(raw []byte, start int) (Item, bool) {
 		}
 		if name == "params" && vs < len(raw) && raw[vs] == '{' {
 			members = members[:0]
+			skipped = -1
 			ve, err := jsontext.ObjectMembers(raw, vs, func(k []byte, esc bool, ps int) (int, error) {
-				pe, err := jsontext.ValueIn(raw, ps, 2)
-				if err != nil {
-					return pe, err
-				}
 				pname := string(k[1 : len(k)-1])
 				if esc {
 					pname = jsontext.Unquote(k)
+				}
+				var pe int
+				var err error
+				if lazy && pname == "arguments" {
+					if skipped >= 0 { // a repeated key: only the last is read, so check the one before
+						if _, err := jsontext.ValueIn(raw, skipped, 2); err != nil {
+							return skipped, err
+						}
+					}
+					pe, err = jsontext.Skip(raw, ps, 2)
+					skipped = ps
+				} else {
+					pe, err = jsontext.ValueIn(raw, ps, 2)
+				}
+				if err != nil {
+					return pe, err
 				}
 				members = append(members, member{Key: pname, Value: json.RawMessage(raw[ps:pe])})
 				return pe, nil
@@ -324,7 +363,7 @@ func decodeObject(raw []byte, start int) (Item, bool) {
 			method, hasMethod = v, true
 		case "params":
 			params, hasParams = v, true
-			members = nil
+			members, skipped = nil, -1
 		case "result":
 			hasResult = true
 		case "error":
@@ -335,12 +374,25 @@ func decodeObject(raw []byte, start int) (Item, bool) {
 	if err != nil || jsontext.SkipSpace(raw, end) != len(raw) {
 		return Item{}, false
 	}
+	it := messageItem(id, version, method, params, members, hasID, hasVersion, hasMethod, hasParams, hasResult, hasError)
+	if skipped >= 0 {
+		if r := it.Request; r != nil && r.Method == "tools/call" && !r.IsNotification() {
+			r.unchecked = true // runTool checks them as it reads them
+		} else if _, err := jsontext.ValueIn(raw, skipped, 2); err != nil {
+			return Item{}, false // only a tools/call request reads its arguments: check them now
+		}
+	}
+	return it, true
+}
+
+// messageItem checks a message's members against JSON-RPC 2.0 §4.
+func messageItem(id, version, method, params json.RawMessage, members []member, hasID, hasVersion, hasMethod, hasParams, hasResult, hasError bool) Item {
 	if hasID {
 		switch jsonKind(id) {
 		case "string", "number":
 		default:
 			// MCP: "the ID MUST NOT be null"; objects and arrays are not ids either.
-			return Item{Reply: &Response{Error: errorf(CodeInvalidRequest, "invalid request: id must be a string or a number, got %s", jsonKind(id))}}, true
+			return Item{Reply: &Response{Error: errorf(CodeInvalidRequest, "invalid request: id must be a string or a number, got %s", jsonKind(id))}}
 		}
 	}
 	var replyID json.RawMessage
@@ -351,18 +403,18 @@ func decodeObject(raw []byte, start int) (Item, bool) {
 	if !hasVersion || string(version) != `"2.0"` {
 		var v string
 		if !hasVersion || json.Unmarshal(version, &v) != nil || v != "2.0" {
-			return Item{Reply: &Response{ID: replyID, Error: errorf(CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`)}}, true
+			return Item{Reply: &Response{ID: replyID, Error: errorf(CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`)}}
 		}
 	}
 	if !hasMethod {
 		if (hasResult || hasError) && hasID {
-			return Item{}, true // a response to a request we never sent: nothing to do
+			return Item{} // a response to a request we never sent: nothing to do
 		}
-		return Item{Reply: &Response{ID: replyID, Error: errorf(CodeInvalidRequest, `invalid request: missing "method"`)}}, true
+		return Item{Reply: &Response{ID: replyID, Error: errorf(CodeInvalidRequest, `invalid request: missing "method"`)}}
 	}
 	name, ok := jsontext.DecodeString(method)
 	if !ok {
-		return Item{Reply: &Response{ID: replyID, Error: errorf(CodeInvalidRequest, `invalid request: "method" must be a string, got %s`, jsonKind(method))}}, true
+		return Item{Reply: &Response{ID: replyID, Error: errorf(CodeInvalidRequest, `invalid request: "method" must be a string, got %s`, jsonKind(method))}}
 	}
 	if hasParams {
 		switch jsonKind(params) {
@@ -371,9 +423,9 @@ func decodeObject(raw []byte, start int) (Item, bool) {
 			params, members = nil, nil
 		default:
 			if !hasID {
-				return Item{}, true // a notification is never answered, not even with an error
+				return Item{} // a notification is never answered, not even with an error
 			}
-			return Item{Reply: &Response{ID: replyID, Error: errorf(CodeInvalidParams, `invalid params: "params" must be an object, got %s`, jsonKind(params))}}, true
+			return Item{Reply: &Response{ID: replyID, Error: errorf(CodeInvalidParams, `invalid params: "params" must be an object, got %s`, jsonKind(params))}}
 		}
 	}
 	req := &Request{ID: replyID, Method: name, Params: params}
@@ -381,7 +433,7 @@ func decodeObject(raw []byte, start int) (Item, bool) {
 		members = []member{}
 	}
 	req.members.Store(&members)
-	return Item{Request: req}, true
+	return Item{Request: req}
 }
 
 // jsonKind names the JSON type of a raw value for error messages.

@@ -36,7 +36,7 @@ func TestDecodeLine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			items, batch := decodeLine([]byte(tt.line))
+			items, batch := decodeLine([]byte(tt.line), false)
 			if batch != tt.wantBatch || len(items) != tt.wantItems {
 				t.Fatalf("batch %v items %d, want %v %d", batch, len(items), tt.wantBatch, tt.wantItems)
 			}

@@ -109,10 +109,20 @@ func (ss *Session) start(ctx context.Context, r *Request, notify func(*Notificat
 			return nil
 		}
 		if rpcErr != nil {
-			return &Response{ID: r.ID, Error: rpcErr}
+			return errorResponse(r, rpcErr)
 		}
 		return &Response{ID: r.ID, Result: result}
 	}
+}
+
+// errorResponse answers r with an error; a parse error (a tools/call whose
+// arguments, read lazily, turned out not to be JSON) has no id, as no
+// unparsable message does (JSON-RPC 2.0 §5).
+func errorResponse(r *Request, rpcErr *Error) *Response {
+	if rpcErr.Code == CodeParseError {
+		return &Response{Error: rpcErr}
+	}
+	return &Response{ID: r.ID, Error: rpcErr}
 }
 
 // dispatch serves a request by the handshake-era rules (SPEC §4.2).
@@ -277,7 +287,7 @@ func (s *Server) HandleStateless(ctx context.Context, r *Request, notify func(*N
 	ctx = withNotify(ctx, notify)
 	result, rpcErr := s.dispatchStateless(ctx, r)
 	if rpcErr != nil {
-		return &Response{ID: r.ID, Error: rpcErr}
+		return errorResponse(r, rpcErr)
 	}
 	return &Response{ID: r.ID, Result: result}
 }

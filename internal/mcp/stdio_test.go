@@ -1,6 +1,8 @@
 package mcp
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"io"
 	"strings"
@@ -88,4 +90,42 @@ func TestRunner(t *testing.T) {
 	r.Go(func() { close(ran) })
 	<-ran
 	r.Wait()
+}
+
+// A tools/call whose arguments are not JSON is a parse error with no id,
+// as it was when the whole line was checked before anything ran, though
+// stdio now checks the arguments while reading them.
+func TestStdioInvalidArgumentsAreAParseError(t *testing.T) {
+	srv := newTestServer(t, &fakePool{}, Options{})
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"add","arguments":{"_1":tru}}}`,
+		`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"nope","arguments":[1,2x]}}`,
+		`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"add","arguments":{"_1":41}}}`,
+	}, "\n") + "\n"
+	var out bytes.Buffer
+	if err := srv.ServeStdio(context.Background(), strings.NewReader(in), &out); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("%d replies, want 4:\n%s", len(lines), out.String())
+	}
+	want := map[string]bool{
+		`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: invalid JSON: invalid character '}' in literal true (expecting 'e')"}}`: true,
+		`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: invalid JSON: invalid character 'x' after array element"}}`:             true,
+	}
+	parseErrors := 0
+	for _, l := range lines[1:] {
+		switch {
+		case want[l]:
+			parseErrors++
+		case strings.Contains(l, `"id":9`) && strings.Contains(l, `"text":"42"`):
+		default:
+			t.Errorf("unexpected reply %s", l)
+		}
+	}
+	if parseErrors != 2 {
+		t.Errorf("%d parse errors, want 2:\n%s", parseErrors, out.String())
+	}
 }

@@ -274,7 +274,21 @@ func toolCallParams(r *Request) (callToolParams, error) {
 	return p, nil
 }
 
-func (s *Server) runTool(ctx context.Context, r *Request, c client) (*CallToolResult, *Error) {
+func (s *Server) runTool(ctx context.Context, r *Request, c client) (res *CallToolResult, rpcErr *Error) {
+	var unchecked json.RawMessage // arguments skipped over when the line was read
+	if r.unchecked {
+		// A call that reads them whole has checked them; one that fails
+		// before may have failed because they are not JSON, and then the
+		// whole message is a parse error, as it would have been at once.
+		unchecked, _ = r.param("arguments")
+		defer func() {
+			if rpcErr != nil && unchecked != nil {
+				if perr := checkArguments(unchecked); perr != nil {
+					res, rpcErr = nil, perr
+				}
+			}
+		}()
+	}
 	p, err := toolCallParams(r)
 	if err != nil {
 		return nil, errorf(CodeInvalidParams, "invalid tools/call params: %v", err)
@@ -300,6 +314,7 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client) (*CallToolRe
 	if err != nil {
 		return nil, errorf(CodeInvalidParams, "%s", err.Error())
 	}
+	unchecked = nil // read whole, so valid; and it must not keep the line in memory
 	// The arguments are in the call now; what is kept of params is copied.
 	token := bytes.Clone(p.Meta.ProgressToken)
 	p = callToolParams{}
@@ -333,7 +348,7 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client) (*CallToolRe
 	blocksMu.Lock()
 	content := blocks
 	blocksMu.Unlock()
-	res := &CallToolResult{}
+	res = &CallToolResult{}
 	var value json.RawMessage
 	if len(content) == 0 || !isNull(raw.JSON) || len(raw.Arrays) > 0 {
 		collectIfLarge(valueSize(raw)) // the arguments' buffers are garbage now
