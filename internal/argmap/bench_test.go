@@ -1,10 +1,15 @@
 package argmap
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/nexus-mcp/nexus/internal/manifest"
+	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
 // BenchmarkToPositionalLargeList measures a call carrying 100k integers.
@@ -100,6 +105,51 @@ func BenchmarkFastPositionalMatrix(b *testing.B) {
 		call, ok := tool.fastPositional(args)
 		if !ok || len(call.Arrays) != 1 {
 			b.Fatal("declined")
+		}
+	}
+}
+
+// BenchmarkResultValueJSONInts: a pool's JSON result of a million
+// integers (as R and C++ send a list they do not send as an array).
+func BenchmarkResultValueJSONInts(b *testing.B) {
+	ty, err := manifest.ParseType("aj")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sb strings.Builder
+	sb.WriteByte('[')
+	for i := 0; i < 1_000_000; i++ {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(strconv.Itoa((i * 7919) % 1000000))
+	}
+	sb.WriteByte(']')
+	raw := []byte(sb.String())
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		if _, err := ResultValue(&manifest.Return{T: ty}, ndarray.Value{JSON: raw}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkResultValueArrayReals: a 1000 × 1000 matrix of reals sent back
+// as an array.
+func BenchmarkResultValueArrayReals(b *testing.B) {
+	ty, err := manifest.ParseType("aaf8")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var data []byte
+	for i := 0; i < 1_000_000; i++ {
+		data = binary.LittleEndian.AppendUint64(data, math.Float64bits(float64(i)*0.001234567))
+	}
+	v := ndarray.Value{JSON: []byte("null"), Arrays: []ndarray.Array{{Path: []any{}, DType: ndarray.F8, Shape: []int{1000, 1000}, Data: data}}}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := ResultValue(&manifest.Return{T: ty}, v); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

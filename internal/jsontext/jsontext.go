@@ -93,6 +93,13 @@ func literal(b []byte, i int, word string) (int, error) {
 // Number checks the number starting at b[i] (RFC 8259's grammar) and
 // returns the index just after it.
 func Number(b []byte, i int) (int, error) {
+	end, _, err := NumberKind(b, i)
+	return end, err
+}
+
+// NumberKind is Number, also saying whether the number is a plain integer
+// (no fraction, no exponent).
+func NumberKind(b []byte, i int) (end int, integer bool, err error) {
 	start := i
 	if i < len(b) && b[i] == '-' {
 		i++
@@ -104,28 +111,31 @@ func Number(b []byte, i int) (int, error) {
 		for i++; i < len(b) && b[i]-'0' < 10; i++ {
 		}
 	default:
-		return start, errAt(i, "invalid number")
+		return start, false, errAt(i, "invalid number")
 	}
+	integer = true
 	if i < len(b) && b[i] == '.' {
+		integer = false
 		i++
 		if i >= len(b) || b[i] < '0' || b[i] > '9' {
-			return start, errAt(i, "invalid number: no digit after the decimal point")
+			return start, false, errAt(i, "invalid number: no digit after the decimal point")
 		}
 		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
 		}
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		integer = false
 		i++
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
 		}
 		if i >= len(b) || b[i] < '0' || b[i] > '9' {
-			return start, errAt(i, "invalid number: no digit in the exponent")
+			return start, false, errAt(i, "invalid number: no digit in the exponent")
 		}
 		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
 		}
 	}
-	return i, nil
+	return i, integer, nil
 }
 
 // plain marks the bytes a string holds as they are: not '"', not '\\',

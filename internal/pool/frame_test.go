@@ -211,3 +211,20 @@ func TestLargeFramesBackToBack(t *testing.T) {
 		t.Errorf("after the frames: %v, want io.EOF", err)
 	}
 }
+
+// BenchmarkReadBlob reads 8 MB blobs (a million int64s) as they come
+// from a pool: the growth of the body buffer as the bytes arrive.
+func BenchmarkReadBlob(b *testing.B) {
+	var frame bytes.Buffer
+	if err := writeBlob(&frame, make([]byte, 8<<20)); err != nil {
+		b.Fatal(err)
+	}
+	data := frame.Bytes()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		r := bufio.NewReaderSize(bytes.NewReader(data), 64<<10)
+		if body, blob, err := readFrame(r); err != nil || !blob || len(body) != 8<<20 {
+			b.Fatalf("readFrame: %d bytes, blob %v, %v", len(body), blob, err)
+		}
+	}
+}
