@@ -15,28 +15,26 @@ its clients. This module speaks that protocol; it needs only the standard
 library. nexus embeds it and puts it on PYTHONPATH.
 """
 
-import base64
-import json
+# Start-up counts: this module imports only what the interpreter has
+# already loaded, plus _thread and _json (the C halves of threading and
+# json, without the re, enum and functools those pull in). The rest
+# (ctypes, traceback, array) comes on the rare paths that need it.
+import _signal
+import _thread
 import os
-import signal
-import struct
 import sys
-import threading
 import time
-import traceback
-
-try:
-    import ctypes
-except ImportError:  # a Python without ctypes cannot interrupt calls
-    ctypes = None
 
 __all__ = [
     "serve", "progress", "log", "cancelled", "sleep", "Cancelled",
     "Content", "text", "image", "audio", "resource",
 ]
 
-PROTOCOL = 1
+PROTOCOL = 2
 MAX_FRAME = 256 << 20
+_BLOB = 0x80000000  # header bit 31: a blob frame (protocol 2)
+_CHUNK = 16 << 20  # a frame body is trusted with this much memory before its bytes arrive
+_IDLE_SECONDS = 30.0  # a worker thread idle this long ends (the first one never does)
 
 # A print must never reach the protocol; nexus already sends fd 1 to its
 # stderr, but a pool may run some other way.
@@ -59,25 +57,89 @@ class _ProtocolError(Exception):
 
 
 class _Call:
-    """One call in flight."""
+    """One call in flight. Its cancellation state is guarded by _lock."""
 
-    __slots__ = ("id", "progress", "lock", "woken", "thread_id", "cancelled", "interrupted", "done")
+    __slots__ = ("id", "progress", "ret", "arrays", "thread_id", "cancelled", "interrupted", "done", "woken")
 
-    def __init__(self, call_id, progress):
+    def __init__(self, call_id, progress, ret, arrays):
         self.id = call_id
         self.progress = progress
-        self.lock = threading.Lock()  # orders cancellation against the end of the call
-        self.woken = threading.Event()  # set on cancel: wakes nexus.sleep
+        self.ret = ret  # the call's "ret" hint, or None
+        self.arrays = arrays  # [(container, key, blob, format, shape)] to fill in before the call
         self.thread_id = None
         self.cancelled = False
         self.interrupted = False  # Cancelled was sent to the thread (at most once)
         self.done = False  # the function has returned: never interrupt it now
+        self.woken = None  # a lock nexus.sleep waits on, released on cancel
+
+
+class _Worker:
+    """A thread that runs calls, one at a time, and waits on gate between them."""
+
+    __slots__ = ("gate", "job", "keep")
 
 
 _out_fd = None
-_write_lock = threading.Lock()
+_write_lock = _thread.allocate_lock()
+_lock = _thread.allocate_lock()  # orders cancellation against the start and end of calls
 _calls = {}  # id -> _Call
-_current = threading.local()
+_current = _thread._local()
+_idle = []  # workers waiting for a call, the most recently busy last
+_keeper = []  # the first worker, which stays when the others retire
+
+
+# --- JSON -------------------------------------------------------------------
+#
+# json's C accelerator used directly: `import json` costs more start-up than
+# the rest of the runtime together (it imports re). Any surprise falls back
+# to the json module.
+
+def _fallback_json():
+    import json
+    global _dumps, _scan
+    _dumps = lambda obj, default, ascii: json.dumps(obj, ensure_ascii=ascii, allow_nan=False, separators=(",", ":"), default=default)
+    _scan = json.JSONDecoder().raw_decode
+
+
+try:
+    from _json import encode_basestring as _esc, encode_basestring_ascii as _esc_ascii
+    from _json import make_encoder as _make_encoder, make_scanner as _make_scanner
+
+    class _ScanContext:  # what _json's scanner reads from a json.JSONDecoder
+        strict = True
+        object_hook = None
+        object_pairs_hook = None
+        parse_float = float
+        parse_int = int
+        parse_constant = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}.__getitem__
+        memo = {}
+
+    _scan = _make_scanner(_ScanContext())
+
+    def _dumps(obj, default, ascii):
+        # A fresh encoder per call: its markers (cycle detection) are per value.
+        return "".join(_make_encoder({}, default, _esc_ascii if ascii else _esc, None, ":", ",", False, False, False)(obj, 0))
+
+    if _dumps({"a": [1, 2.5, None, "\u00e9"]}, str, False) != '{"a":[1,2.5,null,"\u00e9"]}' or _scan('{"a":[1]}', 0) != ({"a": [1]}, 9):
+        _fallback_json()
+except Exception:  # no _json, or one that differs
+    _fallback_json()
+
+_WHITESPACE = " \t\n\r"
+
+
+def _loads(payload):
+    text = payload.decode("utf-8")
+    start = 0
+    if text[0] in _WHITESPACE:
+        start = len(text) - len(text.lstrip(_WHITESPACE))
+    try:
+        value, end = _scan(text, start)
+    except StopIteration:
+        raise ValueError("no JSON value")
+    if end != len(text) and text[end:].strip(_WHITESPACE):
+        raise ValueError("extra data after the JSON value, at byte %d" % end)
+    return value
 
 
 # --- public API -------------------------------------------------------------
@@ -86,7 +148,7 @@ _current = threading.local()
 def serve(table):
     """Serve the functions of `table` ({mid: function}) until nexus says stop.
 
-    Sends `ready`, then runs each call in its own thread. Exits the process
+    Sends `ready`, then runs each call on a worker thread. Exits the process
     with status 0 (without running atexit handlers: calls may still be
     running) when nexus closes the pipe or sends `shutdown`. Never returns.
     """
@@ -96,24 +158,13 @@ def serve(table):
     _out_fd = out_fd
     reader = os.fdopen(in_fd, "rb", buffering=1 << 16)
     try:
-        signal.signal(signal.SIGTERM, _on_sigterm)
+        _signal.signal(_signal.SIGTERM, _on_sigterm)
     except ValueError:  # not the main thread: nexus's SIGKILL still ends the group
         pass
-    _send({"type": "ready", "protocol": PROTOCOL, "lang": "py", "pid": os.getpid(), "mids": sorted(table), "concurrent": True})
+    _send({"type": "ready", "protocol": PROTOCOL, "lang": "py", "pid": os.getpid(), "mids": sorted(table),
+           "concurrent": True, "arrays": ["i4", "i8", "f8"]})
     try:
-        while True:
-            payload = _read_frame(reader)
-            if payload is None:
-                _leave(0)  # end of file without shutdown: nexus is gone
-            message = _decode(payload)
-            kind = message.get("type")
-            if kind == "call":
-                _start_call(table, message)
-            elif kind == "cancel":
-                _cancel(message.get("id"))
-            elif kind == "shutdown":
-                break
-            # other types are ignored: newer nexus versions may send them
+        _read_loop(reader, table)
     except _ProtocolError as err:
         sys.stderr.write("nexus pool: protocol error: %s\n" % err)
         _exit(2)
@@ -153,7 +204,7 @@ def log(level, data):
     if _out_fd is None:  # not serving (a function run by hand): keep the record visible
         sys.stderr.write(payload.decode("utf-8") + "\n")
         return
-    _send_payload(payload)
+    _write((len(payload).to_bytes(4, "big") + payload,))
 
 
 def cancelled():
@@ -172,12 +223,24 @@ def sleep(seconds):
     if call is None:
         time.sleep(seconds)
         return
-    if call.woken.wait(seconds):
-        with call.lock:
-            # Raise here, once: drop the Cancelled already sent to this thread.
-            if call.interrupted:
-                _set_async_exc(call.thread_id, None)
-        raise Cancelled()
+    with _lock:
+        woken = None
+        if not call.cancelled:
+            woken = call.woken
+            if woken is None:
+                woken = call.woken = _thread.allocate_lock()
+                woken.acquire()
+    if woken is not None:
+        # As threading.Event.wait: None waits for ever, 0 or less just looks.
+        if seconds is None:
+            woken.acquire()
+        elif not (woken.acquire(True, seconds) if seconds > 0 else woken.acquire(False)):
+            return
+    with _lock:
+        # Raise here, once: drop the Cancelled already sent to this thread.
+        if call.interrupted:
+            _set_async_exc(call.thread_id, None)
+    raise Cancelled()
 
 
 class Content:
@@ -230,13 +293,81 @@ def resource(data, mime_type, uri):
 def _base64(data):
     if isinstance(data, str):
         data = data.encode("utf-8")
-    return base64.b64encode(bytes(data)).decode("ascii")
+    import binascii  # built in; base64 would import re
+
+    return binascii.b2a_base64(bytes(data), newline=False).decode("ascii")
+
+
+# --- the reader -------------------------------------------------------------
+
+
+def _read_loop(reader, table):
+    """Read frames until end of file or shutdown; never waits for a call."""
+    read = reader.read
+    blobs = []  # blob frames waiting for the message that describes them
+    while True:
+        header = read(4)
+        if len(header) < 4:
+            if not header:
+                _leave(0)  # end of file without shutdown: nexus is gone
+            raise _ProtocolError("end of file inside a frame header")
+        size = int.from_bytes(header, "big")
+        if size & _BLOB:
+            size &= ~_BLOB
+            if size > MAX_FRAME:
+                raise _ProtocolError("blob length %d is over %d" % (size, MAX_FRAME))
+            blobs.append(_read_body(read, size))
+            continue
+        if size < 2 or size > MAX_FRAME:
+            raise _ProtocolError("frame length %d is outside 2..%d" % (size, MAX_FRAME))
+        message = _decode(_read_body(read, size))
+        kind = message["type"]
+        if blobs or "arrays" in message:
+            arrays = _take_arrays(message, blobs)
+            blobs = []
+        else:
+            arrays = None
+        if kind == "call":
+            _start_call(table, message, arrays)
+        elif kind == "cancel":
+            _cancel(message.get("id"))
+        elif kind == "shutdown":
+            return
+        # other types are ignored: newer nexus versions may send them
+
+
+def _read_body(read, size):
+    if size <= _CHUNK:
+        body = read(size)
+    else:  # grow as the bytes arrive: a broken header costs nothing
+        parts = []
+        left = size
+        while left:
+            part = read(min(left, _CHUNK))
+            if not part:
+                break
+            parts.append(part)
+            left -= len(part)
+        body = b"".join(parts)
+    if len(body) < size:
+        raise _ProtocolError("end of file inside a frame of %d bytes" % size)
+    return body
+
+
+def _decode(payload):
+    try:
+        message = _loads(payload)
+    except ValueError as err:
+        raise _ProtocolError("bad message: %s" % err)
+    if type(message) is not dict or type(message.get("type")) is not str:
+        raise _ProtocolError("a message is not an object with a type")
+    return message
 
 
 # --- calls ------------------------------------------------------------------
 
 
-def _start_call(table, message):
+def _start_call(table, message, arrays):
     call_id = message.get("id")
     mid = message.get("mid")
     args = message.get("args")
@@ -245,49 +376,103 @@ def _start_call(table, message):
         mids = ", ".join(str(m) for m in sorted(table))
         _send({"type": "error", "id": call_id, "message": "unknown mid %s (this pool has %s)" % (mid, mids)})
         return
-    if not isinstance(args, list):
+    if type(args) is not list:
         raise _ProtocolError("call %s: args is not an array" % call_id)
-    call = _Call(call_id, message.get("progress") is True)
+    if arrays:
+        arrays = _array_places(call_id, args, arrays)
+    call = _Call(call_id, message.get("progress") is True, message.get("ret"), arrays)
     _calls[call_id] = call
-    threading.Thread(target=_run, args=(call, fn, args), name="nexus-call-%s" % call_id, daemon=True).start()
+    job = (call, fn, args)
+    try:
+        worker = _idle.pop()
+    except IndexError:
+        worker = None
+    if worker is not None:
+        worker.job = job
+        worker.gate.release()
+        return
+    # Every worker is busy: one more.
+    worker = _Worker()
+    worker.gate = _thread.allocate_lock()
+    worker.gate.acquire()
+    worker.job = job
+    worker.keep = not _keeper
+    if worker.keep:
+        _keeper.append(worker)
+    _thread.start_new_thread(_work, (worker,))
 
 
-def _run(call, fn, args):
-    """Run one call in its own thread and send its one reply."""
+def _work(worker):
+    """A worker thread: runs the calls handed to it until idle too long."""
+    tid = _thread.get_ident()
+    idle = _idle
+    while True:
+        job = worker.job
+        worker.job = None
+        frames = _run(job, tid)
+        job = None  # the arguments go with the call
+        # Idle before the reply goes out, so that the next call, which
+        # may come as soon as nexus has the reply, finds this thread free.
+        idle.append(worker)
+        _write(frames)
+        frames = None
+        if not worker.gate.acquire(True, -1 if worker.keep else _IDLE_SECONDS):
+            try:
+                idle.remove(worker)
+            except ValueError:  # the reader took this worker just now: its call is on the way
+                worker.gate.acquire()
+            else:
+                return
+
+
+def _run(job, tid):
+    """Run one call on this thread; return the frames of its one reply."""
+    call, fn, args = job
     _current.call = call
-    payload = None
     # Cancelled arrives asynchronously, at most once, and only while
-    # call.done is false; every place it can land is inside this try.
+    # call.done is false; every place it can land is inside this try. Once
+    # the finally has run, no Cancelled is pending for this thread, so the
+    # next call it runs is safe from this one's.
     try:
         try:
-            with call.lock:
-                call.thread_id = threading.get_ident()
+            with _lock:
+                call.thread_id = tid
                 early = call.cancelled
             if early:
                 raise Cancelled()
-            payload = _invoke(call, fn, args)
+            frames = _invoke(call, fn, args)
         finally:
-            with call.lock:
+            with _lock:
                 call.done = True
                 if call.interrupted:
-                    _set_async_exc(call.thread_id, None)  # drop it if not yet raised
+                    _set_async_exc(tid, None)  # drop it if not yet raised
     except Cancelled:
-        payload = _cancelled_payload(call.id)
+        frames = _frames(_cancelled_payload(call.id))
     except BaseException as err:  # the runtime itself failed: still answer once
-        payload = _encode({"type": "error", "id": call.id, "message": "nexus runtime: %s" % type(err).__name__})
+        frames = _frames(_encode({"type": "error", "id": call.id, "message": "nexus runtime: %s" % type(err).__name__}))
     _calls.pop(call.id, None)
     _current.call = None
-    _send_payload(payload)
+    return frames
 
 
 def _invoke(call, fn, args):
     """Apply fn and encode the reply; any failure becomes an error reply."""
     try:
+        if call.arrays:
+            _fill_arrays(call.arrays)
+            call.arrays = None
         value = fn(*args)
     except Cancelled:
-        return _cancelled_payload(call.id)
+        return _frames(_cancelled_payload(call.id))
     except BaseException as err:  # a pool survives whatever a function raises
-        return _error_payload(call.id, err)
+        return _frames(_error_payload(call.id, err))
+    if call.ret is not None and type(value) is list:
+        try:
+            frames = _array_result(call, value)
+        except Exception:  # JSON then says what is wrong, as without the hint
+            frames = None
+        if frames is not None:
+            return frames
     frame = {"type": "result", "id": call.id, "value": value}
     if isinstance(value, Content):
         frame["value"] = value.value
@@ -295,30 +480,52 @@ def _invoke(call, fn, args):
     try:
         payload = _encode(frame)
     except Exception as err:  # not JSON: a set, NaN, ...
-        return _error_payload(call.id, err)
+        return _frames(_error_payload(call.id, err))
     if len(payload) > MAX_FRAME:
-        return _encode({"type": "error", "id": call.id, "message": "the result takes %d bytes, over the %d MiB frame limit" % (len(payload), MAX_FRAME >> 20)})
-    return payload
+        return _frames(_encode({"type": "error", "id": call.id, "message": "the result takes %d bytes, over the %d MiB frame limit" % (len(payload), MAX_FRAME >> 20)}))
+    return _frames(payload)
 
 
 def _cancel(call_id):
     call = _calls.get(call_id)
     if call is None:
         return  # finished already
-    with call.lock:
+    if call.thread_id is not None and not call.done:
+        _pythonapi()  # before taking the lock: the first use imports ctypes
+    with _lock:
+        if call.cancelled:
+            return
         call.cancelled = True
-        call.woken.set()
-        if call.done or call.interrupted or call.thread_id is None:
-            return  # finished, already told, or not started (it checks call.cancelled)
+        if call.woken is not None:
+            call.woken.release()  # wakes nexus.sleep
+        if call.done or call.thread_id is None:
+            return  # finished, or not started (it checks call.cancelled)
         call.interrupted = True
         _set_async_exc(call.thread_id, Cancelled)
 
 
+_api = []
+
+
+def _pythonapi():
+    """ctypes.pythonapi, imported on the first cancel that needs it; None without ctypes."""
+    if not _api:
+        try:
+            import ctypes
+        except ImportError:  # a Python without ctypes cannot interrupt calls
+            _api.append(None)
+        else:
+            _api.append((ctypes.pythonapi.PyThreadState_SetAsyncExc, ctypes.c_ulong, ctypes.py_object))
+    return _api[0]
+
+
 def _set_async_exc(thread_id, exc):
     """Raise exc in the thread at its next bytecode, or with None drop a pending one."""
-    if ctypes is None:
+    api = _pythonapi()
+    if api is None:
         return
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), None if exc is None else ctypes.py_object(exc))
+    set_async_exc, c_ulong, py_object = api
+    set_async_exc(c_ulong(thread_id), None if exc is None else py_object(exc))
 
 
 def _error_payload(call_id, err):
@@ -328,6 +535,8 @@ def _error_payload(call_id, err):
     except Exception:  # an exception whose __str__ fails still gets reported
         text = "<unprintable %s>" % name
     message = "%s: %s" % (name, text) if text else name
+    import traceback  # only errors need it
+
     trace = "".join(traceback.format_exception(type(err), err, err.__traceback__))
     return _encode({"type": "error", "id": call_id, "message": message, "traceback": trace})
 
@@ -336,21 +545,194 @@ def _cancelled_payload(call_id):
     return _encode({"type": "error", "id": call_id, "message": "cancelled", "cancelled": True})
 
 
+# --- arrays (protocol 2) ----------------------------------------------------
+
+_DTYPES = {"i8": ("q", 8), "i4": ("i", 4), "f8": ("d", 8)}
+_MIN_ARRAY = 256  # fewer elements are cheaper as JSON (nexus uses the same bound)
+_LITTLE = sys.byteorder == "little"
+_MAX_RANK = 64  # memoryview's limit; deeper arrays are nested by hand
+
+
+def _take_arrays(message, blobs):
+    """Check a message's array descriptors against the blobs before it.
+
+    Returns [(path, blob, format, shape)]; a mismatch is a protocol error.
+    """
+    kind = message["type"]
+    descs = message.get("arrays")
+    if descs is None:
+        descs = []
+    if type(descs) is not list:
+        raise _ProtocolError("%s message: arrays is not an array" % kind)
+    if len(descs) != len(blobs):
+        raise _ProtocolError("%s message describes %d arrays but %d blobs came before it" % (kind, len(descs), len(blobs)))
+    out = []
+    for i, desc in enumerate(descs):
+        if type(desc) is not dict:
+            raise _ProtocolError("%s message: arrays[%d] is not an object" % (kind, i))
+        path, dtype, shape = desc.get("path"), desc.get("dtype"), desc.get("shape")
+        fmt = _DTYPES.get(dtype) if type(dtype) is str else None
+        if fmt is None:
+            raise _ProtocolError("%s message: arrays[%d] has dtype %s (want i4, i8 or f8)" % (kind, i, _dumps(dtype, str, True)))
+        if type(shape) is not list or not shape or not all(type(n) is int and n >= 0 for n in shape):
+            raise _ProtocolError("%s message: arrays[%d] has shape %s (want a list of at least one count)" % (kind, i, _dumps(shape, str, True)))
+        count = 1
+        for n in shape:
+            count *= n
+        if count * fmt[1] != len(blobs[i]):
+            raise _ProtocolError("%s message: arrays[%d] of shape %s and dtype %s needs %d bytes, but its blob has %d"
+                                 % (kind, i, _dumps(shape, str, True), dtype, count * fmt[1], len(blobs[i])))
+        if type(path) is not list or not all(type(p) in (int, str) for p in path):
+            raise _ProtocolError("%s message: arrays[%d] has path %s (want a list of keys and indices)" % (kind, i, _dumps(path, str, True)))
+        out.append((path, blobs[i], fmt[0], shape))
+    return out
+
+
+def _array_places(call_id, args, arrays):
+    """Find where each array goes in args (each place holds null).
+
+    The reader does this, so that a bad path is a protocol error; the
+    worker thread fills the places in (_fill_arrays), off the reader.
+    """
+    places = []
+    for path, blob, fmt, shape in arrays:
+        if not path or type(path[0]) is not int:
+            raise _ProtocolError("call %s: array path %s does not start with an argument index" % (call_id, _dumps(path, str, True)))
+        container = args
+        for depth, key in enumerate(path):
+            if type(key) is int:
+                found = type(container) is list and 0 <= key < len(container)
+            else:
+                found = type(container) is dict and key in container
+            if not found:
+                raise _ProtocolError("call %s: array path %s: nothing at step %d" % (call_id, _dumps(path, str, True), depth))
+            if depth < len(path) - 1:
+                container = container[key]
+        if container[key] is not None:
+            raise _ProtocolError("call %s: array path %s holds a value, not the null placeholder" % (call_id, _dumps(path, str, True)))
+        places.append((container, key, blob, fmt, shape))
+    return places
+
+
+def _fill_arrays(places):
+    for container, key, blob, fmt, shape in places:
+        container[key] = _unpack(blob, fmt, shape)
+
+
+def _unpack(blob, fmt, shape):
+    """The nested lists of ints or floats an array stands for, as JSON gives them."""
+    if _LITTLE and 0 not in shape and len(shape) <= _MAX_RANK:
+        return memoryview(blob).cast(fmt, shape).tolist()  # no copy of the blob
+    from array import array
+
+    flat = array(fmt)
+    flat.frombytes(blob)
+    if not _LITTLE:
+        flat.byteswap()
+    flat = flat.tolist()
+    # Innermost level first: every level's lists are slices of the one below.
+    for depth in range(len(shape) - 1, 0, -1):
+        n = shape[depth]
+        count = 1
+        for d in shape[:depth]:
+            count *= d
+        flat = [flat[i * n:(i + 1) * n] for i in range(count)]
+    return flat
+
+
+def _array_result(call, value):
+    """The frames of a result sent as one array, or None to send JSON.
+
+    Only a rectangular nest of ret.rank lists of exact ints (an "int" hint)
+    or ints and floats (a "real" hint) goes as an array; anything else goes
+    as JSON, whose outcome (a bool as true, a NaN's error, ...) is the one
+    the client gets either way.
+    """
+    ret = call.ret
+    rank = ret.get("rank") if type(ret) is dict else None
+    number = ret.get("number") if type(ret) is dict else None
+    if type(rank) is not int or rank < 1 or number not in ("int", "real"):
+        return None
+    if rank == 1 and len(value) < _MIN_ARRAY:
+        return None
+    shape = []
+    level = [value]  # the lists at the current depth, outermost first
+    for depth in range(rank):
+        if depth > 0:
+            if not set(map(type, level)) <= _LIST_TYPES:
+                return None
+        lengths = set(map(len, level))
+        if len(lengths) != 1:
+            return None  # ragged (or empty above)
+        n = lengths.pop()
+        if n == 0:
+            return None  # empty: tiny as JSON
+        shape.append(n)
+        if len(level) == 1:
+            level = level[0]
+        else:
+            from itertools import chain
+
+            level = list(chain.from_iterable(level))
+    flat = level
+    if len(flat) < _MIN_ARRAY:
+        return None
+    kinds = set(map(type, flat))
+    from array import array
+
+    try:
+        if number == "int":
+            if not kinds <= _INT_TYPES:
+                return None  # a bool, a float, ...: JSON says what they are
+            data = array("q", flat)
+            dtype = "i8"
+        else:
+            if not kinds <= _REAL_TYPES:
+                return None
+            data = array("d", flat)
+            dtype = "f8"
+            # NaN and infinity have no JSON form: JSON gives today's error. A
+            # finite sum proves every element finite; a sum that overflows
+            # only costs the JSON path.
+            if not _isfinite(sum(flat)):
+                return None
+    except OverflowError:  # an int beyond 64 bits, or beyond a double's range
+        return None
+    nbytes = len(data) * data.itemsize
+    if nbytes > MAX_FRAME:
+        return None
+    if not _LITTLE:
+        data.byteswap()
+    payload = _encode({"type": "result", "id": call.id, "value": None,
+                       "arrays": [{"path": [], "dtype": dtype, "shape": shape}]})
+    return ((_BLOB | nbytes).to_bytes(4, "big"), memoryview(data).cast("B"), len(payload).to_bytes(4, "big") + payload)
+
+
+_LIST_TYPES = frozenset((list, tuple))
+_INT_TYPES = frozenset((int,))
+_REAL_TYPES = frozenset((int, float))
+
+
+def _isfinite(x):
+    # int - int and inf - inf: only a finite float or an int is itself minus itself == 0
+    return x - x == 0
+
+
 # --- values -----------------------------------------------------------------
 
 
 def _json_default(value):
     if isinstance(value, (bytes, bytearray, memoryview)):
-        return base64.b64encode(bytes(value)).decode("ascii")  # the protocol's form for bytes
+        return _base64(value)  # the protocol's form for bytes
     raise TypeError("Object of type %s is not JSON serializable" % type(value).__name__)
 
 
 def _encode(obj, default=_json_default):
-    text = json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=default)
+    text = _dumps(obj, default, False)
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate: escaped, it is still valid JSON
-        return json.dumps(obj, allow_nan=False, separators=(",", ":"), default=default).encode("ascii")
+        return _dumps(obj, default, True).encode("ascii")
 
 
 def _check_number(name, value):
@@ -392,44 +774,46 @@ def _descriptors():
     return fds
 
 
-def _read_frame(reader):
-    """One frame's payload, or None at a clean end of file."""
-    header = reader.read(4)
-    if not header:
-        return None
-    if len(header) < 4:
-        raise _ProtocolError("end of file inside a frame header")
-    (size,) = struct.unpack(">I", header)
-    if size < 2 or size > MAX_FRAME:
-        raise _ProtocolError("frame length %d is outside 2..%d" % (size, MAX_FRAME))
-    payload = reader.read(size)
-    if len(payload) < size:
-        raise _ProtocolError("end of file inside a frame of %d bytes" % size)
-    return payload
-
-
-def _decode(payload):
-    try:
-        message = json.loads(payload)
-    except ValueError as err:
-        raise _ProtocolError("bad message: %s" % err)
-    if not isinstance(message, dict) or not isinstance(message.get("type"), str):
-        raise _ProtocolError("a message is not an object with a type")
-    return message
+def _frames(payload):
+    """A message as the buffers of its frame."""
+    return (len(payload).to_bytes(4, "big") + payload,)
 
 
 def _send(obj):
-    _send_payload(_encode(obj))
+    _write(_frames(_encode(obj)))
 
 
-def _send_payload(payload):
-    frame = memoryview(struct.pack(">I", len(payload)) + payload)
+def _write(buffers):
+    """Write whole frames, as one unit: a message and the blobs before it.
+
+    buffers are bytes-like, each len() counting bytes.
+    """
     with _write_lock:
         try:
-            while frame:
-                frame = frame[os.write(_out_fd, frame):]
+            if len(buffers) == 1:
+                data = buffers[0]
+                n = os.write(_out_fd, data)
+                if n < len(data):
+                    _write_rest(buffers, n)
+            else:
+                n = os.writev(_out_fd, buffers)  # no copy of a large blob
+                if n < sum(map(len, buffers)):
+                    _write_rest(buffers, n)
         except OSError:
             _leave(0)  # nexus is gone: so are we
+
+
+def _write_rest(buffers, done):
+    """Finish a write that the kernel cut short after done bytes."""
+    for b in buffers:
+        view = memoryview(b)
+        if done >= len(view):
+            done -= len(view)
+            continue
+        view = view[done:]
+        done = 0
+        while view:
+            view = view[os.write(_out_fd, view):]
 
 
 def _on_sigterm(signum, frame):
@@ -450,7 +834,7 @@ def _leave(status):
         pass
     try:
         if os.getpgrp() == os.getpid():  # only a group we lead: never the shell's
-            os.killpg(0, signal.SIGKILL)  # this process too
+            os.killpg(0, _signal.SIGKILL)  # this process too
     except OSError:
         pass
     _exit(status)
