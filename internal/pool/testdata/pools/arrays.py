@@ -6,7 +6,7 @@ import time
 
 import nexus
 
-nexus._IDLE_SECONDS = 0.5  # spare worker threads retire fast, so tests can watch them go
+nexus._runtime._IDLE_SECONDS = 0.5  # spare worker threads retire fast, so tests can watch them go
 
 
 def describe(*args):
