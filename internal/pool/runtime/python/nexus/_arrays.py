@@ -115,44 +115,45 @@ def result(call, value):
         return None
     if rank == 1 and len(value) < _MIN_ARRAY:
         return None
-    shape = []
-    level = [value]  # the lists at the current depth, outermost first
-    for depth in range(rank):
-        if depth > 0:
-            if not set(map(type, level)) <= _LIST_TYPES:
-                return None
-        lengths = set(map(len, level))
+    shape = [len(value)]
+    rows = [value]  # the lists at the current depth; at the end, the innermost ones
+    for depth in range(1, rank):
+        rows = rows[0] if len(rows) == 1 else list(chain.from_iterable(rows))
+        if not set(map(type, rows)) <= _LIST_TYPES:
+            return None
+        lengths = set(map(len, rows))
         if len(lengths) != 1:
-            return None  # ragged (or empty above)
-        n = lengths.pop()
-        if n == 0:
-            return None  # empty: tiny as JSON
-        shape.append(n)
-        if len(level) == 1:
-            level = level[0]
-        else:
-            level = list(chain.from_iterable(level))
-    flat = level
-    if len(flat) < _MIN_ARRAY:
-        return None
-    kinds = set(map(type, flat))
+            return None  # ragged
+        shape.append(lengths.pop())
+    count = 1
+    for n in shape:
+        count *= n
+    if count < _MIN_ARRAY:
+        return None  # empty or small: as cheap as JSON
+    # Row by row, without a flat copy of a matrix.
+    kinds = set(map(type, value)) if rank == 1 else set(map(type, chain.from_iterable(rows)))
     try:
         if number == "int":
             if not kinds <= _INT_TYPES:
                 return None  # a bool, a float, ...: JSON says what they are
-            data = array("q", flat)
+            data = array("q")
             dtype = "i8"
         else:
             if not kinds <= _REAL_TYPES:
                 return None
-            data = array("d", flat)
+            data = array("d")
             dtype = "f8"
-            # NaN and infinity have no JSON form: JSON gives today's error. A
-            # finite sum proves every element finite; a sum that overflows
-            # only costs the JSON path.
-            if not _isfinite(sum(flat)):
-                return None
+        for row in rows:
+            if type(row) is list:
+                data.fromlist(row)
+            else:
+                data.extend(row)
     except OverflowError:  # an int beyond 64 bits, or beyond a double's range
+        return None
+    # NaN and infinity have no JSON form: JSON gives today's error. A finite
+    # sum proves every element finite; one that overflows only costs the
+    # JSON path.
+    if dtype == "f8" and not _isfinite(sum(map(sum, rows))):
         return None
     nbytes = len(data) * data.itemsize
     if nbytes > MAX_FRAME:
