@@ -92,7 +92,11 @@ def busy(kind, ms):
 
 
 def state(x):
-    """What a fresh call sees: not cancelled, itself as the current call."""
+    """What a fresh call sees on a reused thread: itself as the current call
+    (its log record carries its id; no progress, which it did not ask for),
+    and not cancelled."""
+    nexus.progress(1)
+    nexus.log("info", x)
     return [x, nexus.cancelled()]
 
 
