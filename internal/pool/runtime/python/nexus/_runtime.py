@@ -386,9 +386,14 @@ def _start_call(table, message, arrays):
     worker.gate.acquire()
     worker.job = job
     worker.keep = not _keeper
+    try:
+        _thread.start_new_thread(_work, (worker,))
+    except RuntimeError as err:  # out of threads: this call fails, the pool goes on
+        _calls.pop(call_id, None)
+        _send({"type": "error", "id": call_id, "message": "nexus runtime: cannot start a thread for the call: %s" % err})
+        return
     if worker.keep:
         _keeper.append(worker)
-    _thread.start_new_thread(_work, (worker,))
 
 
 def _work(worker):
