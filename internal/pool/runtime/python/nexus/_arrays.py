@@ -54,26 +54,26 @@ def places(call_id, args, arrays):
     """Find where each array goes in args (each place holds null).
 
     The reader does this, so that a bad path is a protocol error; the
-    worker thread fills the places in (_fill_arrays), off the reader.
+    worker thread fills the places in (fill), off the reader.
     """
-    places = []
+    found = []
     for path, blob, fmt, shape in arrays:
         if not path or type(path[0]) is not int:
             raise _ProtocolError("call %s: array path %s does not start with an argument index" % (call_id, _dumps(path, str, True)))
         container = args
         for depth, key in enumerate(path):
             if type(key) is int:
-                found = type(container) is list and 0 <= key < len(container)
+                there = type(container) is list and 0 <= key < len(container)
             else:
-                found = type(container) is dict and key in container
-            if not found:
+                there = type(container) is dict and key in container
+            if not there:
                 raise _ProtocolError("call %s: array path %s: nothing at step %d" % (call_id, _dumps(path, str, True), depth))
             if depth < len(path) - 1:
                 container = container[key]
         if container[key] is not None:
             raise _ProtocolError("call %s: array path %s holds a value, not the null placeholder" % (call_id, _dumps(path, str, True)))
-        places.append((container, key, blob, fmt, shape))
-    return places
+        found.append((container, key, blob, fmt, shape))
+    return found
 
 
 def fill(places):
