@@ -162,7 +162,8 @@ func TestPythonReady(t *testing.T) {
 	for m := 1; m <= testPoolMids; m++ {
 		mids = append(mids, float64(m))
 	}
-	want := map[string]any{"type": "ready", "protocol": float64(1), "lang": "py", "pid": float64(p.cmd.Process.Pid), "mids": mids, "concurrent": true}
+	want := map[string]any{"type": "ready", "protocol": float64(2), "lang": "py", "pid": float64(p.cmd.Process.Pid), "mids": mids, "concurrent": true,
+		"arrays": []any{"i4", "i8", "f8"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ready = %v, want %v", got, want)
 	}

@@ -1,0 +1,676 @@
+"""The nexus pool runtime for Python: the protocol, calls and threads.
+
+Its public names are the nexus package's; see nexus/__init__.py.
+"""
+
+# Start-up counts: this module imports only what the interpreter has
+# already loaded, plus _thread and _json (the C halves of threading and
+# json, without the re, enum and functools those pull in). The rest
+# (ctypes, traceback, array) comes on the rare paths that need it.
+import _signal
+import _thread
+import os
+import sys
+import time
+
+__all__ = [
+    "serve", "progress", "log", "cancelled", "sleep", "Cancelled",
+    "Content", "text", "image", "audio", "resource",
+]
+
+PROTOCOL = 2
+MAX_FRAME = 256 << 20
+_BLOB = 0x80000000  # header bit 31: a blob frame (protocol 2)
+_CHUNK = 16 << 20  # a frame body is trusted with this much memory before its bytes arrive
+_IDLE_SECONDS = 30.0  # a worker thread idle this long ends (the first one never does)
+_MIN_ARRAY = 256  # a result with fewer numbers is cheaper as JSON (nexus uses the same bound)
+
+# A print must never reach the protocol; nexus already sends fd 1 to its
+# stderr, but a pool may run some other way.
+sys.stdout = sys.stderr
+
+
+class Cancelled(BaseException):
+    """Raised in a call's thread when nexus cancels the call.
+
+    It derives from BaseException, like KeyboardInterrupt, so that
+    `except Exception` does not swallow it.
+    """
+
+
+NexusCancelled = Cancelled  # the name docs/pool-protocol.md uses
+
+
+class _ProtocolError(Exception):
+    pass
+
+
+class _Call:
+    """One call in flight. Its cancellation state is guarded by _lock."""
+
+    __slots__ = ("id", "progress", "ret", "arrays", "thread_id", "cancelled", "interrupted", "done", "woken")
+
+    def __init__(self, call_id, progress, ret, arrays):
+        self.id = call_id
+        self.progress = progress
+        self.ret = ret  # the call's "ret" hint, or None
+        self.arrays = arrays  # [(container, key, blob, format, shape)] to fill in before the call
+        self.thread_id = None
+        self.cancelled = False
+        self.interrupted = False  # Cancelled was sent to the thread (at most once)
+        self.done = False  # the function has returned: never interrupt it now
+        self.woken = None  # a lock nexus.sleep waits on, released on cancel
+
+
+class _Worker:
+    """A thread that runs calls, one at a time, and waits on gate between them."""
+
+    __slots__ = ("gate", "job", "keep")
+
+
+_out_fd = None
+_write_lock = _thread.allocate_lock()
+_lock = _thread.allocate_lock()  # orders cancellation against the start and end of calls
+_calls = {}  # id -> _Call
+_current = _thread._local()
+_idle = []  # workers waiting for a call, the most recently busy last
+_keeper = []  # the first worker, which stays when the others retire
+
+
+# --- JSON -------------------------------------------------------------------
+#
+# json's C accelerator used directly: `import json` costs more start-up than
+# the rest of the runtime together (it imports re). Any surprise falls back
+# to the json module.
+
+def _fallback_json():
+    import json
+    global _dumps, _scan
+    _dumps = lambda obj, default, ascii: json.dumps(obj, ensure_ascii=ascii, allow_nan=False, separators=(",", ":"), default=default)
+    _scan = json.JSONDecoder().raw_decode
+
+
+try:
+    from _json import encode_basestring as _esc, encode_basestring_ascii as _esc_ascii
+    from _json import make_encoder as _make_encoder, make_scanner as _make_scanner
+
+    class _ScanContext:  # what _json's scanner reads from a json.JSONDecoder
+        strict = True
+        object_hook = None
+        object_pairs_hook = None
+        parse_float = float
+        parse_int = int
+        parse_constant = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}.__getitem__
+        memo = {}
+
+    _scan = _make_scanner(_ScanContext())
+
+    def _dumps(obj, default, ascii):
+        # A fresh encoder per call: its markers (cycle detection) are per value.
+        return "".join(_make_encoder({}, default, _esc_ascii if ascii else _esc, None, ":", ",", False, False, False)(obj, 0))
+
+    if _dumps({"a": [1, 2.5, None, "\u00e9"]}, str, False) != '{"a":[1,2.5,null,"\u00e9"]}' or _scan('{"a":[1]}', 0) != ({"a": [1]}, 9):
+        _fallback_json()
+except Exception:  # no _json, or one that differs
+    _fallback_json()
+
+_WHITESPACE = " \t\n\r"
+
+
+def _loads(payload):
+    text = payload.decode("utf-8")
+    start = 0
+    if text[0] in _WHITESPACE:
+        start = len(text) - len(text.lstrip(_WHITESPACE))
+    try:
+        value, end = _scan(text, start)
+    except StopIteration:
+        raise ValueError("no JSON value")
+    if end != len(text) and text[end:].strip(_WHITESPACE):
+        raise ValueError("extra data after the JSON value, at byte %d" % end)
+    return value
+
+
+# --- public API -------------------------------------------------------------
+
+
+def serve(table):
+    """Serve the functions of `table` ({mid: function}) until nexus says stop.
+
+    Sends `ready`, then runs each call on a worker thread. Exits the process
+    with status 0 (without running atexit handlers: calls may still be
+    running) when nexus closes the pipe or sends `shutdown`. Never returns.
+    """
+    table = _check_table(table)
+    in_fd, out_fd = _descriptors()
+    global _out_fd
+    _out_fd = out_fd
+    reader = os.fdopen(in_fd, "rb", buffering=1 << 16)
+    try:
+        _signal.signal(_signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread: nexus's SIGKILL still ends the group
+        pass
+    _send({"type": "ready", "protocol": PROTOCOL, "lang": "py", "pid": os.getpid(), "mids": sorted(table),
+           "concurrent": True, "arrays": ["i4", "i8", "f8"]})
+    try:
+        _read_loop(reader, table)
+    except _ProtocolError as err:
+        sys.stderr.write("nexus pool: protocol error: %s\n" % err)
+        _exit(2)
+    _exit(0)
+
+
+def progress(done, total=None, message=None):
+    """Report the current call's progress: `done` out of `total` (if known).
+
+    Does nothing outside a call's thread, or when the client did not ask for
+    progress.
+    """
+    call = getattr(_current, "call", None)
+    if call is None or not call.progress:
+        return
+    _check_number("done", done)
+    frame = {"type": "progress", "id": call.id, "progress": done}
+    if total is not None:
+        _check_number("total", total)
+        frame["total"] = total
+    if message is not None:
+        frame["message"] = str(message)
+    _send(frame)
+
+
+def log(level, data):
+    """Send a log record at an MCP level ("debug", "info", "warning", ...).
+
+    `data` is any JSON value; what json cannot encode is sent as its str().
+    The record belongs to the current call when there is one.
+    """
+    frame = {"type": "log", "level": str(level), "data": data}
+    call = getattr(_current, "call", None)
+    if call is not None:
+        frame["id"] = call.id
+    payload = _encode(frame, default=str)
+    if _out_fd is None:  # not serving (a function run by hand): keep the record visible
+        sys.stderr.write(payload.decode("utf-8") + "\n")
+        return
+    _write((len(payload).to_bytes(4, "big") + payload,))
+
+
+def cancelled():
+    """True once the current call has been cancelled."""
+    call = getattr(_current, "call", None)
+    return call is not None and call.cancelled
+
+
+def sleep(seconds):
+    """Sleep, but raise Cancelled as soon as the current call is cancelled.
+
+    time.sleep cannot be interrupted: a cancelled call sees Cancelled only
+    once it returns.
+    """
+    call = getattr(_current, "call", None)
+    if call is None:
+        time.sleep(seconds)
+        return
+    with _lock:
+        woken = None
+        if not call.cancelled:
+            woken = call.woken
+            if woken is None:
+                woken = call.woken = _thread.allocate_lock()
+                woken.acquire()
+    if woken is not None:
+        # As threading.Event.wait: None waits for ever, 0 or less just looks.
+        if seconds is None:
+            woken.acquire()
+        elif not (woken.acquire(True, seconds) if seconds > 0 else woken.acquire(False)):
+            return
+    with _lock:
+        # Raise here, once: drop the Cancelled already sent to this thread.
+        if call.interrupted:
+            _set_async_exc(call.thread_id, None)
+    raise Cancelled()
+
+
+class Content:
+    """A function's reply as MCP content blocks, optionally with a value.
+
+        return nexus.Content([nexus.image(png, "image/png"), nexus.text("a plot")])
+
+    The blocks reach the client as they are (an image shows as an image);
+    `value`, when given, is the function's typed result as well.
+    """
+
+    __slots__ = ("blocks", "value")
+
+    def __init__(self, blocks, value=None):
+        if isinstance(blocks, dict):
+            blocks = [blocks]
+        blocks = list(blocks)
+        for i, block in enumerate(blocks):
+            if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+                raise TypeError("nexus.Content: block %d is not a content block (use nexus.text, image, audio or resource)" % i)
+        self.blocks = blocks
+        self.value = value
+
+
+def text(s):
+    """A text content block."""
+    return {"type": "text", "text": str(s)}
+
+
+def image(data, mime_type):
+    """An image content block from the image's bytes ("image/png", ...)."""
+    return {"type": "image", "data": _base64(data), "mimeType": str(mime_type)}
+
+
+def audio(data, mime_type):
+    """An audio content block from the sound's bytes ("audio/wav", ...)."""
+    return {"type": "audio", "data": _base64(data), "mimeType": str(mime_type)}
+
+
+def resource(data, mime_type, uri):
+    """An embedded resource block: str data as text, bytes as a base64 blob."""
+    body = {"uri": str(uri), "mimeType": str(mime_type)}
+    if isinstance(data, str):
+        body["text"] = data
+    else:
+        body["blob"] = _base64(data)
+    return {"type": "resource", "resource": body}
+
+
+def _base64(data):
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    import binascii  # built in; base64 would import re
+
+    return binascii.b2a_base64(bytes(data), newline=False).decode("ascii")
+
+
+# --- the reader -------------------------------------------------------------
+
+
+def _read_loop(reader, table):
+    """Read frames until end of file or shutdown; never waits for a call."""
+    read = reader.read
+    blobs = []  # blob frames waiting for the message that describes them
+    while True:
+        header = read(4)
+        if len(header) < 4:
+            if not header:
+                _leave(0)  # end of file without shutdown: nexus is gone
+            raise _ProtocolError("end of file inside a frame header")
+        size = int.from_bytes(header, "big")
+        if size & _BLOB:
+            size &= ~_BLOB
+            if size > MAX_FRAME:
+                raise _ProtocolError("blob length %d is over %d" % (size, MAX_FRAME))
+            blobs.append(_read_body(read, size))
+            continue
+        if size < 2 or size > MAX_FRAME:
+            raise _ProtocolError("frame length %d is outside 2..%d" % (size, MAX_FRAME))
+        message = _decode(_read_body(read, size))
+        kind = message["type"]
+        if blobs or "arrays" in message:
+            arrays = _array_code().take(message, blobs)
+            blobs = []
+        else:
+            arrays = None
+        if kind == "call":
+            _start_call(table, message, arrays)
+        elif kind == "cancel":
+            _cancel(message.get("id"))
+        elif kind == "shutdown":
+            return
+        # other types are ignored: newer nexus versions may send them
+
+
+def _read_body(read, size):
+    if size <= _CHUNK:
+        body = read(size)
+    else:  # grow as the bytes arrive: a broken header costs nothing
+        parts = []
+        left = size
+        while left:
+            part = read(min(left, _CHUNK))
+            if not part:
+                break
+            parts.append(part)
+            left -= len(part)
+        body = b"".join(parts)
+    if len(body) < size:
+        raise _ProtocolError("end of file inside a frame of %d bytes" % size)
+    return body
+
+
+def _decode(payload):
+    try:
+        message = _loads(payload)
+    except ValueError as err:
+        raise _ProtocolError("bad message: %s" % err)
+    if type(message) is not dict or type(message.get("type")) is not str:
+        raise _ProtocolError("a message is not an object with a type")
+    return message
+
+
+# --- calls ------------------------------------------------------------------
+
+
+def _start_call(table, message, arrays):
+    call_id = message.get("id")
+    mid = message.get("mid")
+    args = message.get("args")
+    fn = table.get(mid) if type(mid) is int else None
+    if fn is None:
+        mids = ", ".join(str(m) for m in sorted(table))
+        _send({"type": "error", "id": call_id, "message": "unknown mid %s (this pool has %s)" % (mid, mids)})
+        return
+    if type(args) is not list:
+        raise _ProtocolError("call %s: args is not an array" % call_id)
+    if arrays:
+        arrays = _array_code().places(call_id, args, arrays)
+    call = _Call(call_id, message.get("progress") is True, message.get("ret"), arrays)
+    _calls[call_id] = call
+    job = (call, fn, args)
+    try:
+        worker = _idle.pop()
+    except IndexError:
+        worker = None
+    if worker is not None:
+        worker.job = job
+        worker.gate.release()
+        return
+    # Every worker is busy: one more.
+    worker = _Worker()
+    worker.gate = _thread.allocate_lock()
+    worker.gate.acquire()
+    worker.job = job
+    worker.keep = not _keeper
+    try:
+        _thread.start_new_thread(_work, (worker,))
+    except RuntimeError as err:  # out of threads: this call fails, the pool goes on
+        _calls.pop(call_id, None)
+        _send({"type": "error", "id": call_id, "message": "nexus runtime: cannot start a thread for the call: %s" % err})
+        return
+    if worker.keep:
+        _keeper.append(worker)
+
+
+def _work(worker):
+    """A worker thread: runs the calls handed to it until idle too long."""
+    tid = _thread.get_ident()
+    idle = _idle
+    while True:
+        job = worker.job
+        worker.job = None
+        frames = _run(job, tid)
+        job = None  # the arguments go with the call
+        # Idle before the reply goes out, so that the next call, which
+        # may come as soon as nexus has the reply, finds this thread free.
+        idle.append(worker)
+        _write(frames)
+        frames = None
+        if not worker.gate.acquire(True, -1 if worker.keep else _IDLE_SECONDS):
+            try:
+                idle.remove(worker)
+            except ValueError:  # the reader took this worker just now: its call is on the way
+                worker.gate.acquire()
+            else:
+                return
+
+
+def _run(job, tid):
+    """Run one call on this thread; return the frames of its one reply."""
+    call, fn, args = job
+    _current.call = call
+    # Cancelled arrives asynchronously, at most once, and only while
+    # call.done is false; every place it can land is inside this try. Once
+    # the finally has run, no Cancelled is pending for this thread, so the
+    # next call it runs is safe from this one's.
+    try:
+        try:
+            with _lock:
+                call.thread_id = tid
+                early = call.cancelled
+            if early:
+                raise Cancelled()
+            frames = _invoke(call, fn, args)
+        finally:
+            with _lock:
+                call.done = True
+                if call.interrupted:
+                    _set_async_exc(tid, None)  # drop it if not yet raised
+    except Cancelled:
+        frames = _frames(_cancelled_payload(call.id))
+    except BaseException as err:  # the runtime itself failed: still answer once
+        frames = _frames(_encode({"type": "error", "id": call.id, "message": "nexus runtime: %s" % type(err).__name__}))
+    _calls.pop(call.id, None)
+    _current.call = None
+    return frames
+
+
+def _invoke(call, fn, args):
+    """Apply fn and encode the reply; any failure becomes an error reply."""
+    try:
+        if call.arrays:
+            _array_code().fill(call.arrays)
+            call.arrays = None
+        value = fn(*args)
+    except Cancelled:
+        return _frames(_cancelled_payload(call.id))
+    except BaseException as err:  # a pool survives whatever a function raises
+        return _frames(_error_payload(call.id, err))
+    if call.ret is not None and type(value) is list and value and (len(value) >= _MIN_ARRAY or type(value[0]) in (list, tuple)):
+        try:
+            frames = _array_code().result(call, value)
+        except Exception:  # JSON then says what is wrong, as without the hint
+            frames = None
+        if frames is not None:
+            return frames
+    frame = {"type": "result", "id": call.id, "value": value}
+    if isinstance(value, Content):
+        frame["value"] = value.value
+        frame["content"] = value.blocks
+    try:
+        payload = _encode(frame)
+    except Exception as err:  # not JSON: a set, NaN, ...
+        return _frames(_error_payload(call.id, err))
+    if len(payload) > MAX_FRAME:
+        return _frames(_encode({"type": "error", "id": call.id, "message": "the result takes %d bytes, over the %d MiB frame limit" % (len(payload), MAX_FRAME >> 20)}))
+    return _frames(payload)
+
+
+def _cancel(call_id):
+    call = _calls.get(call_id)
+    if call is None:
+        return  # finished already
+    if call.thread_id is not None and not call.done:
+        _pythonapi()  # before taking the lock: the first use imports ctypes
+    with _lock:
+        if call.cancelled:
+            return
+        call.cancelled = True
+        if call.woken is not None:
+            call.woken.release()  # wakes nexus.sleep
+        if call.done or call.thread_id is None:
+            return  # finished, or not started (it checks call.cancelled)
+        call.interrupted = True
+        _set_async_exc(call.thread_id, Cancelled)
+
+
+_api = []
+
+
+def _pythonapi():
+    """ctypes.pythonapi, imported on the first cancel that needs it; None without ctypes."""
+    if not _api:
+        try:
+            import ctypes
+        except ImportError:  # a Python without ctypes cannot interrupt calls
+            _api.append(None)
+        else:
+            _api.append((ctypes.pythonapi.PyThreadState_SetAsyncExc, ctypes.c_ulong, ctypes.py_object))
+    return _api[0]
+
+
+def _set_async_exc(thread_id, exc):
+    """Raise exc in the thread at its next bytecode, or with None drop a pending one."""
+    api = _pythonapi()
+    if api is None:
+        return
+    set_async_exc, c_ulong, py_object = api
+    set_async_exc(c_ulong(thread_id), None if exc is None else py_object(exc))
+
+
+def _error_payload(call_id, err):
+    name = type(err).__name__
+    try:
+        text = str(err)
+    except Exception:  # an exception whose __str__ fails still gets reported
+        text = "<unprintable %s>" % name
+    message = "%s: %s" % (name, text) if text else name
+    import traceback  # only errors need it
+
+    trace = "".join(traceback.format_exception(type(err), err, err.__traceback__))
+    return _encode({"type": "error", "id": call_id, "message": message, "traceback": trace})
+
+
+def _cancelled_payload(call_id):
+    return _encode({"type": "error", "id": call_id, "message": "cancelled", "cancelled": True})
+
+
+def _array_code():
+    """The code for protocol 2's arrays, loaded when a call first uses them."""
+    from . import _arrays as module
+
+    return module
+
+
+# --- values -----------------------------------------------------------------
+
+
+def _json_default(value):
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return _base64(value)  # the protocol's form for bytes
+    raise TypeError("Object of type %s is not JSON serializable" % type(value).__name__)
+
+
+def _encode(obj, default=_json_default):
+    text = _dumps(obj, default, False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: escaped, it is still valid JSON
+        return _dumps(obj, default, True).encode("ascii")
+
+
+def _check_number(name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError("nexus.progress: %s must be a number, not %s" % (name, type(value).__name__))
+
+
+def _check_table(table):
+    if not isinstance(table, dict):
+        raise TypeError("nexus.serve wants a dict {mid: function}, not %s" % type(table).__name__)
+    for mid, fn in table.items():
+        if type(mid) is not int:
+            raise TypeError("nexus.serve: mid %r is not an int" % (mid,))
+        if not callable(fn):
+            raise TypeError("nexus.serve: the function for mid %d is not callable" % mid)
+    return dict(table)
+
+
+# --- frames -----------------------------------------------------------------
+
+
+def _descriptors():
+    in_fd = os.environ.get("NEXUS_POOL_IN")
+    out_fd = os.environ.get("NEXUS_POOL_OUT")
+    if in_fd is None or out_fd is None:
+        sys.stderr.write(
+            "This program is a nexus pool: nexus starts it and talks to it over a pipe "
+            "(NEXUS_POOL_IN is not set). Run the program through nexus instead.\n"
+        )
+        _exit(2)
+    try:
+        fds = int(in_fd), int(out_fd)
+        for fd in fds:
+            os.fstat(fd)
+            os.set_inheritable(fd, False)  # children of the pool must not hold the protocol open
+    except (ValueError, OSError) as err:
+        sys.stderr.write("nexus pool: bad NEXUS_POOL_IN/NEXUS_POOL_OUT (%s, %s): %s\n" % (in_fd, out_fd, err))
+        _exit(2)
+    return fds
+
+
+def _frames(payload):
+    """A message as the buffers of its frame."""
+    return (len(payload).to_bytes(4, "big") + payload,)
+
+
+def _send(obj):
+    _write(_frames(_encode(obj)))
+
+
+def _write(buffers):
+    """Write whole frames, as one unit: a message and the blobs before it.
+
+    buffers are bytes-like, each len() counting bytes.
+    """
+    with _write_lock:
+        try:
+            if len(buffers) == 1:
+                data = buffers[0]
+                n = os.write(_out_fd, data)
+                if n < len(data):
+                    _write_rest(buffers, n)
+            else:
+                n = os.writev(_out_fd, buffers)  # no copy of a large blob
+                if n < sum(map(len, buffers)):
+                    _write_rest(buffers, n)
+        except OSError:
+            _leave(0)  # nexus is gone: so are we
+
+
+def _write_rest(buffers, done):
+    """Finish a write that the kernel cut short after done bytes."""
+    for b in buffers:
+        view = memoryview(b)
+        if done >= len(view):
+            done -= len(view)
+            continue
+        view = view[done:]
+        done = 0
+        while view:
+            view = view[os.write(_out_fd, view):]
+
+
+def _on_sigterm(signum, frame):
+    # nexus stops a pool's group with SIGTERM, and the kernel sends it when
+    # nexus dies (its parent-death signal): take our children along.
+    _leave(128 + signum)
+
+
+def _leave(status):
+    """Exit, and stop every process this pool started (its process group).
+
+    nexus kills the group itself when it stops a pool, but when nexus dies
+    it cannot: children started by functions would outlive it.
+    """
+    try:
+        sys.stderr.flush()
+    except Exception:
+        pass
+    try:
+        if os.getpgrp() == os.getpid():  # only a group we lead: never the shell's
+            os.killpg(0, _signal.SIGKILL)  # this process too
+    except OSError:
+        pass
+    _exit(status)
+
+
+def _exit(status):
+    try:
+        sys.stderr.flush()
+        sys.__stdout__.flush()
+    finally:
+        os._exit(status)
