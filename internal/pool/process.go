@@ -516,8 +516,14 @@ func (p *process) closeInput() {
 func (p *process) stop() {
 	p.mu.Lock()
 	p.stopping = true
+	ready := p.ready
 	p.mu.Unlock()
 	p.closeInput()
+	if !ready {
+		// Still starting: it has nothing to finish, and an interpreter
+		// busy loading reads its end of file only once it is done.
+		p.signalGroup(syscall.SIGTERM)
+	}
 	if !p.waitExited(p.grace) {
 		p.signalGroup(syscall.SIGTERM)
 		if !p.waitExited(p.grace) {

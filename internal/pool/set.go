@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -75,10 +76,10 @@ type Options struct {
 	CancelGrace time.Duration
 
 	// StartDelay holds back the start of every pool that no call has asked
-	// for yet, until the pool of the first call is ready or StartDelay has
-	// passed: on a machine with few cores, an interpreter starting for
-	// nothing slows the one a client is waiting for. 0 starts every pool
-	// at once.
+	// for yet: until the pool of the first call is ready, or, if no call
+	// comes, for StartDelay. On a machine with few cores, an interpreter
+	// starting for nothing slows the one a client is waiting for. 0 starts
+	// every pool at once.
 	StartDelay time.Duration
 
 	// Reaper starts a reaper process that kills the pools' process groups
@@ -124,9 +125,12 @@ type Set struct {
 	// reaperUp closes once the reaper has started (or failed to): no pool
 	// starts before, so that every pool's group is known to it.
 	reaperUp chan struct{}
-	// gate closes when pools no call has asked for may start (StartDelay).
+	// gate closes when pools no call has asked for may start (StartDelay):
+	// after the delay, or, once a call has come (called), when its pool
+	// is ready.
 	gate     chan struct{}
 	gateOnce sync.Once
+	called   atomic.Bool
 	pools  map[int]*poolGroup
 	ctx    context.Context // ends when the set closes: starts in progress give up
 	cancel context.CancelFunc
@@ -185,7 +189,11 @@ func Start(ctx context.Context, specs []Spec, opts Options) *Set {
 		}
 	}()
 	if opts.StartDelay > 0 {
-		time.AfterFunc(opts.StartDelay, s.openGate)
+		time.AfterFunc(opts.StartDelay, func() {
+			if !s.called.Load() { // else the called pool opens it once ready
+				s.openGate()
+			}
+		})
 	} else {
 		s.openGate()
 	}
@@ -277,6 +285,7 @@ func (s *Set) CallWith(ctx context.Context, pool, mid int, args []json.RawMessag
 		defer timer.Stop()
 		c.expired = timer.C
 	}
+	s.called.Store(true)
 	w := group.pick()
 	defer group.release(w)
 	for tries := 1; ; tries++ {

@@ -51,9 +51,45 @@ func TestStartDelay(t *testing.T) {
 		waitFor(t, "the other pool to start once the called one was ready", func() bool { return launched(s, 0) })
 	})
 
+	t.Run("a call waiting past the delay", func(t *testing.T) {
+		sp := specs()
+		// A pool that takes half a second to start, called at once.
+		sp[0].Exec = []string{"python3", "-c", "import time, runpy; time.sleep(0.5); runpy.run_path('pool.py', run_name='__main__')"}
+		s := Start(context.Background(), sp, Options{StartDelay: 50 * time.Millisecond, Logger: quiet})
+		defer s.Close()
+		done := make(chan error, 1)
+		go func() {
+			_, err := s.Call(context.Background(), 0, midAddOne, rawArgs(t, 1), Hooks{})
+			done <- err
+		}()
+		time.Sleep(300 * time.Millisecond)
+		if launched(s, 1) {
+			t.Error("the other pool started while the called one was still starting, past the delay")
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the other pool to start once the called one was ready", func() bool { return launched(s, 1) })
+	})
+
 	t.Run("no call", func(t *testing.T) {
 		s := Start(context.Background(), specs(), Options{StartDelay: 200 * time.Millisecond, Logger: quiet})
 		defer s.Close()
 		waitFor(t, "both pools to start after the delay", func() bool { return launched(s, 0) && launched(s, 1) })
 	})
+}
+
+// Stopping a pool that is still starting does not wait for it to notice:
+// it has nothing to finish.
+func TestCloseWhileStarting(t *testing.T) {
+	needPython(t)
+	s := Start(context.Background(), []Spec{{Index: 0, Lang: "py", Exec: []string{"python3", "silent.py"}, Dir: testdataDir(t)}},
+		Options{StartTimeout: time.Minute, StopGrace: 10 * time.Second, Logger: slog.New(slog.DiscardHandler)})
+	waitFor(t, "the pool to start starting", func() bool { return launched(s, 0) })
+	time.Sleep(200 * time.Millisecond) // python3 is up, sleeping before any ready
+	began := time.Now()
+	s.Close()
+	if took := time.Since(began); took > 5*time.Second {
+		t.Errorf("Close took %s: it waited out the stop grace for a pool that never became ready", took)
+	}
 }
