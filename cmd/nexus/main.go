@@ -30,6 +30,7 @@ func (e *exitError) Unwrap() error { return e.err }
 
 func main() {
 	pool.RunReaperIfAsked() // when this process is another nexus's reaper, it serves and exits here
+	tuneRuntime()
 	stopProfile := startProfile()
 	root := newRootCmd()
 	err := root.Execute()
