@@ -217,18 +217,35 @@ func (s *Server) postBatch(w http.ResponseWriter, r *http.Request, items []mcp.I
 	writeJSON(w, http.StatusOK, replies)
 }
 
-// writeJSON writes v as a compact JSON body.
+// writeJSON writes v as a compact JSON body. An MCP response writes itself
+// (mcp.Response.MarshalJSON), as on stdio: encoding/json would check and
+// compact what it wrote, reading a large result again.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		http.Error(w, "cannot encode the reply", http.StatusInternalServerError)
-		return
+	var body []byte
+	if r, ok := v.(*mcp.Response); ok {
+		b, err := r.MarshalJSON()
+		if err != nil {
+			http.Error(w, "cannot encode the reply", http.StatusInternalServerError)
+			return
+		}
+		body = append(b, '\n')
+	} else if r, ok := v.(*apiReply); ok && r.Status == "ok" && len(r.Result) > 0 {
+		// The plain API's answer: the result is compact JSON already
+		// (argmap.ResultValue wrote it).
+		body = append(append(append(make([]byte, 0, len(r.Result)+32), `{"status":"ok","result":`...), r.Result...), "}\n"...)
+	} else {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			http.Error(w, "cannot encode the reply", http.StatusInternalServerError)
+			return
+		}
+		body = b.Bytes()
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	w.Write(b.Bytes())
+	w.Write(body)
 }
 
 // writeRPCError answers with an HTTP error status and a JSON-RPC error

@@ -65,17 +65,18 @@ func RequestVersion(r *Request) (string, bool) {
 	return v, true
 }
 
-// requestMeta decodes params._meta, nil when absent or not an object.
+// requestMeta decodes params._meta, nil when absent or not an object. It is
+// decoded once per request: the transport, the era and the method all ask.
 func requestMeta(r *Request) map[string]json.RawMessage {
-	raw, ok := r.param("_meta")
-	if !ok {
-		return nil
+	if m := r.meta.Load(); m != nil {
+		return *m
 	}
 	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
-		return nil
+	if raw, ok := r.param("_meta"); ok && json.Unmarshal(raw, &m) != nil {
+		m = nil
 	}
-	return m
+	r.meta.CompareAndSwap(nil, &m)
+	return *r.meta.Load()
 }
 
 // features are what a protocol version has beyond 2024-11-05's core.

@@ -46,6 +46,8 @@ type Request struct {
 	// members indexes Params' members, found once (by the decoder, or on
 	// first use) so that every question about params reads it only once.
 	members atomic.Pointer[[]member]
+	// meta is params._meta decoded, once: every era question asks it.
+	meta atomic.Pointer[map[string]json.RawMessage]
 	// unchecked is set when params.arguments of this tools/call was only
 	// skipped over, not checked, when the line was read: the call's own
 	// reading of it checks it (see runTool).

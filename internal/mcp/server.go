@@ -41,6 +41,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/nexus-mcp/nexus/internal/argmap"
@@ -107,6 +108,9 @@ type Server struct {
 	caller Caller
 	opts   Options
 	log    *slog.Logger
+
+	infoMetaOnce sync.Once
+	infoMetaJSON json.RawMessage
 }
 
 // NewServer builds a server for one program's tools.

@@ -85,7 +85,16 @@ func (s *Server) dispatchStateless(ctx context.Context, r *Request) (any, *Error
 func (s *Server) statelessResult(o object) object {
 	return append(o,
 		member{Key: "resultType", Value: "complete"},
-		member{Key: "_meta", Value: map[string]any{MetaServerInfo: s.info}})
+		member{Key: "_meta", Value: s.infoMeta()})
+}
+
+// infoMeta is the _meta of every 2026-07-28 result: the server's info,
+// encoded once.
+func (s *Server) infoMeta() json.RawMessage {
+	s.infoMetaOnce.Do(func() {
+		s.infoMetaJSON, _ = marshalCompact(map[string]any{MetaServerInfo: s.info})
+	})
+	return s.infoMetaJSON
 }
 
 func (s *Server) discover() object {

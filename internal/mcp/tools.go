@@ -157,7 +157,7 @@ type CallToolResult struct {
 	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
 	IsError           bool            `json:"isError"`
 	ResultType        string          `json:"resultType,omitempty"`
-	Meta              map[string]any  `json:"_meta,omitempty"`
+	Meta              json.RawMessage `json:"_meta,omitempty"`
 }
 
 // appendJSON writes the result as encoding/json would, without its
@@ -194,12 +194,8 @@ func (r *CallToolResult) appendJSON(b []byte) ([]byte, error) {
 		b = jsontext.AppendString(b, []byte(r.ResultType))
 	}
 	if len(r.Meta) > 0 {
-		meta, err := marshalCompact(r.Meta)
-		if err != nil {
-			return nil, err
-		}
 		b = append(b, `,"_meta":`...)
-		b = append(b, meta...)
+		b = append(b, r.Meta...)
 	}
 	return append(b, '}'), nil
 }
@@ -237,7 +233,7 @@ func (s *Server) callTool(ctx context.Context, r *Request, c client) (any, *Erro
 	}
 	if featuresOf(c.version).stateless {
 		res.ResultType = "complete"
-		res.Meta = map[string]any{MetaServerInfo: s.info}
+		res.Meta = s.infoMeta()
 	}
 	return res, nil
 }
