@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -98,7 +99,11 @@ func runProgram(g *globalFlags, target string, argv []string) error {
 		return &exitError{code: 1, err: fmt.Errorf("%s: %w", c.Name, err)}
 	}
 	value, err := argmap.ResultValue(&entry.Return, raw)
-	if err != nil {
+	var tm *argmap.TypeMismatch
+	switch {
+	case errors.As(err, &tm):
+		return &exitError{code: 1, err: fmt.Errorf("'%s' returned %s", c.Name, tm)}
+	case err != nil:
 		return fmt.Errorf("%s: %w", c.Name, err)
 	}
 	_, err = out.Write(append(value, '\n'))

@@ -270,13 +270,11 @@ func TestResultValue(t *testing.T) {
 		{"<dict>at2sj", `[["a",1]]`, `[["a",1]]`},
 		{"?<dict>at2sj", `null`, `null`},
 		{"<dict>at2s<dict>at2sb", `{"o":{"i":true}}`, `[["o",[["i",true]]]]`},
-		{"m24names5props<dict>at2ss", `{"props":{"k":"v"},"name":"n","extra":[1]}`, `{"props":[["k","v"]],"name":"n","extra":[1]}`},
 		{"a<dict>at2sj", `[{"x":1},{"y":2}]`, `[[["x",1]],[["y",2]]]`},
 		{"t2s<dict>at2sj", `["a",{"x":1}]`, `["a",[["x",1]]]`},
 		{"&1Nm21m<dict>at2sj1ca^1N", `{"m":{"a":1},"c":[{"m":{"b":2},"c":[]}]}`, `{"m":[["a",1]],"c":[{"m":[["b",2]],"c":[]}]}`},
 		{"&1Xm21m<dict>at2sj1bm11ca^1X", `{"m":{},"b":{"c":[{"m":{"z":0},"b":{"c":[]}}]}}`, `{"m":[],"b":{"c":[{"m":[["z",0]],"b":{"c":[]}}]}}`},
 		{"<list>at2sj", `[["a",1]]`, `[["a",1]]`},
-		{"<dict>at2sj", `"not a map"`, `"not a map"`},
 		// Numbers take one canonical form per declared type, whatever the pool's language wrote.
 		{"f8", `1.0`, `1`},
 		{"f8", `0.10000000000000000555`, `0.1`},
@@ -288,8 +286,6 @@ func TestResultValue(t *testing.T) {
 		{"j", `2.0`, `2`},
 		{"j", `1e3`, `1000`},
 		{"j", `9007199254740993`, `9007199254740993`},
-		{"j", `2.5`, `2.5`}, // not an integer: left as written
-		{"f8", `"NaN"`, `"NaN"`},
 		{"m34meanf83minf83maxf8", `{"mean":2.0,"min":1.0,"max":3.5}`, `{"mean":2,"min":1,"max":3.5}`},
 		{"?f8", `null`, `null`},
 		{"t2jf8", `[1.0, 1.0]`, `[1,1]`},

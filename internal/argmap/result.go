@@ -1,7 +1,9 @@
 package argmap
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -10,6 +12,61 @@ import (
 	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
+// TypeMismatch is a result that does not have its declared return type
+// (issue 10: every result is checked before it reaches a client). Its
+// Error is the part of a message after "'cmd' returned ".
+type TypeMismatch struct {
+	Found    string    // "a string", "the number 2.5", "an object without its field 'age'"
+	Expected string    // "integer"; "" when Found says it all
+	path     valuePath // where in the value, innermost last
+}
+
+func (e *TypeMismatch) Error() string {
+	msg := e.Found
+	if p := e.Path(); p != "" {
+		msg += " at " + p
+	}
+	if e.Expected != "" {
+		msg += " where its type says " + e.Expected
+	}
+	return msg
+}
+
+// Path is where in the value the mismatch is: "" for the value itself,
+// else as "[2].name".
+func (e *TypeMismatch) Path() string { return e.path.String() }
+
+// under records that the mismatch err is inside element or field seg; the
+// path is built only for a value that fails, as the error goes up.
+func under(err error, seg pathSeg) error {
+	if tm, ok := err.(*TypeMismatch); ok {
+		tm.path = append(valuePath{seg}, tm.path...)
+	}
+	return err
+}
+
+func mismatch(found, expected string) error { return &TypeMismatch{Found: found, Expected: expected} }
+
+// found names what a JSON value is, for a message.
+func found(tok []byte) string {
+	switch tok[0] {
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	case '[':
+		return "an array"
+	case '{':
+		return "an object"
+	}
+	if jsontext.IsIntLiteral(tok) {
+		return "the integer " + shortText(string(tok))
+	}
+	return "the number " + shortText(string(tok))
+}
+
 // ResultValue turns a pool's result into the value a client sees, compact,
 // in one pass over the pool's JSON: a string-keyed Map (sent by pools as an
 // object) becomes the list of [key, value] pairs its type declares, at any
@@ -17,7 +74,9 @@ import (
 // (a Real 1.0 as 1, 0.1 as 0.1, an Int 2.0 as 2), so that Python, R and C++
 // pools give the same text for the same value; the arrays of the result
 // (docs/pool-protocol.md, "Arrays") are written in their places as the same
-// numbers would be; everything else passes through unchanged.
+// numbers would be. On the way, the value is checked against its type: a
+// value that does not have it gives a *TypeMismatch. Without a type the
+// value passes through as it is.
 func ResultValue(ret *manifest.Return, v ndarray.Value) (json.RawMessage, error) {
 	b := v.JSON
 	var t *manifest.Type
@@ -31,6 +90,9 @@ func ResultValue(ret *manifest.Return, v ndarray.Value) (json.RawMessage, error)
 		if rest := jsontext.SkipSpace(b, end); rest != len(b) {
 			err = fmt.Errorf("invalid character %q after top-level value", b[rest])
 		}
+	}
+	if tm, ok := err.(*TypeMismatch); ok {
+		return nil, tm
 	}
 	if err != nil {
 		return nil, fmt.Errorf("result is not valid JSON: %w", err)
@@ -152,45 +214,38 @@ func (w *resultWriter) walk(t *manifest.Type, i int) (int, error) {
 	defer func() { w.depth-- }()
 	if len(w.arrays) > 0 && b[i] == 'n' {
 		if a := w.arrayHere(); a != nil {
-			end, err := jsontext.Value(b, i)
-			if err != nil || string(b[i:end]) != "null" {
-				return end, fmt.Errorf("array at %v: its place holds %.20s, not null", a.Path, b[i:])
-			}
-			kind := ndarray.Real
-			if _, k, ok := numericNest(t); ok {
-				kind = k
-			} else if a.DType != ndarray.F8 {
-				kind = ndarray.Int
-			}
-			if w.out, err = ndarray.AppendJSON(w.out, a, kind); err != nil {
-				return end, err
-			}
-			w.placed++
-			return end, nil
+			return w.array(t, a, i)
 		}
 	}
 	if t == nil {
 		return w.compact(i)
 	}
-	if t.Kind == manifest.BackRef {
+	c := b[i]
+	switch t.Kind {
+	case manifest.BackRef:
 		for k := len(w.scope) - 1; k >= 0; k-- {
 			if w.scope[k].decl.Name == t.Name {
 				return w.walk(w.scope[k].decl, i)
 			}
 		}
-	}
-	if !w.rewrites(t) && len(w.arrays) == w.placed {
-		return w.compact(i)
-	}
-	switch t.Kind {
+		return w.compact(i) // a reference to nothing in scope: nothing to check against
+	case manifest.Nil, manifest.Bool, manifest.Str:
+		end, err := jsontext.Value(b, i)
+		if err != nil {
+			return end, err
+		}
+		if want := expectedName(t); found(b[i:end]) != "a "+want && !(want == "null" && c == 'n') {
+			return end, mismatch(found(b[i:end]), want)
+		}
+		w.out = append(w.out, b[i:end]...)
+		return end, nil
 	case manifest.Int, manifest.Float:
-		if c := b[i]; c == '-' || (c >= '0' && c <= '9') {
-			end, err := jsontext.Number(b, i)
+		if c == '-' || (c >= '0' && c <= '9') {
+			end, integer, err := jsontext.NumberKind(b, i)
 			if err != nil {
 				return end, err
 			}
-			w.number(t, b[i:end])
-			return end, nil
+			return end, w.number(t, b[i:end], integer)
 		}
 	case manifest.Recursive:
 		w.scope = append(w.scope, scoped{t, w.rewrites(t.Elem)})
@@ -198,54 +253,134 @@ func (w *resultWriter) walk(t *manifest.Type, i int) (int, error) {
 		w.scope = w.scope[:len(w.scope)-1]
 		return end, err
 	case manifest.Optional:
+		if c == 'n' {
+			return w.compact(i)
+		}
 		return w.walk(t.Elem, i)
 	case manifest.List:
-		if b[i] == '{' && isStrMap(t) {
+		if c == '{' && isStrMap(t) {
 			return w.pairs(t.Elem.Unwrap(), i)
 		}
-		if b[i] == '[' {
+		if c == '[' {
 			if e := t.Elem; (e.Kind == manifest.Int || e.Kind == manifest.Float) && w.placed == len(w.arrays) {
 				return w.numbers(e, i)
 			}
 			return w.elements(i, func(int) *manifest.Type { return t.Elem })
 		}
 	case manifest.Tuple:
-		if b[i] == '[' {
-			return w.elements(i, func(k int) *manifest.Type {
+		if c == '[' {
+			n := 0
+			end, err := w.elements(i, func(k int) *manifest.Type {
+				n++
 				if k < len(t.Items) {
 					return t.Items[k]
 				}
 				return nil
 			})
+			if err == nil && n != len(t.Items) {
+				err = mismatch(fmt.Sprintf("an array of %d items", n), fmt.Sprintf("a tuple of exactly %d", len(t.Items)))
+			}
+			return end, err
 		}
 	case manifest.Record:
-		if b[i] == '{' {
+		if c == '{' {
 			return w.record(t, i)
 		}
+	default:
+		// Tables and handles: their commands are not tools; nothing to check.
+		return w.compact(i)
 	}
-	// The value does not have the shape its type declares: pass it on as is.
-	return w.compact(i)
+	end, err := jsontext.Value(b, i)
+	if err != nil {
+		return end, err
+	}
+	return end, mismatch(found(b[i:end]), expectedName(t))
 }
 
-// number writes a numeric result canonically: an Int as its integer digits
-// (exact at any size), a Real as the shortest text that reads back as the
-// same float64, as encoding/json writes it. A number that does not fit its
-// type (an Int 2.5, a Real 1e999) is copied as the pool wrote it.
-func (w *resultWriter) number(t *manifest.Type, tok []byte) {
-	if t.Kind == manifest.Int {
-		if jsontext.IsIntLiteral(tok) {
-			w.out = append(w.out, tok...)
-			return
-		}
-		if out, msg := normalizeInt(string(tok), "j"); msg == "" {
-			w.out = append(w.out, out...)
-			return
-		}
-	} else if f, err := strconv.ParseFloat(string(tok), 64); err == nil {
-		w.out = ndarray.AppendReal(w.out, f)
-		return
+// array writes the result array a, in the value's place at b[i], checked
+// against t.
+func (w *resultWriter) array(t *manifest.Type, a *ndarray.Array, i int) (int, error) {
+	end, err := jsontext.Value(w.b, i)
+	if err != nil || string(w.b[i:end]) != "null" {
+		return end, fmt.Errorf("array at %v: its place holds %.20s, not null", a.Path, w.b[i:])
 	}
-	w.out = append(w.out, tok...)
+	rank, kind, ok := numericNest(t)
+	if !ok || rank != len(a.Shape) {
+		if t == nil {
+			kind = ndarray.Real
+			if a.DType != ndarray.F8 {
+				kind = ndarray.Int
+			}
+		} else {
+			return end, mismatch(fmt.Sprintf("an array of rank %d", len(a.Shape)), expectedName(t.Unwrap()))
+		}
+	}
+	w.out, err = ndarray.AppendJSON(w.out, a, kind)
+	var ne *ndarray.NotWhole
+	if errors.As(err, &ne) {
+		return end, mismatch("the number "+ne.Text, "integer")
+	}
+	if err != nil {
+		return end, err
+	}
+	if t != nil && kind == ndarray.Int && a.DType == ndarray.I8 {
+		if err := w.arrayRange(t, a); err != nil {
+			return end, err
+		}
+	}
+	w.placed++
+	return end, nil
+}
+
+// arrayRange checks an i8 result array against a sized integer type.
+func (w *resultWriter) arrayRange(t *manifest.Type, a *ndarray.Array) error {
+	elem := t
+	for elem.Unwrap().Kind == manifest.List {
+		elem = elem.Unwrap().Elem
+	}
+	code := elem.Unwrap().Code
+	lo, hi, sized := int64Range(code)
+	if !sized {
+		return nil
+	}
+	for k := 0; k < len(a.Data)/8; k++ {
+		if v := int64(binary.LittleEndian.Uint64(a.Data[8*k:])); v < lo || v > hi {
+			rg := intRanges[code]
+			return mismatch("the integer "+strconv.FormatInt(v, 10), fmt.Sprintf("an integer from %s to %s (%s)", rg.lo, rg.hi, code))
+		}
+	}
+	return nil
+}
+
+// number writes a numeric result canonically, checked against its type:
+// an Int as its integer digits (exact at any size; 2.0 and 2e3 are whole,
+// so integers), within the range of a sized type; a Real as the shortest
+// text that reads back as the same float64, as encoding/json writes it.
+func (w *resultWriter) number(t *manifest.Type, tok []byte, integer bool) error {
+	if t.Kind == manifest.Int {
+		text := tok
+		if !integer {
+			out, msg := normalizeInt(string(tok), "j")
+			if msg != "" {
+				return mismatch(found(tok), "integer")
+			}
+			text = []byte(out)
+		}
+		if _, sized := intRanges[t.Code]; sized {
+			if _, msg := normalizeInt(string(text), t.Code); msg != "" {
+				rg := intRanges[t.Code]
+				return mismatch("the integer "+shortText(string(text)), fmt.Sprintf("an integer from %s to %s (%s)", rg.lo, rg.hi, t.Code))
+			}
+		}
+		w.out = append(w.out, text...)
+		return nil
+	}
+	f, err := strconv.ParseFloat(string(tok), 64)
+	if err != nil {
+		return mismatch(found(tok), "a number within the range of a double")
+	}
+	w.out = ndarray.AppendReal(w.out, f)
+	return nil
 }
 
 // numbers writes a list of numbers of type t in one loop: the JSON result of
@@ -259,8 +394,8 @@ func (w *resultWriter) numbers(t *manifest.Type, i int) (int, error) {
 		w.out = append(w.out, ']')
 		return i + 1, nil
 	}
-	for first := true; ; first = false {
-		if !first {
+	for k := 0; ; k++ {
+		if k > 0 {
 			w.out = append(w.out, ',')
 		}
 		var end int
@@ -270,13 +405,13 @@ func (w *resultWriter) numbers(t *manifest.Type, i int) (int, error) {
 			if end, integer, err = jsontext.NumberKind(b, i); err != nil {
 				return end, err
 			}
-			if integer && t.Kind == manifest.Int {
+			if integer && t.Kind == manifest.Int && t.Code == "j" {
 				w.out = append(w.out, b[i:end]...) // the common case: as it is
-			} else {
-				w.number(t, b[i:end])
+			} else if err = w.number(t, b[i:end], integer); err != nil {
+				return end, under(err, pathSeg{idx: k})
 			}
 		} else if end, err = w.walk(t, i); err != nil {
-			return end, err
+			return end, under(err, pathSeg{idx: k})
 		}
 		i = end
 		if i < len(b) && b[i] <= ' ' {
@@ -314,11 +449,11 @@ func (w *resultWriter) elements(i int, elem func(int) *manifest.Type) (int, erro
 		et := elem(k)
 		k++
 		if et == nil {
-			_, err := w.compact(vs)
+			_, err := w.compact(vs) // a tuple's extra item: its caller counts them
 			return err
 		}
 		_, err := w.walk(et, vs)
-		return err
+		return under(err, pathSeg{idx: k - 1})
 	})
 	w.path = w.path[:mark]
 	w.out = append(w.out, ']')
@@ -326,8 +461,9 @@ func (w *resultWriter) elements(i int, elem func(int) *manifest.Type) (int, erro
 }
 
 // record writes an object member by member, in the pool's order, each
-// field by its declared type.
+// field by its declared type: every field the type requires, no other.
 func (w *resultWriter) record(t *manifest.Type, i int) (int, error) {
+	seen := make([]bool, len(t.Fields))
 	w.out = append(w.out, '{')
 	mark := len(w.path)
 	track := w.placed < len(w.arrays)
@@ -346,18 +482,29 @@ func (w *resultWriter) record(t *manifest.Type, i int) (int, error) {
 		if track {
 			w.path = append(w.path[:mark], pathElem{key: name, idx: -1})
 		}
-		for _, f := range t.Fields {
+		for k, f := range t.Fields {
 			if f.Key == name {
+				if seen[k] {
+					return mismatch("an object with its field '"+name+"' twice", "")
+				}
+				seen[k] = true
 				_, err := w.walk(f.Type, vs)
-				return err
+				return under(err, pathSeg{key: name, idx: -1})
 			}
 		}
-		_, err := w.compact(vs)
-		return err
+		return mismatch("an object with a field '"+name+"'", "a record without it")
 	}, 1)
 	w.path = w.path[:mark]
 	w.out = append(w.out, '}')
-	return end, err
+	if err != nil {
+		return end, err
+	}
+	for k, f := range t.Fields {
+		if !seen[k] && !isOptional(f.Type) {
+			return end, mismatch("an object without its field '"+f.Key+"'", "")
+		}
+	}
+	return end, nil
 }
 
 // pairs writes a Map sent as an object as the [key, value] pairs its type
@@ -384,7 +531,7 @@ func (w *resultWriter) pairs(pair *manifest.Type, i int) (int, error) {
 		}
 		_, err := w.walk(pair.Items[1], vs)
 		w.out = append(w.out, ']')
-		return err
+		return under(err, pathSeg{key: name, idx: -1})
 	}, 1)
 	w.path = w.path[:mark]
 	w.out = append(w.out, ']')

@@ -2,6 +2,7 @@ package argmap
 
 import (
 	"encoding/binary"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -36,7 +37,10 @@ func TestResultValueArrays(t *testing.T) {
 	}{
 		{"aj", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.I8, Shape: []int{3}, Data: i8s(1, -2, 1<<62)}}, `[1,-2,4611686018427387904]`, ""},
 		{"aaf8", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.F8, Shape: []int{2, 2}, Data: f8s(1, 0.1, 1e21, math.Copysign(0, -1))}}, `[[1,0.1],[1e+21,-0]]`, ""},
-		{"aj", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.F8, Shape: []int{3}, Data: f8s(2, 1e300, 2.5)}}, `[2,1` + strings.Repeat("0", 300) + `,2.5]`, ""},
+		{"aj", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.F8, Shape: []int{2}, Data: f8s(2, 1e300)}}, `[2,1` + strings.Repeat("0", 300) + `]`, ""},
+		{"aj", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.F8, Shape: []int{3}, Data: f8s(2, 1e300, 2.5)}}, "", "the number 2.5 where its type says integer"},
+		{"ai1", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.I8, Shape: []int{2}, Data: i8s(5, 300)}}, "", "the integer 300 where its type says an integer from -128 to 127 (i1)"},
+		{"s", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.I8, Shape: []int{1}, Data: i8s(5)}}, "", "an array of rank 1 where its type says string"},
 		{"af8", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.I4, Shape: []int{2}, Data: []byte{7, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}}}, `[7,-1]`, ""},
 		{"aaj", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.I8, Shape: []int{2, 0}, Data: nil}}, `[[],[]]`, ""},
 		{"m21xaf81ys", `{"y":"s","x":null}`, []ndarray.Array{{Path: []any{"x"}, DType: ndarray.F8, Shape: []int{1}, Data: f8s(3)}}, `{"y":"s","x":[3]}`, ""},
@@ -62,5 +66,53 @@ func TestResultValueArrays(t *testing.T) {
 		case string(got) != tt.want:
 			t.Errorf("%s %s: %s, want %s", tt.schema, tt.json, got, tt.want)
 		}
+	}
+}
+
+// Every result is checked against its declared type in the same pass
+// that writes it: what is wrong, where, and what the type says.
+func TestResultTypeMismatch(t *testing.T) {
+	tests := []struct{ schema, in, want string }{
+		{"j", `"seven"`, "a string where its type says integer"},
+		{"j", `2.5`, "the number 2.5 where its type says integer"},
+		{"j", `null`, "null where its type says integer"},
+		{"i1", `300`, "the integer 300 where its type says an integer from -128 to 127 (i1)"},
+		{"u1", `[1]`, "an array where its type says integer"},
+		{"f8", `"NaN"`, "a string where its type says number"},
+		{"f8", `1e999`, "the number 1e999 where its type says a number within the range of a double"},
+		{"s", `5`, "the integer 5 where its type says string"},
+		{"b", `"true"`, "a string where its type says boolean"},
+		{"z", `0`, "the integer 0 where its type says null"},
+		{"aj", `[1,2,"x"]`, "a string at [2] where its type says integer"},
+		{"aj", `{"a":1}`, "an object where its type says array"},
+		{"aaj", `[[1],[2,true]]`, "a boolean at [1][1] where its type says integer"},
+		{"t2js", `[1]`, "an array of 1 items where its type says a tuple of exactly 2"},
+		{"t2js", `[1,"a",3]`, "an array of 3 items where its type says a tuple of exactly 2"},
+		{"t2js", `[1,2]`, "the integer 2 at [1] where its type says string"},
+		{"m24names3agej", `{"name":"x"}`, "an object without its field 'age'"},
+		{"m24names3agej", `{"name":"x","age":"3"}`, "a string at age where its type says integer"},
+		{"m24names3agej", `{"name":"x","age":3,"extra":1}`, "an object with a field 'extra' where its type says a record without it"},
+		{"m24names3agej", `[]`, "an array where its type says object"},
+		{"<dict>at2sj", `"not a map"`, "a string where its type says array"},
+		{"<dict>at2sj", `{"a":1,"b":"x"}`, "a string at b where its type says integer"},
+		{"am24names3agej", `[{"name":"a","age":1},{"name":"b","age":null}]`, "null at [1].age where its type says integer"},
+		{"?j", `"x"`, "a string where its type says integer"},
+		{"&4Treem24datai14kidsa^4Tree", `{"data":1,"kids":[{"data":"x","kids":[]}]}`, "a string at kids[0].data where its type says integer"},
+	}
+	for _, tt := range tests {
+		ty, err := manifest.ParseType(tt.schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = ResultValue(&manifest.Return{T: ty}, ndarray.Value{JSON: []byte(tt.in)})
+		var tm *TypeMismatch
+		if !errors.As(err, &tm) || err.Error() != tt.want {
+			t.Errorf("%s %s: %v, want %q", tt.schema, tt.in, err, tt.want)
+		}
+	}
+	// Optional fields may be left out; a value of the right type passes.
+	ty, _ := manifest.ParseType("m24names3age?j")
+	if got, err := ResultValue(&manifest.Return{T: ty}, ndarray.Value{JSON: []byte(`{"name":"x"}`)}); err != nil || string(got) != `{"name":"x"}` {
+		t.Errorf("optional field left out: %s, %v", got, err)
 	}
 }

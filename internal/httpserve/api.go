@@ -109,7 +109,12 @@ func (s *Server) serveCall(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	value, err := argmap.ResultValue(&call.Command.Return, raw)
-	if err != nil {
+	var tm *argmap.TypeMismatch
+	switch {
+	case errors.As(err, &tm):
+		apiError(w, http.StatusInternalServerError, "'%s' returned %s", command, tm)
+		return
+	case err != nil:
 		apiError(w, http.StatusBadGateway, "command '%s' returned a value nexus cannot read: %s", command, err)
 		return
 	}

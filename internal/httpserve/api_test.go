@@ -19,7 +19,9 @@ import (
 
 // The plain JSON API: every status code and both body forms.
 func TestCallAPI(t *testing.T) {
-	_, ts, _ := newTestServer(t, Config{MaxBody: 1024})
+	_, ts, fc := newTestServer(t, Config{MaxBody: 1024})
+	// want is part of the reply, or "pool got X": the positional call the
+	// fake pool got (it answers a value of the command's return type).
 	tests := []struct {
 		name, method, path, body string
 		status                   int
@@ -31,13 +33,13 @@ func TestCallAPI(t *testing.T) {
 		{"function raised", "POST", "/call/shapes/fail", `["x"]`, 500, `{"status":"error","error":"ValueError: boom"}`},
 		{"missing argument", "POST", "/call/shapes/addInt", `[]`, 400, `missing required argument '_1' of 'addInt'`},
 		{"wrong type", "POST", "/call/shapes/addInt", `["x"]`, 400, `argument '_1' of 'addInt'`},
-		{"default filled", "POST", "/call/shapes/scale", `[3]`, 200, `{"status":"ok","result":[3.0,2.5]}`},
-		{"null takes the default", "POST", "/call/shapes/scale", `[3,null]`, 200, `{"status":"ok","result":[3.0,2.5]}`},
-		{"option given", "POST", "/call/shapes/scale", `[3,4]`, 200, `{"status":"ok","result":[3.0,4.0]}`},
-		{"map as pairs reaches the pool as an object", "POST", "/call/shapes/mapSize", `[[["a",1],["b",2]]]`, 200, `{"status":"ok","result":[{"a":1,"b":2}]}`},
-		{"unrolled group as a record", "POST", "/call/shapes/configure", `[{"numThreads":4}]`, 200, `"numThreads":4`},
+		{"default filled", "POST", "/call/shapes/scale", `[3]`, 200, `pool got [3.0,2.5]`},
+		{"null takes the default", "POST", "/call/shapes/scale", `[3,null]`, 200, `pool got [3.0,2.5]`},
+		{"option given", "POST", "/call/shapes/scale", `[3,4]`, 200, `pool got [3.0,4.0]`},
+		{"map as pairs reaches the pool as an object", "POST", "/call/shapes/mapSize", `[[["a",1],["b",2]]]`, 200, `pool got [{"a":1,"b":2}]`},
+		{"unrolled group as a record", "POST", "/call/shapes/configure", `[{"numThreads":4}]`, 200, `pool got [{"tmpDir":"/tmp","numThreads":4,"removeCaches":false}]`},
 		{"unrolled group, not a record", "POST", "/call/shapes/configure", `[7]`, 400, `must be a record object`},
-		{"flag", "POST", "/call/shapes/verbose", `[true]`, 200, `{"status":"ok","result":[true]}`},
+		{"flag", "POST", "/call/shapes/verbose", `[true]`, 200, `pool got [true]`},
 		{"too many arguments", "POST", "/call/shapes/addInt", `[1,2]`, 400, `takes 1 positional argument(s) (_1: Int), got 2`},
 		{"not JSON", "POST", "/call/shapes/addInt", `[1`, 400, `not valid JSON`},
 		{"not an array", "POST", "/call/shapes/addInt", `7`, 400, `expected an array`},
@@ -62,7 +64,11 @@ func TestCallAPI(t *testing.T) {
 			if resp.StatusCode != tc.status {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.status, body)
 			}
-			if !strings.Contains(body, tc.want) {
+			if got, ok := strings.CutPrefix(tc.want, "pool got "); ok {
+				if last := fc.lastCall(); last != got {
+					t.Errorf("the pool got %s, want %s", last, got)
+				}
+			} else if !strings.Contains(body, tc.want) {
 				t.Errorf("body %s lacks %s", body, tc.want)
 			}
 			if ct := resp.Header.Get("Content-Type"); ct != "application/json" {

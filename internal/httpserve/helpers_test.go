@@ -32,6 +32,7 @@ type fakeCaller struct {
 	mu        sync.Mutex
 	calls     int
 	cancelled []string // commands whose context ended before they finished
+	last      string   // the positional call of the last command zeroOf answered
 }
 
 func (f *fakeCaller) Call(ctx context.Context, c argmap.Call, h mcp.CallHooks) (ndarray.Value, error) {
@@ -85,8 +86,35 @@ func (f *fakeCaller) call(ctx context.Context, cmd *manifest.Command, args []jso
 		}
 		return json.RawMessage(strconv.Itoa(ms)), nil
 	}
-	// Any other command answers with the positional call it got.
-	return json.Marshal(args)
+	// Any other command records the positional call it got (lastCall) and
+	// answers the zero value of its return type.
+	call, _ := json.Marshal(args)
+	f.mu.Lock()
+	f.last = string(call)
+	f.mu.Unlock()
+	return zeroOf(cmd.Return.T), nil
+}
+
+// lastCall is the positional call of the last command answered by zeroOf.
+func (f *fakeCaller) lastCall() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.last
+}
+
+// zeroOf is a JSON value of type t: a result that passes nexus's check.
+func zeroOf(t *manifest.Type) json.RawMessage {
+	switch t.Unwrap().Kind {
+	case manifest.Int, manifest.Float:
+		return json.RawMessage("0")
+	case manifest.Str:
+		return json.RawMessage(`""`)
+	case manifest.Bool:
+		return json.RawMessage("false")
+	case manifest.List:
+		return json.RawMessage("[]")
+	}
+	return json.RawMessage("null")
 }
 
 func (f *fakeCaller) cancelledCalls() []string {

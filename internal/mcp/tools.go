@@ -349,6 +349,11 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client) (res *CallTo
 	if len(content) == 0 || !isNull(raw.JSON) || len(raw.Arrays) > 0 {
 		collectIfLarge(valueSize(raw)) // the arguments' buffers are garbage now
 		if value, err = argmap.ResultValue(&cmd.Return, raw); err != nil {
+			var tm *argmap.TypeMismatch
+			if errors.As(err, &tm) {
+				// Issue 10: a result is checked against its declared type.
+				return errorResult("'" + tool.Name + "' returned " + tm.Error()), nil
+			}
 			return errorResult("tool '" + tool.Name + "' returned a value nexus cannot read: " + err.Error()), nil
 		}
 		collectIfLarge(len(value)) // and now the pool's result

@@ -185,6 +185,17 @@ func ParseDescriptors(raw json.RawMessage) ([]Array, error) {
 	return out, nil
 }
 
+// NotWhole is an f8 element that is not a whole number in an array whose
+// numbers are declared Int.
+type NotWhole struct {
+	Index int    // the element's index in row-major order
+	Text  string // the number as a Real is written
+}
+
+func (e *NotWhole) Error() string {
+	return fmt.Sprintf("element %d is %s, not an integer", e.Index, e.Text)
+}
+
 // ErrNotFinite is returned for an f8 array holding NaN or an infinity,
 // which JSON cannot carry.
 var ErrNotFinite = errors.New("NaN or an infinity, which JSON cannot represent")
@@ -192,8 +203,7 @@ var ErrNotFinite = errors.New("NaN or an infinity, which JSON cannot represent")
 // AppendJSON writes the nested lists a stands for, as nexus writes numbers
 // to clients: an Int as its integer digits, a Real as the shortest text
 // that reads back as the same double (AppendReal). An f8 element declared
-// Int that is not whole is written as a Real (the caller's type check says
-// whether that is allowed).
+// Int must be whole (else a *NotWhole).
 func AppendJSON(dst []byte, a *Array, kind Number) ([]byte, error) {
 	if err := a.Check(); err != nil {
 		return nil, err
@@ -373,6 +383,8 @@ func appendRow(dst []byte, a *Array, kind Number, from, to int) ([]byte, error) 
 				return nil, fmt.Errorf("array at %s: element %d is %w", pathString(a.Path), i, ErrNotFinite)
 			case kind == Int && f == math.Trunc(f):
 				dst = AppendWhole(dst, f)
+			case kind == Int:
+				return nil, &NotWhole{Index: i, Text: string(AppendReal(nil, f))}
 			default:
 				dst = AppendReal(dst, f)
 			}

@@ -2,6 +2,7 @@ package ndarray
 
 import (
 	"encoding/binary"
+	"errors"
 	"encoding/json"
 	"math"
 	"math/big"
@@ -84,7 +85,8 @@ func TestAppendJSONShapes(t *testing.T) {
 		{Array{DType: I8, Shape: []int{0}}, Int, `[]`},
 		{Array{DType: F8, Shape: []int{2, 0}}, Real, `[[],[]]`},
 		{Array{DType: F8, Shape: []int{0, 5}}, Real, `[]`},
-		{Array{DType: F8, Shape: []int{3}, Data: f8s(0.5, 2, 1e-7)}, Int, `[0.5,2,1e-7]`},
+		{Array{DType: F8, Shape: []int{3}, Data: f8s(0.5, 2, 1e-7)}, Real, `[0.5,2,1e-7]`},
+		{Array{DType: F8, Shape: []int{2}, Data: f8s(2, -3)}, Int, `[2,-3]`},
 		{Array{DType: I4, Shape: []int{2}, Data: []byte{1, 0, 0, 0, 0xfe, 0xff, 0xff, 0xff}}, Int, `[1,-2]`},
 	}
 	for _, tt := range tests {
@@ -122,6 +124,16 @@ func TestCheckRejects(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%+v: error %v, want %q", tt.a, err, tt.want)
 		}
+	}
+}
+
+// An f8 element in an Int array must be whole.
+func TestNotWhole(t *testing.T) {
+	a := Array{DType: F8, Shape: []int{3}, Data: f8s(1, 2, 2.5)}
+	_, err := AppendJSON(nil, &a, Int)
+	var nw *NotWhole
+	if !errors.As(err, &nw) || nw.Index != 2 || nw.Text != "2.5" {
+		t.Errorf("AppendJSON = %v, want element 2, 2.5, not whole", err)
 	}
 }
 
