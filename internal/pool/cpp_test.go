@@ -75,6 +75,7 @@ const (
 	cppMakeGrid
 	cppWithNonFinite
 	cppThreadCount
+	cppMeet
 	cppPoolMids = iota // how many functions pool.cpp has
 )
 

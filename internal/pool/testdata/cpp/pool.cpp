@@ -8,6 +8,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <dirent.h>
@@ -253,6 +254,28 @@ int threadCount() {
     return n;
 }
 
+// meet returns n once n calls are inside it at once, or -1 after 30 s
+// without: calls that run one after another never meet.
+int meet(int n) {
+    static std::mutex mu;
+    static std::condition_variable cv;
+    static int inside = 0;
+    static long generation = 0;
+    std::unique_lock<std::mutex> lock(mu);
+    long mine = generation;
+    if (++inside == n) {
+        inside = 0;
+        ++generation;
+        cv.notify_all();
+        return n;
+    }
+    if (!cv.wait_for(lock, std::chrono::seconds(30), [&] { return generation != mine; })) {
+        --inside;
+        return -1;
+    }
+    return n;
+}
+
 }  // namespace
 
 int main() {
@@ -314,6 +337,7 @@ int main() {
         .add(53, mixArgs)
         .add(54, makeGrid)
         .add(55, withNonFinite)
-        .add(56, threadCount);
+        .add(56, threadCount)
+        .add(57, meet);
     return pool.serve();
 }
