@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"math/rand"
 	"os"
@@ -62,7 +63,7 @@ func startBenchPool(b *testing.B, exe string) *benchPool {
 		p.cmd.Wait()
 		p.out.Close()
 	})
-	body, _, err := readFrame(p.r)
+	body, _, err := readExactFrame(p.r)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func (p *benchPool) call(b *testing.B, mid int, args string, blob []byte, extra 
 	}
 	blobBytes := 0
 	for {
-		body, isBlob, err := readFrame(p.r)
+		body, isBlob, err := readExactFrame(p.r)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -100,6 +101,19 @@ func (p *benchPool) call(b *testing.B, mid int, args string, blob []byte, extra 
 		}
 		return body, blobBytes
 	}
+}
+
+// readExactFrame reads one frame with a buffer of its exact size: the
+// benchmark trusts the pool, and a blob must not take the bytes after it.
+func readExactFrame(r io.Reader) ([]byte, bool, error) {
+	var header [frameHeader]byte
+	if _, err := io.ReadFull(r, header[:]); err != nil {
+		return nil, false, err
+	}
+	n := binary.BigEndian.Uint32(header[:])
+	body := make([]byte, n&^blobBit)
+	_, err := io.ReadFull(r, body)
+	return body, n&blobBit != 0, err
 }
 
 // cpu is the CPU time the process has used, all its threads (dead ones

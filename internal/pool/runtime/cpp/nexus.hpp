@@ -42,6 +42,7 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -1056,6 +1057,153 @@ std::unique_ptr<OutArray> to_array(V& value, bool movable) {
     return out;
 }
 
+// Sink takes the parse events of one argument in JSON and builds its
+// value without a json tree (see MessageReader). A false return means the
+// value is not the plain nest of numbers the sink takes: the message is
+// then parsed again the ordinary way, which decides what is wrong.
+struct Sink {
+    virtual ~Sink() = default;
+    virtual bool start_array() = 0;
+    virtual bool end_array() = 0;
+    virtual bool integer(std::int64_t v) = 0;
+    virtual bool whole(std::uint64_t v) = 0;
+    virtual bool real(double v) = 0;
+    virtual bool done() const = 0;
+    virtual std::shared_ptr<void> take() = 0;  // a T
+};
+
+using SinkMaker = std::unique_ptr<Sink> (*)();
+
+// ArraySink builds T (array_traits<T>::rank > 0) with the conversions of
+// Codec<T>::decode: the elements in one flat vector, each array's length,
+// and the nest of vectors at the end.
+template <class T>
+class ArraySink final : public Sink {
+    using E = typename array_traits<T>::element;
+    static constexpr std::size_t rank = array_traits<T>::rank;
+
+public:
+    bool start_array() override {
+        if (done_ || depth_ == rank) return false;
+        if (depth_ > 0) ++open_[depth_ - 1];
+        open_[depth_++] = 0;
+        return true;
+    }
+    bool end_array() override {
+        --depth_;
+        lengths_[depth_].push_back(open_[depth_]);
+        done_ = depth_ == 0;
+        return true;
+    }
+    bool integer(std::int64_t v) override {
+        if constexpr (std::is_integral_v<E>) return fits<E>(v) && put(static_cast<E>(v));
+        else return real(static_cast<double>(v));
+    }
+    bool whole(std::uint64_t v) override {
+        if constexpr (std::is_integral_v<E>) return v <= static_cast<std::uint64_t>(std::numeric_limits<E>::max()) && put(static_cast<E>(v));
+        else return real(static_cast<double>(v));
+    }
+    bool real(double v) override {
+        if constexpr (std::is_integral_v<E>) {
+            return false;  // a whole double may still fit: the ordinary route decides
+        } else {
+            if (std::is_same_v<E, float> && std::isfinite(v) && std::fabs(v) > static_cast<double>(std::numeric_limits<float>::max()))
+                return false;
+            return put(static_cast<E>(v));
+        }
+    }
+    bool done() const override { return done_; }
+    std::shared_ptr<void> take() override {
+        std::array<std::size_t, rank> next{};
+        std::size_t at = 0;
+        return std::make_shared<T>(build<T>(0, next, at));
+    }
+
+private:
+    bool put(E x) {
+        if (depth_ != rank) return false;
+        flat_.push_back(x);
+        ++open_[rank - 1];
+        return true;
+    }
+
+    template <class V>
+    V build(std::size_t level, std::array<std::size_t, rank>& next, std::size_t& at) {
+        std::size_t n = lengths_[level][next[level]++];
+        if constexpr (array_traits<typename V::value_type>::rank == 0) {
+            if constexpr (std::is_same_v<V, std::vector<E>>) {
+                if (rank == 1) return std::move(flat_);
+            }
+            V row(flat_.begin() + std::ptrdiff_t(at), flat_.begin() + std::ptrdiff_t(at + n));
+            at += n;
+            return row;
+        } else {
+            V out;
+            out.reserve(n);
+            for (std::size_t i = 0; i < n; ++i) out.push_back(build<typename V::value_type>(level + 1, next, at));
+            return out;
+        }
+    }
+
+    std::vector<E> flat_;
+    std::array<std::vector<std::size_t>, rank> lengths_;  // per level, each array's length in order
+    std::array<std::size_t, rank> open_{};  // elements so far of the open array at each level
+    std::size_t depth_ = 0;
+    bool done_ = false;
+};
+
+template <class T>
+std::unique_ptr<Sink> make_sink() {
+    return std::make_unique<ArraySink<T>>();
+}
+
+// sink_maker is how an argument of type T is read without a json tree, or
+// nullptr when it is not.
+template <class T>
+constexpr SinkMaker sink_maker() {
+    if constexpr (array_traits<T>::rank > 0) return &make_sink<T>;
+    else return nullptr;
+}
+
+// put_number writes x at p (64 bytes of room) as the json that
+// Codec<E>::encode(x) makes is written (nlohmann's own number formatting),
+// or fails as that does, and returns the end.
+template <class E>
+char* put_number(char* p, E x, std::size_t index) {
+    if constexpr (std::is_integral_v<E>) {
+        if constexpr (std::is_signed_v<E>) return std::to_chars(p, p + 64, static_cast<std::int64_t>(x)).ptr;
+        else return std::to_chars(p, p + 64, static_cast<std::uint64_t>(x)).ptr;
+    } else {
+        if (!std::isfinite(x)) with_index(index, [&] { return encode_floating<E>(x); });  // throws
+        double d = wire_double(x);
+        if (!std::isfinite(d)) return std::copy_n("null", 4, p);  // a long double past double's range, as nlohmann writes it
+        return nlohmann::detail::to_chars(p, p + 64, d);
+    }
+}
+
+// append_array_text writes value (array_traits<T>::rank > 0) as JSON text
+// directly: the same text as dumping Codec<T>::encode(value), without
+// building and freeing a json tree of every element.
+template <class T>
+void append_array_text(std::string& out, const T& value) {
+    using U = typename T::value_type;
+    out += '[';
+    std::size_t i = 0;
+    for (const auto& e : value) {
+        if constexpr (array_traits<U>::rank > 0) {
+            if (i > 0) out += ',';
+            with_index(i, [&] { append_array_text(out, e); });
+        } else {
+            char buf[72];  // a comma and a number: one append each
+            char* end = buf;
+            if (i > 0) *end++ = ',';
+            out.append(buf, put_number<U>(end, e, i));
+        }
+        ++i;
+    }
+    out += ']';
+}
+
 }  // namespace detail
 
 // --- runtime state -------------------------------------------------------------
@@ -1073,18 +1221,27 @@ constexpr auto worker_idle_time = std::chrono::seconds(10);
 struct CallInput {
     json args;
     std::vector<InArray> arrays;
+    std::vector<std::shared_ptr<void>> typed;  // arguments read without a json tree (null in args)
     std::size_t ret_rank = 0;
 };
 
-// Reply is what a function produced: its value and, for a Content result,
-// its blocks; or its value as one array.
+// Reply is what a function produced: its value (as json, or already as
+// text) and, for a Content result, its blocks; or its value as one array.
 struct Reply {
     json value;
     std::optional<json> content;
     std::unique_ptr<OutArray> array;
+    std::optional<std::string> text;
 };
 
 using Handler = std::function<Reply(CallInput& input)>;
+
+// Entry is a function in the dispatch table: its handler, and how each
+// argument may be read straight from the message (nullptr: as json).
+struct Entry {
+    Handler handler;
+    std::vector<SinkMaker> sinks;
+};
 
 // CallState is one call in flight.
 struct CallState {
@@ -1113,9 +1270,9 @@ struct Runtime {
     std::mutex write_mu;
     std::mutex calls_mu;
     std::unordered_map<std::string, std::shared_ptr<CallState>> calls;
-    std::map<long long, Handler> table;
+    std::map<long long, Entry> table;
     std::mutex workers_mu;
-    std::vector<Worker*> idle;  // the most recently idle last, and reused first
+    std::vector<std::shared_ptr<Worker>> idle;  // the most recently idle last, and reused first
 };
 
 // runtime is never destroyed: detached call threads may use it while the
@@ -1399,7 +1556,7 @@ inline Outgoing reply(CallState& call) {
     // The message is written as nlohmann would write the whole object, in
     // parts: the value's text is not copied into a larger string.
     try {
-        out.value = r.value.dump();
+        out.value = r.text ? std::move(*r.text) : r.value.dump();
         if (r.content) out.tail = ",\"content\":" + r.content->dump();
     } catch (const json::exception& e) {
         return message_only(error_payload(call.id, "result: a string is not valid UTF-8 (" + strip_nlohmann(e.what()) + ")"));
@@ -1431,7 +1588,7 @@ inline Outgoing run_call(CallState& call) {
 // idle worker, so calls never wait for each other.
 inline void worker(std::shared_ptr<CallState> first) {
     AltStack alt_stack;
-    Worker self;
+    auto self = std::make_shared<Worker>();
     Runtime& rt = runtime();
     std::shared_ptr<CallState> call = std::move(first);
     for (;;) {
@@ -1442,33 +1599,35 @@ inline void worker(std::shared_ptr<CallState> first) {
             // waits for this reply finds this thread.
             {
                 std::lock_guard<std::mutex> lock(rt.workers_mu);
-                rt.idle.push_back(&self);
+                rt.idle.push_back(self);
             }
             out.send_it();
         }
         std::unique_lock<std::mutex> lock(rt.workers_mu);
-        if (!self.cv.wait_for(lock, worker_idle_time, [&] { return self.next != nullptr; })) {
-            rt.idle.erase(std::find(rt.idle.begin(), rt.idle.end(), &self));
+        if (!self->cv.wait_for(lock, worker_idle_time, [&] { return self->next != nullptr; })) {
+            rt.idle.erase(std::find(rt.idle.begin(), rt.idle.end(), self));
             return;
         }
-        call = std::move(self.next);
+        call = std::move(self->next);
     }
 }
 
 // submit hands a call to an idle worker, or starts one.
 inline void submit(const std::shared_ptr<CallState>& call) {
     Runtime& rt = runtime();
+    std::shared_ptr<Worker> w;
     {
         std::lock_guard<std::mutex> lock(rt.workers_mu);
         if (!rt.idle.empty()) {
-            Worker* w = rt.idle.back();
+            w = std::move(rt.idle.back());
             rt.idle.pop_back();
             w->next = call;
-            w->cv.notify_one();  // under the lock: w cannot time out and go meanwhile
-            return;
         }
     }
-    std::thread(worker, call).detach();
+    // Outside the lock, so that the worker does not wake into a held lock;
+    // w keeps the worker's condition variable alive meanwhile.
+    if (w) w->cv.notify_one();
+    else std::thread(worker, call).detach();
 }
 
 inline std::string mid_list() {
@@ -1505,7 +1664,7 @@ inline json& place_of(json& args, const InArray& a, const std::string& call) {
     return *at;
 }
 
-inline void start_call(json& message, std::vector<InArray> arrays) {
+inline void start_call(json& message, std::vector<InArray> arrays, std::vector<std::shared_ptr<void>> typed) {
     Runtime& rt = runtime();
     auto id_it = message.find("id");
     if (id_it == message.end()) protocol_error("a call without an id");
@@ -1517,7 +1676,7 @@ inline void start_call(json& message, std::vector<InArray> arrays) {
         !(mid_it->is_number_unsigned() && mid_it->get<std::uint64_t>() > std::uint64_t(std::numeric_limits<long long>::max()))) {
         mid = mid_it->get<long long>();
         auto it = rt.table.find(mid);
-        if (it != rt.table.end()) handler = &it->second;
+        if (it != rt.table.end()) handler = &it->second.handler;
     }
     if (handler == nullptr) {
         std::string shown = mid_it == message.end() ? "null" : mid_it->dump();
@@ -1541,11 +1700,14 @@ inline void start_call(json& message, std::vector<InArray> arrays) {
         if (a.path.empty() || !a.path[0].is_number_unsigned() || a.path[0].get<std::uint64_t>() >= input.args.size())
             protocol_error("call " + call->id_text + ": array at " + a.path.dump() + " names no argument");
         a.arg = a.path[0].get<std::size_t>();
+        if (a.arg < typed.size() && typed[a.arg] != nullptr)
+            protocol_error("call " + call->id_text + ": array at " + a.path.dump() + ": its place in args is not null");
         place_of(input.args, a, call->id_text);
         for (std::size_t k = 0; k < i; ++k)
             if (arrays[k].path == a.path) protocol_error("call " + call->id_text + ": two arrays at " + a.path.dump());
     }
     input.arrays = std::move(arrays);
+    input.typed = std::move(typed);
     auto ret_it = message.find("ret");
     if (ret_it != message.end() && ret_it->is_object()) {
         auto rank = ret_it->find("rank");
@@ -1698,6 +1860,181 @@ inline void open_descriptors() {
     rt.out_fd = parse(out);
 }
 
+// MessageReader builds a message from nlohmann's parse events, as
+// json::parse would, except that in a call (whose "type" and "mid" come
+// before its "args", as nexus writes them) an argument that the function
+// takes as a vector of numbers is built straight from the numbers, with no
+// json tree to build and free: its place in args holds null. Whatever it
+// does not expect makes it give up (the events return false), and the
+// message is parsed the ordinary way.
+class MessageReader {
+public:
+    using number_integer_t = json::number_integer_t;
+    using number_unsigned_t = json::number_unsigned_t;
+    using number_float_t = json::number_float_t;
+    using string_t = json::string_t;
+    using binary_t = json::binary_t;
+
+    explicit MessageReader(const std::map<long long, Entry>& table) : table_(table) {}
+
+    json root;
+    std::vector<std::shared_ptr<void>> typed;
+
+    bool null() { return sink_ ? false : add(json(nullptr)); }
+    bool boolean(bool b) { return sink_ ? false : add(json(b)); }
+    bool number_integer(number_integer_t v) {
+        if (sink_) return sink_->integer(v);
+        if (at(mid)) take_mid(v >= 0 ? std::optional<long long>(v) : std::nullopt);
+        return add(json(v));
+    }
+    bool number_unsigned(number_unsigned_t v) {
+        if (sink_) return sink_->whole(v);
+        if (at(mid))
+            take_mid(v <= std::uint64_t(std::numeric_limits<long long>::max()) ? std::optional<long long>(static_cast<long long>(v)) : std::nullopt);
+        return add(json(v));
+    }
+    bool number_float(number_float_t v, const string_t&) {
+        if (sink_) return sink_->real(v);
+        if (at(mid)) take_mid(std::nullopt);
+        return add(json(v));
+    }
+    bool string(string_t& v) {
+        if (sink_) return false;
+        if (at(type)) call_ = v == "call";
+        return add(json(std::move(v)));
+    }
+    bool binary(binary_t&) { return false; }
+    bool start_object(std::size_t) {
+        if (sink_) return false;
+        json* made = add_container(json::object());
+        return made != nullptr;
+    }
+    bool key(string_t& k) {
+        if (stack_.size() == 1) {
+            member_ = k == "type" ? type : k == "mid" ? mid : k == "args" ? args : other;
+            // A repeated member that decides how the call is read: let json::parse handle it.
+            if (seen_ & member_) return false;
+            seen_ |= member_;
+        }
+        slot_ = &stack_.back()->get_ref<json::object_t&>()[k];
+        return true;
+    }
+    bool end_object() {
+        stack_.pop_back();
+        return true;
+    }
+    bool start_array(std::size_t) {
+        if (sink_) return sink_->start_array();
+        if (args_ != nullptr && stack_.back() == args_ && entry_ != nullptr) {
+            std::size_t index = args_->size();
+            if (index < entry_->sinks.size() && entry_->sinks[index] != nullptr) {
+                sink_ = entry_->sinks[index]();
+                sink_index_ = index;
+                if (!add(json(nullptr))) return false;
+                return sink_->start_array();
+            }
+        }
+        bool is_args = at(args);
+        json* made = add_container(json::array());
+        if (made != nullptr && is_args) args_ = made;
+        return made != nullptr;
+    }
+    bool end_array() {
+        if (sink_) {
+            if (!sink_->end_array()) return false;
+            if (sink_->done()) {
+                if (typed.size() <= sink_index_) typed.resize(sink_index_ + 1);
+                typed[sink_index_] = sink_->take();
+                sink_.reset();
+            }
+            return true;
+        }
+        stack_.pop_back();
+        return true;
+    }
+    template <class Exception>
+    bool parse_error(std::size_t, const std::string&, const Exception&) {
+        return false;
+    }
+
+private:
+    enum Member { other = 0, type = 1, mid = 2, args = 4 };  // of the root object
+
+    // at says the parse is at the value of the root object's member m.
+    bool at(Member m) const { return member_ == m && stack_.size() == 1 && stack_.back()->is_object(); }
+
+    void take_mid(std::optional<long long> mid) {
+        entry_ = nullptr;
+        if (!call_ || !mid || args_ != nullptr) return;
+        auto it = table_.find(*mid);
+        if (it != table_.end()) entry_ = &it->second;
+    }
+
+    // add puts a value where the parse is: the root, the end of an array,
+    // or the member named by the last key.
+    bool add(json&& v) { return place(std::move(v)) != nullptr; }
+
+    json* place(json&& v) {
+        if (stack_.empty()) {
+            root = std::move(v);
+            return &root;
+        }
+        json& parent = *stack_.back();
+        if (parent.is_array()) {
+            auto& items = parent.get_ref<json::array_t&>();
+            items.push_back(std::move(v));
+            return &items.back();
+        }
+        *slot_ = std::move(v);
+        return slot_;
+    }
+
+    json* add_container(json&& v) {
+        json* at = place(std::move(v));
+        if (at != nullptr) stack_.push_back(at);
+        return at;
+    }
+
+    const std::map<long long, Entry>& table_;
+    std::vector<json*> stack_;  // the open objects and arrays
+    json* slot_ = nullptr;      // where an object's next value goes
+    Member member_ = other;     // the root object's current member
+    int seen_ = 0;              // the Members met so far
+    bool call_ = false;
+    const Entry* entry_ = nullptr;
+    json* args_ = nullptr;
+    std::unique_ptr<Sink> sink_;
+    std::size_t sink_index_ = 0;
+};
+
+// A smaller message is parsed by json::parse alone, which is cheaper
+// when no argument is large.
+constexpr std::size_t min_read_message = 4096;
+
+// parse_message parses a message body, with its typed arguments (see
+// MessageReader); a body that is not JSON is a protocol error.
+inline json parse_message(const char* p, std::size_t n, std::vector<std::shared_ptr<void>>& typed) {
+    MessageReader reader(runtime().table);
+    bool ok = false;
+    if (n >= min_read_message) {
+        try {
+            ok = json::sax_parse(p, p + n, &reader);
+        } catch (const std::exception&) {
+            ok = false;  // json::parse below says what is wrong, if anything
+        }
+    }
+    if (ok) {
+        typed = std::move(reader.typed);
+        return std::move(reader.root);
+    }
+    typed.clear();
+    try {
+        return json::parse(p, p + n);
+    } catch (const json::exception& e) {
+        protocol_error("bad message: " + strip_nlohmann(e.what()));
+    }
+}
+
 // serve_loop reads frames until end of file or shutdown.
 inline void serve_loop() {
     Runtime& rt = runtime();
@@ -1717,19 +2054,15 @@ inline void serve_loop() {
         if (size < 2 || size > max_frame)
             protocol_error("frame length " + std::to_string(size) + " is outside 2.." + std::to_string(max_frame));
         read_body(rt.in_fd, buf, size, "a frame");
-        json message;
-        try {
-            message = json::parse(buf.data.get(), buf.data.get() + size);
-        } catch (const json::exception& e) {
-            protocol_error("bad message: " + strip_nlohmann(e.what()));
-        }
+        std::vector<std::shared_ptr<void>> typed;
+        json message = parse_message(buf.data.get(), size, typed);
         if (buf.capacity > (1 << 20)) buf = Buffer();  // a large message's memory goes back
         if (!message.is_object()) protocol_error("a message is not an object with a type");
         auto type_it = message.find("type");
         if (type_it == message.end() || !type_it->is_string()) protocol_error("a message is not an object with a type");
         const std::string& type = type_it->get_ref<const std::string&>();
         std::vector<InArray> arrays = take_arrays(message, type, blobs);
-        if (type == "call") start_call(message, std::move(arrays));
+        if (type == "call") start_call(message, std::move(arrays), std::move(typed));
         else if (type == "cancel") cancel_call(message);
         else if (type == "shutdown") break;
         // other types are ignored: newer nexus versions may send them
@@ -1788,6 +2121,11 @@ template <class T>
 T decode_argument(CallInput& in, std::size_t index) {
     try {
         if constexpr (array_traits<T>::rank > 0) {
+            if (index < in.typed.size() && in.typed[index] != nullptr) {
+                T value = std::move(*std::static_pointer_cast<T>(in.typed[index]));
+                in.typed[index].reset();
+                return value;
+            }
             for (InArray& a : in.arrays) {
                 if (a.placed || a.arg != index) continue;
                 std::size_t next = 0;
@@ -1820,15 +2158,18 @@ template <class R, class V>
 Reply encode_result(V& value, std::size_t ret_rank, bool movable) {
     using T = plain<R>;
     if constexpr (std::is_same_v<T, Content>) {
-        return Reply{value.value, json(value.blocks), nullptr};
+        return Reply{value.value, json(value.blocks), nullptr, std::nullopt};
     } else {
         try {
             if constexpr (array_traits<T>::rank > 0) {
                 if (ret_rank == array_traits<T>::rank) {
-                    if (auto array = to_array(value, movable)) return Reply{json(nullptr), std::nullopt, std::move(array)};
+                    if (auto array = to_array(value, movable)) return Reply{json(nullptr), std::nullopt, std::move(array), std::nullopt};
                 }
+                std::string text;
+                append_array_text(text, value);
+                return Reply{json(nullptr), std::nullopt, nullptr, std::move(text)};
             }
-            return Reply{Codec<T>::encode(value), std::nullopt, nullptr};
+            return Reply{Codec<T>::encode(value), std::nullopt, nullptr, std::nullopt};
         } catch (const PathError& e) {
             throw ConversionError(where("result", e));
         }
@@ -1842,7 +2183,7 @@ Reply invoke(F& fn, CallInput& in, std::index_sequence<I...>) {
     [[maybe_unused]] std::tuple<plain<A>...> values{decode_argument<plain<A>>(in, I)...};
     if constexpr (std::is_void_v<R>) {
         fn(std::forward<A>(std::get<I>(values))...);
-        return Reply{json(nullptr), std::nullopt, nullptr};
+        return Reply{json(nullptr), std::nullopt, nullptr, std::nullopt};
     } else {
         decltype(auto) result = fn(std::forward<A>(std::get<I>(values))...);
         constexpr bool movable = !std::is_reference_v<R> && !std::is_const_v<R>;
@@ -1851,14 +2192,17 @@ Reply invoke(F& fn, CallInput& in, std::index_sequence<I...>) {
 }
 
 template <class F, class R, class... A>
-Handler make_handler(std::shared_ptr<F> fn, Signature<R, A...>) {
-    return [fn](CallInput& in) -> Reply {
+Entry make_entry(std::shared_ptr<F> fn, Signature<R, A...>) {
+    Entry entry;
+    entry.sinks = {sink_maker<plain<A>>()...};
+    entry.handler = [fn](CallInput& in) -> Reply {
         constexpr std::size_t want = sizeof...(A);
         if (in.args.size() != want)
             throw ConversionError("expected " + std::to_string(want) + (want == 1 ? " argument" : " arguments") + ", got " +
                                   std::to_string(in.args.size()));
         return invoke<F, R, A...>(*fn, in, std::index_sequence_for<A...>{});
     };
+    return entry;
 }
 
 }  // namespace detail
@@ -1877,7 +2221,7 @@ public:
         using Fn = std::decay_t<F>;
         using Sig = typename detail::signature_of<Fn>::type;
         if (table_.count(mid) != 0) throw std::invalid_argument("nexus: mid " + std::to_string(mid) + " is registered twice");
-        table_.emplace(mid, detail::make_handler(std::make_shared<Fn>(std::forward<F>(fn)), Sig{}));
+        table_.emplace(mid, detail::make_entry(std::make_shared<Fn>(std::forward<F>(fn)), Sig{}));
         return *this;
     }
 
@@ -1902,7 +2246,7 @@ public:
     }
 
 private:
-    std::map<long long, detail::Handler> table_;
+    std::map<long long, detail::Entry> table_;
 };
 
 // cancelled is true once nexus has cancelled the current call. A long call
