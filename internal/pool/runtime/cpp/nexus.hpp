@@ -31,7 +31,9 @@
 // NEXUS_RECORD, nexus::Bytes (base64), std::nullptr_t (null),
 // nlohmann::json and nexus::json (passed through), and any type with a
 // nexus::Codec specialization. A function returning void sends null; one
-// returning nexus::Content answers with MCP content blocks.
+// returning nexus::Content answers with MCP content blocks. Vectors of
+// numbers (any depth) travel as raw arrays when nexus sends or asks for
+// them (protocol 2), and skip json trees when they come as JSON.
 
 #ifndef NEXUS_POOL_RUNTIME_HPP
 #define NEXUS_POOL_RUNTIME_HPP
@@ -1514,6 +1516,7 @@ struct Outgoing {
     std::unique_ptr<OutArray> array;
 
     void send_it() const { send({head, value, tail}, array.get()); }
+    std::size_t size() const { return head.size() + value.size() + tail.size() + (array ? array->size : 0); }
 };
 
 inline Outgoing message_only(std::string text) {
@@ -1591,17 +1594,22 @@ inline void worker(std::shared_ptr<CallState> first) {
     auto self = std::make_shared<Worker>();
     Runtime& rt = runtime();
     std::shared_ptr<CallState> call = std::move(first);
+    auto go_idle = [&] {
+        std::lock_guard<std::mutex> lock(rt.workers_mu);
+        rt.idle.push_back(self);
+    };
     for (;;) {
         {
             Outgoing out = run_call(*call);
             call.reset();
-            // Idle before the reply leaves: the next call of a caller that
-            // waits for this reply finds this thread.
-            {
-                std::lock_guard<std::mutex> lock(rt.workers_mu);
-                rt.idle.push_back(self);
-            }
+            // Idle before a small reply leaves, so that the next call of a
+            // caller waiting for it finds this thread (it waits at most
+            // for the write); after a large one, so that no call waits
+            // behind a long write.
+            bool small = out.size() < (64 << 10);
+            if (small) go_idle();
             out.send_it();
+            if (!small) go_idle();
         }
         std::unique_lock<std::mutex> lock(rt.workers_mu);
         if (!self->cv.wait_for(lock, worker_idle_time, [&] { return self->next != nullptr; })) {
@@ -2225,12 +2233,13 @@ public:
         return *this;
     }
 
-    // serve sends ready and runs calls, each on its own thread, until nexus
-    // closes descriptor 3 or sends shutdown; then it ends the process with
-    // status 0 at once (std::_Exit after flushing stdout), without waiting
-    // for calls still running and without running static destructors. It
-    // never returns; the int is for `return pool.serve();` in main. Run by
-    // hand (NEXUS_POOL_IN unset), it says so on stderr and exits with 2.
+    // serve sends ready and runs calls, each on a thread of its own (worker
+    // threads are reused), until nexus closes descriptor 3 or sends
+    // shutdown; then it ends the process with status 0 at once (std::_Exit
+    // after flushing stdout), without waiting for calls still running and
+    // without running static destructors. It never returns; the int is for
+    // `return pool.serve();` in main. Run by hand (NEXUS_POOL_IN unset), it
+    // says so on stderr and exits with 2.
     [[noreturn]] int serve() {
         detail::Runtime& rt = detail::runtime();
         detail::open_descriptors();
