@@ -1971,10 +1971,10 @@ private:
     // at says the parse is at the value of the root object's member m.
     bool at(Member m) const { return member_ == m && stack_.size() == 1 && stack_.back()->is_object(); }
 
-    void take_mid(std::optional<long long> mid) {
+    void take_mid(std::optional<long long> value) {
         entry_ = nullptr;
-        if (!call_ || !mid || args_ != nullptr) return;
-        auto it = table_.find(*mid);
+        if (!call_ || !value || args_ != nullptr) return;
+        auto it = table_.find(*value);
         if (it != table_.end()) entry_ = &it->second;
     }
 
