@@ -59,6 +59,23 @@ const (
 	cppFdsInherited
 	cppPlot
 	cppBlocksOnly
+	cppAddInts
+	cppEchoI64s
+	cppEchoInts
+	cppEchoDoubles
+	cppEchoFloats
+	cppEchoGrid
+	cppEchoIntGrid
+	cppEchoSeries
+	cppEchoU64s
+	cppEchoCube
+	cppEchoBools
+	cppEchoMaybeDoubles
+	cppMixArgs
+	cppMakeGrid
+	cppWithNonFinite
+	cppThreadCount
+	cppMeet
 	cppPoolMids = iota // how many functions pool.cpp has
 )
 
@@ -82,7 +99,14 @@ func TestCppPool(t *testing.T) {
 
 // buildCppTestPool compiles the test pool into the test's temporary
 // directory, skipping the test when there is no g++ or nlohmann/json.
-func buildCppTestPool(t *testing.T) string {
+func buildCppTestPool(t testing.TB) string {
+	t.Helper()
+	return buildCppProgram(t, "pool.cpp")
+}
+
+// buildCppProgram compiles testdata/cpp/<name> with the build line
+// docs/pool-protocol.md gives (plus warnings as errors).
+func buildCppProgram(t testing.TB, name string) string {
 	t.Helper()
 	gxx, err := exec.LookPath("g++")
 	if err != nil {
@@ -97,17 +121,17 @@ func buildCppTestPool(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	source, err := filepath.Abs(filepath.Join("testdata", "cpp", "pool.cpp"))
+	source, err := filepath.Abs(filepath.Join("testdata", "cpp", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	exe := filepath.Join(t.TempDir(), "pool-cpp.out")
+	exe := filepath.Join(t.TempDir(), strings.TrimSuffix(name, ".cpp")+"-cpp.out")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	build := exec.CommandContext(ctx, gxx, "-std=c++17", "-O2", "-pthread", "-Wall", "-Wextra", "-Werror",
 		"-I"+runtimeDir, source, "-o", exe)
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the C++ test pool: %v\n%s", err, out)
+		t.Fatalf("building the C++ test program %s: %v\n%s", name, err, out)
 	}
 	return exe
 }

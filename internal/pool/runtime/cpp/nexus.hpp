@@ -31,16 +31,20 @@
 // NEXUS_RECORD, nexus::Bytes (base64), std::nullptr_t (null),
 // nlohmann::json and nexus::json (passed through), and any type with a
 // nexus::Codec specialization. A function returning void sends null; one
-// returning nexus::Content answers with MCP content blocks.
+// returning nexus::Content answers with MCP content blocks. Vectors of
+// numbers (any depth) travel as raw arrays when nexus sends or asks for
+// them (protocol 2), and skip json trees when they come as JSON.
 
 #ifndef NEXUS_POOL_RUNTIME_HPP
 #define NEXUS_POOL_RUNTIME_HPP
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -73,6 +77,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 namespace nexus {
@@ -82,7 +87,7 @@ namespace nexus {
 using json = nlohmann::ordered_json;
 
 // The pool protocol version this runtime speaks.
-inline constexpr int protocol_version = 1;
+inline constexpr int protocol_version = 2;
 
 // Cancelled is thrown by throw_if_cancelled() and sleep_for() in a call that
 // nexus has cancelled; the runtime turns it into the protocol's "cancelled"
@@ -160,18 +165,39 @@ inline std::string got(const json& j) {
 
 [[noreturn]] inline void expected(const std::string& what, const json& j) { fail("expected " + what + ", got " + got(j)); }
 
-// with_path runs f, adding segment in front of the path of a PathError.
-template <class F>
-decltype(auto) with_path(const std::string& segment, F&& f) {
+// with_segment runs f, adding the segment that make_segment() builds in
+// front of the path of a PathError. The segment is built only on failure:
+// a million elements that convert build no strings.
+template <class M, class F>
+decltype(auto) with_segment(M&& make_segment, F&& f) {
     try {
         return f();
     } catch (PathError& e) {
-        e.path.insert(0, segment);
+        e.path.insert(0, make_segment());
         throw;
     }
 }
 
 inline std::string index_segment(std::size_t i) { return "[" + std::to_string(i) + "]"; }
+
+// with_path, with_index, with_field and with_key name where f works: "[3]",
+// ".age", "[\"key\"]".
+template <class F>
+decltype(auto) with_path(const std::string& segment, F&& f) {
+    return with_segment([&] { return segment; }, std::forward<F>(f));
+}
+template <class F>
+decltype(auto) with_index(std::size_t i, F&& f) {
+    return with_segment([i] { return index_segment(i); }, std::forward<F>(f));
+}
+template <class F>
+decltype(auto) with_field(const char* name, F&& f) {
+    return with_segment([name] { return std::string(".") + name; }, std::forward<F>(f));
+}
+template <class F>
+decltype(auto) with_key(const std::string& key, F&& f) {
+    return with_segment([&key] { return "[" + json(key).dump() + "]"; }, std::forward<F>(f));
+}
 
 // where formats "argument 2" plus the path inside it, if any.
 inline std::string where(const std::string& what, const PathError& e) {
@@ -394,12 +420,12 @@ private:
             if constexpr (detail::is_optional<M>::value) return;  // left out: nothing
             detail::fail(std::string("missing field \"") + f.name + "\" of " + name());
         }
-        value.*f.member = detail::with_path(std::string(".") + f.name, [&] { return Codec<M>::decode(*it); });
+        value.*f.member = detail::with_field(f.name, [&] { return Codec<M>::decode(*it); });
     }
 
     template <class C, class M>
     static void encode_field(json& out, const T& value, const detail::Field<C, M>& f) {
-        out[f.name] = detail::with_path(std::string(".") + f.name, [&] { return Codec<M>::encode(value.*f.member); });
+        out[f.name] = detail::with_field(f.name, [&] { return Codec<M>::encode(value.*f.member); });
     }
 };
 
@@ -496,17 +522,20 @@ struct Codec<std::vector<T, A>> {
     static std::string name() { return "vector<" + Codec<T>::name() + ">"; }
     static std::vector<T, A> decode(const json& j) {
         if (!j.is_array()) detail::expected("an array (" + name() + ")", j);
+        const auto& items = j.get_ref<const json::array_t&>();
         std::vector<T, A> out;
-        out.reserve(j.size());
-        for (std::size_t i = 0; i < j.size(); ++i)
-            out.push_back(detail::with_path(detail::index_segment(i), [&] { return Codec<T>::decode(j[i]); }));
+        out.reserve(items.size());
+        for (std::size_t i = 0; i < items.size(); ++i)
+            out.push_back(detail::with_index(i, [&] { return Codec<T>::decode(items[i]); }));
         return out;
     }
     static json encode(const std::vector<T, A>& v) {
         json out = json::array();
+        auto& items = out.get_ref<json::array_t&>();
+        items.reserve(v.size());
         std::size_t i = 0;
         for (auto&& e : v) {
-            out.push_back(detail::with_path(detail::index_segment(i), [&] { return Codec<T>::encode(static_cast<const T&>(e)); }));
+            items.push_back(detail::with_index(i, [&] { return Codec<T>::encode(static_cast<const T&>(e)); }));
             ++i;
         }
         return out;
@@ -520,13 +549,13 @@ struct Codec<std::array<T, N>> {
         if (!j.is_array() || j.size() != N) detail::expected("an array of " + std::to_string(N) + " (" + name() + ")", j);
         std::array<T, N> out{};
         for (std::size_t i = 0; i < N; ++i)
-            out[i] = detail::with_path(detail::index_segment(i), [&] { return Codec<T>::decode(j[i]); });
+            out[i] = detail::with_index(i, [&] { return Codec<T>::decode(j[i]); });
         return out;
     }
     static json encode(const std::array<T, N>& v) {
         json out = json::array();
         for (std::size_t i = 0; i < N; ++i)
-            out.push_back(detail::with_path(detail::index_segment(i), [&] { return Codec<T>::encode(v[i]); }));
+            out.push_back(detail::with_index(i, [&] { return Codec<T>::encode(v[i]); }));
         return out;
     }
 };
@@ -543,13 +572,13 @@ std::string join_names() {
 template <class Tuple, class... T, std::size_t... I>
 Tuple decode_tuple(const json& j, std::index_sequence<I...>) {
     // Braced initialization evaluates left to right: the first bad element is reported.
-    return Tuple{with_path(index_segment(I), [&] { return Codec<T>::decode(j[I]); })...};
+    return Tuple{with_index(I, [&] { return Codec<T>::decode(j[I]); })...};
 }
 
 template <class Tuple, class... T, std::size_t... I>
 json encode_tuple(const Tuple& t, std::index_sequence<I...>) {
     json out = json::array();
-    (out.push_back(with_path(index_segment(I), [&] { return Codec<T>::encode(std::get<I>(t)); })), ...);
+    (out.push_back(with_index(I, [&] { return Codec<T>::encode(std::get<I>(t)); })), ...);
     return out;
 }
 
@@ -610,18 +639,18 @@ struct MapCodec {
             if (j.is_object()) {
                 for (auto it = j.begin(); it != j.end(); ++it) {
                     const std::string& key = it.key();
-                    out.insert_or_assign(key, with_path("[" + json(key).dump() + "]", [&] { return Codec<V>::decode(it.value()); }));
+                    out.insert_or_assign(key, with_key(key, [&] { return Codec<V>::decode(it.value()); }));
                 }
                 return out;
             }
         }
         if (!j.is_array()) expected(string_keys ? "an object (" + name() + ")" : "an array of [key, value] (" + name() + ")", j);
         for (std::size_t i = 0; i < j.size(); ++i) {
-            with_path(index_segment(i), [&] {
+            with_index(i, [&] {
                 const json& pair = j[i];
                 if (!pair.is_array() || pair.size() != 2) expected("a [key, value] array", pair);
-                K key = with_path("[0]", [&] { return Codec<K>::decode(pair[0]); });
-                V value = with_path("[1]", [&] { return Codec<V>::decode(pair[1]); });
+                K key = with_index(0, [&] { return Codec<K>::decode(pair[0]); });
+                V value = with_index(1, [&] { return Codec<V>::decode(pair[1]); });
                 out.insert_or_assign(std::move(key), std::move(value));
                 return 0;
             });
@@ -633,13 +662,13 @@ struct MapCodec {
         if constexpr (string_keys) {
             json out = json::object();
             for (const auto& [key, value] : m)
-                out[key] = with_path("[" + json(key).dump() + "]", [&] { return Codec<V>::encode(value); });
+                out[key] = with_key(key, [&] { return Codec<V>::encode(value); });
             return out;
         } else {
             json out = json::array();
             std::size_t i = 0;
             for (const auto& [key, value] : m) {
-                out.push_back(with_path(index_segment(i), [&] { return json::array({Codec<K>::encode(key), Codec<V>::encode(value)}); }));
+                out.push_back(with_index(i, [&] { return json::array({Codec<K>::encode(key), Codec<V>::encode(value)}); }));
                 ++i;
             }
             return out;
@@ -733,32 +762,507 @@ inline json resource(const Bytes& data, const std::string& mime_type, const std:
     return json{{"type", "resource"}, {"resource", {{"uri", uri}, {"mimeType", mime_type}, {"blob", detail::base64_encode(data.data)}}}};
 }
 
+// --- arrays (protocol 2) ------------------------------------------------------------
+
+namespace detail {
+
+// The largest frame body either side may send.
+constexpr std::size_t max_frame = std::size_t(256) << 20;
+
+// The array dtypes of protocol 2, little-endian on the wire.
+enum class DType { i4, i8, f8 };
+
+inline const char* dtype_name(DType d) { return d == DType::i4 ? "i4" : d == DType::i8 ? "i8" : "f8"; }
+inline std::size_t dtype_size(DType d) { return d == DType::i4 ? 4 : 8; }
+
+// Arrays are taken only where the host's byte order is the wire's, so that
+// their bytes are copied as they are.
+#if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+inline constexpr bool takes_arrays = true;
+#else
+inline constexpr bool takes_arrays = false;
+#endif
+
+// A result of fewer elements goes as JSON: for small arrays that is cheaper.
+constexpr std::size_t min_array_result = 256;
+
+struct FreeDeleter {
+    void operator()(void* p) const noexcept { std::free(p); }
+};
+
+// Buffer holds bytes read from nexus. It grows as they arrive, so a header
+// claiming a large body costs nothing until the body comes; realloc grows
+// a large block by remapping it rather than copying.
+struct Buffer {
+    std::unique_ptr<char, FreeDeleter> data;
+    std::size_t size = 0;
+    std::size_t capacity = 0;
+
+    void reserve(std::size_t want) {
+        if (want <= capacity) return;
+        void* p = std::realloc(data.get(), want);
+        if (p == nullptr) throw std::bad_alloc();
+        (void)data.release();
+        data.reset(static_cast<char*>(p));
+        capacity = want;
+    }
+};
+
+// InArray is an array of a call: its place in the arguments and its bytes.
+struct InArray {
+    std::size_t arg = 0;  // path[0]
+    json path;            // the whole path, as nexus sent it
+    DType dtype = DType::i8;
+    std::vector<std::size_t> shape;
+    Buffer blob;
+    bool placed = false;  // turned into JSON inside the arguments
+};
+
+inline std::int64_t load_int(const char* p, DType d, std::size_t i) {
+    if (d == DType::i4) {
+        std::int32_t v;
+        std::memcpy(&v, p + 4 * i, 4);
+        return v;
+    }
+    std::int64_t v;
+    std::memcpy(&v, p + 8 * i, 8);
+    return v;
+}
+
+inline double load_double(const char* p, std::size_t i) {
+    double v;
+    std::memcpy(&v, p + 8 * i, 8);
+    return v;
+}
+
+// element_json is element i as the JSON parser makes it from the text
+// nexus would have sent: a non-negative integer is unsigned, as nlohmann
+// reads it, so a function sees the same json either way.
+inline json element_json(const InArray& a, std::size_t i) {
+    const char* p = a.blob.data.get();
+    if (a.dtype == DType::f8) return json(load_double(p, i));
+    std::int64_t v = load_int(p, a.dtype, i);
+    if (v >= 0) return json(static_cast<std::uint64_t>(v));
+    return json(v);
+}
+
+// array_json is the nested lists an array stands for: the route for arrays
+// inside a record and for parameter types without a fast path.
+inline json array_json(const InArray& a, std::size_t level, std::size_t& next) {
+    json out = json::array();
+    auto& items = out.get_ref<json::array_t&>();
+    items.reserve(a.shape[level]);
+    for (std::size_t i = 0; i < a.shape[level]; ++i) {
+        if (level + 1 == a.shape.size()) items.push_back(element_json(a, next++));
+        else items.push_back(array_json(a, level + 1, next));
+    }
+    return out;
+}
+
+// array_traits<T>::rank is how many std::vectors deep T nests around an
+// arithmetic element other than bool: such parameters are filled straight
+// from a blob, and such results may go as one. 0 for every other type.
+template <class T, class = void>
+struct array_traits {
+    static constexpr std::size_t rank = 0;
+};
+template <class E, class A>
+struct array_traits<std::vector<E, A>, std::enable_if_t<std::is_arithmetic_v<E> && !std::is_same_v<E, bool>>> {
+    static constexpr std::size_t rank = 1;
+    using element = E;
+};
+template <class U, class A>
+struct array_traits<std::vector<U, A>, std::enable_if_t<(array_traits<U>::rank > 0)>> {
+    static constexpr std::size_t rank = array_traits<U>::rank + 1;
+    using element = typename array_traits<U>::element;
+};
+
+template <class E>
+bool fits(std::int64_t v) {
+    using limits = std::numeric_limits<E>;
+    if constexpr (std::is_signed_v<E>) {
+        return v >= static_cast<std::int64_t>(limits::min()) && v <= static_cast<std::int64_t>(limits::max());
+    } else {
+        return v >= 0 && static_cast<std::uint64_t>(v) <= static_cast<std::uint64_t>(limits::max());
+    }
+}
+
+// decode_element converts element i as the JSON route would, errors and all.
+template <class E>
+E decode_element(const InArray& a, std::size_t i, std::size_t index) {
+    return with_index(index, [&] { return Codec<E>::decode(element_json(a, i)); });
+}
+
+// fill_elements converts n elements from element first of the blob: a copy
+// of the bytes when the types agree, else each element with the checks
+// and messages of the JSON route.
+template <class E>
+void fill_elements(E* out, const InArray& a, std::size_t first, std::size_t n) {
+    const char* p = a.blob.data.get();
+    constexpr bool whole = std::is_integral_v<E>;
+    if (a.dtype == DType::f8) {
+        if constexpr (std::is_same_v<E, double>) {
+            if (n > 0) std::memcpy(out, p + 8 * first, 8 * n);
+        } else {
+            for (std::size_t i = 0; i < n; ++i) out[i] = decode_element<E>(a, first + i, i);
+        }
+        return;
+    }
+    if constexpr (whole && std::is_signed_v<E>) {
+        if (sizeof(E) == dtype_size(a.dtype)) {
+            if (n > 0) std::memcpy(out, p + sizeof(E) * first, sizeof(E) * n);
+            return;
+        }
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+        std::int64_t v = load_int(p, a.dtype, first + i);
+        if constexpr (whole) {
+            out[i] = fits<E>(v) ? static_cast<E>(v) : decode_element<E>(a, first + i, i);
+        } else {
+            out[i] = static_cast<E>(static_cast<double>(v));  // as the JSON route: the double, then E
+        }
+    }
+}
+
+// from_array builds T (array_traits<T>::rank == a.shape.size()) from the
+// array's elements, next counting the elements used.
+template <class T>
+T from_array(const InArray& a, std::size_t level, std::size_t& next) {
+    using U = typename T::value_type;
+    std::size_t n = a.shape[level];
+    T out;
+    if constexpr (array_traits<U>::rank == 0) {
+        out.resize(n);
+        fill_elements(out.data(), a, next, n);
+        next += n;
+    } else {
+        out.reserve(n);
+        for (std::size_t i = 0; i < n; ++i) out.push_back(with_index(i, [&] { return from_array<U>(a, level + 1, next); }));
+    }
+    return out;
+}
+
+// OutArray is a result sent as one array.
+struct OutArray {
+    DType dtype = DType::f8;
+    std::vector<std::size_t> shape;
+    std::shared_ptr<const void> owner;  // keeps data alive
+    const char* data = nullptr;
+    std::size_t size = 0;
+};
+
+template <class T>
+void first_shape(const T& v, std::size_t* shape) {
+    shape[0] = v.size();
+    if constexpr (array_traits<typename T::value_type>::rank > 0) {
+        if (!v.empty()) first_shape(v.front(), shape + 1);
+    }
+}
+
+template <class T>
+bool rectangular(const T& v, const std::size_t* shape) {
+    if (v.size() != shape[0]) return false;
+    if constexpr (array_traits<typename T::value_type>::rank > 0) {
+        for (const auto& row : v)
+            if (!rectangular(row, shape + 1)) return false;
+    }
+    return true;
+}
+
+// each_row calls f(data, n) for each innermost vector, in row-major order.
+template <class T, class F>
+bool each_row(const T& v, F& f) {
+    if constexpr (array_traits<typename T::value_type>::rank == 0) {
+        return f(v.data(), v.size());
+    } else {
+        for (const auto& row : v)
+            if (!each_row(row, f)) return false;
+        return true;
+    }
+}
+
+// wire_double is the double a floating element goes out as: the one its
+// JSON text would read back as.
+template <class E>
+double wire_double(E x) {
+    if constexpr (std::is_same_v<E, float>) return shortest_float(x);
+    else return static_cast<double>(x);
+}
+
+// to_array makes value (array_traits<T>::rank > 0) one array, or nothing
+// when JSON must carry it: a ragged nest, fewer than min_array_result
+// elements, or elements an array cannot hold exactly (NaN and infinities,
+// which take the JSON route and its error; unsigned integers past 2^63).
+// It moves from value only when it succeeds and movable is true.
+template <class V>
+std::unique_ptr<OutArray> to_array(V& value, bool movable) {
+    using T = plain<V>;
+    using E = typename array_traits<T>::element;
+    constexpr std::size_t rank = array_traits<T>::rank;
+    std::vector<std::size_t> shape(rank, 0);
+    first_shape(value, shape.data());
+    if (!rectangular(value, shape.data())) return nullptr;
+    std::size_t count = 1;
+    for (std::size_t d : shape) count *= d;
+    if (count < min_array_result || count > max_frame / 8) return nullptr;
+
+    // (Held by pointer: GCC 12 warns falsely about an optional of it.)
+    auto out = std::make_unique<OutArray>();
+    out->dtype = std::is_integral_v<E> ? DType::i8 : DType::f8;
+    out->shape = std::move(shape);
+    out->size = count * 8;
+    auto ok = [](const E* p, std::size_t n) {
+        for (std::size_t i = 0; i < n; ++i) {
+            if constexpr (std::is_floating_point_v<E>) {
+                if (!std::isfinite(wire_double(p[i]))) return false;
+            } else if constexpr (std::is_unsigned_v<E> && sizeof(E) >= 8) {
+                if (p[i] > static_cast<E>(std::numeric_limits<std::int64_t>::max())) return false;
+            }
+        }
+        return true;
+    };
+    if constexpr (std::is_floating_point_v<E> || (std::is_unsigned_v<E> && sizeof(E) >= 8)) {
+        if (!each_row(value, ok)) return nullptr;
+    }
+    constexpr bool as_is = std::is_same_v<E, double> || (std::is_integral_v<E> && std::is_signed_v<E> && sizeof(E) == 8);
+    if constexpr (rank == 1 && as_is && !std::is_const_v<V>) {
+        if (movable) {  // the vector's own bytes go out
+            auto held = std::make_shared<T>(std::move(value));
+            out->data = reinterpret_cast<const char*>(held->data());
+            out->owner = std::move(held);
+            return out;
+        }
+    }
+    std::shared_ptr<char> bytes(static_cast<char*>(std::malloc(out->size)), FreeDeleter());
+    if (!bytes) throw std::bad_alloc();
+    char* at = bytes.get();
+    auto copy = [&at](const E* p, std::size_t n) {
+        if constexpr (as_is) {
+            if (n > 0) std::memcpy(at, p, 8 * n);
+            at += 8 * n;
+        } else {
+            for (std::size_t i = 0; i < n; ++i, at += 8) {
+                if constexpr (std::is_integral_v<E>) {
+                    auto v = static_cast<std::int64_t>(p[i]);
+                    std::memcpy(at, &v, 8);
+                } else {
+                    double v = wire_double(p[i]);
+                    std::memcpy(at, &v, 8);
+                }
+            }
+        }
+        return true;
+    };
+    each_row(value, copy);
+    out->data = bytes.get();
+    out->owner = std::move(bytes);
+    return out;
+}
+
+// Sink takes the parse events of one argument in JSON and builds its
+// value without a json tree (see MessageReader). A false return means the
+// value is not the plain nest of numbers the sink takes: the message is
+// then parsed again the ordinary way, which decides what is wrong.
+struct Sink {
+    virtual ~Sink() = default;
+    virtual bool start_array() = 0;
+    virtual bool end_array() = 0;
+    virtual bool integer(std::int64_t v) = 0;
+    virtual bool whole(std::uint64_t v) = 0;
+    virtual bool real(double v) = 0;
+    virtual bool done() const = 0;
+    virtual std::shared_ptr<void> take() = 0;  // a T
+};
+
+using SinkMaker = std::unique_ptr<Sink> (*)();
+
+// ArraySink builds T (array_traits<T>::rank > 0) with the conversions of
+// Codec<T>::decode: the elements in one flat vector, each array's length,
+// and the nest of vectors at the end.
+template <class T>
+class ArraySink final : public Sink {
+    using E = typename array_traits<T>::element;
+    static constexpr std::size_t rank = array_traits<T>::rank;
+
+public:
+    bool start_array() override {
+        if (done_ || depth_ == rank) return false;
+        if (depth_ > 0) ++open_[depth_ - 1];
+        open_[depth_++] = 0;
+        return true;
+    }
+    bool end_array() override {
+        --depth_;
+        lengths_[depth_].push_back(open_[depth_]);
+        done_ = depth_ == 0;
+        return true;
+    }
+    bool integer(std::int64_t v) override {
+        if constexpr (std::is_integral_v<E>) return fits<E>(v) && put(static_cast<E>(v));
+        else return real(static_cast<double>(v));
+    }
+    bool whole(std::uint64_t v) override {
+        if constexpr (std::is_integral_v<E>) return v <= static_cast<std::uint64_t>(std::numeric_limits<E>::max()) && put(static_cast<E>(v));
+        else return real(static_cast<double>(v));
+    }
+    bool real(double v) override {
+        if constexpr (std::is_integral_v<E>) {
+            return false;  // a whole double may still fit: the ordinary route decides
+        } else {
+            if (std::is_same_v<E, float> && std::isfinite(v) && std::fabs(v) > static_cast<double>(std::numeric_limits<float>::max()))
+                return false;
+            return put(static_cast<E>(v));
+        }
+    }
+    bool done() const override { return done_; }
+    std::shared_ptr<void> take() override {
+        std::array<std::size_t, rank> next{};
+        std::size_t at = 0;
+        return std::make_shared<T>(build<T>(0, next, at));
+    }
+
+private:
+    bool put(E x) {
+        if (depth_ != rank) return false;
+        flat_.push_back(x);
+        ++open_[rank - 1];
+        return true;
+    }
+
+    template <class V>
+    V build(std::size_t level, std::array<std::size_t, rank>& next, std::size_t& at) {
+        std::size_t n = lengths_[level][next[level]++];
+        if constexpr (array_traits<typename V::value_type>::rank == 0) {
+            if constexpr (std::is_same_v<V, std::vector<E>>) {
+                if (rank == 1) return std::move(flat_);
+            }
+            V row(flat_.begin() + std::ptrdiff_t(at), flat_.begin() + std::ptrdiff_t(at + n));
+            at += n;
+            return row;
+        } else {
+            V out;
+            out.reserve(n);
+            for (std::size_t i = 0; i < n; ++i) out.push_back(build<typename V::value_type>(level + 1, next, at));
+            return out;
+        }
+    }
+
+    std::vector<E> flat_;
+    std::array<std::vector<std::size_t>, rank> lengths_;  // per level, each array's length in order
+    std::array<std::size_t, rank> open_{};  // elements so far of the open array at each level
+    std::size_t depth_ = 0;
+    bool done_ = false;
+};
+
+template <class T>
+std::unique_ptr<Sink> make_sink() {
+    return std::make_unique<ArraySink<T>>();
+}
+
+// sink_maker is how an argument of type T is read without a json tree, or
+// nullptr when it is not.
+template <class T>
+constexpr SinkMaker sink_maker() {
+    if constexpr (array_traits<T>::rank > 0) return &make_sink<T>;
+    else return nullptr;
+}
+
+// put_number writes x at p (64 bytes of room) as the json that
+// Codec<E>::encode(x) makes is written (nlohmann's own number formatting),
+// or fails as that does, and returns the end.
+template <class E>
+char* put_number(char* p, E x, std::size_t index) {
+    if constexpr (std::is_integral_v<E>) {
+        if constexpr (std::is_signed_v<E>) return std::to_chars(p, p + 64, static_cast<std::int64_t>(x)).ptr;
+        else return std::to_chars(p, p + 64, static_cast<std::uint64_t>(x)).ptr;
+    } else {
+        if (!std::isfinite(x)) with_index(index, [&] { return encode_floating<E>(x); });  // throws
+        double d = wire_double(x);
+        if (!std::isfinite(d)) return std::copy_n("null", 4, p);  // a long double past double's range, as nlohmann writes it
+        return nlohmann::detail::to_chars(p, p + 64, d);
+    }
+}
+
+// append_array_text writes value (array_traits<T>::rank > 0) as JSON text
+// directly: the same text as dumping Codec<T>::encode(value), without
+// building and freeing a json tree of every element.
+template <class T>
+void append_array_text(std::string& out, const T& value) {
+    using U = typename T::value_type;
+    out += '[';
+    std::size_t i = 0;
+    for (const auto& e : value) {
+        if constexpr (array_traits<U>::rank > 0) {
+            if (i > 0) out += ',';
+            with_index(i, [&] { append_array_text(out, e); });
+        } else {
+            char buf[72];  // a comma and a number: one append each
+            char* end = buf;
+            if (i > 0) *end++ = ',';
+            out.append(buf, put_number<U>(end, e, i));
+        }
+        ++i;
+    }
+    out += ']';
+}
+
+}  // namespace detail
+
 // --- runtime state -------------------------------------------------------------
 
 namespace detail {
 
-constexpr std::size_t max_frame = std::size_t(256) << 20;
 constexpr std::size_t alt_stack_size = 64 << 10;
+
+// A worker thread with no call for this long ends.
+constexpr auto worker_idle_time = std::chrono::seconds(10);
+
+// CallInput is what a call brings: its arguments, the arrays among them
+// (their places in args hold null) and the rank of the result nexus would
+// take as an array (0: none).
+struct CallInput {
+    json args;
+    std::vector<InArray> arrays;
+    std::vector<std::shared_ptr<void>> typed;  // arguments read without a json tree (null in args)
+    std::size_t ret_rank = 0;
+};
+
+// Reply is what a function produced: its value (as json, or already as
+// text) and, for a Content result, its blocks; or its value as one array.
+struct Reply {
+    json value;
+    std::optional<json> content;
+    std::unique_ptr<OutArray> array;
+    std::optional<std::string> text;
+};
+
+using Handler = std::function<Reply(CallInput& input)>;
+
+// Entry is a function in the dispatch table: its handler, and how each
+// argument may be read straight from the message (nullptr: as json).
+struct Entry {
+    Handler handler;
+    std::vector<SinkMaker> sinks;
+};
 
 // CallState is one call in flight.
 struct CallState {
     json id;              // echoed exactly
-    std::string id_text;  // id.dump(): the key of the call table
+    std::string id_text;  // its JSON text: the key of the call table
     long long mid = 0;
     bool progress = false;  // the client asked for progress
     std::atomic<bool> cancelled{false};
     std::mutex mu;  // with cv: wakes sleep_for on cancel
     std::condition_variable cv;
+    const Handler* handler = nullptr;
+    CallInput input;
 };
 
-// Reply is what a function produced: its value and, for a Content result,
-// its blocks.
-struct Reply {
-    json value;
-    std::optional<json> content;
+// Worker is a thread that runs calls; idle, it waits for next.
+struct Worker {
+    std::condition_variable cv;
+    std::shared_ptr<CallState> next;
 };
-
-using Handler = std::function<Reply(const json& args)>;
 
 struct Runtime {
     int in_fd = -1;
@@ -768,7 +1272,9 @@ struct Runtime {
     std::mutex write_mu;
     std::mutex calls_mu;
     std::unordered_map<std::string, std::shared_ptr<CallState>> calls;
-    std::map<long long, Handler> table;
+    std::map<long long, Entry> table;
+    std::mutex workers_mu;
+    std::vector<std::shared_ptr<Worker>> idle;  // the most recently idle last, and reused first
 };
 
 // runtime is never destroyed: detached call threads may use it while the
@@ -793,44 +1299,68 @@ inline const bool stdout_line_buffered = [] {
     std::_Exit(status);
 }
 
-// write_frame sends one frame whole. The lock keeps frames from several
+inline void put_header(unsigned char* h, std::uint32_t n) {
+    h[0] = static_cast<unsigned char>(n >> 24);
+    h[1] = static_cast<unsigned char>(n >> 16);
+    h[2] = static_cast<unsigned char>(n >> 8);
+    h[3] = static_cast<unsigned char>(n);
+}
+
+// send writes one message, made of parts, after a blob when blob is set:
+// whole and in one writev, under the lock that keeps frames from several
 // threads apart. SIGPIPE is blocked around the write so that a vanished
 // nexus shows up as EPIPE; the pool then exits, as nexus is gone.
-inline void write_frame(const std::string& payload) {
+inline void send(std::initializer_list<std::string_view> parts, const OutArray* blob = nullptr) {
     Runtime& rt = runtime();
     if (rt.out_fd < 0) {
-        std::fprintf(stderr, "%s\n", payload.c_str());
+        for (std::string_view part : parts) std::fwrite(part.data(), 1, part.size(), stderr);
+        std::fputc('\n', stderr);
         return;
     }
-    std::string frame;
-    frame.reserve(payload.size() + 4);
-    auto n = static_cast<std::uint32_t>(payload.size());
-    frame += char(n >> 24);
-    frame += char((n >> 16) & 255);
-    frame += char((n >> 8) & 255);
-    frame += char(n & 255);
-    frame += payload;
+    unsigned char blob_header[4], header[4];
+    iovec iov[12];
+    int count = 0;
+    auto add = [&](const void* p, std::size_t n) {
+        if (n > 0) iov[count++] = iovec{const_cast<void*>(p), n};
+    };
+    if (blob != nullptr) {
+        put_header(blob_header, static_cast<std::uint32_t>(blob->size) | 0x80000000u);
+        add(blob_header, 4);
+        add(blob->data, blob->size);
+    }
+    std::size_t n = 0;
+    for (std::string_view part : parts) n += part.size();
+    put_header(header, static_cast<std::uint32_t>(n));
+    add(header, 4);
+    for (std::string_view part : parts) add(part.data(), part.size());
 
     std::lock_guard<std::mutex> lock(rt.write_mu);
     sigset_t pipe_only, old;
     sigemptyset(&pipe_only);
     sigaddset(&pipe_only, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
-    const char* p = frame.data();
-    std::size_t left = frame.size();
-    while (left > 0) {
-        ssize_t w = ::write(rt.out_fd, p, left);
+    iovec* at = iov;
+    while (count > 0) {
+        ssize_t w = ::writev(rt.out_fd, at, count);
         if (w < 0) {
             if (errno == EINTR) continue;
             exit_now(0);  // nexus is gone: so are we
         }
-        p += w;
-        left -= std::size_t(w);
+        auto done = static_cast<std::size_t>(w);
+        while (count > 0 && done >= at->iov_len) {
+            done -= at->iov_len;
+            ++at;
+            --count;
+        }
+        if (count > 0) {
+            at->iov_base = static_cast<char*>(at->iov_base) + done;
+            at->iov_len -= done;
+        }
     }
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
-inline std::string dump(const json& j) { return j.dump(); }
+inline void write_frame(const std::string& payload) { send({payload}); }
 
 inline json number(double x) {
     if (std::trunc(x) == x && std::fabs(x) < 9007199254740992.0) return json(static_cast<std::int64_t>(x));
@@ -947,6 +1477,7 @@ private:
     void* memory_ = nullptr;
 };
 
+
 // --- calls ------------------------------------------------------------------------
 
 inline std::string error_payload(const json& id, const std::string& message, const std::string& traceback = std::string()) {
@@ -969,50 +1500,142 @@ inline std::string strip_nlohmann(const char* what) {
     return s;
 }
 
-// result_payload runs the handler and encodes its one reply.
-inline std::string result_payload(const Handler& handler, CallState& call, const json& args) {
-    Reply reply;
+// id_text is an id's JSON text, as dump() writes it.
+inline std::string id_text(const json& id) {
+    if (id.is_number_unsigned()) return std::to_string(id.get<std::uint64_t>());
+    if (id.is_number_integer()) return std::to_string(id.get<std::int64_t>());
+    return id.dump();
+}
+
+// Outgoing is a call's reply, ready to send: the message's parts, and the
+// array that goes before it as a blob, if any.
+struct Outgoing {
+    std::string head;
+    std::string value;  // a result's value: apart, so that a large one is not copied
+    std::string tail;
+    std::unique_ptr<OutArray> array;
+
+    void send_it() const { send({head, value, tail}, array.get()); }
+    std::size_t size() const { return head.size() + value.size() + tail.size() + (array ? array->size : 0); }
+};
+
+inline Outgoing message_only(std::string text) {
+    Outgoing out;
+    out.head = std::move(text);
+    return out;
+}
+
+// reply runs the call's function and encodes its one reply.
+inline Outgoing reply(CallState& call) {
+    Reply r;
     try {
-        if (call.cancelled) return cancelled_payload(call.id);
-        reply = handler(args);
+        if (call.cancelled) return message_only(cancelled_payload(call.id));
+        r = (*call.handler)(call.input);
     } catch (const Cancelled&) {
-        return cancelled_payload(call.id);
+        return message_only(cancelled_payload(call.id));
     } catch (const ConversionError& e) {
-        return error_payload(call.id, e.what());
+        return message_only(error_payload(call.id, e.what()));
     } catch (const std::exception& e) {
         std::string type = demangle(typeid(e).name());
         std::string text = e.what();
-        return error_payload(call.id, text.empty() ? type : text, "C++ exception of type " + type);
+        return message_only(error_payload(call.id, text.empty() ? type : text, "C++ exception of type " + type));
     } catch (...) {
-        return error_payload(call.id, "unknown C++ exception");
+        return message_only(error_payload(call.id, "unknown C++ exception"));
     }
     // A call that saw the flag and returned early did not finish its work.
-    if (call.cancelled) return cancelled_payload(call.id);
-    std::string payload;
-    try {
-        json frame = {{"type", "result"}, {"id", call.id}, {"value", std::move(reply.value)}};
-        if (reply.content) frame["content"] = std::move(*reply.content);
-        payload = frame.dump();
-    } catch (const json::exception& e) {
-        return error_payload(call.id, "result: a string is not valid UTF-8 (" + strip_nlohmann(e.what()) + ")");
+    if (call.cancelled) return message_only(cancelled_payload(call.id));
+    Outgoing out;
+    if (r.array) {
+        out.head = "{\"type\":\"result\",\"id\":" + call.id_text + ",\"value\":null,\"arrays\":[{\"path\":[],\"dtype\":\"" +
+                   dtype_name(r.array->dtype) + "\",\"shape\":[";
+        for (std::size_t i = 0; i < r.array->shape.size(); ++i) {
+            if (i > 0) out.head += ',';
+            out.head += std::to_string(r.array->shape[i]);
+        }
+        out.head += "]}]}";
+        out.array = std::move(r.array);
+        return out;
     }
-    if (payload.size() > max_frame)
-        return error_payload(call.id, "the result takes " + std::to_string(payload.size()) + " bytes, over the " +
-                                          std::to_string(max_frame >> 20) + " MiB frame limit");
-    return payload;
+    // The message is written as nlohmann would write the whole object, in
+    // parts: the value's text is not copied into a larger string.
+    try {
+        out.value = r.text ? std::move(*r.text) : r.value.dump();
+        if (r.content) out.tail = ",\"content\":" + r.content->dump();
+    } catch (const json::exception& e) {
+        return message_only(error_payload(call.id, "result: a string is not valid UTF-8 (" + strip_nlohmann(e.what()) + ")"));
+    }
+    out.head = "{\"type\":\"result\",\"id\":" + call.id_text + ",\"value\":";
+    out.tail += '}';
+    std::size_t size = out.head.size() + out.value.size() + out.tail.size();
+    if (size > max_frame)
+        return message_only(error_payload(call.id, "the result takes " + std::to_string(size) + " bytes, over the " +
+                                                       std::to_string(max_frame >> 20) + " MiB frame limit"));
+    return out;
 }
 
-inline void run_call(const Handler* handler, std::shared_ptr<CallState> call, json args) {
-    AltStack alt_stack;
-    current_call = call.get();
-    std::string payload = result_payload(*handler, *call, args);
+// run_call runs one call on this thread and forgets it; the reply is the
+// caller's to send.
+inline Outgoing run_call(CallState& call) {
+    current_call = &call;
+    Outgoing out = reply(call);
     current_call = nullptr;
-    {
-        Runtime& rt = runtime();
-        std::lock_guard<std::mutex> lock(rt.calls_mu);
-        rt.calls.erase(call->id_text);
+    Runtime& rt = runtime();
+    std::lock_guard<std::mutex> lock(rt.calls_mu);
+    rt.calls.erase(call.id_text);
+    return out;
+}
+
+// worker runs calls, starting with first, and waits for more; it ends after
+// worker_idle_time without one. Threads are reused because starting one
+// costs more than a small call; a new one starts whenever a call finds no
+// idle worker, so calls never wait for each other.
+inline void worker(std::shared_ptr<CallState> first) {
+    AltStack alt_stack;
+    auto self = std::make_shared<Worker>();
+    Runtime& rt = runtime();
+    std::shared_ptr<CallState> call = std::move(first);
+    auto go_idle = [&] {
+        std::lock_guard<std::mutex> lock(rt.workers_mu);
+        rt.idle.push_back(self);
+    };
+    for (;;) {
+        {
+            Outgoing out = run_call(*call);
+            call.reset();
+            // Idle before a small reply leaves, so that the next call of a
+            // caller waiting for it finds this thread (it waits at most
+            // for the write); after a large one, so that no call waits
+            // behind a long write.
+            bool small = out.size() < (64 << 10);
+            if (small) go_idle();
+            out.send_it();
+            if (!small) go_idle();
+        }
+        std::unique_lock<std::mutex> lock(rt.workers_mu);
+        if (!self->cv.wait_for(lock, worker_idle_time, [&] { return self->next != nullptr; })) {
+            rt.idle.erase(std::find(rt.idle.begin(), rt.idle.end(), self));
+            return;
+        }
+        call = std::move(self->next);
     }
-    write_frame(payload);
+}
+
+// submit hands a call to an idle worker, or starts one.
+inline void submit(const std::shared_ptr<CallState>& call) {
+    Runtime& rt = runtime();
+    std::shared_ptr<Worker> w;
+    {
+        std::lock_guard<std::mutex> lock(rt.workers_mu);
+        if (!rt.idle.empty()) {
+            w = std::move(rt.idle.back());
+            rt.idle.pop_back();
+            w->next = call;
+        }
+    }
+    // Outside the lock, so that the worker does not wake into a held lock;
+    // w keeps the worker's condition variable alive meanwhile.
+    if (w) w->cv.notify_one();
+    else std::thread(worker, call).detach();
 }
 
 inline std::string mid_list() {
@@ -1024,7 +1647,32 @@ inline std::string mid_list() {
     return out;
 }
 
-inline void start_call(json& message) {
+// place_of finds the null an array's path names inside args, or protocol
+// error: nexus always sends a null placeholder there.
+inline json& place_of(json& args, const InArray& a, const std::string& call) {
+    auto bad = [&](const std::string& why) {
+        protocol_error("call " + call + ": array at " + a.path.dump() + ": " + why);
+    };
+    json* at = &args[a.arg];
+    for (std::size_t k = 1; k < a.path.size(); ++k) {
+        const json& step = a.path[k];
+        if (step.is_string()) {
+            if (!at->is_object()) bad("no object at step " + std::to_string(k));
+            auto it = at->find(step.get_ref<const std::string&>());
+            if (it == at->end()) bad("no member " + step.dump());
+            at = &*it;
+        } else if (step.is_number_unsigned()) {
+            if (!at->is_array() || step.get<std::uint64_t>() >= at->size()) bad("no element " + step.dump());
+            at = &(*at)[step.get<std::size_t>()];
+        } else {
+            bad("path elements must be strings and non-negative integers");
+        }
+    }
+    if (!at->is_null()) bad("its place in args is not null");
+    return *at;
+}
+
+inline void start_call(json& message, std::vector<InArray> arrays, std::vector<std::shared_ptr<void>> typed) {
     Runtime& rt = runtime();
     auto id_it = message.find("id");
     if (id_it == message.end()) protocol_error("a call without an id");
@@ -1036,7 +1684,7 @@ inline void start_call(json& message) {
         !(mid_it->is_number_unsigned() && mid_it->get<std::uint64_t>() > std::uint64_t(std::numeric_limits<long long>::max()))) {
         mid = mid_it->get<long long>();
         auto it = rt.table.find(mid);
-        if (it != rt.table.end()) handler = &it->second;
+        if (it != rt.table.end()) handler = &it->second.handler;
     }
     if (handler == nullptr) {
         std::string shown = mid_it == message.end() ? "null" : mid_it->dump();
@@ -1047,23 +1695,44 @@ inline void start_call(json& message) {
     if (args_it == message.end() || !args_it->is_array()) protocol_error("call " + id.dump() + ": args is not an array");
 
     auto call = std::make_shared<CallState>();
-    call->id = id;
-    call->id_text = id.dump();
+    call->id_text = id_text(id);
+    call->id = std::move(id);
     call->mid = mid;
+    call->handler = handler;
     auto progress_it = message.find("progress");
     call->progress = progress_it != message.end() && progress_it->is_boolean() && progress_it->get<bool>();
+    CallInput& input = call->input;
+    input.args = std::move(*args_it);
+    for (std::size_t i = 0; i < arrays.size(); ++i) {
+        InArray& a = arrays[i];
+        if (a.path.empty() || !a.path[0].is_number_unsigned() || a.path[0].get<std::uint64_t>() >= input.args.size())
+            protocol_error("call " + call->id_text + ": array at " + a.path.dump() + " names no argument");
+        a.arg = a.path[0].get<std::size_t>();
+        if (a.arg < typed.size() && typed[a.arg] != nullptr)
+            protocol_error("call " + call->id_text + ": array at " + a.path.dump() + ": its place in args is not null");
+        place_of(input.args, a, call->id_text);
+        for (std::size_t k = 0; k < i; ++k)
+            if (arrays[k].path == a.path) protocol_error("call " + call->id_text + ": two arrays at " + a.path.dump());
+    }
+    input.arrays = std::move(arrays);
+    input.typed = std::move(typed);
+    auto ret_it = message.find("ret");
+    if (ret_it != message.end() && ret_it->is_object()) {
+        auto rank = ret_it->find("rank");
+        if (rank != ret_it->end() && rank->is_number_unsigned()) input.ret_rank = rank->get<std::size_t>();
+    }
     {
         std::lock_guard<std::mutex> lock(rt.calls_mu);
         rt.calls[call->id_text] = call;
     }
     try {
-        std::thread(run_call, handler, call, std::move(*args_it)).detach();
+        submit(call);
     } catch (const std::system_error& e) {
         {
             std::lock_guard<std::mutex> lock(rt.calls_mu);
             rt.calls.erase(call->id_text);
         }
-        write_frame(error_payload(id, std::string("cannot start a thread for the call: ") + e.what()));
+        write_frame(error_payload(call->id, std::string("cannot start a thread for the call: ") + e.what()));
     }
 }
 
@@ -1074,7 +1743,7 @@ inline void cancel_call(const json& message) {
     {
         Runtime& rt = runtime();
         std::lock_guard<std::mutex> lock(rt.calls_mu);
-        auto it = rt.calls.find(id_it->dump());
+        auto it = rt.calls.find(id_text(*id_it));
         if (it == rt.calls.end()) return;  // finished already
         call = it->second;
     }
@@ -1085,42 +1754,88 @@ inline void cancel_call(const json& message) {
     call->cv.notify_all();
 }
 
-// read_full reads exactly n bytes; false at end of file before any byte.
-inline bool read_full(int fd, char* buf, std::size_t n, const char* what) {
+// read_body reads a frame's n bytes into buf, growing it as they arrive.
+inline void read_body(int fd, Buffer& buf, std::size_t n, const char* what) {
+    buf.size = 0;
+    while (buf.size < n) {
+        if (buf.size == buf.capacity) buf.reserve(std::min(n, std::max<std::size_t>(buf.capacity * 2, 64 << 10)));
+        ssize_t r = ::read(fd, buf.data.get() + buf.size, std::min(n, buf.capacity) - buf.size);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            protocol_error(std::string("reading descriptor ") + std::to_string(fd) + ": " + std::strerror(errno));
+        }
+        if (r == 0) protocol_error(std::string("end of file inside ") + what);
+        buf.size += std::size_t(r);
+    }
+}
+
+// read_header reads a frame header; false at end of file before it.
+inline bool read_header(int fd, std::uint32_t& header) {
+    unsigned char h[4];
     std::size_t got = 0;
-    while (got < n) {
-        ssize_t r = ::read(fd, buf + got, n - got);
+    while (got < 4) {
+        ssize_t r = ::read(fd, h + got, 4 - got);
         if (r < 0) {
             if (errno == EINTR) continue;
             protocol_error(std::string("reading descriptor ") + std::to_string(fd) + ": " + std::strerror(errno));
         }
         if (r == 0) {
             if (got == 0) return false;
-            protocol_error(std::string("end of file inside ") + what);
+            protocol_error("end of file inside a frame header");
         }
         got += std::size_t(r);
     }
+    header = std::uint32_t(h[0]) << 24 | std::uint32_t(h[1]) << 16 | std::uint32_t(h[2]) << 8 | h[3];
     return true;
 }
 
-// read_message returns the next message, or nothing at end of file.
-inline std::optional<json> read_message(int fd) {
-    unsigned char header[4];
-    if (!read_full(fd, reinterpret_cast<char*>(header), 4, "a frame header")) return std::nullopt;
-    std::size_t size = std::size_t(header[0]) << 24 | std::size_t(header[1]) << 16 | std::size_t(header[2]) << 8 | header[3];
-    if (size < 2 || size > max_frame)
-        protocol_error("frame length " + std::to_string(size) + " is outside 2.." + std::to_string(max_frame));
-    std::string payload(size, '\0');
-    if (!read_full(fd, payload.data(), size, "a frame")) protocol_error("end of file inside a frame");
-    json message;
-    try {
-        message = json::parse(payload);
-    } catch (const json::exception& e) {
-        protocol_error("bad message: " + strip_nlohmann(e.what()));
+// take_arrays pairs a message's array descriptors with the blobs that came
+// before it; a mismatch is a protocol error.
+inline std::vector<InArray> take_arrays(const json& message, const std::string& type, std::vector<Buffer>& blobs) {
+    std::vector<InArray> arrays;
+    auto it = message.find("arrays");
+    if (it == message.end() || (it->is_array() && it->empty())) {
+        if (!blobs.empty())
+            protocol_error(std::to_string(blobs.size()) + " blobs came before a " + type + " message that describes none");
+        return arrays;
     }
-    if (!message.is_object() || !message.contains("type") || !message["type"].is_string())
-        protocol_error("a message is not an object with a type");
-    return message;
+    if (!it->is_array()) protocol_error("a " + type + " message's arrays is not a list");
+    if (it->size() != blobs.size())
+        protocol_error("a " + type + " message describes " + std::to_string(it->size()) + " arrays but " +
+                       std::to_string(blobs.size()) + " blobs came before it");
+    arrays.reserve(blobs.size());
+    for (std::size_t i = 0; i < blobs.size(); ++i) {
+        const json& d = (*it)[i];
+        auto bad = [&](const std::string& why) { protocol_error("array " + std::to_string(i) + " " + d.dump() + ": " + why); };
+        if (!d.is_object()) bad("not an object");
+        InArray a;
+        auto path = d.find("path");
+        if (path == d.end() || !path->is_array()) bad("no path list");
+        a.path = *path;
+        auto dtype = d.find("dtype");
+        if (dtype == d.end() || !dtype->is_string()) bad("no dtype");
+        const std::string& name = dtype->get_ref<const std::string&>();
+        if (name == "i4") a.dtype = DType::i4;
+        else if (name == "i8") a.dtype = DType::i8;
+        else if (name == "f8") a.dtype = DType::f8;
+        else bad("unknown dtype (this pool takes i4, i8 and f8)");
+        auto shape = d.find("shape");
+        if (shape == d.end() || !shape->is_array() || shape->empty()) bad("no shape (a list of at least one length)");
+        std::size_t count = 1;
+        for (const json& n : *shape) {
+            if (!n.is_number_unsigned()) bad("a length in the shape is not a non-negative integer");
+            auto len = n.get<std::uint64_t>();
+            if (len > max_frame || (len > 0 && count > max_frame / len)) bad("the shape holds too many elements");
+            a.shape.push_back(static_cast<std::size_t>(len));
+            count *= static_cast<std::size_t>(len);
+        }
+        if (count * dtype_size(a.dtype) != blobs[i].size)
+            bad("it needs " + std::to_string(count * dtype_size(a.dtype)) + " bytes, the blob has " + std::to_string(blobs[i].size));
+        a.blob = std::move(blobs[i]);
+        arrays.push_back(std::move(a));
+    }
+    blobs.clear();
+    return arrays;
 }
 
 // open_descriptors reads NEXUS_POOL_IN and NEXUS_POOL_OUT, refusing to run
@@ -1151,6 +1866,215 @@ inline void open_descriptors() {
     };
     rt.in_fd = parse(in);
     rt.out_fd = parse(out);
+}
+
+// MessageReader builds a message from nlohmann's parse events, as
+// json::parse would, except that in a call (whose "type" and "mid" come
+// before its "args", as nexus writes them) an argument that the function
+// takes as a vector of numbers is built straight from the numbers, with no
+// json tree to build and free: its place in args holds null. Whatever it
+// does not expect makes it give up (the events return false), and the
+// message is parsed the ordinary way.
+class MessageReader {
+public:
+    using number_integer_t = json::number_integer_t;
+    using number_unsigned_t = json::number_unsigned_t;
+    using number_float_t = json::number_float_t;
+    using string_t = json::string_t;
+    using binary_t = json::binary_t;
+
+    explicit MessageReader(const std::map<long long, Entry>& table) : table_(table) {}
+
+    json root;
+    std::vector<std::shared_ptr<void>> typed;
+
+    bool null() { return sink_ ? false : add(json(nullptr)); }
+    bool boolean(bool b) { return sink_ ? false : add(json(b)); }
+    bool number_integer(number_integer_t v) {
+        if (sink_) return sink_->integer(v);
+        if (at(mid)) take_mid(v >= 0 ? std::optional<long long>(v) : std::nullopt);
+        return add(json(v));
+    }
+    bool number_unsigned(number_unsigned_t v) {
+        if (sink_) return sink_->whole(v);
+        if (at(mid))
+            take_mid(v <= std::uint64_t(std::numeric_limits<long long>::max()) ? std::optional<long long>(static_cast<long long>(v)) : std::nullopt);
+        return add(json(v));
+    }
+    bool number_float(number_float_t v, const string_t&) {
+        if (sink_) return sink_->real(v);
+        if (at(mid)) take_mid(std::nullopt);
+        return add(json(v));
+    }
+    bool string(string_t& v) {
+        if (sink_) return false;
+        if (at(type)) call_ = v == "call";
+        return add(json(std::move(v)));
+    }
+    bool binary(binary_t&) { return false; }
+    bool start_object(std::size_t) {
+        if (sink_) return false;
+        json* made = add_container(json::object());
+        return made != nullptr;
+    }
+    bool key(string_t& k) {
+        if (stack_.size() == 1) {
+            member_ = k == "type" ? type : k == "mid" ? mid : k == "args" ? args : other;
+            // A repeated member that decides how the call is read: let json::parse handle it.
+            if (seen_ & member_) return false;
+            seen_ |= member_;
+        }
+        slot_ = &stack_.back()->get_ref<json::object_t&>()[k];
+        return true;
+    }
+    bool end_object() {
+        stack_.pop_back();
+        return true;
+    }
+    bool start_array(std::size_t) {
+        if (sink_) return sink_->start_array();
+        if (args_ != nullptr && stack_.back() == args_ && entry_ != nullptr) {
+            std::size_t index = args_->size();
+            if (index < entry_->sinks.size() && entry_->sinks[index] != nullptr) {
+                sink_ = entry_->sinks[index]();
+                sink_index_ = index;
+                if (!add(json(nullptr))) return false;
+                return sink_->start_array();
+            }
+        }
+        bool is_args = at(args);
+        json* made = add_container(json::array());
+        if (made != nullptr && is_args) args_ = made;
+        return made != nullptr;
+    }
+    bool end_array() {
+        if (sink_) {
+            if (!sink_->end_array()) return false;
+            if (sink_->done()) {
+                if (typed.size() <= sink_index_) typed.resize(sink_index_ + 1);
+                typed[sink_index_] = sink_->take();
+                sink_.reset();
+            }
+            return true;
+        }
+        stack_.pop_back();
+        return true;
+    }
+    template <class Exception>
+    bool parse_error(std::size_t, const std::string&, const Exception&) {
+        return false;
+    }
+
+private:
+    enum Member { other = 0, type = 1, mid = 2, args = 4 };  // of the root object
+
+    // at says the parse is at the value of the root object's member m.
+    bool at(Member m) const { return member_ == m && stack_.size() == 1 && stack_.back()->is_object(); }
+
+    void take_mid(std::optional<long long> value) {
+        entry_ = nullptr;
+        if (!call_ || !value || args_ != nullptr) return;
+        auto it = table_.find(*value);
+        if (it != table_.end()) entry_ = &it->second;
+    }
+
+    // add puts a value where the parse is: the root, the end of an array,
+    // or the member named by the last key.
+    bool add(json&& v) { return place(std::move(v)) != nullptr; }
+
+    json* place(json&& v) {
+        if (stack_.empty()) {
+            root = std::move(v);
+            return &root;
+        }
+        json& parent = *stack_.back();
+        if (parent.is_array()) {
+            auto& items = parent.get_ref<json::array_t&>();
+            items.push_back(std::move(v));
+            return &items.back();
+        }
+        *slot_ = std::move(v);
+        return slot_;
+    }
+
+    json* add_container(json&& v) {
+        json* at = place(std::move(v));
+        if (at != nullptr) stack_.push_back(at);
+        return at;
+    }
+
+    const std::map<long long, Entry>& table_;
+    std::vector<json*> stack_;  // the open objects and arrays
+    json* slot_ = nullptr;      // where an object's next value goes
+    Member member_ = other;     // the root object's current member
+    int seen_ = 0;              // the Members met so far
+    bool call_ = false;
+    const Entry* entry_ = nullptr;
+    json* args_ = nullptr;
+    std::unique_ptr<Sink> sink_;
+    std::size_t sink_index_ = 0;
+};
+
+// A smaller message is parsed by json::parse alone, which is cheaper
+// when no argument is large.
+constexpr std::size_t min_read_message = 4096;
+
+// parse_message parses a message body, with its typed arguments (see
+// MessageReader); a body that is not JSON is a protocol error.
+inline json parse_message(const char* p, std::size_t n, std::vector<std::shared_ptr<void>>& typed) {
+    MessageReader reader(runtime().table);
+    bool ok = false;
+    if (n >= min_read_message) {
+        try {
+            ok = json::sax_parse(p, p + n, &reader);
+        } catch (const std::exception&) {
+            ok = false;  // json::parse below says what is wrong, if anything
+        }
+    }
+    if (ok) {
+        typed = std::move(reader.typed);
+        return std::move(reader.root);
+    }
+    typed.clear();
+    try {
+        return json::parse(p, p + n);
+    } catch (const json::exception& e) {
+        protocol_error("bad message: " + strip_nlohmann(e.what()));
+    }
+}
+
+// serve_loop reads frames until end of file or shutdown.
+inline void serve_loop() {
+    Runtime& rt = runtime();
+    Buffer buf;  // message bodies
+    std::vector<Buffer> blobs;  // blobs waiting for their message
+    std::uint32_t header = 0;
+    while (read_header(rt.in_fd, header)) {
+        if (header & 0x80000000u) {
+            std::size_t size = header & 0x7FFFFFFFu;
+            if (size > max_frame) protocol_error("blob length " + std::to_string(size) + " is over " + std::to_string(max_frame));
+            Buffer blob;
+            read_body(rt.in_fd, blob, size, "a blob");
+            blobs.push_back(std::move(blob));
+            continue;
+        }
+        std::size_t size = header;
+        if (size < 2 || size > max_frame)
+            protocol_error("frame length " + std::to_string(size) + " is outside 2.." + std::to_string(max_frame));
+        read_body(rt.in_fd, buf, size, "a frame");
+        std::vector<std::shared_ptr<void>> typed;
+        json message = parse_message(buf.data.get(), size, typed);
+        if (buf.capacity > (1 << 20)) buf = Buffer();  // a large message's memory goes back
+        if (!message.is_object()) protocol_error("a message is not an object with a type");
+        auto type_it = message.find("type");
+        if (type_it == message.end() || !type_it->is_string()) protocol_error("a message is not an object with a type");
+        const std::string& type = type_it->get_ref<const std::string&>();
+        std::vector<InArray> arrays = take_arrays(message, type, blobs);
+        if (type == "call") start_call(message, std::move(arrays), std::move(typed));
+        else if (type == "cancel") cancel_call(message);
+        else if (type == "shutdown") break;
+        // other types are ignored: newer nexus versions may send them
+    }
 }
 
 // --- function adaptation --------------------------------------------------------
@@ -1186,10 +2110,46 @@ struct signature_of<R (C::*)(A...) noexcept> : signature_of<R (*)(A...)> {};
 template <class C, class R, class... A>
 struct signature_of<R (C::*)(A...) const noexcept> : signature_of<R (*)(A...)> {};
 
+// place_arrays turns into JSON, in their places in args, the arrays that
+// do not fill a parameter directly: those inside an argument, and those
+// whose parameter type has no fast path (ranks[i] is parameter i's
+// array_traits rank) or another rank.
+template <std::size_t N>
+void place_arrays(CallInput& in, const std::array<std::size_t, N>& ranks) {
+    for (InArray& a : in.arrays) {
+        if (a.path.size() == 1 && ranks[a.arg] == a.shape.size()) continue;
+        std::size_t next = 0;
+        place_of(in.args, a, "") = array_json(a, 0, next);
+        a.placed = true;
+        a.blob = Buffer();
+    }
+}
+
 template <class T>
-T decode_argument(const json& args, std::size_t index) {
+T decode_argument(CallInput& in, std::size_t index) {
     try {
-        return Codec<T>::decode(args[index]);
+        if constexpr (array_traits<T>::rank > 0) {
+            if (index < in.typed.size() && in.typed[index] != nullptr) {
+                T value = std::move(*std::static_pointer_cast<T>(in.typed[index]));
+                in.typed[index].reset();
+                return value;
+            }
+            for (InArray& a : in.arrays) {
+                if (a.placed || a.arg != index) continue;
+                std::size_t next = 0;
+                T value = from_array<T>(a, 0, next);
+                a.blob = Buffer();
+                return value;
+            }
+        }
+        json& j = in.args[index];
+        if constexpr (std::is_same_v<T, json>) {
+            return std::move(j);
+        } else {
+            T value = Codec<T>::decode(j);
+            j = nullptr;  // its memory goes back before the function runs
+            return value;
+        }
     } catch (const PathError& e) {
         throw ConversionError(where("argument " + std::to_string(index + 1), e));
     } catch (const ConversionError&) {
@@ -1199,13 +2159,25 @@ T decode_argument(const json& args, std::size_t index) {
     }
 }
 
-template <class R>
-Reply encode_result(const R& value) {
-    if constexpr (std::is_same_v<plain<R>, Content>) {
-        return Reply{value.value, json(value.blocks)};
+// encode_result converts a function's result: as one array when nexus
+// takes one of this rank and the value makes one, else as JSON. movable
+// says the array may take the value's own memory.
+template <class R, class V>
+Reply encode_result(V& value, std::size_t ret_rank, bool movable) {
+    using T = plain<R>;
+    if constexpr (std::is_same_v<T, Content>) {
+        return Reply{value.value, json(value.blocks), nullptr, std::nullopt};
     } else {
         try {
-            return Reply{Codec<plain<R>>::encode(value), std::nullopt};
+            if constexpr (array_traits<T>::rank > 0) {
+                if (ret_rank == array_traits<T>::rank) {
+                    if (auto array = to_array(value, movable)) return Reply{json(nullptr), std::nullopt, std::move(array), std::nullopt};
+                }
+                std::string text;
+                append_array_text(text, value);
+                return Reply{json(nullptr), std::nullopt, nullptr, std::move(text)};
+            }
+            return Reply{Codec<T>::encode(value), std::nullopt, nullptr, std::nullopt};
         } catch (const PathError& e) {
             throw ConversionError(where("result", e));
         }
@@ -1213,29 +2185,36 @@ Reply encode_result(const R& value) {
 }
 
 template <class F, class R, class... A, std::size_t... I>
-Reply invoke(F& fn, const json& args, std::index_sequence<I...>) {
+Reply invoke(F& fn, CallInput& in, std::index_sequence<I...>) {
+    place_arrays(in, std::array<std::size_t, sizeof...(A)>{array_traits<plain<A>>::rank...});
     // Braced initialization decodes left to right: the first bad argument is reported.
-    [[maybe_unused]] std::tuple<plain<A>...> values{decode_argument<plain<A>>(args, I)...};
+    [[maybe_unused]] std::tuple<plain<A>...> values{decode_argument<plain<A>>(in, I)...};
     if constexpr (std::is_void_v<R>) {
         fn(std::forward<A>(std::get<I>(values))...);
-        return Reply{json(nullptr), std::nullopt};
+        return Reply{json(nullptr), std::nullopt, nullptr, std::nullopt};
     } else {
-        return encode_result<R>(fn(std::forward<A>(std::get<I>(values))...));
+        decltype(auto) result = fn(std::forward<A>(std::get<I>(values))...);
+        constexpr bool movable = !std::is_reference_v<R> && !std::is_const_v<R>;
+        return encode_result<R>(result, in.ret_rank, movable);
     }
 }
 
 template <class F, class R, class... A>
-Handler make_handler(std::shared_ptr<F> fn, Signature<R, A...>) {
-    return [fn](const json& args) -> Reply {
+Entry make_entry(std::shared_ptr<F> fn, Signature<R, A...>) {
+    Entry entry;
+    entry.sinks = {sink_maker<plain<A>>()...};
+    entry.handler = [fn](CallInput& in) -> Reply {
         constexpr std::size_t want = sizeof...(A);
-        if (args.size() != want)
+        if (in.args.size() != want)
             throw ConversionError("expected " + std::to_string(want) + (want == 1 ? " argument" : " arguments") + ", got " +
-                                  std::to_string(args.size()));
-        return invoke<F, R, A...>(*fn, args, std::index_sequence_for<A...>{});
+                                  std::to_string(in.args.size()));
+        return invoke<F, R, A...>(*fn, in, std::index_sequence_for<A...>{});
     };
+    return entry;
 }
 
 }  // namespace detail
+
 
 // --- public API ------------------------------------------------------------------
 
@@ -1250,16 +2229,17 @@ public:
         using Fn = std::decay_t<F>;
         using Sig = typename detail::signature_of<Fn>::type;
         if (table_.count(mid) != 0) throw std::invalid_argument("nexus: mid " + std::to_string(mid) + " is registered twice");
-        table_.emplace(mid, detail::make_handler(std::make_shared<Fn>(std::forward<F>(fn)), Sig{}));
+        table_.emplace(mid, detail::make_entry(std::make_shared<Fn>(std::forward<F>(fn)), Sig{}));
         return *this;
     }
 
-    // serve sends ready and runs calls, each on its own thread, until nexus
-    // closes descriptor 3 or sends shutdown; then it ends the process with
-    // status 0 at once (std::_Exit after flushing stdout), without waiting
-    // for calls still running and without running static destructors. It
-    // never returns; the int is for `return pool.serve();` in main. Run by
-    // hand (NEXUS_POOL_IN unset), it says so on stderr and exits with 2.
+    // serve sends ready and runs calls, each on a thread of its own (worker
+    // threads are reused), until nexus closes descriptor 3 or sends
+    // shutdown; then it ends the process with status 0 at once (std::_Exit
+    // after flushing stdout), without waiting for calls still running and
+    // without running static destructors. It never returns; the int is for
+    // `return pool.serve();` in main. Run by hand (NEXUS_POOL_IN unset), it
+    // says so on stderr and exits with 2.
     [[noreturn]] int serve() {
         detail::Runtime& rt = detail::runtime();
         detail::open_descriptors();
@@ -1267,19 +2247,15 @@ public:
         detail::install_crash_handlers();
         json mids = json::array();
         for (const auto& entry : rt.table) mids.push_back(entry.first);
-        detail::write_frame(json{{"type", "ready"}, {"protocol", protocol_version}, {"lang", "cpp"}, {"pid", static_cast<long long>(::getpid())}, {"mids", mids}, {"concurrent", true}}.dump());
-        while (auto message = detail::read_message(rt.in_fd)) {
-            const std::string& type = (*message)["type"].get_ref<const std::string&>();
-            if (type == "call") detail::start_call(*message);
-            else if (type == "cancel") detail::cancel_call(*message);
-            else if (type == "shutdown") break;
-            // other types are ignored: newer nexus versions may send them
-        }
+        json ready = {{"type", "ready"}, {"protocol", protocol_version}, {"lang", "cpp"}, {"pid", static_cast<long long>(::getpid())}, {"mids", mids}, {"concurrent", true}};
+        if (detail::takes_arrays) ready["arrays"] = {"i4", "i8", "f8"};
+        detail::write_frame(ready.dump());
+        detail::serve_loop();
         detail::exit_now(0);
     }
 
 private:
-    std::map<long long, detail::Handler> table_;
+    std::map<long long, detail::Entry> table_;
 };
 
 // cancelled is true once nexus has cancelled the current call. A long call

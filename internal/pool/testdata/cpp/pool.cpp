@@ -8,8 +8,10 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <dirent.h>
 #include <functional>
 #include <iostream>
 #include <limits>
@@ -48,6 +50,14 @@ struct Sample {
     std::int8_t level;
 };
 NEXUS_RECORD(Sample, value, weight, level)
+
+// Series holds arrays inside a record: nexus sends them at nested paths.
+struct Series {
+    std::string name;
+    std::vector<double> values;
+    std::vector<std::vector<std::int64_t>> counts;
+};
+NEXUS_RECORD(Series, name, values, counts)
 
 namespace {
 
@@ -191,6 +201,81 @@ nexus::Content plot(int n) {
 
 nexus::Content blocksOnly() { return nexus::Content({nexus::audio(std::string("RIFF"), "audio/wav")}); }
 
+std::int64_t addInts(std::int64_t a, std::int64_t b) { return a + b; }
+
+// The echoes give back what they got: a call with arrays must give the
+// same answer as the same call in JSON.
+std::vector<std::int64_t> echoI64s(std::vector<std::int64_t> xs) { return xs; }
+std::vector<int> echoInts(const std::vector<int>& xs) { return xs; }
+std::vector<double> echoDoubles(std::vector<double> xs) { return xs; }
+std::vector<float> echoFloats(std::vector<float> xs) { return xs; }
+std::vector<std::vector<double>> echoGrid(std::vector<std::vector<double>> m) { return m; }
+std::vector<std::vector<std::int64_t>> echoIntGrid(std::vector<std::vector<std::int64_t>>&& m) { return std::move(m); }
+Series echoSeries(Series s) { return s; }
+std::vector<std::uint64_t> echoU64s(std::vector<std::uint64_t> xs) { return xs; }
+std::vector<std::vector<std::vector<int>>> echoCube(std::vector<std::vector<std::vector<int>>> c) { return c; }
+std::vector<bool> echoBools(std::vector<bool> xs) { return xs; }
+std::optional<std::vector<double>> echoMaybeDoubles(std::optional<std::vector<double>> xs) { return xs; }
+
+// mixArgs takes arrays beside other arguments.
+std::tuple<std::vector<double>, int, std::vector<std::int64_t>> mixArgs(std::vector<double> a, int k, std::vector<std::int64_t> b) {
+    return {a, k, b};
+}
+
+// makeGrid returns rows x cols integers, the last row one short when ragged.
+std::vector<std::vector<std::int64_t>> makeGrid(int rows, int cols, bool ragged) {
+    std::vector<std::vector<std::int64_t>> m(static_cast<std::size_t>(rows));
+    for (int i = 0; i < rows; ++i)
+        for (int j = 0; j < cols - (ragged && i == rows - 1 ? 1 : 0); ++j) m[std::size_t(i)].push_back(std::int64_t(i) * cols + j - 7);
+    return m;
+}
+
+// withNonFinite returns n halves with element n/2 replaced by "nan", "inf"
+// or "-inf" (anything else: none).
+std::vector<double> withNonFinite(int n, const std::string& what) {
+    std::vector<double> xs;
+    for (int i = 0; i < n; ++i) xs.push_back(i * 0.5 - 3);
+    double bad = what == "nan" ? std::numeric_limits<double>::quiet_NaN()
+               : what == "inf" ? std::numeric_limits<double>::infinity()
+               : what == "-inf" ? -std::numeric_limits<double>::infinity()
+               : 0.25;
+    if (n > 0) xs[std::size_t(n / 2)] = bad;
+    return xs;
+}
+
+// threadCount is the number of threads of the pool process.
+int threadCount() {
+    int n = 0;
+    if (DIR* d = opendir("/proc/self/task")) {
+        while (dirent* e = readdir(d))
+            if (e->d_name[0] != '.') ++n;
+        closedir(d);
+    }
+    return n;
+}
+
+// meet returns n once n calls are inside it at once, or -1 after 30 s
+// without: calls that run one after another never meet.
+int meet(int n) {
+    static std::mutex mu;
+    static std::condition_variable cv;
+    static int inside = 0;
+    static long generation = 0;
+    std::unique_lock<std::mutex> lock(mu);
+    long mine = generation;
+    if (++inside == n) {
+        inside = 0;
+        ++generation;
+        cv.notify_all();
+        return n;
+    }
+    if (!cv.wait_for(lock, std::chrono::seconds(30), [&] { return generation != mine; })) {
+        --inside;
+        return -1;
+    }
+    return n;
+}
+
 }  // namespace
 
 int main() {
@@ -236,6 +321,23 @@ int main() {
         .add(37, add)
         .add(38, fdsInherited)
         .add(39, plot)
-        .add(40, blocksOnly);
+        .add(40, blocksOnly)
+        .add(41, addInts)
+        .add(42, echoI64s)
+        .add(43, echoInts)
+        .add(44, echoDoubles)
+        .add(45, echoFloats)
+        .add(46, echoGrid)
+        .add(47, echoIntGrid)
+        .add(48, echoSeries)
+        .add(49, echoU64s)
+        .add(50, echoCube)
+        .add(51, echoBools)
+        .add(52, echoMaybeDoubles)
+        .add(53, mixArgs)
+        .add(54, makeGrid)
+        .add(55, withNonFinite)
+        .add(56, threadCount)
+        .add(57, meet);
     return pool.serve();
 }

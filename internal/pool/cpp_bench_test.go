@@ -1,0 +1,260 @@
+package pool
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The C++ runtime's costs against its floors, measured in the pool
+// process (its CPU time from /proc), not in the Go driver:
+//
+//	go test ./internal/pool/ -run '^$' -bench Cpp -benchtime 20000x   (small calls)
+//	go test ./internal/pool/ -run '^$' -bench CppEcho -benchtime 5x
+//
+// "bare" is testdata/cpp/bare.cpp, a loop of read, nlohmann parse, dump and
+// write with no runtime; "floor" is nlohmann's parse + dump of the same
+// payload in one process, no pipe.
+
+// benchPool is a pool process on bare pipes.
+type benchPool struct {
+	cmd    *exec.Cmd
+	in     *os.File
+	out    *os.File
+	r      *bufio.Reader
+	id     int
+	arrays bool // ready listed dtypes
+}
+
+func startBenchPool(b *testing.B, exe string) *benchPool {
+	b.Helper()
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := &benchPool{in: inW, out: outR, r: bufio.NewReaderSize(outR, 1<<20)}
+	p.cmd = exec.Command(exe)
+	p.cmd.Env = poolEnv("cpp", 1, "")
+	p.cmd.ExtraFiles = []*os.File{inR, outW}
+	p.cmd.Stderr = os.Stderr
+	if err := p.cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	inR.Close()
+	outW.Close()
+	b.Cleanup(func() {
+		p.in.Close()
+		p.cmd.Process.Kill()
+		p.cmd.Wait()
+		p.out.Close()
+	})
+	body, _, err := readExactFrame(p.r)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ready struct{ Arrays []string }
+	json.Unmarshal(body, &ready)
+	p.arrays = len(ready.Arrays) > 0
+	return p
+}
+
+// call sends a call (its blob first, when there is one) and returns the
+// reply message and how many bytes of blobs came before it.
+func (p *benchPool) call(b *testing.B, mid int, args string, blob []byte, extra string) ([]byte, int) {
+	p.id++
+	msg := `{"type":"call","id":` + strconv.Itoa(p.id) + `,"mid":` + strconv.Itoa(mid) + `,"args":` + args + extra + `}`
+	if blob != nil {
+		if err := writeBlob(p.in, blob); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := writeFrame(p.in, []byte(msg)); err != nil {
+		b.Fatal(err)
+	}
+	blobBytes := 0
+	for {
+		body, isBlob, err := readExactFrame(p.r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if isBlob {
+			blobBytes += len(body)
+			continue
+		}
+		if !strings.Contains(string(body), `"type":"result"`) {
+			b.Fatalf("reply %.300s", body)
+		}
+		return body, blobBytes
+	}
+}
+
+// readExactFrame reads one frame with a buffer of its exact size: the
+// benchmark trusts the pool, and a blob must not take the bytes after it.
+func readExactFrame(r io.Reader) ([]byte, bool, error) {
+	var header [frameHeader]byte
+	if _, err := io.ReadFull(r, header[:]); err != nil {
+		return nil, false, err
+	}
+	n := binary.BigEndian.Uint32(header[:])
+	body := make([]byte, n&^blobBit)
+	_, err := io.ReadFull(r, body)
+	return body, n&blobBit != 0, err
+}
+
+// cpu is the CPU time the process has used, all its threads (dead ones
+// too) included.
+func (p *benchPool) cpu(b *testing.B) time.Duration {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		b.Skip("no /proc: ", err)
+	}
+	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
+	utime, _ := strconv.Atoi(f[11])
+	stime, _ := strconv.Atoi(f[12])
+	return time.Duration(utime+stime) * 10 * time.Millisecond // USER_HZ is 100 on Linux
+}
+
+// measure runs b.N calls and reports the pool's CPU per call.
+func measure(b *testing.B, p *benchPool, unit string, call func()) {
+	call() // warm up
+	b.ResetTimer()
+	before := p.cpu(b)
+	for i := 0; i < b.N; i++ {
+		call()
+	}
+	used := p.cpu(b) - before
+	b.StopTimer()
+	switch unit {
+	case "us":
+		b.ReportMetric(float64(used.Microseconds())/float64(b.N), "pool-µs/call")
+	default:
+		b.ReportMetric(float64(used.Milliseconds())/float64(b.N), "pool-ms/call")
+	}
+}
+
+func BenchmarkCppSmallCall(b *testing.B) {
+	runtimeExe := buildCppTestPool(b)
+	bareExe := buildCppProgram(b, "bare.cpp")
+	b.Run("runtime", func(b *testing.B) {
+		p := startBenchPool(b, runtimeExe)
+		measure(b, p, "us", func() { p.call(b, cppAddInts, `[20,22]`, nil, "") })
+	})
+	b.Run("bare", func(b *testing.B) {
+		p := startBenchPool(b, bareExe)
+		measure(b, p, "us", func() { p.call(b, 1, `[20,22]`, nil, "") })
+	})
+}
+
+// echoPayload is a list of n random integers (ints) or a grid of random
+// reals of about the given size in JSON, with its numbers.
+func echoPayload(kind string, size int) (text string, ints []int64, reals []float64, shape []int) {
+	rng := rand.New(rand.NewSource(1))
+	var sb strings.Builder
+	if kind == "ints" {
+		sb.WriteByte('[')
+		for sb.Len() < size {
+			if len(ints) > 0 {
+				sb.WriteByte(',')
+			}
+			v := rng.Int63n(1_000_000)
+			ints = append(ints, v)
+			sb.WriteString(strconv.FormatInt(v, 10))
+		}
+		sb.WriteByte(']')
+		return sb.String(), ints, nil, []int{len(ints)}
+	}
+	const cols = 1000
+	rows := 0
+	sb.WriteByte('[')
+	for sb.Len() < size {
+		if rows > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteByte('[')
+		for j := 0; j < cols; j++ {
+			if j > 0 {
+				sb.WriteByte(',')
+			}
+			v := rng.Float64() * 1000
+			reals = append(reals, v)
+			sb.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
+		}
+		sb.WriteByte(']')
+		rows++
+	}
+	sb.WriteByte(']')
+	return sb.String(), nil, reals, []int{rows, cols}
+}
+
+func BenchmarkCppEcho(b *testing.B) {
+	runtimeExe := buildCppTestPool(b)
+	bareExe := buildCppProgram(b, "bare.cpp")
+	for _, kind := range []string{"ints", "grid"} {
+		for _, mb := range []int{7, 20} {
+			text, ints, reals, shape := echoPayload(kind, mb<<20)
+			mid, dtype, rank, number := cppEchoI64s, "i8", 1, "int"
+			blob := make([]byte, 0, 8*max(len(ints), len(reals)))
+			for _, v := range ints {
+				blob = binary.LittleEndian.AppendUint64(blob, uint64(v))
+			}
+			if kind == "grid" {
+				mid, dtype, rank, number = cppEchoGrid, "f8", 2, "real"
+				for _, v := range reals {
+					blob = binary.LittleEndian.AppendUint64(blob, math.Float64bits(v))
+				}
+			}
+			shapeText, _ := json.Marshal(shape)
+			name := fmt.Sprintf("%s-%dMB", kind, mb)
+			b.Run(name+"/floor", func(b *testing.B) {
+				file := filepath.Join(b.TempDir(), "payload.json")
+				if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+					b.Fatal(err)
+				}
+				for i := 0; i < b.N; i++ {
+					out, err := exec.Command(bareExe, "floor", file, "3").Output()
+					if err != nil {
+						b.Fatal(err)
+					}
+					us, _ := strconv.ParseFloat(strings.Fields(string(out))[0], 64)
+					b.ReportMetric(us/1000, "floor-ms")
+				}
+			})
+			b.Run(name+"/bare", func(b *testing.B) {
+				p := startBenchPool(b, bareExe)
+				measure(b, p, "ms", func() { p.call(b, 2, "["+text+"]", nil, "") })
+			})
+			b.Run(name+"/runtime", func(b *testing.B) {
+				p := startBenchPool(b, runtimeExe)
+				measure(b, p, "ms", func() { p.call(b, mid, "["+text+"]", nil, "") })
+			})
+			b.Run(name+"/arrays", func(b *testing.B) {
+				p := startBenchPool(b, runtimeExe)
+				if !p.arrays {
+					b.Skip("the pool takes no arrays")
+				}
+				extra := `,"arrays":[{"path":[0],"dtype":"` + dtype + `","shape":` + string(shapeText) + `}],"ret":{"rank":` +
+					strconv.Itoa(rank) + `,"number":"` + number + `"}`
+				measure(b, p, "ms", func() {
+					if _, n := p.call(b, mid, "[null]", blob, extra); n != len(blob) {
+						b.Fatalf("the result came as %d bytes of blobs, want %d", n, len(blob))
+					}
+				})
+			})
+		}
+	}
+}
