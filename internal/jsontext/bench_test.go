@@ -37,3 +37,13 @@ func BenchmarkAppendStringInts(b *testing.B) {
 		dst = AppendString(dst[:0], list)
 	}
 }
+
+func BenchmarkSkipInts(b *testing.B) {
+	list := intList(1_000_000)
+	b.SetBytes(int64(len(list)))
+	for b.Loop() {
+		if _, err := Skip(list, 0, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

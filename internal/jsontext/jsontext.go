@@ -515,6 +515,30 @@ func ObjectMembers(b []byte, i int, member func(key []byte, keyEscaped bool, sta
 // U+2028 and U+2029 as \u2028 and \u2029, everything else as it is.
 func AppendString(dst, s []byte) []byte {
 	dst = append(dst, '"')
+	dst = AppendStringBody(dst, s)
+	return append(dst, '"')
+}
+
+// Plain reports whether s goes into a JSON string as it is: ASCII from
+// 0x20 up, no '"' or '\\' (AppendStringBody would copy it unchanged).
+func Plain(s []byte) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if !plainASCII8(binary.LittleEndian.Uint64(s[i:])) {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf || !stringSafe[s[i]] {
+			return false
+		}
+	}
+	return true
+}
+
+// AppendStringBody is AppendString without the quotes: s escaped. A long
+// text may be escaped in pieces, split where a rune begins.
+func AppendStringBody(dst, s []byte) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		// Eight plain ASCII bytes at a time: the text of a large value is
@@ -569,8 +593,7 @@ func AppendString(dst, s []byte) []byte {
 		}
 		i += size
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return append(dst, s[start:]...)
 }
 
 const hexDigits = "0123456789abcdef"
@@ -636,6 +659,14 @@ func Skip(b []byte, i, depth int) (int, error) {
 	}
 	var stack []byte // the closing brackets expected, innermost last
 	for j := i; j < len(b); j++ {
+		// Eight bytes at a time past what matters not: the digits and
+		// commas of a large list.
+		for j+8 <= len(b) && !structural8(binary.LittleEndian.Uint64(b[j:])) {
+			j += 8
+		}
+		if j >= len(b) {
+			break
+		}
 		switch c := b[j]; c {
 		case '"':
 			end, _, err := String(b, j)
@@ -659,6 +690,13 @@ func Skip(b []byte, i, depth int) (int, error) {
 		}
 	}
 	return len(b), errAt(len(b), "unexpected end of JSON input")
+}
+
+// structural8 reports whether eight bytes hold a '"', '[', ']', '{' or '}'.
+func structural8(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	hasZero := func(x uint64) uint64 { return (x - ones) & ^x & highs }
+	return hasZero(w^(ones*'"'))|hasZero(w^(ones*'['))|hasZero(w^(ones*']'))|hasZero(w^(ones*'{'))|hasZero(w^(ones*'}')) != 0
 }
 
 // delimiter marks the bytes that end a number or a literal.

@@ -19,13 +19,25 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 	out := &lineWriter{w: w}
 	var writeFailed atomic.Bool
 	send := func(v any) {
-		b, err := marshalLine(v)
-		if err != nil {
-			s.log.Error("cannot encode reply", "err", err)
-			return
+		var err error
+		if r, ok := v.(*Response); ok && streamed(r) {
+			// A large value's reply goes out in pieces (stream.go).
+			head, text, tail, merr := splitStreamed(r)
+			if merr != nil {
+				s.log.Error("cannot encode reply", "err", merr)
+				return
+			}
+			err = out.writeWith(func(w io.Writer) error { return writeStreamed(w, head, text, tail) })
+		} else {
+			var b []byte
+			if b, err = marshalLine(v); err != nil {
+				s.log.Error("cannot encode reply", "err", err)
+				return
+			}
+			err = out.writeLine(b)
 		}
 		// A broken stdout stays broken: say so once.
-		if err := out.writeLine(b); err != nil && writeFailed.CompareAndSwap(false, true) {
+		if err != nil && writeFailed.CompareAndSwap(false, true) {
 			s.log.Warn("cannot write to client", "err", err)
 		}
 	}

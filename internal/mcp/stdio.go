@@ -94,6 +94,20 @@ type lineWriter struct {
 	err error
 }
 
+// writeWith writes one message with write, which has the writer to itself
+// until it returns.
+func (lw *lineWriter) writeWith(write func(io.Writer) error) error {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	if lw.err != nil {
+		return lw.err
+	}
+	if err := write(lw.w); err != nil {
+		lw.err = fmt.Errorf("write to client: %w", err)
+	}
+	return lw.err
+}
+
 // writeLine writes one message that already ends with its newline.
 func (lw *lineWriter) writeLine(line []byte) error {
 	lw.mu.Lock()

@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -127,5 +128,38 @@ func TestStdioInvalidArgumentsAreAParseError(t *testing.T) {
 	}
 	if parseErrors != 2 {
 		t.Errorf("%d parse errors, want 2:\n%s", parseErrors, out.String())
+	}
+}
+
+// A large reply goes out in pieces, the same bytes as written whole,
+// whatever its text holds where the pieces meet.
+func TestStreamedReplyIsTheSameLine(t *testing.T) {
+	var text []byte
+	for len(text) < 3*streamMin {
+		text = append(text, `[1,"é€😀\"\\",`...)
+		text = append(text, "\x01\u2028\xff"...)
+		text = append(text, `]`...)
+	}
+	for _, value := range [][]byte{text, bytes.Repeat([]byte("1234567,"), streamMin/4)} {
+		r := &Response{ID: json.RawMessage(`7`), Result: &CallToolResult{
+			Content: []any{&textBlock{Type: "text", Text: "first"}, valueText(value)}, StructuredContent: json.RawMessage(`{"a":1}`)}}
+		if !streamed(r) {
+			t.Fatal("a large reply is not streamed")
+		}
+		whole, err := marshalLine(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		head, body, tail, err := splitStreamed(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pieces bytes.Buffer
+		if err := writeStreamed(&pieces, head, body, tail); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(pieces.Bytes(), whole) {
+			t.Errorf("streamed reply of %d bytes differs from the whole one of %d", pieces.Len(), len(whole))
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 )
@@ -316,6 +317,57 @@ func JSONSize(a *Array, kind Number) int {
 	return size + n*length/sampled*11/10
 }
 
+// appendInt writes v's digits straight into dst, two at a time: the loop
+// of a large integer result, where strconv's copy from its own buffer was
+// a third of the cost.
+func appendInt(dst []byte, v int64) []byte {
+	if v < 0 {
+		if v == math.MinInt64 {
+			return append(dst, "-9223372036854775808"...)
+		}
+		dst = append(dst, '-')
+		v = -v
+	}
+	n := uintDigits(uint64(v))
+	start := len(dst)
+	dst = slices.Grow(dst, n)[:start+n]
+	i := start + n
+	u := uint64(v)
+	for u >= 100 {
+		q := u / 100
+		j := (u - q*100) * 2
+		i -= 2
+		dst[i], dst[i+1] = digitPairs[j], digitPairs[j+1]
+		u = q
+	}
+	if u >= 10 {
+		j := u * 2
+		dst[i-2], dst[i-1] = digitPairs[j], digitPairs[j+1]
+	} else {
+		dst[i-1] = byte('0' + u)
+	}
+	return dst
+}
+
+// uintDigits is the length of u's decimal text, by comparisons rather
+// than divisions.
+func uintDigits(u uint64) int {
+	n := 1
+	for _, p := range pow10 {
+		if u < p {
+			return n
+		}
+		n++
+	}
+	return n
+}
+
+var pow10 = [...]uint64{1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
+
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
+
 // intAt is integer element i of an i4 or i8 array.
 func (a *Array) intAt(i int) int64 {
 	if a.DType == I4 {
@@ -363,7 +415,7 @@ func appendRow(dst []byte, a *Array, kind Number, from, to int) ([]byte, error) 
 			if i > from {
 				dst = append(dst, ',')
 			}
-			dst = strconv.AppendInt(dst, int64(binary.LittleEndian.Uint64(d[8*i:])), 10)
+			dst = appendInt(dst, int64(binary.LittleEndian.Uint64(d[8*i:])))
 		}
 	case a.DType == I8:
 		for i := from; i < to; i++ {

@@ -2,10 +2,11 @@ package ndarray
 
 import (
 	"encoding/binary"
-	"errors"
 	"encoding/json"
+	"errors"
 	"math"
 	"math/big"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -235,4 +236,15 @@ func TestAppendJSONInParts(t *testing.T) {
 			t.Errorf("shape %v: a NaN in the last part was written", shape)
 		}
 	}
+}
+
+func FuzzAppendInt(f *testing.F) {
+	for _, v := range []int64{0, 1, 9, 10, 99, 100, 12345, -1, -10, math.MaxInt64, math.MinInt64, math.MinInt64 + 1} {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v int64) {
+		if got, want := string(appendInt([]byte("x"), v)), "x"+strconv.FormatInt(v, 10); got != want {
+			t.Fatalf("appendInt(%d) = %s, want %s", v, got, want)
+		}
+	})
 }
