@@ -74,6 +74,37 @@ func waitForDescendant(t *testing.T, pid int, want string) map[int]string {
 	}
 }
 
+// isPythonPool reports whether a command line is a Python pool's own
+// process: not the bash of a pyenv shim on its way to it (nor one of the
+// subshells that shim forks), which has pool.py in its command line too.
+func isPythonPool(cmdline string) bool {
+	return strings.Contains(cmdline, "pool.py") && !strings.Contains(cmdline, "libexec/pyenv")
+}
+
+// waitForPythonPools waits until n Python pool processes descend from pid,
+// and returns all its descendants. Pools a call did not ask for start once
+// the called one is ready, so a test that wants them all waits for them.
+func waitForPythonPools(t *testing.T, pid, n int) map[int]string {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		kids := descendants(pid)
+		found := 0
+		for _, c := range kids {
+			if isPythonPool(c) {
+				found++
+			}
+		}
+		if found >= n {
+			return kids
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d Python pools descend from %d, want %d: %v", found, pid, n, kids)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // unruly is the program whose functions crash, hang and spawn children.
 func unruly() string { return program("bad/unruly") }
 

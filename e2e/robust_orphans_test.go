@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"os/exec"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -33,10 +32,11 @@ func TestNoOrphansAfterMCP(t *testing.T) {
 				s.sendCall(2, "slow", map[string]any{"_1": 60000})
 				s.sendCall(3, "slow", map[string]any{"_1": 60000})
 			}
-			kids := waitForDescendant(t, s.cmd.Process.Pid, "sleep 300")
+			waitForDescendant(t, s.cmd.Process.Pid, "sleep 300")
+			kids := waitForPythonPools(t, s.cmd.Process.Pid, 2)
 			pools := 0
 			for _, c := range kids {
-				if strings.Contains(c, "pool.py") {
+				if isPythonPool(c) {
 					pools++
 				}
 			}
