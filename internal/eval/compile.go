@@ -3,7 +3,6 @@ package eval
 import (
 	"encoding/json"
 	"fmt"
-	"math/big"
 	"sort"
 	"strconv"
 
@@ -74,18 +73,20 @@ type Param struct {
 // Limits bound one evaluation. A zero field takes its default.
 type Limits struct {
 	// Steps bounds the work: one step per node evaluated and per element a
-	// node walks (map, slice, hash, ...). Default 10,000,000.
+	// node walks (map, slice, hash, ...), about 20 ns each. Default
+	// 100,000,000: a few seconds of work.
 	Steps int64
 	// Bytes bounds the memory the values made by the evaluation take
-	// (strings, lists, records, loaded files). Default 256 MiB.
+	// (strings, lists, records, loaded files). Default 512 MiB. The
+	// arguments a call brings are not counted.
 	Bytes int64
 	// Depth bounds the nesting of evaluation. Default 5,000.
 	Depth int
 }
 
 const (
-	defaultSteps = 10_000_000
-	defaultBytes = 256 << 20
+	defaultSteps = 100_000_000
+	defaultBytes = 512 << 20
 	defaultDepth = 5000
 )
 
@@ -430,7 +431,9 @@ func (c *compiler) expr(n *jnode, path string, scope []string, pos position) (*n
 		if err != nil {
 			return nil, err
 		}
-		if ftag, _ := c.tag(ff, path+".func"); ftag != "lambda" {
+		if ftag, terr := c.tag(ff, path+".func"); terr != nil {
+			return nil, terr
+		} else if ftag != "lambda" {
 			return nil, cerr(path+".func", "Map func must be a lambda")
 		}
 		fn, err := c.lambda(ff, path+".func", scope)
@@ -665,7 +668,10 @@ func (c *compiler) app(n *jnode, path string, scope []string) (*node, *CompileEr
 	if err != nil {
 		return nil, err
 	}
-	ftag, _ := c.tag(ff, path+".func")
+	ftag, terr := c.tag(ff, path+".func")
+	if terr != nil {
+		return nil, terr
+	}
 	switch ftag {
 	case "lambda", "pattern", "interpolation":
 	default:
@@ -858,6 +864,3 @@ func (c *compiler) checkPatternApp(app *node) *CompileError {
 	}
 	return nil
 }
-
-// bigOne avoids allocating in hot paths.
-var bigOne = big.NewInt(1)

@@ -93,6 +93,7 @@ func TestTopLevel(t *testing.T) {
 		{name: "map as an object", expr: lam(bound("at2sj", "m"), "m"), params: []string{"at2sj"}, ret: "at2sj", args: []string{`{"b":2,"a":1}`}, want: `[["b",2],["a",1]]`},
 		{name: "map as pairs", expr: lam(bound("at2sj", "m"), "m"), params: []string{"at2sj"}, ret: "at2sj", args: []string{`[["a",1]]`}, want: `[["a",1]]`},
 		{name: "top pattern getter", expr: pat("j", keyP(key("x", end))), params: []string{"m21xj1yj"}, ret: "j", args: []string{`{"x":3,"y":4}`}, want: "3"},
+		{name: "constant with a let ignores args", expr: let("j", "x", jl(5), bound("j", "x")), params: []string{"j"}, ret: "j", args: []string{"1"}, want: "5"},
 		{name: "constant ignores args", expr: jl(5), params: []string{"j"}, ret: "j", args: []string{"1"}, want: "5"},
 		{name: "vars and args differ", expr: lam(jl(1), "a"), params: []string{"j", "j"}, ret: "j", args: []string{"1", "2"}, err: "expr.vars: the lambda takes 1 variables but the command has 2 arguments"},
 		{name: "big integer argument", expr: lam(bound("j", "x"), "x"), params: []string{"j"}, ret: "j", args: []string{"-123456789012345678901234567890"}, want: "-123456789012345678901234567890"},

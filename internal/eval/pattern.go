@@ -215,7 +215,7 @@ func (r *run) slice(startV, stopV, stepV, list Value, t *Type) (Value, *Error) {
 	if err := r.step(count); err != nil {
 		return unit, err
 	}
-	if err := r.alloc(24 + 40*count); err != nil {
+	if err := r.alloc(24 + valueBytes*count); err != nil {
 		return unit, err
 	}
 	out := make([]Value, count)
@@ -244,7 +244,7 @@ func (r *run) set(p *pattern, t *Type, v Value, vals []Value, k *int) (Value, *E
 		if err != nil {
 			return unit, err
 		}
-		if err := r.alloc(24 + 40*int64(len(v.seq))); err != nil {
+		if err := r.alloc(24 + valueBytes*int64(len(v.seq))); err != nil {
 			return unit, err
 		}
 		cp := append([]Value(nil), v.seq...)

@@ -46,6 +46,9 @@ func (p *Program) eval(ctx context.Context, args []json.RawMessage) (v Value, er
 		}
 		env[i] = v
 	}
+	if p.top == topConst {
+		env = env[:0] // morloc ignores the arguments of a tree that is not a lambda
+	}
 	r := &run{
 		ctx:   ctx,
 		env:   env,
@@ -156,7 +159,7 @@ func (r *run) eval(n *node) (Value, error) {
 		}
 		return r.env[n.slot], nil
 	case opContainer:
-		if err := r.alloc(24 + 40*int64(len(n.args))); err != nil {
+		if err := r.alloc(24 + valueBytes*int64(len(n.args))); err != nil {
 			return unit, err
 		}
 		if n.typ.resolve().kind == kOpt {
@@ -316,7 +319,7 @@ func (r *run) evalMap(n *node) (Value, error) {
 	if list.k != vSeq {
 		return unit, at(n.child, internal("type mismatch: a map's list is %s", list.describeKind()))
 	}
-	if err := r.alloc(24 + 40*int64(len(list.seq))); err != nil {
+	if err := r.alloc(24 + valueBytes*int64(len(list.seq))); err != nil {
 		return unit, err
 	}
 	out := make([]Value, len(list.seq))

@@ -2,7 +2,6 @@ package eval
 
 import (
 	"fmt"
-	"strings"
 )
 
 // kind is the shape of a Type node.
@@ -412,6 +411,3 @@ func (c schemaCache) get(s string) (*Type, error) {
 	c[s] = t
 	return t, nil
 }
-
-// quoteKey is how messages name a record key.
-func quoteKey(k string) string { return "'" + strings.ReplaceAll(k, "'", "\\'") + "'" }

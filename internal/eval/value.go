@@ -36,6 +36,9 @@ type Value struct {
 
 var unit = Value{}
 
+// valueBytes is the size of a Value, charged per list element made.
+const valueBytes = 64
+
 func boolValue(b bool) Value         { return Value{k: vBool, b: b} }
 func intValue(i *big.Int) Value      { return Value{k: vInt, i: i} }
 func int64Value(i int64) Value       { return Value{k: vInt, i: big.NewInt(i)} }
@@ -74,23 +77,6 @@ func roundFloat(t *Type, f float64) float64 {
 		return float64(float32(f))
 	}
 	return f
-}
-
-// valueSize estimates the bytes a value holds, for the memory budget.
-func valueSize(v Value) int64 {
-	switch v.k {
-	case vStr:
-		return 16 + int64(len(v.s))
-	case vInt:
-		return 24 + int64(len(v.i.Bits()))*8
-	case vSeq:
-		n := int64(24)
-		for _, x := range v.seq {
-			n += valueSize(x)
-		}
-		return n
-	}
-	return 16
 }
 
 func isFinite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
