@@ -32,6 +32,30 @@ func parseDecimal(s string) (*big.Int, string) {
 	return n, ""
 }
 
+// decimalValue reads a strict decimal integer as a Value, without a
+// big.Int when it is short enough to fit int64.
+func decimalValue(s string) (Value, string) {
+	if len(s) > 0 && len(s) <= 18 && s != "-" {
+		ok := true
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; (c < '0' || c > '9') && !(i == 0 && c == '-') {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+				return smallInt(n), ""
+			}
+		}
+	}
+	i, msg := parseDecimal(s)
+	if msg != "" {
+		return unit, msg
+	}
+	return intValue(i), ""
+}
+
 // intName is morloc's name of an integer type in messages.
 func intName(t *Type) string {
 	if t.bits == 0 {
@@ -222,15 +246,15 @@ func (d *decoder) integer(n *jnode, t *Type) (Value, *decodeError) {
 	if strings.ContainsAny(text, ".eE") {
 		return unit, derr("expected integer for %s, got %s", intName(t), jshow(n))
 	}
-	i, msg := parseDecimal(text)
+	v, msg := decimalValue(text)
 	if msg != "" {
 		return unit, derr("%s", msg)
 	}
-	if !fitsInt(t, i) {
+	if !fitsValue(t, v) {
 		lo, hi := intRange(t)
 		return unit, derr("value %s out of range for %s (range %s to %s)", truncate(text), intName(t), lo, hi)
 	}
-	return intValue(i), nil
+	return v, nil
 }
 
 // untyped reads JSON of unknown type by its shape: a number without a
@@ -247,11 +271,11 @@ func (d *decoder) untyped(n *jnode) (Value, *decodeError) {
 		return strValue(n.s), nil
 	case jNum:
 		if !strings.ContainsAny(n.s, ".eE") {
-			i, msg := parseDecimal(n.s)
+			v, msg := decimalValue(n.s)
 			if msg != "" {
 				return unit, derr("%s", msg)
 			}
-			return intValue(i), nil
+			return v, nil
 		}
 		f, _ := strconv.ParseFloat(n.s, 64)
 		return floatValue(f), nil

@@ -173,6 +173,9 @@ func (r *run) hashValue(v Value, t *Type, seed uint64) (uint64, *Error) {
 		if t.bits != 0 {
 			return xxh64(scalarBytes(nil, v, t), s), nil
 		}
+		if v.i == nil {
+			return xxh64(binary.LittleEndian.AppendUint64(nil, uint64(v.n)), s), nil
+		}
 		return xxh64(limbBytes(v.i), s), nil
 	case kStr:
 		if v.k != vStr {
@@ -270,11 +273,9 @@ func scalarBytes(b []byte, v Value, t *Type) []byte {
 		return binary.LittleEndian.AppendUint64(b, math.Float64bits(v.f))
 	case kInt:
 		// Two's complement, truncated to the width.
-		var u uint64
-		if v.i.IsInt64() {
-			u = uint64(v.i.Int64())
-		} else {
-			u = v.i.Uint64() // the low 64 bits of |v|; sized values always fit
+		u := uint64(v.n)
+		if v.i != nil {
+			u = v.i.Uint64() // the low 64 bits of |v|: a u8 beyond int64
 		}
 		var w [8]byte
 		binary.LittleEndian.PutUint64(w[:], u)

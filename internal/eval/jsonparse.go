@@ -67,6 +67,10 @@ type jparser struct {
 	b     []byte
 	i     int
 	depth int
+	// Scratch stacks: an array's items and an object's members gather
+	// here and are copied out once, at their exact size.
+	items []jnode
+	keys  []string
 }
 
 func (p *jparser) fail(format string, a ...any) error {
@@ -144,13 +148,15 @@ func (p *jparser) array() (jnode, error) {
 		p.i++
 		return n, nil
 	}
+	base := len(p.items)
+	defer func() { p.items = p.items[:base] }()
 	for {
 		p.space()
 		v, err := p.value()
 		if err != nil {
 			return jnode{}, err
 		}
-		n.items = append(n.items, v)
+		p.items = append(p.items, v)
 		p.space()
 		if p.i < len(p.b) && p.b[p.i] == ',' {
 			p.i++
@@ -158,6 +164,7 @@ func (p *jparser) array() (jnode, error) {
 		}
 		if p.i < len(p.b) && p.b[p.i] == ']' {
 			p.i++
+			n.items = append([]jnode(nil), p.items[base:]...)
 			return n, nil
 		}
 		return jnode{}, p.fail("expected ',' or ']' in an array, got %s", p.show())
@@ -176,6 +183,8 @@ func (p *jparser) object() (jnode, error) {
 		p.i++
 		return n, nil
 	}
+	base, kbase := len(p.items), len(p.keys)
+	defer func() { p.items, p.keys = p.items[:base], p.keys[:kbase] }()
 	for {
 		p.space()
 		if p.i >= len(p.b) || p.b[p.i] != '"' {
@@ -195,8 +204,8 @@ func (p *jparser) object() (jnode, error) {
 		if err != nil {
 			return jnode{}, err
 		}
-		n.keys = append(n.keys, k)
-		n.items = append(n.items, v)
+		p.keys = append(p.keys, k)
+		p.items = append(p.items, v)
 		p.space()
 		if p.i < len(p.b) && p.b[p.i] == ',' {
 			p.i++
@@ -204,6 +213,8 @@ func (p *jparser) object() (jnode, error) {
 		}
 		if p.i < len(p.b) && p.b[p.i] == '}' {
 			p.i++
+			n.keys = append([]string(nil), p.keys[kbase:]...)
+			n.items = append([]jnode(nil), p.items[base:]...)
 			return n, nil
 		}
 		return jnode{}, p.fail("expected ',' or '}' in an object, got %s", p.show())

@@ -39,8 +39,8 @@ func msgpackValue(b []byte, v Value, t *Type) ([]byte, error) {
 			return nil, mismatch(t, v)
 		}
 		switch {
-		case v.i.IsInt64():
-			return msgpackInt(b, v.i.Int64()), nil
+		case v.i == nil:
+			return msgpackInt(b, v.n), nil
 		case v.i.IsUint64():
 			return msgpackUint(b, v.i.Uint64()), nil
 		}
@@ -286,11 +286,12 @@ func (u *unpacker) value(t *Type, depth int) (Value, error) {
 		if !isInt {
 			return unit, fmt.Errorf("expected an integer for %s, got a real", intName(t))
 		}
-		if !fitsInt(t, i) {
+		v := intValue(i)
+		if !fitsValue(t, v) {
 			lo, hi := intRange(t)
 			return unit, fmt.Errorf("value %s out of range for %s (range %s to %s)", i, intName(t), lo, hi)
 		}
-		return intValue(i), nil
+		return v, nil
 	case kFloat:
 		i, f, isInt, err := u.number()
 		if err != nil {

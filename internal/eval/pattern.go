@@ -125,10 +125,10 @@ func boundInt(v Value) (n int64, present bool, err *Error) {
 	case vNull:
 		return 0, false, nil
 	case vInt:
-		if !v.i.IsInt64() {
+		if v.i != nil {
 			return 0, false, internal("Bracket bound: BigInt with more than 1 limb does not fit in i64")
 		}
-		return v.i.Int64(), true, nil
+		return v.n, true, nil
 	}
 	return 0, false, internal("Bracket bound has non-integer type %s", v.describeKind())
 }

@@ -50,7 +50,7 @@ func (p *printer) value(v Value, t *Type) error {
 		if v.k != vInt {
 			return mismatch(t, v)
 		}
-		p.buf = v.i.Append(p.buf, 10)
+		p.buf = v.appendInt(p.buf)
 	case kFloat:
 		if v.k != vFloat {
 			return mismatch(t, v)
@@ -138,7 +138,7 @@ func (p *printer) untyped(v Value) error {
 			p.buf = append(p.buf, "false"...)
 		}
 	case vInt:
-		p.buf = v.i.Append(p.buf, 10)
+		p.buf = v.appendInt(p.buf)
 	case vFloat:
 		return p.float(v.f, 64)
 	case vStr:

@@ -3,6 +3,7 @@ package eval
 import (
 	"math"
 	"math/big"
+	"strconv"
 )
 
 // vkind is the runtime shape of a Value.
@@ -28,8 +29,9 @@ func (k vkind) String() string { return vkindNames[k] }
 type Value struct {
 	k   vkind
 	b   bool
+	n   int64    // an integer that fits int64
+	i   *big.Int // an integer that does not (n is then unused)
 	f   float64
-	i   *big.Int
 	s   string
 	seq []Value
 }
@@ -37,15 +39,47 @@ type Value struct {
 var unit = Value{}
 
 // valueBytes is the size of a Value, charged per list element made.
-const valueBytes = 64
+const valueBytes = 72
 
-func boolValue(b bool) Value         { return Value{k: vBool, b: b} }
-func intValue(i *big.Int) Value      { return Value{k: vInt, i: i} }
-func int64Value(i int64) Value       { return Value{k: vInt, i: big.NewInt(i)} }
-func floatValue(f float64) Value     { return Value{k: vFloat, f: f} }
-func strValue(s string) Value        { return Value{k: vStr, s: s} }
-func seqValue(items []Value) Value   { return Value{k: vSeq, seq: items} }
-func (v Value) isNull() bool         { return v.k == vNull }
+func boolValue(b bool) Value       { return Value{k: vBool, b: b} }
+func floatValue(f float64) Value   { return Value{k: vFloat, f: f} }
+func strValue(s string) Value      { return Value{k: vStr, s: s} }
+func seqValue(items []Value) Value { return Value{k: vSeq, seq: items} }
+func smallInt(n int64) Value       { return Value{k: vInt, n: n} }
+
+// intValue holds an integer, inline when it fits int64.
+func intValue(i *big.Int) Value {
+	if i.IsInt64() {
+		return Value{k: vInt, n: i.Int64()}
+	}
+	return Value{k: vInt, i: i}
+}
+
+// appendInt writes an integer value in decimal.
+func (v Value) appendInt(b []byte) []byte {
+	if v.i != nil {
+		return v.i.Append(b, 10)
+	}
+	return strconv.AppendInt(b, v.n, 10)
+}
+
+// fitsValue reports whether an integer value is one of the type t.
+func fitsValue(t *Type, v Value) bool {
+	if v.i == nil {
+		switch {
+		case t.bits == 0 || (t.bits == 64 && t.signed):
+			return true
+		case t.signed:
+			return v.n >= -(1<<(t.bits-1)) && v.n < 1<<(t.bits-1)
+		case t.bits == 64:
+			return v.n >= 0
+		default:
+			return v.n >= 0 && v.n < 1<<t.bits
+		}
+	}
+	return fitsInt(t, v.i)
+}
+
 func (v Value) describeKind() string { return v.k.String() }
 
 // intRange is the range of a sized integer type.
