@@ -73,8 +73,8 @@ type Param struct {
 // Limits bound one evaluation. A zero field takes its default.
 type Limits struct {
 	// Steps bounds the work: one step per node evaluated and per element a
-	// node walks (map, slice, hash, ...), about 20 ns each. Default
-	// 100,000,000: a few seconds of work.
+	// node walks (map, slice, hash, ...), a few tens of nanoseconds each.
+	// Default 100,000,000: seconds of work, not minutes.
 	Steps int64
 	// Bytes bounds the memory the values made by the evaluation take
 	// (strings, lists, records, loaded files). Default 512 MiB. The
@@ -106,8 +106,8 @@ type Program struct {
 	ret     *Type
 	top     topKind
 	opts    Options
-	uses    []string // intrinsics used, in first-use order
-	refused []string // of those, the ones nexus does not have
+	uses    []string // intrinsics used, sorted
+	refused []string // of those, the ones nexus does not have, in tree order
 }
 
 type topKind uint8

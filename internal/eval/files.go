@@ -53,23 +53,23 @@ func (r *run) evalSave(n *node) (Value, error) {
 	var perr error
 	switch n.format {
 	case "json":
-		data, perr = toJSON(v, n.value.typ, morlocForm)
+		data, perr = r.toJSON(v, n.value.typ, morlocForm)
 	case "msgpack":
-		data, perr = packMsgpack(v, n.value.typ)
+		data, perr = r.packMsgpack(v, n.value.typ)
 	default:
 		return unit, &Error{Kind: Unsupported, Path: n.path, Msg: fmt.Sprintf("@save: morloc's binary voidstar format is not supported by nexus (saving to '%s'); @savej writes JSON and @savem msgpack", pv.s)}
 	}
 	if perr != nil {
 		var e *Error
+		if errors.As(perr, &e) && e.Kind == Limit {
+			return unit, e
+		}
 		if errors.As(perr, &e) {
 			// The value has no form in this format (a table, a shape
 			// mismatch): a save failure, which morloc lets @catch take.
 			return unit, at(n, thrown("@save(%s): %s", n.format, e.Msg))
 		}
 		return unit, at(n, thrown("@save(%s): %s", n.format, perr.Error()))
-	}
-	if err := r.alloc(int64(len(data))); err != nil {
-		return unit, err
 	}
 	if err := writeAtomic(r.path(pv.s), data); err != nil {
 		return unit, at(n, thrown("@save(%s): failed to write '%s': %s", n.format, pv.s, ioReason(err)))

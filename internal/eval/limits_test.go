@@ -37,6 +37,47 @@ func limitErr(t *testing.T, err error, want string) {
 	}
 }
 
+// sharing gives a list tree of depth n whose two halves are one value:
+// n lets make 2^n leaves from a tree of n nodes.
+func sharing(n int) (expr, schema string) {
+	expr, schema = jl(1), "j"
+	for i := 0; i < n; i++ {
+		v := fmt.Sprintf("x%d", i)
+		next := "a" + schema
+		expr = let(next, v, expr, cont(next, bound(schema, v), bound(schema, v)))
+		schema = next
+	}
+	return expr, schema
+}
+
+func TestSharedValuesAreBounded(t *testing.T) {
+	expr, schema := sharing(60)
+	opts := &Options{Limits: Limits{Bytes: 1 << 20, Steps: 2_000_000}}
+	for name, e := range map[string]string{
+		"output": expr,
+		"show":   show(expr),
+		"hash":   hashE(expr),
+		"savej":  save("json", jl(0), expr, str("x.json")),
+		"savem":  save("msgpack", jl(0), expr, str("x.mpk")),
+	} {
+		t.Run(name, func(t *testing.T) {
+			ret := schema
+			if name != "output" {
+				ret = "*"
+			}
+			start := time.Now()
+			_, err := runOpts(&Options{Dir: t.TempDir(), Limits: opts.Limits}, e, nil, ret)
+			var le *Error
+			if !errors.As(err, &le) || le.Kind != Limit {
+				t.Fatalf("got %v, want a limit error", err)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Fatalf("took %s", d)
+			}
+		})
+	}
+}
+
 func TestLimits(t *testing.T) {
 	t.Run("memory", func(t *testing.T) {
 		_, err := runExpr(doubling(64), nil, "s")

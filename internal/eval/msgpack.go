@@ -17,11 +17,29 @@ import (
 // its own codec rather than a dependency, which also pins the bytes to
 // morloc's.
 
-func packMsgpack(v Value, t *Type) ([]byte, error) {
-	return msgpackValue(nil, v, t)
+// packMsgpack encodes v of type t, within the run's bounds (see printer)
+// and charges the bytes to its memory.
+func (r *run) packMsgpack(v Value, t *Type) ([]byte, error) {
+	pk := &packer{r: r}
+	b, err := pk.value(nil, v, t)
+	if err != nil {
+		return nil, err
+	}
+	if r != nil {
+		if err := r.alloc(int64(len(b))); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
 }
 
-func msgpackValue(b []byte, v Value, t *Type) ([]byte, error) {
+type packer struct{ r *run }
+
+func (pk *packer) grew(b []byte) error {
+	return (&printer{buf: b, r: pk.r}).grew()
+}
+
+func (pk *packer) value(b []byte, v Value, t *Type) ([]byte, error) {
 	t = t.resolve()
 	switch t.kind {
 	case kNil:
@@ -72,7 +90,10 @@ func msgpackValue(b []byte, v Value, t *Type) ([]byte, error) {
 				et = t.items[i]
 			}
 			var err error
-			if b, err = msgpackValue(b, x, et); err != nil {
+			if b, err = pk.value(b, x, et); err != nil {
+				return nil, err
+			}
+			if err := pk.grew(b); err != nil {
 				return nil, err
 			}
 		}
@@ -81,7 +102,7 @@ func msgpackValue(b []byte, v Value, t *Type) ([]byte, error) {
 		if v.k == vNull {
 			return append(b, 0xc0), nil
 		}
-		return msgpackValue(b, v, t.elem)
+		return pk.value(b, v, t.elem)
 	case kAny:
 		return nil, internal("cannot encode a value of unknown type")
 	}

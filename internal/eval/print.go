@@ -24,6 +24,25 @@ const (
 type printer struct {
 	form form
 	buf  []byte
+	// r, when set, bounds the text: values share their parts, so a small
+	// value can print as an enormous text (let x1 = (x0, x0) in ...).
+	// Each element costs a step, and the text may not outgrow the memory
+	// left.
+	r *run
+}
+
+// grew checks the bounds after an element is written.
+func (p *printer) grew() error {
+	if p.r == nil {
+		return nil
+	}
+	if int64(len(p.buf)) > p.r.bytes {
+		return &Error{Kind: Limit, Msg: "evaluation exceeded its memory limit (the value's text is too large)"}
+	}
+	if err := p.r.step(1); err != nil {
+		return err
+	}
+	return nil
 }
 
 // writeValue appends v, of type t, as compact JSON. A nil t (or `*`)
@@ -73,6 +92,9 @@ func (p *printer) value(v Value, t *Type) error {
 			if err := p.value(x, t.elem); err != nil {
 				return err
 			}
+			if err := p.grew(); err != nil {
+				return err
+			}
 		}
 		p.buf = append(p.buf, ']')
 	case kTuple:
@@ -85,6 +107,9 @@ func (p *printer) value(v Value, t *Type) error {
 				p.buf = append(p.buf, ',')
 			}
 			if err := p.value(x, t.items[i]); err != nil {
+				return err
+			}
+			if err := p.grew(); err != nil {
 				return err
 			}
 		}
@@ -108,6 +133,9 @@ func (p *printer) value(v Value, t *Type) error {
 			}
 			p.buf = append(p.buf, ':')
 			if err := p.value(x, t.items[i]); err != nil {
+				return err
+			}
+			if err := p.grew(); err != nil {
 				return err
 			}
 		}
@@ -150,6 +178,9 @@ func (p *printer) untyped(v Value) error {
 				p.buf = append(p.buf, ',')
 			}
 			if err := p.untyped(x); err != nil {
+				return err
+			}
+			if err := p.grew(); err != nil {
 				return err
 			}
 		}
@@ -274,9 +305,23 @@ func (p *printer) str(s string) {
 
 // toJSON writes v of type t in the given form.
 func toJSON(v Value, t *Type, f form) ([]byte, error) {
-	p := &printer{form: f}
+	return (*run)(nil).toJSON(v, t, f)
+}
+
+// toJSON writes v of type t in the given form, within the run's bounds
+// (none when r is nil), and charges the text to its memory.
+func (r *run) toJSON(v Value, t *Type, f form) ([]byte, error) {
+	p := &printer{form: f, r: r}
 	if err := p.value(v, t); err != nil {
 		return nil, err
+	}
+	if err := p.grew(); err != nil {
+		return nil, err
+	}
+	if r != nil {
+		if err := r.alloc(int64(len(p.buf))); err != nil {
+			return nil, err
+		}
 	}
 	return p.buf, nil
 }

@@ -13,15 +13,20 @@ import (
 // pairs, a flag as a boolean) and returns the result as compact JSON in the
 // form nexus sends clients, read as the command's return type.
 //
-// A failure is an *ArgError (an argument that does not read as its type)
-// or an *Error: its message is morloc's bare message ("PURE: boom int" for
-// a @throw), its Kind says whether @catch could intercept it.
+// A unit result, or an absent optional, is `null`; that the CLI prints
+// nothing for it without --keep-null is the CLI's part.
+//
+// A failure is an *ArgError (an argument that does not read as its type;
+// its message is morloc's "failed to parse argument #i: ...") or an
+// *Error: its message is morloc's bare message ("PURE: boom int" for a
+// @throw), its Kind says whether @catch could have intercepted it. Run
+// does not panic: an evaluator bug comes back as an Internal error.
 func (p *Program) Run(ctx context.Context, args []json.RawMessage) (out json.RawMessage, err error) {
-	v, err := p.eval(ctx, args)
+	v, r, err := p.eval(ctx, args)
 	if err != nil {
 		return nil, err
 	}
-	b, perr := toJSON(v, p.ret, clientForm)
+	b, perr := r.toJSON(v, p.ret, clientForm)
 	if perr != nil {
 		return nil, perr
 	}
@@ -29,27 +34,27 @@ func (p *Program) Run(ctx context.Context, args []json.RawMessage) (out json.Raw
 }
 
 // eval evaluates the program to a Value.
-func (p *Program) eval(ctx context.Context, args []json.RawMessage) (v Value, err error) {
+func (p *Program) eval(ctx context.Context, args []json.RawMessage) (v Value, r *run, err error) {
 	if len(args) != len(p.params) {
-		return unit, &ArgError{Index: min(len(args), len(p.params)), Msg: fmt.Sprintf("expected %d arguments, got %d", len(p.params), len(args))}
+		return unit, nil, &ArgError{Index: min(len(args), len(p.params)), Msg: fmt.Sprintf("expected %d arguments, got %d", len(p.params), len(args))}
 	}
 	env := make([]Value, len(args), len(args)+16)
 	d := &decoder{objectMaps: true}
 	for i, raw := range args {
 		n, jerr := parseJSON(raw)
 		if jerr != nil {
-			return unit, &ArgError{Index: i, Msg: jerr.Error()}
+			return unit, nil, &ArgError{Index: i, Msg: jerr.Error()}
 		}
 		v, derr := d.value(&n, p.params[i])
 		if derr != nil {
-			return unit, &ArgError{Index: i, Msg: derr.Error()}
+			return unit, nil, &ArgError{Index: i, Msg: derr.Error()}
 		}
 		env[i] = v
 	}
 	if p.top == topConst {
 		env = env[:0] // morloc ignores the arguments of a tree that is not a lambda
 	}
-	r := &run{
+	r = &run{
 		ctx:   ctx,
 		env:   env,
 		steps: p.opts.Limits.Steps,
@@ -59,11 +64,11 @@ func (p *Program) eval(ctx context.Context, args []json.RawMessage) (v Value, er
 	}
 	defer func() {
 		if rec := recover(); rec != nil {
-			v, err = unit, &Error{Kind: Internal, Msg: fmt.Sprintf("internal evaluator error: %v", rec), err: &panicError{stack: debug.Stack()}}
+			v, r, err = unit, nil, &Error{Kind: Internal, Msg: fmt.Sprintf("internal evaluator error: %v", rec), err: &panicError{stack: debug.Stack()}}
 		}
 	}()
 	if err := r.canceled(); err != nil {
-		return unit, err
+		return unit, nil, err
 	}
 	switch p.top {
 	case topLambda:
@@ -72,9 +77,9 @@ func (p *Program) eval(ctx context.Context, args []json.RawMessage) (v Value, er
 		v, err = r.eval(p.root)
 	}
 	if err != nil {
-		return unit, err
+		return unit, nil, err
 	}
-	return v, nil
+	return v, r, nil
 }
 
 // panicError marks an error recovered from a panic: a bug in the
@@ -260,12 +265,9 @@ func (r *run) eval(n *node) (Value, error) {
 		if err != nil {
 			return unit, err
 		}
-		b, perr := toJSON(v, n.child.typ, morlocForm)
+		b, perr := r.toJSON(v, n.child.typ, morlocForm)
 		if perr != nil {
 			return unit, at(n, asError(perr))
-		}
-		if err := r.alloc(int64(len(b)) + 16); err != nil {
-			return unit, err
 		}
 		return strValue(string(b)), nil
 	case opRead:
