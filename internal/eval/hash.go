@@ -203,7 +203,7 @@ func (r *run) hashValue(v Value, t *Type, seed uint64) (uint64, *Error) {
 			return xxh64(nil, s), nil
 		}
 		if w, _, ok := t.elem.fixedWidth(); ok {
-			if err := r.step(int64(len(v.seq))); err != nil {
+			if err := r.step(int64(len(v.seq)) * int64(1+w/8)); err != nil {
 				return 0, err
 			}
 			if err := r.alloc(int64(w) * int64(len(v.seq))); err != nil {
@@ -231,7 +231,10 @@ func (r *run) hashValue(v Value, t *Type, seed uint64) (uint64, *Error) {
 			return 0, mismatch(t, v)
 		}
 		if t.kind == kTuple {
-			if _, _, ok := t.fixedWidth(); ok {
+			if w, _, ok := t.fixedWidth(); ok {
+				if err := r.step(int64(w / 8)); err != nil {
+					return 0, err
+				}
 				buf, err := layout(nil, v, t)
 				if err != nil {
 					return 0, err

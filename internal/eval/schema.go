@@ -51,6 +51,11 @@ type Type struct {
 	length int      // a fixed-length list's length; 0 when any length
 	name   string   // declaration or back-reference name
 	target *Type    // a back-reference's declaration
+
+	// fixed, width and align: the value's byte layout in morloc's memory
+	// when it has a fixed one (see fixedWidth), set by the parser.
+	fixed        bool
+	width, align int
 }
 
 // resolve skips declarations and follows back-references to the type that
@@ -330,6 +335,7 @@ func (p *schemaParser) parse() (*Type, error) {
 		p.i = start
 		return nil, p.fail("unknown type code %q", c)
 	}
+	t.layout()
 	return t, nil
 }
 
@@ -364,37 +370,33 @@ func (p *schemaParser) fields(t *Type, what string) error {
 // morloc's memory model (scalars, and tuples of them), with the layout's
 // width and alignment. It decides how @hash treats a tuple or a list.
 func (t *Type) fixedWidth() (width, align int, ok bool) {
-	for t.kind == kDecl {
-		t = t.elem
-	}
+	return t.width, t.align, t.fixed
+}
+
+// layout sets t's fixed layout from its parts', once, as it is parsed.
+func (t *Type) layout() {
 	switch t.kind { // a back-reference is never fixed-width (morloc's Recur)
 	case kNil:
-		return 0, 1, true
+		t.fixed, t.width, t.align = true, 0, 1
 	case kBool:
-		return 1, 1, true
-	case kInt:
-		if t.bits == 0 {
-			return 0, 0, false
+		t.fixed, t.width, t.align = true, 1, 1
+	case kInt, kFloat:
+		if t.bits != 0 {
+			t.fixed, t.width, t.align = true, t.bits/8, t.bits/8
 		}
-		return t.bits / 8, t.bits / 8, true
-	case kFloat:
-		return t.bits / 8, t.bits / 8, true
+	case kDecl:
+		t.fixed, t.width, t.align = t.elem.fixed, t.elem.width, t.elem.align
 	case kTuple:
 		off, maxAlign := 0, 1
 		for _, it := range t.items {
-			w, a, ok := it.fixedWidth()
-			if !ok {
-				return 0, 0, false
+			if !it.fixed {
+				return
 			}
-			if a > maxAlign {
-				maxAlign = a
-			}
-			off = (off + a - 1) &^ (a - 1)
-			off += w
+			maxAlign = max(maxAlign, it.align)
+			off = (off+it.align-1)&^(it.align-1) + it.width
 		}
-		return (off + maxAlign - 1) &^ (maxAlign - 1), maxAlign, true
+		t.fixed, t.width, t.align = true, (off+maxAlign-1)&^(maxAlign-1), maxAlign
 	}
-	return 0, 0, false
 }
 
 // schemaCache parses each distinct schema string of one expression once.
