@@ -48,6 +48,7 @@ FUZZ_TARGETS := \
 	internal/mcp:FuzzDispatch \
 	internal/mcp:FuzzDecodeLine \
 	internal/manifest:FuzzParseType \
+	internal/eval:FuzzEval \
 	internal/argmap:FuzzToPositional \
 	internal/argmap:FuzzFastPositional \
 	internal/argmap:FuzzValidateAgainstJSONSchema \

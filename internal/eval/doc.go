@@ -1,0 +1,20 @@
+// Package eval owns morloc's pure expressions: the `expr` tree that the
+// manifest gives a `type: "pure"` command, whose whole body is morloc code
+// that nexus evaluates itself, with no pool (PURE.md in ../shared). It
+// parses and checks a tree once (Compile), then evaluates it on one JSON
+// value per manifest argument and returns the result as JSON (Run).
+//
+// It owns the values and types of that language: schema strings (with
+// fixed-length lists, recursive types, `+` and `/` sizes and `*`), values
+// (integers exact at any size, reals, strings, lists, tuples, records,
+// optionals), morloc's JSON reader and its two JSON writers (the client
+// form nexus sends, and morloc's own text that @show and @savej make),
+// morloc's structural @hash, and @save/@load in JSON and msgpack.
+//
+// It knows nothing of MCP, pools or the CLI, and imports nothing of nexus
+// but internal/manifest. Every tag of PURE.md §3.1–§3.14 is supported.
+// Refused, with a clear error: the handle and stream intrinsics of §3.15
+// and morloc's binary voidstar format (Program.Refusal names them at
+// compile time). Evaluation is bounded (Limits: steps, memory, depth) and
+// honours its context, so a hostile tree gives an error, never a hang.
+package eval
