@@ -81,13 +81,17 @@ func TestMCPToolsAndConfig(t *testing.T) {
 	if !strings.HasPrefix(out, "{\n  \"tools\": [\n    {\n") {
 		t.Errorf("--mcp-tools is not indented by two spaces: %.80q", out)
 	}
-	for _, excluded := range []string{"readStdin", "tableSum", "openFile", "pureAnswer"} {
+	for _, excluded := range []string{"readStdin", "tableSum", "openFile"} {
 		if strings.Contains(out, `"`+excluded+`"`) {
 			t.Errorf("%s should be excluded", excluded)
 		}
 		if !strings.Contains(errOut, "excluding command '"+excluded+"'") {
 			t.Errorf("no stderr note for %s: %s", excluded, errOut)
 		}
+	}
+	// A pure command is a tool like any other (issue 10).
+	if !strings.Contains(out, `"name": "pureAnswer"`) || strings.Contains(errOut, "'pureAnswer'") {
+		t.Errorf("pureAnswer should be a tool, with no exclusion note: %s", errOut)
 	}
 	out, _, code = runNexus(t, "run", program("combat"), "--mcp-config")
 	var cfg struct {
@@ -156,18 +160,27 @@ func TestOnce(t *testing.T) {
 }
 
 // The binary's --mcp-tools for the json-help program is byte-identical to
-// morloc's own golden output (copied from ../shared/golden into argmap's testdata).
+// morloc's own golden output, 7 tools, the pure addOne and maybeDouble
+// among them (issue 10): ../shared/golden's, and argmap's copy of it.
 func TestMCPToolsMatchesMorlocGolden(t *testing.T) {
-	want, err := os.ReadFile(filepath.Join(repoRoot, "internal", "argmap", "testdata", "json-help.tools.golden.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	out, errOut, code := runNexus(t, "run", program("json-help"), "--mcp-tools")
 	if code != 0 {
 		t.Fatalf("--mcp-tools: %s", errOut)
 	}
-	if strings.TrimRight(out, "\n") != strings.TrimRight(string(want), "\n") {
-		t.Errorf("--mcp-tools differs from morloc's golden output:\n%s", out)
+	if strings.Contains(errOut, "excluding") {
+		t.Errorf("a json-help command was left off the tool surface: %s", errOut)
+	}
+	for _, golden := range []string{
+		filepath.Join(repoRoot, "..", "shared", "golden", "morloc-json-help-mcp-tools.json"),
+		filepath.Join(repoRoot, "internal", "argmap", "testdata", "json-help.tools.golden.json"),
+	} {
+		want, err := os.ReadFile(golden)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.TrimRight(out, "\n") != strings.TrimRight(string(want), "\n") {
+			t.Errorf("--mcp-tools differs from %s:\n%s", golden, out)
+		}
 	}
 }
 

@@ -19,10 +19,12 @@ import (
 // version is set by the build (-ldflags "-X main.version=...").
 var version = "0.1.0-dev"
 
-// exitError carries the process exit status of a failed command.
+// exitError carries the process exit status of a failed command; plain
+// ones are written "Error: <message>", as morloc writes them.
 type exitError struct {
-	code int
-	err  error
+	code  int
+	err   error
+	plain bool
 }
 
 func (e *exitError) Error() string { return e.err.Error() }
@@ -44,7 +46,11 @@ func main() {
 		if errors.Is(err, manifest.ErrNotFound) || isUsage(err) {
 			code = 2
 		}
-		fmt.Fprintf(os.Stderr, "nexus: %v\n", err)
+		if ee != nil && ee.plain {
+			fmt.Fprintf(os.Stderr, "Error: %v\n", err)
+		} else {
+			fmt.Fprintf(os.Stderr, "nexus: %v\n", err)
+		}
 		os.Exit(code)
 	}
 }

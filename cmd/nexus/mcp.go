@@ -33,10 +33,11 @@ func newMCPCmd(g *globalFlags) *cobra.Command {
 				// The single-program shorthand of `nexus serve`.
 				return runServe(g, httpOpts, args)
 			}
-			m, tools, err := loadProgram(args[0])
+			prog, err := loadProgram(args[0])
 			if err != nil {
 				return err
 			}
+			m := prog.m
 			var p json.RawMessage
 			if params != "" {
 				if !json.Valid([]byte(params)) {
@@ -54,9 +55,9 @@ func newMCPCmd(g *globalFlags) *cobra.Command {
 			stderrLog := slog.Default()
 			logs := mcp.NewLogHub(stderrLog.Handler())
 			slog.SetDefault(slog.New(logs))
-			set := startPools(m, g, nil)
-			defer set.Close()
-			srv := mcp.NewServer(serverInfo(m), tools, poolCaller{set}, mcp.Options{
+			caller, stopPools := prog.caller(g)
+			defer stopPools()
+			srv := mcp.NewServer(serverInfo(m), prog.tools, caller, mcp.Options{
 				Logger: stderrLog, MaxLine: maxLine, PageSize: pageSize, Logs: logs})
 
 			// SIGTERM/SIGINT: stop every pool and exit 0 (stdin may never close).
@@ -64,7 +65,7 @@ func newMCPCmd(g *globalFlags) *cobra.Command {
 			signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 			go func() {
 				<-sig
-				set.Close()
+				stopPools()
 				os.Exit(0)
 			}()
 

@@ -8,27 +8,49 @@ import (
 	"time"
 
 	"github.com/nexus-mcp/nexus/internal/argmap"
+	"github.com/nexus-mcp/nexus/internal/eval"
 	"github.com/nexus-mcp/nexus/internal/manifest"
 	"github.com/nexus-mcp/nexus/internal/mcp"
-	"github.com/nexus-mcp/nexus/internal/ndarray"
 	"github.com/nexus-mcp/nexus/internal/pool"
 )
 
-// loadProgram reads the manifest a target names and builds its tool
-// surface, writing SPEC §4.6's exclusion notes to stderr.
-func loadProgram(target string) (*manifest.Manifest, []*argmap.Tool, error) {
+// loaded is a program ready to serve: its manifest, its tools and its
+// pure commands compiled.
+type loaded struct {
+	m     *manifest.Manifest
+	tools []*argmap.Tool
+	pure  map[*manifest.Command]*eval.Program
+}
+
+// loadProgram reads the manifest a target names, compiles its pure
+// commands and builds its tool surface, writing SPEC §4.6's exclusion
+// notes to stderr.
+func loadProgram(target string) (*loaded, error) {
 	m, err := manifest.Load(target)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	tools, excluded := argmap.Tools(m)
 	for _, e := range excluded {
 		fmt.Fprintln(os.Stderr, e.String())
 	}
+	pure, refused := purePrograms(m)
+	tools = withoutRefused(tools, refused)
 	if err := tuneTools(tools); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return m, tools, nil
+	return &loaded{m: m, tools: tools, pure: pure}, nil
+}
+
+// caller starts the pools the program needs (none when every command is
+// pure) and returns what calls its commands, and what stops the pools.
+func (l *loaded) caller(g *globalFlags) (programCaller, func()) {
+	c := programCaller{pure: l.pure}
+	if !hasRemote(l.m) {
+		return c, func() {}
+	}
+	c.set = startPools(l.m, g, nil)
+	return c, func() { c.set.Close() }
 }
 
 // poolSpecs lists the pools to start; only the given indices when non-nil.
@@ -76,18 +98,6 @@ const poolStartDelay = 100 * time.Millisecond
 // Functions known to take longer say so in their metadata. MCP clients
 // usually give up sooner (and cancel, which nexus honours the same way).
 const defaultCallTimeout = 5 * time.Minute
-
-// poolCaller lets the MCP server reach pools (mcp.Caller over pool.Set).
-type poolCaller struct{ set *pool.Set }
-
-func (c poolCaller) Call(ctx context.Context, call argmap.Call, h mcp.CallHooks) (ndarray.Value, error) {
-	cmd := call.Command
-	return c.set.CallWith(ctx, cmd.Pool, cmd.Mid, call.Args, pool.CallOptions{
-		Hooks:  pool.Hooks{Progress: h.Progress, Log: h.Log, Content: h.Content},
-		Arrays: call.Arrays,
-		Ret:    call.Ret,
-	})
-}
 
 func serverInfo(m *manifest.Manifest) mcp.Implementation {
 	return mcp.Implementation{Name: m.Name, Version: m.Version()}

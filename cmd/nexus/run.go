@@ -14,8 +14,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nexus-mcp/nexus/internal/argmap"
+	"github.com/nexus-mcp/nexus/internal/eval"
 	"github.com/nexus-mcp/nexus/internal/manifest"
 	"github.com/nexus-mcp/nexus/internal/mcp"
+	"github.com/nexus-mcp/nexus/internal/ndarray"
 	"github.com/nexus-mcp/nexus/internal/pool"
 )
 
@@ -55,11 +57,11 @@ func runProgram(g *globalFlags, target string, argv []string) error {
 	case "--mcp-tools":
 		// SPEC §3: the tools/list payload, two-space indented, no pool started,
 		// with the §4.6 exclusion notes on stderr.
-		_, tools, err := loadProgram(target)
+		prog, err := loadProgram(target)
 		if err != nil {
 			return err
 		}
-		srv := mcp.NewServer(serverInfo(m), tools, nil, mcp.Options{})
+		srv := mcp.NewServer(serverInfo(m), prog.tools, nil, mcp.Options{})
 		return printJSON(os.Stdout, srv.ToolsPayload())
 	case "--mcp-config":
 		return printJSON(os.Stdout, mcpConfig(m))
@@ -77,9 +79,6 @@ func runProgram(g *globalFlags, target string, argv []string) error {
 			return nil
 		}
 	}
-	if c.Type != manifest.Remote {
-		return fmt.Errorf("%s: command '%s' is a pure command, which needs the nexus evaluator (not available yet)", m.Name, c.Name)
-	}
 	call, err := argmap.CLICall(m, c, argv[1:])
 	if err != nil {
 		return usageErrorf("%v", err)
@@ -90,13 +89,34 @@ func runProgram(g *globalFlags, target string, argv []string) error {
 	if err != nil {
 		return err
 	}
-	set := startPools(m, g, entry.NeededPools)
-	defer set.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	raw, err := set.CallWith(ctx, entry.Pool, entry.Mid, call.Args, pool.CallOptions{Arrays: call.Arrays, Ret: call.Ret})
-	if err != nil {
-		return &exitError{code: 1, err: fmt.Errorf("%s: %w", c.Name, err)}
+	var raw ndarray.Value
+	if entry.Type == manifest.Pure {
+		// PURE.md §4: evaluated by nexus, no pool started; its failures
+		// in morloc's words.
+		prog, cerr := eval.CompileCommand(entry, &eval.Options{Dir: m.Dir})
+		if cerr != nil {
+			return &exitError{code: 1, err: fmt.Errorf("failed to build expression: %v", cerr), plain: true}
+		}
+		if why := prog.Refusal(); why != "" {
+			return &exitError{code: 1, err: fmt.Errorf("pure command '%s' %s", entry.Name, why), plain: true}
+		}
+		args, aerr := call.JSONArgs()
+		if aerr != nil {
+			return aerr
+		}
+		raw.JSON, err = prog.Run(ctx, args)
+		if err != nil {
+			return evalFailure(err)
+		}
+	} else {
+		set := startPools(m, g, entry.NeededPools)
+		defer set.Close()
+		raw, err = set.CallWith(ctx, entry.Pool, entry.Mid, call.Args, pool.CallOptions{Arrays: call.Arrays, Ret: call.Ret})
+		if err != nil {
+			return &exitError{code: 1, err: fmt.Errorf("%s: %w", c.Name, err)}
+		}
 	}
 	value, err := argmap.ResultValue(&entry.Return, raw)
 	var tm *argmap.TypeMismatch

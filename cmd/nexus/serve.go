@@ -17,7 +17,6 @@ import (
 	"github.com/nexus-mcp/nexus/internal/httpserve"
 	"github.com/nexus-mcp/nexus/internal/manifest"
 	"github.com/nexus-mcp/nexus/internal/mcp"
-	"github.com/nexus-mcp/nexus/internal/pool"
 )
 
 // serveOptions are the flags of networked serving, shared by `nexus serve`
@@ -86,23 +85,23 @@ func runServe(g *globalFlags, o *serveOptions, targets []string) error {
 		slog.SetDefault(slog.New(logs))
 	}
 	var programs []httpserve.Program
-	var sets []*pool.Set
+	var stops []func()
 	defer func() {
-		for _, s := range sets {
-			s.Close()
+		for _, stop := range stops {
+			stop()
 		}
 	}()
 	for _, t := range targets {
-		p, err := loadServed(t)
+		p, l, err := loadServed(t)
 		if err != nil {
 			return err
 		}
 		if !o.mcpConfig {
-			set := startPools(p.Manifest, g, nil)
-			sets = append(sets, set)
-			p.Caller = poolCaller{set}
+			caller, stopPools := l.caller(g)
+			stops = append(stops, stopPools)
+			p.Caller = caller
 		} else {
-			p.Caller = poolCaller{}
+			p.Caller = programCaller{}
 		}
 		programs = append(programs, p)
 	}
@@ -154,17 +153,24 @@ func serveInfo(programs []httpserve.Program) mcp.Implementation {
 
 // loadServed reads a program and its tool surface, printing SPEC §4.6's
 // exclusion notes, and keeps the exclusions for GET /discover.
-func loadServed(target string) (httpserve.Program, error) {
+func loadServed(target string) (httpserve.Program, *loaded, error) {
 	m, err := manifest.Load(target)
 	if err != nil {
-		return httpserve.Program{}, err
+		return httpserve.Program{}, nil, err
 	}
 	tools, excluded := argmap.Tools(m)
 	for _, e := range excluded {
 		fmt.Fprintln(os.Stderr, e.String())
 	}
-	if err := tuneTools(tools); err != nil {
-		return httpserve.Program{}, err
+	pure, refused := purePrograms(m)
+	for _, t := range tools {
+		if why, ok := refused[t.Command]; ok {
+			excluded = append(excluded, argmap.Exclusion{Command: t.Command.Name, Reason: why})
+		}
 	}
-	return httpserve.Program{Manifest: m, Tools: tools, Excluded: excluded}, nil
+	tools = withoutRefused(tools, refused)
+	if err := tuneTools(tools); err != nil {
+		return httpserve.Program{}, nil, err
+	}
+	return httpserve.Program{Manifest: m, Tools: tools, Excluded: excluded}, &loaded{m: m, tools: tools, pure: pure}, nil
 }

@@ -52,7 +52,6 @@ func (e Exclusion) String() string {
 
 // Exclusion reasons that do not name an argument.
 const (
-	reasonPure   = "pure command: needs the nexus evaluator, not available yet"
 	reasonStdin  = "reads from stdin"
 	reasonStdout = "streams to stdout"
 )
@@ -63,7 +62,9 @@ const renderDescription = "Output projection: 'raw' returns the underlying typed
 // Tools builds one tool per exported, non-internal command, in manifest
 // order, and lists the commands it leaves out with the reason.
 //
-// A command is excluded when it is pure (no evaluator yet); when a `pos`
+// Pure commands are tools like remote ones (the caller evaluates them, and
+// leaves off those whose expression it cannot run). A command is excluded
+// when a `pos`
 // argument has `stdin: true`; when it streams to stdout, which nexus detects
 // as `"stdout": true` or `"streaming": true` in the command's or the return's
 // metadata, or a `{"tag":"stdout"}` node in a pure command's expression;
@@ -103,9 +104,6 @@ func exclusionReason(c *manifest.Command) string {
 	}
 	if what := unservable(c.Return.T); what != "" {
 		return fmt.Sprintf("return has %s type", what)
-	}
-	if c.Type == manifest.Pure {
-		return reasonPure
 	}
 	return ""
 }

@@ -124,7 +124,6 @@ func TestExclusions(t *testing.T) {
 		{"positional name clashes with an option", remote("x", "s", pos("s", `,"name":"count"`)+","+opt("j", "count", `"1"`, ``), ``), "two arguments map to the same property 'count'"},
 		{"group field clashes with an option", remote("x", "s", sysConfig("null")+","+opt("j", "tmpDir", `"1"`, ``), ``), "two arguments map to the same property 'tmpDir'"},
 		{"positional named _render clashes with _render", remote("x", "s", pos("s", `,"name":"_render"`), `,"terminals":[{"long":"up","entry":"x"}]`), "two arguments map to the same property '_render'"},
-		{"pure command", `{"name":"x","type":"pure","desc":[],"args":[],"return":{"schema":"j"},"expr":{"tag":"lit","schema":"j","lit_type":"j","value":"42"}}`, reasonPure},
 		{"default not of the option's type", remote("x", "j", opt("j", "threads", `"abc"`, ``), ``), `default "abc" of option --threads: expected an integer, got "abc"`},
 		{"group default not of the field's type", remote("x", "j", strings.Replace(sysConfig("null"), `"default":"1"`, `"default":"many"`, 1), ``), `default "many" of sysconfig field 'numThreads': expected an integer, got "many"`},
 	}
@@ -163,5 +162,14 @@ func TestExclusionLeavesOthers(t *testing.T) {
 	}
 	if len(excl) != 1 || excl[0].Command != "b" {
 		t.Errorf("exclusions %v, want b only", excl)
+	}
+}
+
+// A pure command is a tool like a remote one (issue 10): the caller
+// evaluates it, and leaves off those it cannot run.
+func TestPureCommandIsATool(t *testing.T) {
+	tools, excl := Tools(manifestOf(t, `{"name":"x","type":"pure","desc":["Forty-two"],"args":[],"return":{"schema":"j"},"expr":{"tag":"lit","schema":"j","lit_type":"j","value":"42"}}`))
+	if len(tools) != 1 || len(excl) != 0 || tools[0].Name != "x" {
+		t.Fatalf("tools %v, exclusions %v; want the pure command as a tool", tools, excl)
 	}
 }

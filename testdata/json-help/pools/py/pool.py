@@ -44,14 +44,6 @@ def file_head_sum(path):
     return ";".join(file_head(path))
 
 
-def add_one(n):
-    return n + 1
-
-
-def maybe_double(n):
-    return None if n is None else n * 2
-
-
 if __name__ == "__main__":
     nexus.serve({
         1: sum_many,
@@ -59,8 +51,6 @@ if __name__ == "__main__":
         3: count_words,
         4: map_size,
         5: file_head,
-        6: add_one,
-        7: maybe_double,
         8: file_head_lines,
         9: file_head_sum,
     })
