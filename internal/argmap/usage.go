@@ -253,9 +253,6 @@ func ProgramUsage(m *manifest.Manifest) string {
 		if len(c.Desc) > 0 {
 			summary = c.Desc[0]
 		}
-		if c.Type == manifest.Pure {
-			summary = withNote(summary, "(pure: not available yet)")
-		}
 		row := helpRow{c.Name, summary}
 		if c.Group != nil && *c.Group != "" {
 			grouped[*c.Group] = append(grouped[*c.Group], row)
