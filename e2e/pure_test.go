@@ -3,15 +3,18 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -433,10 +436,43 @@ func TestPureCommandsCLI(t *testing.T) {
 	cases := pureCases(t)
 	dir := pureProgram(t)
 	files := t.TempDir()
-	for _, c := range cases {
-		argv := append([]string{"run", dir, c.prog}, cliArgs(c.values(t, files))...)
-		out, errOut, code := runNexus(t, argv...)
+	type run struct {
+		argv        []string
+		out, errOut string
+		code        int
+		err         error
+	}
+	runs := make([]run, len(cases))
+	for i, c := range cases {
+		runs[i].argv = append([]string{"run", dir, c.prog}, cliArgs(c.values(t, files))...)
+	}
+	// Eight at a time: a -race binary sleeps a second as it exits.
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i := range runs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(r *run) {
+			defer func() { <-sem; wg.Done() }()
+			cmd := exec.Command(nexusBin, r.argv...)
+			var o, e bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &o, &e
+			err := cmd.Run()
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				r.code = ee.ExitCode()
+			} else {
+				r.err = err
+			}
+			r.out, r.errOut = o.String(), e.String()
+		}(&runs[i])
+	}
+	wg.Wait()
+	for i, c := range cases {
+		out, errOut, code := runs[i].out, runs[i].errOut, runs[i].code
 		switch {
+		case runs[i].err != nil:
+			t.Errorf("%s: %v", c, runs[i].err)
 		case !c.served():
 			if code != 1 || out != "" || !strings.Contains(errOut, "pure command '"+c.prog+"' uses "+c.Refusal) {
 				t.Errorf("%s (refused): exit %d, stdout %q, stderr %q; want 1 and a message naming %s", c, code, out, errOut, c.Refusal)
@@ -446,15 +482,13 @@ func TestPureCommandsCLI(t *testing.T) {
 				t.Errorf("%s: exit %d, stdout %q, stderr %q; want 1 and Error: evaluation failed: %s", c, code, out, errOut, c.ExpectError)
 			}
 		case code != 0 || out != *c.Expect+"\n":
-			t.Errorf("%s %q:\n got %q (exit %d, stderr %q)\nwant %q", c, argv[3:], out, code, errOut, *c.Expect+"\n")
+			t.Errorf("%s %q:\n got %q (exit %d, stderr %q)\nwant %q", c, runs[i].argv[3:], out, code, errOut, *c.Expect+"\n")
+		}
+		// Case 23 as nexus prints it: null, where morloc prints nothing.
+		if (c.prog == "unitTop" || c.prog == "optNone") && (out != "null\n" || code != 0) {
+			t.Errorf("run %s: %q (exit %d), want null", c.prog, out, code)
 		}
 		checkFiles(t, "CLI", c, dir)
-	}
-	// Case 23 as nexus prints it: null, where morloc prints nothing.
-	for _, name := range []string{"unitTop", "optNone"} {
-		if out, _, code := runNexus(t, "run", dir, name); out != "null\n" || code != 0 {
-			t.Errorf("run %s: %q (exit %d), want null", name, out, code)
-		}
 	}
 }
 
