@@ -57,6 +57,16 @@ const (
 	cppTooBig = "does not fit in int64_t"
 )
 
+// wrongType is the error of each language's fn_<lang> for a result that
+// is not of its declared type (internal/argmap/result.go).
+func wrongType(fn, what string) map[string]outcome {
+	out := map[string]outcome{}
+	for _, lang := range fidelityLangs {
+		out[lang] = fails(fmt.Sprintf("'%s_%s' returned %s", fn, lang, what))
+	}
+	return out
+}
+
 func rCannot(n string) map[string]outcome {
 	return map[string]outcome{"r": fails(fmt.Sprintf(rInexact, n))}
 }
@@ -227,6 +237,11 @@ func fidelityCases() []fidelityCase {
 			"py": fails(`ValueError: boom: x "y" é`), "r": fails(`boom: x "y" é`), "cpp": fails(`boom: x "y" é`),
 		}},
 		{fn: "chatty", args: `{}`, want: `"done"`},
+
+		// Wrong-typed results, on purpose (issue 10): every language's is
+		// an isError naming the command, whatever the pool sent.
+		{fn: "claimsInt", args: `{}`, except: wrongType("claimsInt", "a string where its type says integer")},
+		{fn: "claimsRecord", args: `{}`, except: wrongType("claimsRecord", "an object without its field 'age'")},
 	}
 	return append(cases, longCases()...)
 }
@@ -329,7 +344,7 @@ func brief(s string) string {
 
 // recordReturns are the functions that return a record: their result also
 // fills structuredContent.
-var recordReturns = map[string]bool{"idPerson": true, "birthday": true, "idTeam": true}
+var recordReturns = map[string]bool{"idPerson": true, "birthday": true, "idTeam": true, "claimsRecord": true}
 
 func TestFidelitySameAnswersInEveryLanguage(t *testing.T) {
 	requireFidelity(t)

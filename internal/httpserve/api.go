@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/nexus-mcp/nexus/internal/argmap"
+	"github.com/nexus-mcp/nexus/internal/eval"
 	"github.com/nexus-mcp/nexus/internal/manifest"
 	"github.com/nexus-mcp/nexus/internal/mcp"
 	"github.com/nexus-mcp/nexus/internal/pool"
@@ -98,11 +99,16 @@ func (s *Server) serveCall(w http.ResponseWriter, r *http.Request) {
 	raw, err := p.Caller.Call(r.Context(), call, mcp.CallHooks{})
 	if err != nil {
 		var ce *pool.CallError
+		var ee *eval.Error
 		switch {
 		case r.Context().Err() != nil:
 			apiError(w, http.StatusServiceUnavailable, "call to '%s' was cancelled", command)
 		case errors.As(err, &ce):
 			apiError(w, http.StatusInternalServerError, "%s", ce.Message)
+		case errors.As(err, &ee):
+			// A pure command's evaluation failed (@throw, ...): the
+			// function raised, as morloc's daemon reports it (PURE.md §4).
+			apiError(w, http.StatusInternalServerError, "%s", ee.Msg)
 		default:
 			apiError(w, http.StatusBadGateway, "%s", err)
 		}

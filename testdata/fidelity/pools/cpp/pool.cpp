@@ -1,5 +1,5 @@
 // C++ pool of the fidelity program: the functions pools/py/pool.py and
-// pools/r/pool.R implement too (mids 501..526), as plain C++ with one
+// pools/r/pool.R implement too (mids 501..528), as plain C++ with one
 // registration line each. Int is int64_t: exact over 64 bits, and a value
 // beyond them is refused by the runtime before the function runs.
 #include "nexus.hpp"
@@ -103,6 +103,11 @@ std::string chatty() {
     std::system("echo from-cpp-child");
     return "done";
 }
+// Wrong on purpose: nexus checks every result against its declared type.
+// claimsInt is registered under a mid whose manifest type is Int.
+std::string claimsInt() { return "seven"; }
+// A raw JSON object, passed through: a Person without its age.
+nexus::json claimsRecord() { return nexus::json{{"name", "Ada"}}; }
 
 int main() {
     nexus::Pool pool;
@@ -112,5 +117,6 @@ int main() {
     pool.add(514, swapPair).add(515, idTuple).add(516, idPerson).add(517, birthday);
     pool.add(518, idMaybe).add(519, maybeInc).add(520, idMap).add(521, mapTotal).add(522, mapInc);
     pool.add(523, idTeam).add(524, teamAges).add(525, fail).add(526, chatty);
+    pool.add(527, claimsInt).add(528, claimsRecord);
     return pool.serve();
 }

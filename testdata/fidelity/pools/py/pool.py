@@ -1,6 +1,6 @@
 """Python pool of the `fidelity` program: the functions that pools/r/pool.R
 and pools/cpp/pool.cpp implement too, so that e2e/fidelity_test.go can check
-that the three languages give the same answers (mids 301..326).
+that the three languages give the same answers (mids 301..328).
 
 Each function gets the plain JSON value of its argument: ints of any size,
 floats, str, bool, lists, dicts (records and Map Str Int), None.
@@ -125,6 +125,15 @@ def chatty():
     return "done"
 
 
+# Wrong on purpose: nexus checks every result against its declared type.
+def claims_int():
+    return "seven"  # declared Int
+
+
+def claims_record():
+    return {"name": "Ada"}  # declared Person: no age
+
+
 if __name__ == "__main__":
     nexus.serve({
         301: id_int, 302: neg_int, 303: id_real, 304: half_real,
@@ -133,4 +142,5 @@ if __name__ == "__main__":
         314: swap_pair, 315: id_tuple, 316: id_person, 317: birthday,
         318: id_maybe, 319: maybe_inc, 320: id_map, 321: map_total, 322: map_inc,
         323: id_team, 324: team_ages, 325: fail, 326: chatty,
+        327: claims_int, 328: claims_record,
     })

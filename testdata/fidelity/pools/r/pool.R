@@ -1,5 +1,5 @@
 # R pool of the fidelity program: the functions pools/py/pool.py and
-# pools/cpp/pool.cpp implement too (mids 401..426). Arguments arrive as the
+# pools/cpp/pool.cpp implement too (mids 401..428). Arguments arrive as the
 # runtime's natural R values (docs/pool-protocol.md, "Values in R"):
 # integers up to 2^31 as integers, larger ones as doubles, lists of scalars
 # as vectors, records and maps as named lists.
@@ -51,6 +51,9 @@ chatty <- function() {
   system("echo from-r-child")
   "done"
 }
+# Wrong on purpose: nexus checks every result against its declared type.
+claimsInt <- function() "seven"              # declared Int
+claimsRecord <- function() list(name = "Ada") # declared Person: no age
 
 nexus_serve(list(
   "401" = idInt, "402" = negInt, "403" = idReal, "404" = halfReal,
@@ -58,5 +61,6 @@ nexus_serve(list(
   "410" = idInts, "411" = sumInts, "412" = idReals, "413" = sumReals,
   "414" = swapPair, "415" = idTuple, "416" = idPerson, "417" = birthday,
   "418" = idMaybe, "419" = maybeInc, "420" = idMap, "421" = mapTotal, "422" = mapInc,
-  "423" = idTeam, "424" = teamAges, "425" = fail, "426" = chatty
+  "423" = idTeam, "424" = teamAges, "425" = fail, "426" = chatty,
+  "427" = claimsInt, "428" = claimsRecord
 ))
