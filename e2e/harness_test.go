@@ -50,6 +50,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "building the example pools:", err)
 		os.Exit(1)
 	}
+	// A -race binary sleeps a second as it exits (GORACE atexit_sleep_ms,
+	// 1000 by default); the tests start nexus hundreds of times and wait for
+	// it to exit, so every nexus they start skips that sleep.
+	if os.Getenv("GORACE") == "" {
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

@@ -446,7 +446,7 @@ func TestPureCommandsCLI(t *testing.T) {
 	for i, c := range cases {
 		runs[i].argv = append([]string{"run", dir, c.prog}, cliArgs(c.values(t, files))...)
 	}
-	// Eight at a time: a -race binary sleeps a second as it exits.
+	// Eight at a time: the runs are independent processes.
 	sem := make(chan struct{}, 8)
 	var wg sync.WaitGroup
 	for i := range runs {
