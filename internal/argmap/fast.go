@@ -171,6 +171,16 @@ func numericNest(t *manifest.Type) (rank int, kind ndarray.Number, ok bool) {
 	}
 }
 
+// fixedLens are the fixed lengths (0: any) of the lists of a numeric nest
+// t, outermost first.
+func fixedLens(t *manifest.Type) []int {
+	var lens []int
+	for t = t.Unwrap(); t != nil && t.Kind == manifest.List; t = t.Elem.Unwrap() {
+		lens = append(lens, t.Len)
+	}
+	return lens
+}
+
 // pathElem is one step of an array's path: a key, or an index (idx ≥ 0).
 type pathElem struct {
 	key string
@@ -375,6 +385,9 @@ func (e *fastEncoder) value(t *manifest.Type, i, depth int) (int, bool) {
 			return 0, false
 		}
 		if isStrMap(t) {
+			if t.Len > 0 {
+				return 0, false // a Map of a fixed size: the full path counts its pairs
+			}
 			return e.strMap(t, i, depth)
 		}
 		if e.arrayMin > 0 {
@@ -382,7 +395,12 @@ func (e *fastEncoder) value(t *manifest.Type, i, depth int) (int, bool) {
 				return end, ok
 			}
 		}
-		return e.elements(i, depth, func(int) *manifest.Type { return t.Elem })
+		n := 0
+		end, ok := e.elements(i, depth, func(int) *manifest.Type {
+			n++
+			return t.Elem
+		})
+		return end, ok && (t.Len == 0 || n == t.Len)
 	case manifest.Tuple:
 		if c != '[' {
 			return 0, false
@@ -412,16 +430,13 @@ func (e *fastEncoder) value(t *manifest.Type, i, depth int) (int, bool) {
 		e.scope = e.scope[:len(e.scope)-1]
 		return end, ok
 	case manifest.BackRef:
-		if c != '{' { // the schema of a back-reference is {"type":"object"}
-			return 0, false
-		}
 		for k := len(e.scope) - 1; k >= 0; k-- {
 			if e.scope[k].Name == t.Name {
 				return e.value(e.scope[k], i, depth+1)
 			}
 		}
 	}
-	return 0, false // tables, handles: the full path knows what to do
+	return 0, false // tables, handles, *: the full path knows what to do
 }
 
 func (e *fastEncoder) literal(i int, word string) (int, bool) {
@@ -690,6 +705,11 @@ func (e *fastEncoder) array(t *manifest.Type, i int) (end int, ok, tried bool) {
 	end, ok = scan(i, 0)
 	if !ok {
 		return 0, false, false
+	}
+	for k, want := range fixedLens(t) {
+		if want > 0 && shape[k] >= 0 && shape[k] != want {
+			return 0, false, false // a fixed list of another length: elements decides
+		}
 	}
 	for k := range shape {
 		if shape[k] < 0 { // an empty outer list leaves inner lengths unknown

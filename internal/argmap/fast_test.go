@@ -19,6 +19,7 @@ func arrayTools(t testing.TB) []*Tool {
 		remote("cube", "aaaj", pos("aaaj", ``)+","+pos("au8", ``)+","+pos("ai1", ``), ``),
 		remote("table", "j", pos("m31xaf81ys1zaaj", ``)+","+pos("am11vaf8", ``)+","+pos("<dict>at2saj", ``), ``),
 		remote("maybe", "j", pos("a?j", ``)+","+pos("?aj", ``), ``),
+		remote("fixedMatrix", "a:2a:3f8", pos("a:2a:3f8", ``)+","+pos("a:4j", ``)+","+pos("aa:2i4", ``)+","+pos("a:2aj", ``), ``),
 	))
 	if len(excl) != 0 {
 		t.Fatalf("array tools excluded: %v", excl)
@@ -35,6 +36,8 @@ var fastSeeds = []string{
 	`{"_1":["a"]}`, `{"sysconfig":{"numThreads":2}}`, `{"tmpDir":"\u00e9\n","numThreads":3,"removeCaches":true}`,
 	`{"_1":[["a",1],["a",2]]}`, `{"_1":-128,"_2":18446744073709551615}`, `{"who":"x","_2":[[["k",true]]],"_render":"up"}`,
 	`{"_1":{"data":1,"kids":[{"data":2,"kids":[]}]}}`, `{"_1":[{"id":"a","m":[["x",1.5]]}],"_2":[true,null,"s"]}`,
+	`{"_1":[[1,2,3],[4,5,6]],"_2":[1,2,3,4],"_3":[[1,2],[3,4]],"_4":[[1],[2,3]]}`, `{"_1":[[1,2,3],[4,5]],"_2":[1,2,3],"_3":[[1,2,3]],"_4":[[]]}`,
+	`{"_1":[1,2],"_2":[[1,2,3],[4,5,6]],"_3":[null,{"x":true},null],"_4":[["k",1]]}`, `{"_1":[1,[2,[3,null]]],"_2":{"b":[[],[]]}}`,
 }
 
 // FuzzFastPositional: the fast path accepts only what the full path
@@ -193,6 +196,10 @@ func TestFastPathTakesOrdinaryCalls(t *testing.T) {
 		{"tree", `{"_1":{"data":1,"kids":[{"data":2,"kids":[]}]}}`, 0},
 		{"opts", `{"list":[1],"on":false,"tmpDir":"/t","numThreads":2}`, 1},
 		{"named", `{"who":"x","_2":[["k",true]],"_render":"up"}`, 0},
+		{"fixedMatrix", `{"_1":[[1,2,3],[4,5,6]],"_2":[1,2,3,4],"_3":[[1,2],[3,4]],"_4":[[1],[2,3]]}`, 5}, // _4 is ragged: two arrays
+		{"fixedMatrix", `{"_1":[[1,2,3],[4,5,6]],"_2":[1,2,3,4],"_3":[],"_4":[[],[]]}`, 2},
+		{"fixedList", `{"_1":[1,2],"_2":[[1,2,3],[4,5,6]],"_3":[null,{"x":true},null]}`, 2},
+		{"chain", `{"_1":[1,[2,[3,null]]],"_2":{"b":[[{"b":[[],[]]}],[[[],[]]]]}}`, 0},
 	}
 	for _, c := range cases {
 		tl := byName[c.tool]
@@ -208,6 +215,36 @@ func TestFastPathTakesOrdinaryCalls(t *testing.T) {
 		}
 		checkFastAgainstFull(t, tl, true, []byte(c.args))
 		checkFastAgainstFull(t, tl, false, []byte(c.args))
+	}
+}
+
+// A fixed-length list of another length, and `*`, are left to the full
+// path, with and without arrays.
+func TestFastPathDeclines(t *testing.T) {
+	tools := append(fuzzTools(t), arrayTools(t)...)
+	byName := map[string]*Tool{}
+	for _, tl := range tools {
+		byName[tl.Name] = tl
+	}
+	for _, c := range []struct{ tool, args string }{
+		{"fixedMatrix", `{"_1":[[1,2,3],[4,5,6],[7,8,9]],"_2":[1,2,3,4],"_3":[],"_4":[[],[]]}`},
+		{"fixedMatrix", `{"_1":[[1,2,3],[4,5]],"_2":[1,2,3,4],"_3":[],"_4":[[],[]]}`},
+		{"fixedMatrix", `{"_1":[[1,2,3],[4,5,6]],"_2":[1,2,3],"_3":[],"_4":[[],[]]}`},
+		{"fixedMatrix", `{"_1":[[1,2,3],[4,5,6]],"_2":[1,2,3,4],"_3":[[1,2,3]],"_4":[[],[]]}`},
+		{"fixedMatrix", `{"_1":[[1,2,3],[4,5,6]],"_2":[1,2,3,4],"_3":[],"_4":[[]]}`},
+		{"fixedList", `{"_1":[1,2],"_2":[[1,2,3],[4,5,6]],"_3":[null,null],"_4":[["k",1]]}`},
+		{"fixedList", `{"_1":[1,2],"_2":[[1,2,3],[4,5,6]],"_3":[null,null,null],"_4":[["k",1]]}`}, // a Map of fixed size
+		{"star", `{"_1":1,"_2":[1,2]}`},
+	} {
+		tl := byName[c.tool]
+		for _, min := range []int{0, 1} {
+			tl.ArrayMin = min
+			_, ok := tl.fastPositional([]byte(c.args))
+			tl.ArrayMin = DefaultArrayMin
+			if ok {
+				t.Errorf("%s %s (ArrayMin %d): the fast path took it", c.tool, c.args, min)
+			}
+		}
 	}
 }
 

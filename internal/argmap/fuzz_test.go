@@ -19,6 +19,9 @@ func fuzzTools(t testing.TB) []*Tool {
 		remote("tree", "j", pos("&4Treem24datai14kidsa^4Tree", ``), ``),
 		remote("opts", "j", opt("?aj", "list", `"[1]"`, ``)+","+flagArg("on", "true", ``)+","+sysConfig("null"), ``),
 		remote("named", "j", pos("s", `,"name":"who"`)+","+pos("<dict>at2sb", `,"many":true`), `,"terminals":[{"long":"up","entry":"named"}]`),
+		remote("fixedList", "j", pos("a:2j", ``)+","+pos("a:2a:3f8", ``)+","+pos("a:3?m11xb", ``)+","+pos("?<dict>a:1t2sj", ``), ``),
+		remote("star", "j", pos("*", ``)+","+pos("a:2*", ``)+","+pos("?*", ``), ``),
+		remote("chain", "j", pos("&4Listt2j?^4List", ``)+","+pos("&1Am11b&1Bt2a^1Aa^1B", ``), ``),
 	))
 	if len(excl) != 0 {
 		t.Fatalf("fuzz tools excluded: %v", excl)
@@ -36,6 +39,8 @@ func FuzzToPositional(f *testing.F) {
 		`{"_1":[["a",1],["a",2]]}`, `{"_1":1e999999}`, `{"_1":-128,"_2":18446744073709551615}`,
 		`{"_1":{"data":1,"kids":[{"data":2,"kids":[]}]}}`, `{"who":"x","_2":[[["k",true]]],"_render":"up"}`,
 		`{"_1":[{"id":"a","m":[["x",1.5]]}],"_2":[true,null,"s"]}`, `{"list":null,"on":false,"tmpDir":"/t"}`,
+		`{"_1":[1,2],"_2":[[1,2,3],[4,5,6]],"_3":[null,{"x":true},null],"_4":[["k",1]]}`, `{"_1":[1,2,3]}`,
+		`{"_1":{"a":[1]},"_2":[1,"x"],"_3":null}`, `{"_1":[1,[2,null]],"_2":{"b":[[{"b":[[],[]]}],[]]}}`,
 	}
 	for i, s := range seeds {
 		f.Add(uint8(i), []byte(s))

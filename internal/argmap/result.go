@@ -92,6 +92,9 @@ func ResultValue(ret *manifest.Return, v ndarray.Value) (json.RawMessage, error)
 		}
 	}
 	if tm, ok := err.(*TypeMismatch); ok {
+		if !json.Valid(b) { // found before the bad JSON after it: that is the worse fault
+			return nil, fmt.Errorf("result is not valid JSON: %w", json.Unmarshal(b, new(any)))
+		}
 		return nil, tm
 	}
 	if err != nil {
@@ -212,6 +215,9 @@ func (w *resultWriter) walk(t *manifest.Type, i int) (int, error) {
 		return i, fmt.Errorf("exceeded max depth")
 	}
 	defer func() { w.depth-- }()
+	if t != nil && t.Kind == manifest.Any {
+		t = nil // `*`: any value, passed as it is
+	}
 	if len(w.arrays) > 0 && b[i] == 'n' {
 		if a := w.arrayHere(); a != nil {
 			return w.array(t, a, i)
@@ -258,14 +264,8 @@ func (w *resultWriter) walk(t *manifest.Type, i int) (int, error) {
 		}
 		return w.walk(t.Elem, i)
 	case manifest.List:
-		if c == '{' && isStrMap(t) {
-			return w.pairs(t.Elem.Unwrap(), i)
-		}
-		if c == '[' {
-			if e := t.Elem; (e.Kind == manifest.Int || e.Kind == manifest.Float) && w.placed == len(w.arrays) {
-				return w.numbers(e, i)
-			}
-			return w.elements(i, func(int) *manifest.Type { return t.Elem })
+		if c == '[' || c == '{' && isStrMap(t) {
+			return w.list(t, i)
 		}
 	case manifest.Tuple:
 		if c == '[' {
@@ -297,6 +297,27 @@ func (w *resultWriter) walk(t *manifest.Type, i int) (int, error) {
 	return end, mismatch(found(b[i:end]), expectedName(t))
 }
 
+// list writes the list at b[i] (a Map sent as an object, or an array),
+// checking a fixed-length list's length once its elements are written.
+func (w *resultWriter) list(t *manifest.Type, i int) (end int, err error) {
+	n := 0
+	switch {
+	case w.b[i] == '{':
+		n, end, err = w.pairs(t.Elem.Unwrap(), i)
+	case (t.Elem.Kind == manifest.Int || t.Elem.Kind == manifest.Float) && w.placed == len(w.arrays):
+		n, end, err = w.numbers(t.Elem, i)
+	default:
+		end, err = w.elements(i, func(int) *manifest.Type {
+			n++
+			return t.Elem
+		})
+	}
+	if err == nil && t.Len > 0 && n != t.Len {
+		err = mismatch(fmt.Sprintf("an array of %d items", n), fmt.Sprintf("a list of exactly %d", t.Len))
+	}
+	return end, err
+}
+
 // array writes the result array a, in the value's place at b[i], checked
 // against t.
 func (w *resultWriter) array(t *manifest.Type, a *ndarray.Array, i int) (int, error) {
@@ -313,6 +334,15 @@ func (w *resultWriter) array(t *manifest.Type, a *ndarray.Array, i int) (int, er
 			}
 		} else {
 			return end, mismatch(fmt.Sprintf("an array of rank %d", len(a.Shape)), expectedName(t.Unwrap()))
+		}
+	}
+	for k, want := range fixedLens(t) {
+		if want > 0 && a.Shape[k] != want && (k == 0 || a.Shape[k-1] > 0) {
+			err := mismatch(fmt.Sprintf("an array of %d items", a.Shape[k]), fmt.Sprintf("a list of exactly %d", want))
+			for range k { // every list at level k has that length: name the first
+				err = under(err, pathSeg{idx: 0})
+			}
+			return end, err
 		}
 	}
 	w.out, err = ndarray.AppendJSON(w.out, a, kind)
@@ -383,10 +413,16 @@ func (w *resultWriter) number(t *manifest.Type, tok []byte, integer bool) error 
 	return nil
 }
 
-// numbers writes a list of numbers of type t in one loop: the JSON result of
-// a large list (from a pool that sends it as JSON) goes through here. An
-// element that is not a number is written by walk, as anywhere else.
-func (w *resultWriter) numbers(t *manifest.Type, i int) (int, error) {
+// numbers writes a list of numbers of type t in one loop, and counts them:
+// the JSON result of a large list (from a pool that sends it as JSON) goes
+// through here. An element that is not a number is written by walk, as
+// anywhere else.
+func (w *resultWriter) numbers(t *manifest.Type, i int) (n, end int, err error) {
+	end, err = w.numberList(t, i, &n)
+	return n, end, err
+}
+
+func (w *resultWriter) numberList(t *manifest.Type, i int, count *int) (int, error) {
 	b := w.b
 	w.out = append(w.out, '[')
 	i = jsontext.SkipSpace(b, i+1)
@@ -426,6 +462,7 @@ func (w *resultWriter) numbers(t *manifest.Type, i int) (int, error) {
 		}
 		if i < len(b) && b[i] == ']' {
 			w.out = append(w.out, ']')
+			*count = k + 1
 			return i + 1, nil
 		}
 		return i, fmt.Errorf("expected ',' or ']' after array element at offset %d", i)
@@ -508,8 +545,9 @@ func (w *resultWriter) record(t *manifest.Type, i int) (int, error) {
 }
 
 // pairs writes a Map sent as an object as the [key, value] pairs its type
-// declares, in the pool's order.
-func (w *resultWriter) pairs(pair *manifest.Type, i int) (int, error) {
+// declares, in the pool's order, and counts them.
+func (w *resultWriter) pairs(pair *manifest.Type, i int) (int, int, error) {
+	n := 0
 	w.out = append(w.out, '[')
 	mark := len(w.path)
 	track := w.placed < len(w.arrays)
@@ -519,6 +557,7 @@ func (w *resultWriter) pairs(pair *manifest.Type, i int) (int, error) {
 			w.out = append(w.out, ',')
 		}
 		first = false
+		n++
 		name := string(key[1 : len(key)-1])
 		if escaped {
 			name = jsontext.Unquote(key)
@@ -535,5 +574,5 @@ func (w *resultWriter) pairs(pair *manifest.Type, i int) (int, error) {
 	}, 1)
 	w.path = w.path[:mark]
 	w.out = append(w.out, ']')
-	return end, err
+	return n, end, err
 }

@@ -243,11 +243,12 @@ func oracleEachMember(raw json.RawMessage, fn func(string, json.RawMessage) erro
 // refuses a value of the wrong type, which the old walker passed on.
 func FuzzResultValue(f *testing.F) {
 	schemas := []string{"j", "f8", "aj", "af8", "aaf8", "<dict>at2sj", "<dict>at2saf8", "m24names3agej", "?aj",
-		"t2js", "&4Treem24datai14kidsa^4Tree", "s", "ab", "am11vf8", "<dict>m21xj1yaf8"}
+		"t2js", "&4Treem24datai14kidsa^4Tree", "s", "ab", "am11vf8", "<dict>m21xj1yaf8",
+		"a:2j", "a:2a:3f8", "*", "m11x*", "a*", "&4Listt2j?^4List", "<dict>a:1t2sj"}
 	for i, s := range []string{`1`, `2.0`, `1e3`, `0.1`, `1e999`, `-0`, `[1,2.5,"x"]`, `{"a":1,"b":[1.0]}`, `[[1,2],[3]]`,
 		`{"name":"x","age":3.0,"extra":[1]}`, `null`, `[1, 2 ,3]`, `{"data":1.0,"kids":[{"data":2,"kids":[]}]}`,
 		`"s"`, `[true,false]`, `[{"v":1}]`, `{"x":2.0,"y":[1,2]}`, `{"a":`, `[1,]`, `{"\u0061":1}`, "\"\xff\"",
-		`12345678901234567890123`, `1.5e300`} {
+		`12345678901234567890123`, `1.5e300`, `[1,2.0]`, `[[1,2,3],[4,5,6.5]]`, `[1,[2,null]]`, `{"x":[1.0]}`} {
 		f.Add(uint8(i), []byte(s))
 	}
 	f.Fuzz(func(t *testing.T, which uint8, raw []byte) {

@@ -49,6 +49,11 @@ func TestResultValueArrays(t *testing.T) {
 		{"af8", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.F8, Shape: []int{2}, Data: f8s(1, math.NaN())}}, "", "NaN or an infinity"},
 		{"af8", `[1]`, []ndarray.Array{{Path: []any{}, DType: ndarray.F8, Shape: []int{1}, Data: f8s(1)}}, "", "at no null"},
 		{"af8", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.F8, Shape: []int{3}, Data: f8s(1)}}, "", "needs 24 bytes, the blob has 8"},
+		{"a:2a:3j", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.I8, Shape: []int{2, 3}, Data: i8s(1, 2, 3, 4, 5, 6)}}, `[[1,2,3],[4,5,6]]`, ""},
+		{"a:2a:3j", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.I8, Shape: []int{3, 2}, Data: i8s(1, 2, 3, 4, 5, 6)}}, "", "an array of 3 items where its type says a list of exactly 2"},
+		{"a:2a:3j", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.I8, Shape: []int{2, 2}, Data: i8s(1, 2, 3, 4)}}, "", "an array of 2 items at [0] where its type says a list of exactly 3"},
+		{"aa:3j", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.I8, Shape: []int{0, 0}, Data: nil}}, `[]`, ""},
+		{"*", `{"x":null}`, []ndarray.Array{{Path: []any{"x"}, DType: ndarray.I8, Shape: []int{1}, Data: i8s(5)}}, "", "at no null"},
 	}
 	for _, tt := range tests {
 		ty, err := manifest.ParseType(tt.schema)
@@ -98,6 +103,16 @@ func TestResultTypeMismatch(t *testing.T) {
 		{"am24names3agej", `[{"name":"a","age":1},{"name":"b","age":null}]`, "null at [1].age where its type says integer"},
 		{"?j", `"x"`, "a string where its type says integer"},
 		{"&4Treem24datai14kidsa^4Tree", `{"data":1,"kids":[{"data":"x","kids":[]}]}`, "a string at kids[0].data where its type says integer"},
+		{"&4Listt2j?^4List", `[1,[2,{"a":1}]]`, "an object at [1][1] where its type says array"},
+		{"&4Listt2j?^4List", `[1,[2,[3]]]`, "an array of 1 items at [1][1] where its type says a tuple of exactly 2"},
+		{"a:2j", `[1,2,3]`, "an array of 3 items where its type says a list of exactly 2"},
+		{"a:2j", `[]`, "an array of 0 items where its type says a list of exactly 2"},
+		{"a:2s", `["a"]`, "an array of 1 items where its type says a list of exactly 2"},
+		{"a:2a:3f8", `[[1,2,3],[4,5]]`, "an array of 2 items at [1] where its type says a list of exactly 3"},
+		{"a:2j", `[1,"x",3]`, "a string at [1] where its type says integer"},
+		{"m11va:1?j", `{"v":[null,null]}`, "an array of 2 items at v where its type says a list of exactly 1"},
+		{"<dict>a:1t2sj", `{"a":1,"b":2}`, "an array of 2 items where its type says a list of exactly 1"},
+		{"a:2*", `[1]`, "an array of 1 items where its type says a list of exactly 2"},
 	}
 	for _, tt := range tests {
 		ty, err := manifest.ParseType(tt.schema)
@@ -108,6 +123,26 @@ func TestResultTypeMismatch(t *testing.T) {
 		var tm *TypeMismatch
 		if !errors.As(err, &tm) || err.Error() != tt.want {
 			t.Errorf("%s %s: %v, want %q", tt.schema, tt.in, err, tt.want)
+		}
+	}
+	// `*` takes any value as it is; a fixed-length list of its length passes.
+	for _, tt := range []struct{ schema, in, want string }{
+		{"*", ` {"b": [1.0, "x"], "a" : null} `, `{"b":[1.0,"x"],"a":null}`},
+		{"?*", `null`, `null`},
+		{"m11x*", `{"x":[2.50]}`, `{"x":[2.50]}`},
+		{"a:2*", `[1,{}]`, `[1,{}]`},
+		{"a:2j", `[1,2.0]`, `[1,2]`},
+		{"a:2a:3f8", `[[1,2,3.0],[4,5,6]]`, `[[1,2,3],[4,5,6]]`},
+		{"a:0j", `[1,2,3]`, `[1,2,3]`},
+		{"<dict>a:1t2sj", `{"a":1}`, `[["a",1]]`},
+		{"&4Listt2j?^4List", `[1,[2,null]]`, `[1,[2,null]]`},
+	} {
+		ty, err := manifest.ParseType(tt.schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := ResultValue(&manifest.Return{T: ty}, ndarray.Value{JSON: []byte(tt.in)}); err != nil || string(got) != tt.want {
+			t.Errorf("%s %s: %s, %v; want %s", tt.schema, tt.in, got, err, tt.want)
 		}
 	}
 	// Optional fields may be left out; a value of the right type passes.

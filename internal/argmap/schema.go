@@ -1,13 +1,50 @@
 package argmap
 
 import (
+	"strconv"
+
 	"github.com/nexus-mcp/nexus/internal/manifest"
 )
 
-// typeSchema maps a parsed type to JSON Schema by the table of SPEC §4.5.
-// Hints are skipped, so a Map (`<dict>at2sj`) shows as the list of 2-tuples
-// it is encoded as.
+// typeSchema is the JSON Schema of t as a document of its own (an output
+// schema): t's schema by the table of SPEC §4.5, with the $defs its
+// back-references need at its root.
 func typeSchema(t *manifest.Type) Object {
+	d := &schemaDefs{}
+	return d.root(d.schema(t))
+}
+
+// schemaDefs builds the schemas of one JSON Schema document (a tool's input
+// schema, or an output schema) and collects the "$defs" that its recursive
+// types need, to be placed at the document's root.
+//
+// A recursive declaration `&name` maps as its body where it is written, so
+// that a record stays an object schema (an output schema's root must be
+// one); its body is also put under "$defs" when something refers to it. A
+// back-reference `^name` maps to {"$ref":"#/$defs/<key>"}. Inside a body
+// under "$defs", a nested declaration maps to its own $ref too, so that no
+// body is copied into another.
+type schemaDefs struct {
+	defs   Object                              // the "$defs" members, in the order first needed
+	keys   map[*manifest.Type]string           // each declaration's key in defs
+	byText map[string]string                   // a closed declaration's type string → its key
+	scopes map[*manifest.Type][]*manifest.Type // the declarations enclosing each declaration
+}
+
+// root adds "$defs" to a document's root schema, last, when there are any.
+func (d *schemaDefs) root(o Object) Object {
+	if len(d.defs) == 0 {
+		return o
+	}
+	return append(o, Member{"$defs", d.defs})
+}
+
+// schema is t's schema inside the document.
+func (d *schemaDefs) schema(t *manifest.Type) Object { return d.walk(t, nil, false) }
+
+// walk maps t, inside the declarations scope (innermost last); inDef is
+// true within a body under "$defs".
+func (d *schemaDefs) walk(t *manifest.Type, scope []*manifest.Type, inDef bool) Object {
 	switch t.Kind {
 	case manifest.Nil:
 		return Object{{"type", "null"}}
@@ -19,23 +56,43 @@ func typeSchema(t *manifest.Type) Object {
 		return Object{{"type", "number"}}
 	case manifest.Str:
 		return Object{{"type", "string"}}
+	case manifest.Any:
+		return Object{}
 	case manifest.List:
-		return Object{{"type", "array"}, {"items", typeSchema(t.Elem)}}
+		o := Object{{"type", "array"}, {"items", d.walk(t.Elem, scope, inDef)}}
+		if t.Len > 0 {
+			o = append(o, Member{"minItems", t.Len}, Member{"maxItems", t.Len})
+		}
+		return o
 	case manifest.Tuple:
 		items := make([]any, len(t.Items))
 		for i, it := range t.Items {
-			items[i] = typeSchema(it)
+			items[i] = d.walk(it, scope, inDef)
 		}
 		return Object{{"type", "array"}, {"prefixItems", items}, {"minItems", len(items)}, {"maxItems", len(items)}}
 	case manifest.Record:
-		return recordSchema(t.Fields)
+		return d.record(t.Fields, scope, inDef)
 	case manifest.Optional:
-		return withNull(typeSchema(t.Elem))
+		return withNull(d.walk(t.Elem, scope, inDef))
 	case manifest.Recursive:
-		return typeSchema(t.Elem)
+		if d.scopes == nil {
+			d.scopes = map[*manifest.Type][]*manifest.Type{}
+		}
+		if _, ok := d.scopes[t]; !ok {
+			d.scopes[t] = append([]*manifest.Type(nil), scope...)
+		}
+		if inDef {
+			return d.ref(t)
+		}
+		return d.walk(t.Elem, append(scope, t), false)
 	case manifest.BackRef:
-		// Expanding the reference would not terminate; the pool checks the rest.
-		return Object{{"type", "object"}}
+		for i := len(scope) - 1; i >= 0; i-- {
+			if scope[i].Name == t.Name {
+				return d.ref(scope[i])
+			}
+		}
+		// ParseType accepts no back-reference without its declaration.
+		return Object{}
 	case manifest.Table:
 		// Only shown where a schema must exist (tools with tables are
 		// excluded): rows as objects, a list column showing its element type.
@@ -47,7 +104,7 @@ func typeSchema(t *manifest.Type) Object {
 			}
 			cols[i] = manifest.Field{Key: f.Key, Type: ft}
 		}
-		return Object{{"type", "array"}, {"items", recordSchema(cols)}}
+		return Object{{"type", "array"}, {"items", d.record(cols, scope, inDef)}}
 	case manifest.File, manifest.InStream, manifest.OutStream:
 		// A handle's path/handle string form; such tools are excluded anyway.
 		return Object{{"type", "string"}}
@@ -55,13 +112,99 @@ func typeSchema(t *manifest.Type) Object {
 	return Object{}
 }
 
-// recordSchema is the object schema of a record: every field a property,
+// ref is the $ref to the declaration decl's body under "$defs", which is
+// written the first time it is needed.
+func (d *schemaDefs) ref(decl *manifest.Type) Object {
+	key, ok := d.keys[decl]
+	if !ok {
+		text := ""
+		if closed(decl, nil) {
+			text = decl.String()
+			key, ok = d.byText[text]
+		}
+		if !ok {
+			key = d.newKey(decl.Name)
+			if d.keys == nil {
+				d.keys, d.byText = map[*manifest.Type]string{}, map[string]string{}
+			}
+			d.keys[decl] = key
+			if text != "" {
+				d.byText[text] = key
+			}
+			at := len(d.defs)
+			d.defs = append(d.defs, Member{key, Object{}}) // reserved: the body may refer to itself
+			d.defs[at].Value = d.walk(decl.Elem, append(d.scopes[decl], decl), true)
+		} else {
+			d.keys[decl] = key
+		}
+	}
+	return Object{{"$ref", "#/$defs/" + key}}
+}
+
+// newKey makes a "$defs" key from a declaration's name: its letters,
+// digits, '_', '.' and '-' (any other byte becomes '_', so that the $ref
+// needs no escaping), made unique with a suffix _2, _3, ...
+func (d *schemaDefs) newKey(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	base := string(b)
+	if base == "" {
+		base = "_"
+	}
+	key := base
+	for n := 2; ; n++ {
+		if _, taken := d.defs.Get(key); !taken {
+			return key
+		}
+		key = base + "_" + strconv.Itoa(n)
+	}
+}
+
+// closed reports whether every back-reference in t refers to a declaration
+// inside t (bound holds the names declared on the way down), so that t's
+// type string alone says what it means.
+func closed(t *manifest.Type, bound []string) bool {
+	if t == nil {
+		return true
+	}
+	switch t.Kind {
+	case manifest.BackRef:
+		for _, n := range bound {
+			if n == t.Name {
+				return true
+			}
+		}
+		return false
+	case manifest.Recursive:
+		bound = append(bound, t.Name)
+	}
+	if !closed(t.Elem, bound) {
+		return false
+	}
+	for _, it := range t.Items {
+		if !closed(it, bound) {
+			return false
+		}
+	}
+	for _, f := range t.Fields {
+		if !closed(f.Type, bound) {
+			return false
+		}
+	}
+	return true
+}
+
+// record is the object schema of a record: every field a property,
 // every non-optional field required.
-func recordSchema(fields []manifest.Field) Object {
+func (d *schemaDefs) record(fields []manifest.Field, scope []*manifest.Type, inDef bool) Object {
 	props := make(Object, 0, len(fields))
 	required := []any{}
 	for _, f := range fields {
-		props = append(props, Member{f.Key, typeSchema(f.Type)})
+		props = append(props, Member{f.Key, d.walk(f.Type, scope, inDef)})
 		if !isOptional(f.Type) {
 			required = append(required, f.Key)
 		}
@@ -69,10 +212,15 @@ func recordSchema(fields []manifest.Field) Object {
 	return Object{{"type", "object"}, {"properties", props}, {"required", required}, {"additionalProperties", false}}
 }
 
-// withNull adds "null" to a schema's type (SPEC §4.5, `?T`).
+// withNull adds "null" to a schema's type (SPEC §4.5, `?T`). A $ref has no
+// type of its own: it becomes {"anyOf":[{"$ref":...},{"type":"null"}]}. A
+// schema that takes anything ({}, for `*`) takes null already.
 func withNull(o Object) Object {
 	v, ok := o.Get("type")
 	if !ok {
+		if _, ref := o.Get("$ref"); ref {
+			return Object{{"anyOf", []any{o, Object{{"type", "null"}}}}}
+		}
 		return o
 	}
 	switch x := v.(type) {

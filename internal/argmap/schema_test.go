@@ -3,9 +3,11 @@ package argmap
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/nexus-mcp/nexus/internal/manifest"
+	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
 // TestTypeSchema covers every row of SPEC §4.5's type table.
@@ -39,7 +41,32 @@ func TestTypeSchema(t *testing.T) {
 		{"?m11xb", `{"type":["object","null"],"properties":{"x":{"type":"boolean"}},"required":["x"],"additionalProperties":false}`},
 		{"<dict>at2sj", `{"type":"array","items":{"type":"array","prefixItems":[{"type":"string"},{"type":"integer"}],"minItems":2,"maxItems":2}}`},
 		{"<std::map<$1,$2>>at2sj", `{"type":"array","items":{"type":"array","prefixItems":[{"type":"string"},{"type":"integer"}],"minItems":2,"maxItems":2}}`},
-		{"&4Treem24dataab4kidsa^4Tree", `{"type":"object","properties":{"data":{"type":"array","items":{"type":"boolean"}},"kids":{"type":"array","items":{"type":"object"}}},"required":["data","kids"],"additionalProperties":false}`},
+		{"a:3j", `{"type":"array","items":{"type":"integer"},"minItems":3,"maxItems":3}`},
+		{"a:2a:3j", `{"type":"array","items":{"type":"array","items":{"type":"integer"},"minItems":3,"maxItems":3},"minItems":2,"maxItems":2}`},
+		{"a:0j", `{"type":"array","items":{"type":"integer"}}`},
+		{"?a:1s", `{"type":["array","null"],"items":{"type":"string"},"minItems":1,"maxItems":1}`},
+		{"*", `{}`},
+		{"?*", `{}`},
+		{"a*", `{"type":"array","items":{}}`},
+		{"m11x*", `{"type":"object","properties":{"x":{}},"required":["x"],"additionalProperties":false}`},
+		// A declaration maps as its body where it is written; the body is
+		// also under $defs for the back-references.
+		{"&4Treem24dataab4kidsa^4Tree", `{"type":"object","properties":{"data":{"type":"array","items":{"type":"boolean"}},"kids":{"type":"array","items":{"$ref":"#/$defs/Tree"}}},"required":["data","kids"],"additionalProperties":false,` +
+			`"$defs":{"Tree":{"type":"object","properties":{"data":{"type":"array","items":{"type":"boolean"}},"kids":{"type":"array","items":{"$ref":"#/$defs/Tree"}}},"required":["data","kids"],"additionalProperties":false}}}`},
+		// An optional back-reference: anyOf with null.
+		{"&4Listt2j?^4List", `{"type":"array","prefixItems":[{"type":"integer"},{"anyOf":[{"$ref":"#/$defs/List"},{"type":"null"}]}],"minItems":2,"maxItems":2,` +
+			`"$defs":{"List":{"type":"array","prefixItems":[{"type":"integer"},{"anyOf":[{"$ref":"#/$defs/List"},{"type":"null"}]}],"minItems":2,"maxItems":2}}}`},
+		{"?&4Listm24headj4tail?^4List", `{"type":["object","null"],"properties":{"head":{"type":"integer"},"tail":{"anyOf":[{"$ref":"#/$defs/List"},{"type":"null"}]}},"required":["head"],"additionalProperties":false,` +
+			`"$defs":{"List":{"type":"object","properties":{"head":{"type":"integer"},"tail":{"anyOf":[{"$ref":"#/$defs/List"},{"type":"null"}]}},"required":["head"],"additionalProperties":false}}}`},
+		// Under $defs, a nested declaration is a $ref to its own body.
+		{"&1Am11b&1Bt2a^1Aa^1B", `{"type":"object","properties":{"b":{"type":"array","prefixItems":[{"type":"array","items":{"$ref":"#/$defs/A"}},{"type":"array","items":{"$ref":"#/$defs/B"}}],"minItems":2,"maxItems":2}},"required":["b"],"additionalProperties":false,` +
+			`"$defs":{"A":{"type":"object","properties":{"b":{"$ref":"#/$defs/B"}},"required":["b"],"additionalProperties":false},"B":{"type":"array","prefixItems":[{"type":"array","items":{"$ref":"#/$defs/A"}},{"type":"array","items":{"$ref":"#/$defs/B"}}],"minItems":2,"maxItems":2}}}`},
+		// A declaration nothing refers to needs no $defs; two alike share one.
+		{"&1Am21xa&1Bm11ya^1B1z?&1Bm11ya^1B", `{"type":"object","properties":{"x":{"type":"array","items":{"type":"object","properties":{"y":{"type":"array","items":{"$ref":"#/$defs/B"}}},"required":["y"],"additionalProperties":false}},"z":{"type":["object","null"],"properties":{"y":{"type":"array","items":{"$ref":"#/$defs/B"}}},"required":["y"],"additionalProperties":false}},"required":["x"],"additionalProperties":false,` +
+			`"$defs":{"B":{"type":"object","properties":{"y":{"type":"array","items":{"$ref":"#/$defs/B"}}},"required":["y"],"additionalProperties":false}}}`},
+		// Names become keys that need no escaping in a $ref.
+		{"&3a/bm11xa^3a/b", `{"type":"object","properties":{"x":{"type":"array","items":{"$ref":"#/$defs/a_b"}}},"required":["x"],"additionalProperties":false,` +
+			`"$defs":{"a_b":{"type":"object","properties":{"x":{"type":"array","items":{"$ref":"#/$defs/a_b"}}},"required":["x"],"additionalProperties":false}}}`},
 		{"T", `{"type":"array","items":{"type":"object","properties":{},"required":[],"additionalProperties":false}}`},
 		{"T:21xaj1ys", `{"type":"array","items":{"type":"object","properties":{"x":{"type":"integer"},"y":{"type":"string"}},"required":["x","y"],"additionalProperties":false}}`},
 		{"F", `{"type":"string"}`},
@@ -58,6 +85,81 @@ func TestTypeSchema(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A tool's recursive types share the $defs at its input schema's root: two
+// declarations alike share a key, two of one name but different bodies get
+// two. A recursive record return has its own $defs in its output schema.
+func TestRecursiveToolSchemas(t *testing.T) {
+	tool := toolOf(t, remote("trees", "&4Listm24headj4tail?^4List",
+		pos("&4Treem24datai14kidsa^4Tree", ``)+","+pos("&4Treem14kidsa^4Tree", ``)+","+pos("a&4Treem24datai14kidsa^4Tree", ``), ``))
+	tree := func(data bool, key string) string {
+		s := `{"type":"object","properties":{`
+		req := `"kids"`
+		if data {
+			s += `"data":{"type":"integer"},`
+			req = `"data","kids"`
+		}
+		return s + `"kids":{"type":"array","items":{"$ref":"#/$defs/` + key + `"}}},"required":[` + req + `],"additionalProperties":false}`
+	}
+	wantIn := `{"type":"object","properties":{"_1":` + tree(true, "Tree") + `,"_2":` + tree(false, "Tree_2") +
+		`,"_3":{"type":"array","items":` + tree(true, "Tree") + `}},"required":["_1","_2","_3"],"additionalProperties":false,` +
+		`"$defs":{"Tree":` + tree(true, "Tree") + `,"Tree_2":` + tree(false, "Tree_2") + `}}`
+	if got := mustJSON(t, tool.InputSchema); got != wantIn {
+		t.Errorf("input schema:\n got %s\nwant %s", got, wantIn)
+	}
+	list := `{"type":"object","properties":{"head":{"type":"integer"},"tail":{"anyOf":[{"$ref":"#/$defs/List"},{"type":"null"}]}},"required":["head"],"additionalProperties":false`
+	wantOut := list + `,"$defs":{"List":` + list + `}}}`
+	if got := mustJSON(t, tool.OutputSchema); got != wantOut {
+		t.Errorf("output schema:\n got %s\nwant %s", got, wantOut)
+	}
+	// Both documents compile as JSON Schema 2020-12, their $refs resolve,
+	// and they validate what the types say.
+	for _, c := range []struct {
+		doc       Object
+		good, bad string
+	}{
+		{tool.InputSchema, `{"_1":{"data":1,"kids":[{"data":2,"kids":[]}]},"_2":{"kids":[{"kids":[]}]},"_3":[]}`,
+			`{"_1":{"data":1,"kids":[{"data":2,"kids":[{"kids":[]}]}]},"_2":{"kids":[]},"_3":[]}`},
+		{tool.OutputSchema, `{"head":1,"tail":{"head":2,"tail":null}}`, `{"head":1,"tail":{"head":"x"}}`},
+	} {
+		sch := compileSchema(t, c.doc)
+		if err := sch.Validate(decodeJSON(t, c.good)); err != nil {
+			t.Errorf("%s: %v", c.good, err)
+		}
+		if err := sch.Validate(decodeJSON(t, c.bad)); err == nil {
+			t.Errorf("%s: accepted", c.bad)
+		}
+	}
+}
+
+func compileSchema(t *testing.T, doc Object) *jsonschema.Schema {
+	t.Helper()
+	b, err := doc.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	if err := c.AddResource("doc.json", bytes.NewReader(b)); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile("doc.json")
+	if err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	return sch
+}
+
+func decodeJSON(t *testing.T, s string) any {
+	t.Helper()
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 func TestIsStrMap(t *testing.T) {

@@ -278,6 +278,7 @@ func newTool(m *manifest.Manifest, c *manifest.Command) (*Tool, string) {
 	}
 	props := Object{}
 	required := []any{}
+	defs := &schemaDefs{} // the input schema's $defs, shared by its properties
 	add := func(name string, schema Object, req bool) string {
 		if _, dup := props.Get(name); dup {
 			return fmt.Sprintf("two arguments map to the same property '%s'", name)
@@ -293,21 +294,21 @@ func newTool(m *manifest.Manifest, c *manifest.Command) (*Tool, string) {
 		var reason string
 		switch s.kind {
 		case manifest.KindPos:
-			sch := typeSchema(argType(a))
+			sch := defs.schema(argType(a))
 			reason = add(s.prop, withDescription(sch, description(a.Desc, nil)), !isOptional(a.T))
 		case manifest.KindOpt:
-			sch := typeSchema(argType(a))
+			sch := defs.schema(argType(a))
 			reason = add(s.prop, withDescription(sch, description(a.Desc, a.Default)), false)
 		case manifest.KindFlag:
 			def := flagDefault(a)
 			reason = add(s.prop, withDescription(Object{{"type", "boolean"}}, description(a.Desc, &def)), false)
 		case manifest.KindGrp:
 			if s.whole {
-				reason = add(s.prop, withDescription(typeSchema(a.T), description(a.Desc, nil)), false)
+				reason = add(s.prop, withDescription(defs.schema(a.T), description(a.Desc, nil)), false)
 				break
 			}
 			for _, f := range s.fields {
-				sch := typeSchema(f.t)
+				sch := defs.schema(f.t)
 				var text string
 				if f.entry != nil {
 					def := f.entry.Default
@@ -352,7 +353,7 @@ func newTool(m *manifest.Manifest, c *manifest.Command) (*Tool, string) {
 			return nil, reason
 		}
 	}
-	t.InputSchema = Object{{"type", "object"}, {"properties", props}, {"required", required}, {"additionalProperties", false}}
+	t.InputSchema = defs.root(Object{{"type", "object"}, {"properties", props}, {"required", required}, {"additionalProperties", false}})
 	if c.Return.T.IsRecord() {
 		t.OutputSchema = typeSchema(c.Return.T)
 	}

@@ -32,8 +32,13 @@ type schemaNode struct {
 	prefix   []*schemaNode // "prefixItems"
 	items    *schemaNode   // "items": the elements after the prefix
 	// "minItems" and "maxItems", -1 when absent; nexus writes them only
-	// together and equal (a tuple's length), the one count messages name.
+	// together and equal (a tuple's or a fixed-length list's length), the
+	// one count messages name.
 	minItems, maxItems int
+	ref                *schemaNode // "$ref": a body under the root's "$defs"
+	// "anyOf", which nexus writes only as [S, {"type":"null"}] (a nullable
+	// $ref): orNull is S.
+	orNull *schemaNode
 }
 
 type schemaProp struct {
@@ -46,9 +51,68 @@ var jsonTypes = map[string]bool{
 	"null": true, "boolean": true, "object": true, "array": true, "number": true, "string": true, "integer": true,
 }
 
-// readSchema reads a schema document as nexus writes it.
+// readSchema reads a schema document as nexus writes it: "$defs" only at
+// its root, and "$ref"s only to them ("#/$defs/<key>").
 func readSchema(doc Object) (*schemaNode, error) {
-	n := &schemaNode{minItems: -1, maxItems: -1}
+	r := &schemaReader{defs: map[string]*schemaNode{}, defined: map[string]bool{}}
+	root := r.node()
+	if err := r.fill(root, doc, true); err != nil {
+		return nil, err
+	}
+	for key, n := range r.defs {
+		if !r.defined[key] {
+			return nil, fmt.Errorf("$ref to #/$defs/%s, which is not defined", key)
+		}
+		if inPlaceCycle(n, nil) {
+			return nil, fmt.Errorf("$defs %q refers to itself with no value between", key)
+		}
+	}
+	return root, nil
+}
+
+// inPlaceCycle reports whether n reaches itself through "$ref" and "anyOf"
+// alone, which apply to the same value: checking a value would not end.
+func inPlaceCycle(n *schemaNode, path []*schemaNode) bool {
+	for _, p := range path {
+		if p == n {
+			return true
+		}
+	}
+	path = append(path, n)
+	for _, next := range []*schemaNode{n.ref, n.orNull} {
+		if next != nil && inPlaceCycle(next, path) {
+			return true
+		}
+	}
+	return false
+}
+
+// schemaReader reads one schema document; defs are the nodes of the
+// root's "$defs", by key, made when first referred to or defined.
+type schemaReader struct {
+	defs    map[string]*schemaNode
+	defined map[string]bool
+}
+
+func (r *schemaReader) node() *schemaNode { return &schemaNode{minItems: -1, maxItems: -1} }
+
+// def is the node of the "$defs" member key.
+func (r *schemaReader) def(key string) *schemaNode {
+	n := r.defs[key]
+	if n == nil {
+		n = r.node()
+		r.defs[key] = n
+	}
+	return n
+}
+
+func (r *schemaReader) read(doc Object) (*schemaNode, error) {
+	n := r.node()
+	return n, r.fill(n, doc, false)
+}
+
+// fill reads the keywords of doc into n.
+func (r *schemaReader) fill(n *schemaNode, doc Object, root bool) error {
 	for _, m := range doc {
 		switch m.Key {
 		case "type":
@@ -59,44 +123,44 @@ func readSchema(doc Object) (*schemaNode, error) {
 				for _, e := range x {
 					s, ok := e.(string)
 					if !ok {
-						return nil, fmt.Errorf("type names %T, not a string", e)
+						return fmt.Errorf("type names %T, not a string", e)
 					}
 					n.types = append(n.types, s)
 				}
 			default:
-				return nil, fmt.Errorf("type is %T", m.Value)
+				return fmt.Errorf("type is %T", m.Value)
 			}
 			for _, s := range n.types {
 				if !jsonTypes[s] {
-					return nil, fmt.Errorf("unknown type %q", s)
+					return fmt.Errorf("unknown type %q", s)
 				}
 			}
 		case "enum":
 			x, ok := m.Value.([]any)
 			if !ok {
-				return nil, fmt.Errorf("enum is %T", m.Value)
+				return fmt.Errorf("enum is %T", m.Value)
 			}
 			for _, e := range x {
 				s, ok := e.(string)
 				if !ok {
-					return nil, fmt.Errorf("enum holds %T, not a string", e)
+					return fmt.Errorf("enum holds %T, not a string", e)
 				}
 				n.enum = append(n.enum, s)
 			}
 		case "properties":
 			x, ok := m.Value.(Object)
 			if !ok {
-				return nil, fmt.Errorf("properties is %T", m.Value)
+				return fmt.Errorf("properties is %T", m.Value)
 			}
 			n.byName = make(map[string]*schemaNode, len(x))
 			for _, p := range x {
 				sub, ok := p.Value.(Object)
 				if !ok {
-					return nil, fmt.Errorf("property %q is %T", p.Key, p.Value)
+					return fmt.Errorf("property %q is %T", p.Key, p.Value)
 				}
-				c, err := readSchema(sub)
+				c, err := r.read(sub)
 				if err != nil {
-					return nil, fmt.Errorf("property %q: %w", p.Key, err)
+					return fmt.Errorf("property %q: %w", p.Key, err)
 				}
 				n.props = append(n.props, schemaProp{p.Key, c})
 				n.byName[p.Key] = c
@@ -104,72 +168,108 @@ func readSchema(doc Object) (*schemaNode, error) {
 		case "required":
 			x, ok := m.Value.([]any)
 			if !ok {
-				return nil, fmt.Errorf("required is %T", m.Value)
+				return fmt.Errorf("required is %T", m.Value)
 			}
 			for _, e := range x {
 				s, ok := e.(string)
 				if !ok {
-					return nil, fmt.Errorf("required holds %T, not a string", e)
+					return fmt.Errorf("required holds %T, not a string", e)
 				}
 				n.required = append(n.required, s)
 			}
 		case "additionalProperties":
 			x, ok := m.Value.(bool)
 			if !ok {
-				return nil, fmt.Errorf("additionalProperties is %T, not a boolean", m.Value)
+				return fmt.Errorf("additionalProperties is %T, not a boolean", m.Value)
 			}
 			n.closed = !x
 		case "items":
 			x, ok := m.Value.(Object)
 			if !ok {
-				return nil, fmt.Errorf("items is %T", m.Value)
+				return fmt.Errorf("items is %T", m.Value)
 			}
-			c, err := readSchema(x)
+			c, err := r.read(x)
 			if err != nil {
-				return nil, fmt.Errorf("items: %w", err)
+				return fmt.Errorf("items: %w", err)
 			}
 			n.items = c
 		case "prefixItems":
 			x, ok := m.Value.([]any)
 			if !ok {
-				return nil, fmt.Errorf("prefixItems is %T", m.Value)
+				return fmt.Errorf("prefixItems is %T", m.Value)
 			}
 			if len(x) == 0 {
 				// As jsonschema compiled it: the metaschema wants at least
 				// one (an empty tuple, t0, writes none).
-				return nil, fmt.Errorf("prefixItems is empty")
+				return fmt.Errorf("prefixItems is empty")
 			}
 			for i, e := range x {
 				sub, ok := e.(Object)
 				if !ok {
-					return nil, fmt.Errorf("prefixItems %d is %T", i, e)
+					return fmt.Errorf("prefixItems %d is %T", i, e)
 				}
-				c, err := readSchema(sub)
+				c, err := r.read(sub)
 				if err != nil {
-					return nil, fmt.Errorf("prefixItems %d: %w", i, err)
+					return fmt.Errorf("prefixItems %d: %w", i, err)
 				}
 				n.prefix = append(n.prefix, c)
 			}
 		case "minItems", "maxItems":
 			x, ok := m.Value.(int)
 			if !ok || x < 0 {
-				return nil, fmt.Errorf("%s is %v", m.Key, m.Value)
+				return fmt.Errorf("%s is %v", m.Key, m.Value)
 			}
 			if m.Key == "minItems" {
 				n.minItems = x
 			} else {
 				n.maxItems = x
 			}
+		case "$ref":
+			x, ok := m.Value.(string)
+			if !ok || !strings.HasPrefix(x, "#/$defs/") || strings.ContainsAny(x[len("#/$defs/"):], "/~%") {
+				return fmt.Errorf("$ref %v is not one to the root's $defs", m.Value)
+			}
+			n.ref = r.def(x[len("#/$defs/"):])
+		case "$defs":
+			x, ok := m.Value.(Object)
+			if !ok || !root {
+				return fmt.Errorf("$defs is %T, or not at the root", m.Value)
+			}
+			for _, d := range x {
+				sub, ok := d.Value.(Object)
+				if !ok || r.defined[d.Key] {
+					return fmt.Errorf("$defs member %q is %T, or defined twice", d.Key, d.Value)
+				}
+				r.defined[d.Key] = true
+				if err := r.fill(r.def(d.Key), sub, false); err != nil {
+					return fmt.Errorf("$defs %q: %w", d.Key, err)
+				}
+			}
+		case "anyOf":
+			x, ok := m.Value.([]any)
+			if !ok || len(x) != 2 {
+				return fmt.Errorf("anyOf is %v, not [S, {\"type\":\"null\"}]", m.Value)
+			}
+			s, ok1 := x[0].(Object)
+			null, ok2 := x[1].(Object)
+			if !ok1 || !ok2 || len(null) != 1 || null[0].Key != "type" || null[0].Value != "null" {
+				return fmt.Errorf("anyOf is %v, not [S, {\"type\":\"null\"}]", m.Value)
+			}
+			c, err := r.read(s)
+			if err != nil {
+				return fmt.Errorf("anyOf 0: %w", err)
+			}
+			n.orNull = c
 		case "description", "default":
 			// annotations: no part in validation
 		default:
-			return nil, fmt.Errorf("keyword %q is not one nexus validates", m.Key)
+			return fmt.Errorf("keyword %q is not one nexus validates", m.Key)
 		}
 	}
 	if n.minItems != n.maxItems {
-		return nil, fmt.Errorf("minItems %d and maxItems %d differ", n.minItems, n.maxItems)
+		return fmt.Errorf("minItems %d and maxItems %d differ", n.minItems, n.maxItems)
 	}
-	return n, nil
+	return nil
 }
 
 // argSchema is a tool's validation schema ready to check arguments: its root
@@ -210,7 +310,7 @@ func (t *Tool) validate(args map[string]any) error {
 	if err != nil {
 		return err
 	}
-	w := &faultFinder{order: s.order}
+	w := &faultFinder{order: s.order, nullAt: -1}
 	w.check(s.root, args)
 	if w.first == nil {
 		return nil
@@ -232,6 +332,7 @@ type fault struct {
 	// (-1 for an empty loc), then additionalProperties (0), required (1),
 	// any other keyword (2).
 	prop, class int
+	orNull      bool   // a type fault of a value that may also be null
 	text        string // loc as jsonschema writes it; "" until needed
 }
 
@@ -282,10 +383,13 @@ type faultFinder struct {
 	order map[string]int
 	path  []locSeg // to the value being checked; empty keys left out
 	first *fault
+	// nullAt is len(path) where a nullable anyOf is checking its value
+	// (-1: none), so that a wrong type there reads "... or null".
+	nullAt int
 }
 
 func (w *faultFinder) fail(keyword string, n *schemaNode, v any) {
-	f := &fault{keyword: keyword, node: n, value: v, prop: -1, class: 2}
+	f := &fault{keyword: keyword, node: n, value: v, prop: -1, class: 2, orNull: keyword == "type" && w.nullAt == len(w.path)}
 	f.loc = make([]string, len(w.path))
 	for i, s := range w.path {
 		if s.idx >= 0 {
@@ -310,7 +414,7 @@ func (w *faultFinder) fail(keyword string, n *schemaNode, v any) {
 
 // check validates v against n by jsonschema's rules: a wrong type stops
 // the other keywords at that node; object keywords apply only to objects,
-// array keywords only to arrays.
+// array keywords only to arrays; "$ref" and then "anyOf" come last.
 func (w *faultFinder) check(n *schemaNode, v any) {
 	if len(n.types) > 0 && !n.admits(v) {
 		w.fail("type", n, v)
@@ -372,6 +476,18 @@ func (w *faultFinder) check(n *schemaNode, v any) {
 			w.check(sub, e)
 			w.path = w.path[:len(w.path)-1]
 		}
+	}
+	if n.ref != nil {
+		w.check(n.ref, v)
+	}
+	// anyOf [S, {"type":"null"}]: null passes; any other value fails or
+	// passes as S does, and the message is S's (describe leaves out the
+	// null branch's "expected null").
+	if n.orNull != nil && v != nil {
+		outer := w.nullAt
+		w.nullAt = len(w.path)
+		w.check(n.orNull, v)
+		w.nullAt = outer
 	}
 }
 
@@ -465,7 +581,11 @@ func (t *Tool) describeFault(f *fault, args map[string]any) error {
 	n := f.node
 	switch f.keyword {
 	case "type":
-		return &ArgError{Tool: t.Name, Arg: path, Msg: fmt.Sprintf("expected %s, got %s", strings.Join(n.types, " or "), jsonKind(inst))}
+		want := strings.Join(n.types, " or ")
+		if f.orNull {
+			want += " or null"
+		}
+		return &ArgError{Tool: t.Name, Arg: path, Msg: fmt.Sprintf("expected %s, got %s", want, jsonKind(inst))}
 	case "required":
 		obj, _ := inst.(map[string]any)
 		for _, r := range n.required {

@@ -19,7 +19,11 @@ import (
 // jsonschema/v5 compiling the tool's validation schema (draft 2020-12), its
 // error tree turned into one message by describe and describeLeaf. The code
 // is as it was in tools.go and call.go, but for the schema document passed
-// as a parameter and the compiled schemas cached here.
+// as a parameter and the compiled schemas cached here; and, since schemas
+// have "$ref"s (recursive types), a leaf's schema is found by its absolute
+// keyword location, and of an "anyOf" [S, {"type":"null"}] (a nullable
+// $ref) that a non-null value fails, only S's faults are described (a wrong
+// type of the value itself as "expected object or null").
 
 // oracleFullPositional is fullPositional with jsonschema doing the
 // validation; decoding, the number bounds and the conversion are shared.
@@ -88,17 +92,32 @@ func oracleCompiled(t *Tool) (*jsonschema.Schema, Object, error) {
 // iteration.
 func oracleDescribe(t *Tool, doc Object, ve *jsonschema.ValidationError, args map[string]any) error {
 	var leaves []*jsonschema.ValidationError
-	var collect func(*jsonschema.ValidationError)
-	collect = func(e *jsonschema.ValidationError) {
+	orNull := map[*jsonschema.ValidationError]bool{}
+	// nullAt is the instance location of the innermost nullable anyOf
+	// whose null branch was left out ("\x00": none).
+	var collect func(e *jsonschema.ValidationError, nullAt string)
+	collect = func(e *jsonschema.ValidationError, nullAt string) {
 		if len(e.Causes) == 0 {
 			leaves = append(leaves, e)
+			orNull[e] = oracleLastSegment(e.KeywordLocation) == "type" && e.InstanceLocation == nullAt
 			return
 		}
+		isNull := func(c *jsonschema.ValidationError) bool {
+			return oracleLastSegment(e.KeywordLocation) == "anyOf" && len(c.Causes) == 0 &&
+				oracleLastSegment(c.KeywordLocation) == "type" && oracleIsNullSchema(doc, c)
+		}
 		for _, c := range e.Causes {
-			collect(c)
+			if isNull(c) {
+				nullAt = e.InstanceLocation
+			}
+		}
+		for _, c := range e.Causes {
+			if !isNull(c) { // the null branch is left out: the value is not null
+				collect(c, nullAt)
+			}
 		}
 	}
-	collect(ve)
+	collect(ve, "\x00")
 	order := map[string]int{}
 	if pv, ok := t.InputSchema.Get("properties"); ok {
 		for i, m := range pv.(Object) {
@@ -131,17 +150,12 @@ func oracleDescribe(t *Tool, doc Object, ve *jsonschema.ValidationError, args ma
 		}
 		return leaves[i].InstanceLocation < leaves[j].InstanceLocation
 	})
-	return oracleDescribeLeaf(t, doc, leaves[0], args)
+	return oracleDescribeLeaf(t, doc, leaves[0], orNull[leaves[0]], args)
 }
 
-func oracleDescribeLeaf(t *Tool, doc Object, e *jsonschema.ValidationError, args map[string]any) error {
+func oracleDescribeLeaf(t *Tool, doc Object, e *jsonschema.ValidationError, orNull bool, args map[string]any) error {
 	keyword := oracleLastSegment(e.KeywordLocation)
-	kwPath := oraclePointer(e.KeywordLocation)
-	var schemaAt any = doc
-	for _, seg := range kwPath[:max(len(kwPath)-1, 0)] {
-		schemaAt = oracleChild(schemaAt, seg)
-	}
-	sch, _ := schemaAt.(Object)
+	sch := oracleSchemaOf(doc, e)
 
 	var inst any = args
 	path := ""
@@ -182,6 +196,9 @@ func oracleDescribeLeaf(t *Tool, doc Object, e *jsonschema.ValidationError, args
 				names[i], _ = n.(string)
 			}
 			want = strings.Join(names, " or ")
+		}
+		if orNull {
+			want += " or null"
 		}
 		return &ArgError{Tool: t.Name, Arg: path, Msg: fmt.Sprintf("expected %s, got %s", want, jsonKind(inst))}
 	case "required":
@@ -230,6 +247,27 @@ func oracleDescribeLeaf(t *Tool, doc Object, e *jsonschema.ValidationError, args
 		return &ArgError{Tool: t.Name, Arg: path, Msg: fmt.Sprintf("expected one of %s, got %s", strings.Join(quoted, ", "), shortJSON(inst))}
 	}
 	return &ArgError{Tool: t.Name, Arg: path, Msg: e.Message}
+}
+
+// oracleSchemaOf is the schema (in doc) whose keyword e failed, found by
+// e's absolute keyword location, which leads through "$ref"s to "$defs".
+func oracleSchemaOf(doc Object, e *jsonschema.ValidationError) Object {
+	loc := e.AbsoluteKeywordLocation
+	loc = loc[strings.IndexByte(loc, '#')+1:]
+	kwPath := oraclePointer(loc)
+	var schemaAt any = doc
+	for _, seg := range kwPath[:max(len(kwPath)-1, 0)] {
+		schemaAt = oracleChild(schemaAt, seg)
+	}
+	sch, _ := schemaAt.(Object)
+	return sch
+}
+
+// oracleIsNullSchema reports whether the leaf e is the type of a schema
+// {"type":"null"}.
+func oracleIsNullSchema(doc Object, e *jsonschema.ValidationError) bool {
+	sch := oracleSchemaOf(doc, e)
+	return len(sch) == 1 && sch[0].Key == "type" && sch[0].Value == "null"
 }
 
 func oracleSchemaGet(o Object, key string) any {

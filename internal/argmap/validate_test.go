@@ -30,6 +30,18 @@ func shapeTools(t testing.TB) []*Tool {
 		remote("optlists", "j", pos("?aj", ``)+","+pos("a?j", ``)+","+pos("?a?m11xj", ``)+","+opt("?aaf8", "grid", `"null"`, ``), ``),
 		remote("maps", "j", pos("<dict>at2sj", ``)+","+pos("<dict>at2jm11xs", ``)+","+pos("<dict>at2s<dict>at2sb", ``), ``),
 		remote("recursive", "j", pos("&4Treem24datai14kidsa^4Tree", ``)+","+pos("&4Listm24headj4tail?^4List", ``), ``),
+		// Recursion through a tuple, two declarations of one name, a
+		// declaration inside another, under an option and in a whole group.
+		remote("recursion", "j", pos("&4Listt2j?^4List", ``)+","+pos("&4Listm14nexta^4List", ``)+","+
+			pos("&1Am11b&1Bt2a^1Aa^1B", ``)+","+opt("?&4Listt2j?^4List", "list", `"null"`, ``)+","+
+			`{"kind":"grp","schema":"&4Nodem31aj1bj1ca^4Node","type":"Node","group_opt":{"long":"node"},"desc":[],"entries":[
+			{"key":"a","arg":{"kind":"opt","long":"a","default":"1","desc":[]}},
+			{"key":"b","arg":{"kind":"opt","long":"b","desc":[]}},
+			{"key":"c","arg":{"kind":"opt","long":"c","default":"[]","desc":[]}}]}`, ``),
+		// Fixed-length lists, and `*`.
+		remote("fixed", "j", pos("a:2j", ``)+","+pos("a:2a:3f8", ``)+","+pos("?a:1s", ``)+","+pos("a:3?m11xb", ``)+","+
+			opt("a:2i1", "pair", `"[1,2]"`, ``)+","+pos("<dict>a:2t2sj", ``), ``),
+		remote("unknown", "j", pos("*", ``)+","+pos("a*", ``)+","+pos("?*", ``)+","+pos("m21x*1yj", ``)+","+pos("a:2*", ``), ``),
 		remote("wholeGroup", "j", grp("Whole", "m31aj1bj1cb", `{"long":"whole"}`)+","+pos("j", ``), ``),
 		remote("unrolledGroup", "j", pos("s", ``)+","+grp("Parts", "m31aj1bj1cb", `null`), ``),
 		remote("options", "j", opt("s", "dir", `"\"/tmp\""`, ``)+","+opt("i1", "n", `"1"`, ``)+","+opt("f8", "x", `"2.5"`, ``)+","+
@@ -200,10 +212,40 @@ func TestFaultOrder(t *testing.T) {
 		{"a tuple's count before its items", "tuples", `{"_1":[1,null],"_2":[[1,2],[]],"_3":null}`,
 			"argument '_1' of 'tuples': expected an array of exactly 3 items, got 2"},
 		{"integral numbers are integers", "records", `{"_1":{"a":1e3,"b":{"x":"s"},"c":["s",2.0]},"_2":{"x":[1.5]}}`, ""},
-		{"a back-reference is any object", "recursive", `{"_1":{"data":1,"kids":[{"data":2,"kids":["x"]}]},"_2":{"head":1,"tail":5}}`,
+		{"a back-reference is its declaration's type", "recursive", `{"_1":{"data":1,"kids":[{"data":2,"kids":["x"]}]},"_2":{"head":1,"tail":5}}`,
+			"argument '_1.kids[0].kids[0]' of 'recursive': expected object, got string"},
+		{"an optional back-reference takes null or its declaration's type", "recursive", `{"_1":{"data":1,"kids":[]},"_2":{"head":1,"tail":5}}`,
 			"argument '_2.tail' of 'recursive': expected object or null, got integer"},
-		{"a back-reference's contents wait for the conversion", "recursive", `{"_1":{"data":1,"kids":[{"data":"x","kids":[]}]},"_2":{"head":1}}`,
+		{"an optional back-reference's fault inside", "recursive", `{"_1":{"data":1,"kids":[]},"_2":{"head":1,"tail":{"head":1,"tail":{"head":"x"}}}}`,
+			"argument '_2.tail.tail.head' of 'recursive': expected integer, got string"},
+		{"an optional back-reference's missing field", "recursive", `{"_1":{"data":1,"kids":[]},"_2":{"head":1,"tail":{"tail":null}}}`,
+			"missing required argument '_2.tail.head' of 'recursive'"},
+		{"a back-reference's contents are validated", "recursive", `{"_1":{"data":1,"kids":[{"data":"x","kids":[]}]},"_2":{"head":1}}`,
 			"argument '_1.kids[0].data' of 'recursive': expected integer, got string"},
+		{"recursion through a tuple", "recursion", `{"_1":[1,[2,[3,{}]]],"_2":{"next":[]},"_3":{"b":[[],[]]}}`,
+			"argument '_1[1][1][1]' of 'recursion': expected array or null, got object"},
+		{"recursion through a tuple: its count", "recursion", `{"_1":[1,[2,[3]]],"_2":{"next":[]},"_3":{"b":[[],[]]}}`,
+			"argument '_1[1][1]' of 'recursion': expected an array of exactly 2 items, got 1"},
+		{"two declarations of one name", "recursion", `{"_1":[1,null],"_2":{"next":[{"next":[[1,null]]}]},"_3":{"b":[[],[]]}}`,
+			"argument '_2.next[0].next[0]' of 'recursion': expected object, got array"},
+		{"a declaration inside another", "recursion", `{"_1":[1,null],"_2":{"next":[]},"_3":{"b":[[{"b":[[],[[[],{}]]]}],[]]}}`,
+			"argument '_3.b[0][0].b[1][0][1]' of 'recursion': expected array, got object"},
+		{"a recursive whole group", "recursion", `{"_1":[1,null],"_2":{"next":[]},"_3":{"b":[[],[]]},"node":{"b":1,"c":[{"a":1,"b":2}]}}`,
+			"missing required argument 'node.c[0].c' of 'recursion'"},
+		{"a fixed-length list's count", "fixed", `{"_1":[1,2,3],"_2":[[1,2,3],[4,5,6]],"_4":[{"x":true},null,null],"_5":[]}`,
+			"argument '_1' of 'fixed': expected an array of exactly 2 items, got 3"},
+		{"a fixed-length list's count before its items", "fixed", `{"_1":[1,2],"_2":[[1,2,"x"]],"_4":[null,null,null],"_5":[]}`,
+			"argument '_2' of 'fixed': expected an array of exactly 2 items, got 1"},
+		{"a fixed-length list inside another", "fixed", `{"_1":[1,2],"_2":[[1,2,3],[4,5]],"_4":[null,null,null],"_5":[]}`,
+			"argument '_2[1]' of 'fixed': expected an array of exactly 3 items, got 2"},
+		{"a fixed-length Map", "fixed", `{"_1":[1,2],"_2":[[1,2,3],[4,5,6]],"_4":[null,null,null],"_5":[["a",1]]}`,
+			"argument '_5' of 'fixed': expected an array of exactly 2 items, got 1"},
+		{"fixed-length lists of their lengths", "fixed", `{"_1":[1,2],"_2":[[1,2,3],[4,5,6]],"_3":null,"_4":[null,{"x":false},null],"pair":[-128,127],"_5":[["a",1],["b",2]]}`, ""},
+		{"* takes anything", "unknown", `{"_1":{"a":[1,"x"]},"_2":[null,1,"s",[]],"_3":null,"_4":{"x":[{}],"y":1},"_5":[1,"x"]}`, ""},
+		{"* still counts", "unknown", `{"_1":1,"_2":[],"_4":{"x":1,"y":1},"_5":[1]}`,
+			"argument '_5' of 'unknown': expected an array of exactly 2 items, got 1"},
+		{"a * field is still required", "unknown", `{"_1":1,"_2":[],"_4":{"y":1},"_5":[1,2]}`,
+			"missing required argument '_4.x' of 'unknown'"},
 		{"a whole group may leave out fields with defaults", "wholeGroup", `{"whole":{"b":2},"_1":1}`, ""},
 		{"a whole group needs the others", "wholeGroup", `{"whole":{"a":2},"_1":1}`, "missing required argument 'whole.b' of 'wholeGroup'"},
 		{"a render name", "render", `{"_1":1,"_render":"sideways"}`, `argument '_render' of 'render': expected one of "raw", "up", "down", got "sideways"`},
@@ -229,6 +271,15 @@ func TestReadSchemaRefusesUnknownKeywords(t *testing.T) {
 		{{"type", "array"}, {"minItems", 1}},
 		{{"type", "object"}, {"properties", Object{{"x", Object{{"type", "text"}}}}}},
 		{{"enum", []any{1}}},
+		{{"$ref", "#/$defs/A"}},                                           // nothing defines A
+		{{"$ref", "#/definitions/A"}, {"$defs", Object{{"A", Object{}}}}}, // not to $defs
+		{{"type", "array"}, {"items", Object{{"$defs", Object{}}}}},       // $defs below the root
+		{{"anyOf", []any{Object{{"type", "string"}}, Object{{"type", "integer"}}}}},
+		{{"anyOf", []any{Object{{"type", "null"}}, Object{{"type", "string"}}}}}, // null not second
+		{{"anyOf", []any{Object{{"type", "string"}}}}},
+		// A $ref that comes back to itself with no value between.
+		{{"$ref", "#/$defs/A"}, {"$defs", Object{{"A", Object{{"$ref", "#/$defs/B"}}}, {"B", Object{{"anyOf", []any{Object{{"$ref", "#/$defs/A"}}, Object{{"type", "null"}}}}}}}}},
+		{{"type", "array"}, {"minItems", 1}, {"maxItems", 2}},
 	} {
 		if _, err := readSchema(doc); err == nil {
 			b, _ := doc.MarshalJSON()
@@ -331,7 +382,9 @@ func (g *argGen) value(t *manifest.Type, depth int) any {
 		return genStrings[g.e.n(len(genStrings))]
 	case manifest.List:
 		n := g.e.n(4)
-		if g.e.n(8) == 7 {
+		if t.Len > 0 { // mostly its length, else one more or one fewer
+			n = t.Len + []int{0, 0, 0, 0, 1, -1}[g.e.n(6)]
+		} else if g.e.n(8) == 7 {
 			n = 9 + g.e.n(4) // indices past 9, which sort before 9 as text
 		}
 		out := make([]any, n)
@@ -386,6 +439,8 @@ func (g *argGen) value(t *manifest.Type, depth int) any {
 			}
 		}
 		return map[string]any{}
+	case manifest.Any:
+		return g.any(depth)
 	}
 	return g.any(depth)
 }

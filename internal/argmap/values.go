@@ -100,6 +100,8 @@ func expectedName(t *manifest.Type) string {
 		return "array"
 	case manifest.Record, manifest.BackRef:
 		return "object"
+	case manifest.Any:
+		return "any value"
 	case manifest.Optional:
 		return expectedName(t.Elem) + " or null"
 	case manifest.Recursive:
@@ -247,6 +249,9 @@ func (e *poolEncoder) value(t *manifest.Type, v any, path valuePath) *valueError
 		if !ok {
 			return e.mismatch(t, v, path)
 		}
+		if t.Len > 0 && len(arr) != t.Len {
+			return e.fail(path, fmt.Sprintf("expected an array of exactly %d items, got %d", t.Len, len(arr)))
+		}
 		if isStrMap(t) {
 			return e.strMap(t, arr, path)
 		}
@@ -302,6 +307,11 @@ func (e *poolEncoder) value(t *manifest.Type, v any, path valuePath) *valueError
 			}
 		}
 		return e.fail(path, fmt.Sprintf("type ^%s refers to no enclosing declaration", t.Name))
+	case manifest.Any:
+		// `*`: a type morloc could not name; the value goes as it is.
+		if err := writeJSON(&e.b, v); err != nil {
+			return e.fail(path, err.Error())
+		}
 	default:
 		// Tables and handles have no JSON form nexus understands; their
 		// commands are excluded from MCP, so pass whatever was given.

@@ -4,8 +4,10 @@
 // parses and checks a tree once (Compile), then evaluates it on one JSON
 // value per manifest argument and returns the result as JSON (Run).
 //
-// It owns the values and types of that language: schema strings (with
-// fixed-length lists, recursive types, `+` and `/` sizes and `*`), values
+// It owns the values and types of that language: types (schema strings,
+// parsed by manifest.ParseType, with fixed-length lists, recursive types,
+// `+` and `/` sizes and `*`, and turned into a graph whose back-references
+// point at their declarations, with morloc's byte layouts), values
 // (integers exact at any size, reals, strings, lists, tuples, records,
 // optionals), morloc's JSON reader and its two JSON writers (the client
 // form nexus sends, and morloc's own text that @show and @savej make),

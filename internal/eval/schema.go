@@ -1,7 +1,10 @@
 package eval
 
 import (
+	"errors"
 	"fmt"
+
+	"github.com/nexus-mcp/nexus/internal/manifest"
 )
 
 // kind is the shape of a Type node.
@@ -38,8 +41,9 @@ func (k kind) String() string {
 
 // Type is a parsed schema string (SPEC §2, PURE.md §1): the type of a value.
 // Back-references point at their declaration, so a recursive type is a
-// graph; Compile rejects a recursion that no list, tuple or record guards,
-// so following back-references always reaches a constructor.
+// graph; manifest.ParseType rejects a recursion that no list, tuple, record
+// or table guards, so following back-references always reaches a
+// constructor.
 type Type struct {
 	kind   kind
 	code   string // "j", "i4", "u1", "f8", ... for integers and reals
@@ -86,284 +90,81 @@ func (t *Type) describe() string {
 	return t.kind.String()
 }
 
-// maxSchemaDepth bounds the nesting of a schema string.
-const maxSchemaDepth = 512
-
-// maxFixedLength bounds the n of a fixed-length list a:<n>.
-const maxFixedLength = 1 << 31
-
-// parseSchema parses a whole schema string. Beyond manifest.ParseType it
-// reads what morloc writes into pure commands: fixed-length lists
-// `a:<n><T>` (n decimal), size characters `+` (62) and `/` (63), and `*`.
-// Type hints `<...>` are skipped.
+// parseSchema parses a whole schema string with manifest.ParseType, which
+// reads everything morloc writes into pure commands (fixed-length lists
+// `a:<n><T>`, size characters `+` and `/`, `*`, recursive types) and
+// refuses a recursion that no list, tuple, record or table guards; then
+// turns it into the evaluator's graph, whose back-references point at their
+// declarations. Type hints are dropped.
 func parseSchema(s string) (*Type, error) {
-	p := &schemaParser{s: s}
-	t, err := p.parse()
+	mt, err := manifest.ParseType(s)
 	if err != nil {
-		return nil, err
-	}
-	if p.i != len(s) {
-		return nil, p.fail("unexpected %q after a complete type", s[p.i:])
-	}
-	return t, nil
-}
-
-type schemaParser struct {
-	s     string
-	i     int
-	depth int
-	ctors int // list, tuple and record nodes on the path from the root
-	decls []declScope
-}
-
-type declScope struct {
-	t     *Type
-	ctors int
-}
-
-func (p *schemaParser) fail(format string, a ...any) error {
-	return fmt.Errorf("bad schema %q at offset %d: %s", p.s, p.i, fmt.Sprintf(format, a...))
-}
-
-func base64Digit(c byte) (int, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return int(c - '0'), true
-	case c >= 'a' && c <= 'z':
-		return int(c-'a') + 10, true
-	case c >= 'A' && c <= 'Z':
-		return int(c-'A') + 36, true
-	case c == '+':
-		return 62, true
-	case c == '/':
-		return 63, true
-	}
-	return 0, false
-}
-
-func (p *schemaParser) count(what string) (int, error) {
-	if p.i >= len(p.s) {
-		return 0, p.fail("expected a %s, got the end", what)
-	}
-	n, ok := base64Digit(p.s[p.i])
-	if !ok {
-		return 0, p.fail("expected a %s (0-9, a-z, A-Z, + or /), got %q", what, p.s[p.i])
-	}
-	p.i++
-	return n, nil
-}
-
-func (p *schemaParser) name(what string) (string, error) {
-	n, err := p.count(what + " length")
-	if err != nil {
-		return "", err
-	}
-	if p.i+n > len(p.s) {
-		return "", p.fail("%s of length %d runs past the end", what, n)
-	}
-	k := p.s[p.i : p.i+n]
-	p.i += n
-	return k, nil
-}
-
-func (p *schemaParser) parse() (*Type, error) {
-	p.depth++
-	defer func() { p.depth-- }()
-	if p.depth > maxSchemaDepth {
-		return nil, p.fail("nested deeper than %d levels", maxSchemaDepth)
-	}
-	for p.i < len(p.s) && p.s[p.i] == '<' {
-		depth, j := 0, p.i
-		for ; j < len(p.s); j++ {
-			if p.s[j] == '<' {
-				depth++
-			} else if p.s[j] == '>' {
-				depth--
-				if depth == 0 {
-					break
-				}
-			}
+		var te *manifest.TypeError
+		if errors.As(err, &te) {
+			return nil, fmt.Errorf("bad schema %q at offset %d: %s", te.Schema, te.Offset, te.Msg)
 		}
-		if j == len(p.s) {
-			return nil, p.fail("unterminated type hint")
-		}
-		p.i = j + 1
+		return nil, fmt.Errorf("bad schema %q: %w", s, err)
 	}
-	if p.i >= len(p.s) {
-		return nil, p.fail("expected a type, got the end")
-	}
-	c := p.s[p.i]
-	start := p.i
-	p.i++
+	return fromManifest(mt, nil), nil
+}
+
+// fromManifest converts a parsed type; decls are the declarations
+// enclosing it, innermost last.
+func fromManifest(m *manifest.Type, decls []*Type) *Type {
 	t := &Type{}
-	switch c {
-	case 'z':
+	switch m.Kind {
+	case manifest.Nil:
 		t.kind = kNil
-	case 'b':
+	case manifest.Bool:
 		t.kind = kBool
-	case 's':
+	case manifest.Str:
 		t.kind = kStr
-	case 'j':
-		t.kind, t.code, t.signed = kInt, "j", true
-	case 'F':
+	case manifest.Int:
+		t.kind, t.code, t.signed = kInt, m.Code, m.Code[0] != 'u'
+		if m.Code != "j" {
+			t.bits = 8 * int(m.Code[1]-'0')
+		}
+	case manifest.Float:
+		t.kind, t.code, t.bits = kFloat, m.Code, 8*int(m.Code[1]-'0')
+	case manifest.File:
 		t.kind = kIFile
-	case 'O':
+	case manifest.OutStream:
 		t.kind = kOStream
-	case 'I':
+	case manifest.InStream:
 		t.kind = kIStream
-	case '*':
+	case manifest.Any:
 		t.kind = kAny
-	case 'i', 'u':
-		n, err := p.count("width")
-		if err != nil {
-			return nil, err
-		}
-		if n != 1 && n != 2 && n != 4 && n != 8 {
-			p.i--
-			return nil, p.fail("invalid integer width %d (expected 1, 2, 4 or 8)", n)
-		}
-		t.kind, t.code, t.bits, t.signed = kInt, p.s[start:p.i], 8*n, c == 'i'
-	case 'f':
-		n, err := p.count("width")
-		if err != nil {
-			return nil, err
-		}
-		if n != 4 && n != 8 {
-			p.i--
-			return nil, p.fail("invalid real width %d (expected 4 or 8)", n)
-		}
-		t.kind, t.code, t.bits = kFloat, p.s[start:p.i], 8*n
-	case 'a':
-		t.kind = kList
-		if p.i < len(p.s) && p.s[p.i] == ':' {
-			p.i++
-			n, digits := 0, 0
-			for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
-				n = n*10 + int(p.s[p.i]-'0')
-				p.i++
-				digits++
-				if n > maxFixedLength {
-					return nil, p.fail("fixed list length is larger than %d", maxFixedLength)
-				}
-			}
-			if digits == 0 {
-				return nil, p.fail("expected the decimal length of a fixed-length list after 'a:'")
-			}
-			t.length = n
-		}
-		p.ctors++
-		e, err := p.parse()
-		p.ctors--
-		if err != nil {
-			return nil, err
-		}
-		t.elem = e
-	case '?':
-		t.kind = kOpt
-		e, err := p.parse()
-		if err != nil {
-			return nil, err
-		}
-		t.elem = e
-	case 't':
-		n, err := p.count("tuple size")
-		if err != nil {
-			return nil, err
-		}
+	case manifest.List:
+		t.kind, t.length, t.elem = kList, m.Len, fromManifest(m.Elem, decls)
+	case manifest.Optional:
+		t.kind, t.elem = kOpt, fromManifest(m.Elem, decls)
+	case manifest.Tuple:
 		t.kind = kTuple
-		p.ctors++
-		for j := 0; j < n; j++ {
-			it, err := p.parse()
-			if err != nil {
-				p.ctors--
-				return nil, err
-			}
-			t.items = append(t.items, it)
+		for _, it := range m.Items {
+			t.items = append(t.items, fromManifest(it, decls))
 		}
-		p.ctors--
-	case 'm':
+	case manifest.Record, manifest.Table:
 		t.kind = kRecord
-		p.ctors++
-		err := p.fields(t, "record field")
-		p.ctors--
-		if err != nil {
-			return nil, err
+		if m.Kind == manifest.Table {
+			t.kind = kTable
 		}
-	case 'T':
-		t.kind = kTable
-		if p.i < len(p.s) && p.s[p.i] == ':' {
-			p.i++
-			p.ctors++
-			err := p.fields(t, "table column")
-			p.ctors--
-			if err != nil {
-				return nil, err
+		for _, f := range m.Fields {
+			t.keys = append(t.keys, f.Key)
+			t.items = append(t.items, fromManifest(f.Type, decls))
+		}
+	case manifest.Recursive:
+		t.kind, t.name = kDecl, m.Name
+		t.elem = fromManifest(m.Elem, append(decls, t))
+	case manifest.BackRef:
+		t.kind, t.name = kRef, m.Name
+		for j := len(decls) - 1; j >= 0 && t.target == nil; j-- {
+			if decls[j].name == m.Name {
+				t.target = decls[j]
 			}
 		}
-	case '&':
-		n, err := p.name("recursive type name")
-		if err != nil {
-			return nil, err
-		}
-		t.kind, t.name = kDecl, n
-		p.decls = append(p.decls, declScope{t: t, ctors: p.ctors})
-		body, err := p.parse()
-		p.decls = p.decls[:len(p.decls)-1]
-		if err != nil {
-			return nil, err
-		}
-		t.elem = body
-	case '^':
-		n, err := p.name("back-reference name")
-		if err != nil {
-			return nil, err
-		}
-		t.kind, t.name = kRef, n
-		for j := len(p.decls) - 1; j >= 0; j-- {
-			if p.decls[j].t.name == n {
-				if p.decls[j].ctors == p.ctors {
-					return nil, p.fail("^%s refers to &%s with no list, tuple or record between them: the type has no values", n, n)
-				}
-				t.target = p.decls[j].t
-				break
-			}
-		}
-		if t.target == nil {
-			return nil, p.fail("back-reference ^%s has no enclosing &%s", n, n)
-		}
-	default:
-		p.i = start
-		return nil, p.fail("unknown type code %q", c)
 	}
 	t.layout()
-	return t, nil
-}
-
-func (p *schemaParser) fields(t *Type, what string) error {
-	n, err := p.count(what + " count")
-	if err != nil {
-		return err
-	}
-	for j := 0; j < n; j++ {
-		at := p.i
-		k, err := p.name(what + " key")
-		if err != nil {
-			return err
-		}
-		for _, seen := range t.keys {
-			if seen == k {
-				p.i = at
-				return p.fail("duplicate %s key %q", what, k)
-			}
-		}
-		ft, err := p.parse()
-		if err != nil {
-			return err
-		}
-		t.keys = append(t.keys, k)
-		t.items = append(t.items, ft)
-	}
-	return nil
+	return t
 }
 
 // fixedWidth reports whether values of t have a fixed byte layout in

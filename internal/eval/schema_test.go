@@ -36,6 +36,14 @@ func TestParseSchema(t *testing.T) {
 		{"&1am21xj1ka^1a", func(t *Type) bool { return t.resolve().items[1].elem.resolve() == t.resolve() }},
 		{"T:21as1bj", func(t *Type) bool { return t.kind == kTable && len(t.keys) == 2 }},
 		{"F", func(t *Type) bool { return t.kind == kIFile }},
+		{"a:2t2i4f4", func(t *Type) bool {
+			w, a, ok := t.elem.fixedWidth()
+			return t.length == 2 && ok && w == 8 && a == 4
+		}},
+		{"&1Am11b&1Bt2a^1Aa^1B", func(t *Type) bool {
+			b := t.resolve().items[0]
+			return b.kind == kDecl && b.resolve().items[0].elem.target == t && b.resolve().items[1].elem.target == b
+		}},
 	} {
 		ty, err := parseSchema(c.schema)
 		if err != nil {
@@ -47,21 +55,23 @@ func TestParseSchema(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ schema, want string }{
-		{"", "expected a type, got the end"},
+		{"", "expected a type code, got end of string"},
 		{"q", "unknown type code 'q'"},
-		{"i3", "invalid integer width 3"},
-		{"f2", "invalid real width 2"},
+		{"i3", "expected a width 1, 2, 4 or 8 after 'i'"},
+		{"f2", "expected a width 4 or 8 after 'f'"},
 		{"a:j", "expected the decimal length"},
-		{"jj", `unexpected "j" after a complete type`},
-		{"t2j", "expected a type, got the end"},
+		{"jj", `unexpected trailing "j" after a complete type`},
+		{"t2j", "expected a type code, got end of string"},
 		{"m21aj1aj", `duplicate record field key "a"`},
 		{"m19j", "runs past the end"},
 		{"<dict", "unterminated type hint"},
 		{"^1a", "has no enclosing &a"},
-		{"&1a^1a", "no list, tuple or record between them"},
-		{"&1a?^1a", "no list, tuple or record between them"},
-		{"&1a&1b?^1a", "no list, tuple or record between them"},
-		{strings.Repeat("a", 600) + "j", "nested deeper than 512 levels"},
+		{"&1a^1a", "no list, tuple, record or table between them"},
+		{"&1a?^1a", "no list, tuple, record or table between them"},
+		{"&1a&1b?^1a", "no list, tuple, record or table between them"},
+		{strings.Repeat("a", 600) + "j", "nested deeper than 256 levels"},
+		{"a:99999999999j", "fixed list length 99999999999 is larger than 2147483648"},
+		{"i+", "expected a width 1, 2, 4 or 8"},
 	} {
 		_, err := parseSchema(c.schema)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -3,6 +3,7 @@ package manifest
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -15,7 +16,9 @@ func FuzzParseType(f *testing.F) {
 		"m24names3agej", "<dict>m36tmpDirsanumThreadsjcremoveCachesb", "<dict>at2sj",
 		"<std::map<$1,std::vector<$2>>>at2sj", "m11x<list>ai4", "T", "T:21xj1yf8",
 		"&4Treem25valuej8childrena^4Tree", "am22ids1m<dict>at2s?f8", "t3bzs", "^4Tree", "<a><b>j",
-		"", "x", "i3", "m1", "<dict", "&1Xa^1Y", "taaaaaaaaaa",
+		"*", "<o>*", "a*", "a:2a:3j", "a:0j", "a:12?s", "m11va:2f8", "&4Listt2j?^4List", "&1Aa:2^1A",
+		"t+" + strings.Repeat("j", 62), "m1/" + strings.Repeat("k", 63) + "s", "&1Am11b&1Bt2a^1Aa^1B",
+		"", "x", "i3", "m1", "<dict", "&1Xa^1Y", "taaaaaaaaaa", "&1A?^1A", "a:", "a:j", "a:99999999999j", "t/",
 	} {
 		f.Add(s)
 	}

@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -25,10 +26,11 @@ const (
 	OutStream             // O
 	Recursive             // &<klen><name><T>
 	BackRef               // ^<klen><name>
+	Any                   // *: a type morloc could not name; any value
 )
 
 var kindNames = [...]string{"nil", "bool", "string", "integer", "real", "list", "tuple", "record",
-	"optional", "table", "file", "input stream", "output stream", "recursive", "back-reference"}
+	"optional", "table", "file", "input stream", "output stream", "recursive", "back-reference", "any"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -46,13 +48,17 @@ type Field struct {
 // Type is a parsed type string.
 type Type struct {
 	Kind Kind
-	// Code is the primitive code as written ("j", "i4", "f8", "s", ...).
+	// Code is the primitive code as written ("j", "i4", "f8", "s", "*", ...).
 	Code string
 	// Hint is the native type hint that preceded this node, without its outer
 	// brackets ("dict", "std::map<$1,$2>"); of stacked hints, the last one.
 	Hint string
 	// Elem is the element of a List, the inner type of an Optional, the body of a Recursive.
 	Elem *Type
+	// Len is a List's fixed length, from `a:<n><T>` (Matrix 2 3 Int is
+	// `a:2a:3j`); 0 means any length. morloc's runtime reads `a:0` as "any
+	// length" too, so `a:0j` is the type `aj` and re-encodes as such.
+	Len int
 	// Items are the members of a Tuple.
 	Items []*Type
 	// Fields are the members of a Record, or the columns of a Table (may be empty).
@@ -126,25 +132,29 @@ func (t *Type) encode(b *strings.Builder) {
 		b.WriteString("<" + t.Hint + ">")
 	}
 	switch t.Kind {
-	case Nil, Bool, Str, Int, Float, File, InStream, OutStream:
+	case Nil, Bool, Str, Int, Float, File, InStream, OutStream, Any:
 		b.WriteString(t.Code)
 	case List:
 		b.WriteByte('a')
+		if t.Len > 0 {
+			b.WriteByte(':')
+			b.WriteString(strconv.Itoa(t.Len))
+		}
 		t.Elem.encode(b)
 	case Optional:
 		b.WriteByte('?')
 		t.Elem.encode(b)
 	case Tuple:
 		b.WriteByte('t')
-		b.WriteByte(base62[len(t.Items)])
+		b.WriteByte(sizeDigits[len(t.Items)])
 		for _, it := range t.Items {
 			it.encode(b)
 		}
 	case Record:
 		b.WriteByte('m')
-		b.WriteByte(base62[len(t.Fields)])
+		b.WriteByte(sizeDigits[len(t.Fields)])
 		for _, f := range t.Fields {
-			b.WriteByte(base62[len(f.Key)])
+			b.WriteByte(sizeDigits[len(f.Key)])
 			b.WriteString(f.Key)
 			f.Type.encode(b)
 		}
@@ -152,28 +162,31 @@ func (t *Type) encode(b *strings.Builder) {
 		b.WriteByte('T')
 		if len(t.Fields) > 0 {
 			b.WriteByte(':')
-			b.WriteByte(base62[len(t.Fields)])
+			b.WriteByte(sizeDigits[len(t.Fields)])
 			for _, f := range t.Fields {
-				b.WriteByte(base62[len(f.Key)])
+				b.WriteByte(sizeDigits[len(f.Key)])
 				b.WriteString(f.Key)
 				f.Type.encode(b)
 			}
 		}
 	case Recursive:
 		b.WriteByte('&')
-		b.WriteByte(base62[len(t.Name)])
+		b.WriteByte(sizeDigits[len(t.Name)])
 		b.WriteString(t.Name)
 		t.Elem.encode(b)
 	case BackRef:
 		b.WriteByte('^')
-		b.WriteByte(base62[len(t.Name)])
+		b.WriteByte(sizeDigits[len(t.Name)])
 		b.WriteString(t.Name)
 	}
 }
 
-const base62 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+// sizeDigits are the characters of a size (a count or a length) in a
+// type string: base 62, and morloc's parser also reads '+' as 62 and '/' as
+// 63 (decode_base62 in morloc-runtime-types/src/schema.rs).
+const sizeDigits = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ+/"
 
-func base62Value(c byte) (int, bool) {
+func sizeValue(c byte) (int, bool) {
 	switch {
 	case c >= '0' && c <= '9':
 		return int(c - '0'), true
@@ -181,9 +194,16 @@ func base62Value(c byte) (int, bool) {
 		return int(c-'a') + 10, true
 	case c >= 'A' && c <= 'Z':
 		return int(c-'A') + 36, true
+	case c == '+':
+		return 62, true
+	case c == '/':
+		return 63, true
 	}
 	return 0, false
 }
+
+// MaxLen bounds the n of a fixed-length list `a:<n>`.
+const MaxLen = 1 << 31
 
 // TypeError says where in a type string parsing failed and what was expected there.
 type TypeError struct {
@@ -196,7 +216,10 @@ func (e *TypeError) Error() string {
 	return fmt.Sprintf("type string %q at offset %d: %s", e.Schema, e.Offset, e.Msg)
 }
 
-// ParseType parses a whole type string (SPEC §2). Trailing characters are an error.
+// ParseType parses a whole type string (SPEC §2). Trailing characters are an
+// error, and so is a back-reference `^name` with no enclosing `&name`, or one
+// with no list, tuple, record or table between it and its declaration (such
+// a type has no finite values: `&1A?^1A`).
 func ParseType(s string) (*Type, error) {
 	p := &typeParser{s: s}
 	t, err := p.parse()
@@ -206,9 +229,6 @@ func ParseType(s string) (*Type, error) {
 	if p.i != len(s) {
 		return nil, p.fail("unexpected trailing %q after a complete type", s[p.i:])
 	}
-	if err := checkRefs(t, nil); err != nil {
-		return nil, &TypeError{Schema: s, Offset: 0, Msg: err.Error()}
-	}
 	return t, nil
 }
 
@@ -216,6 +236,13 @@ type typeParser struct {
 	s     string
 	i     int
 	depth int
+	ctors int         // list, tuple, record and table nodes on the path from the root
+	decls []declScope // the recursive declarations enclosing the node being read
+}
+
+type declScope struct {
+	name  string
+	ctors int // p.ctors at the declaration
 }
 
 // maxTypeDepth bounds nesting so hostile schemas cannot exhaust the stack.
@@ -229,9 +256,9 @@ func (p *typeParser) count(what string) (int, error) {
 	if p.i >= len(p.s) {
 		return 0, p.fail("expected a base-62 %s, got end of string", what)
 	}
-	n, ok := base62Value(p.s[p.i])
+	n, ok := sizeValue(p.s[p.i])
 	if !ok {
-		return 0, p.fail("expected a base-62 %s (0-9, a-z, A-Z), got %q", what, p.s[p.i])
+		return 0, p.fail("expected a base-62 %s (0-9, a-z, A-Z, + or /), got %q", what, p.s[p.i])
 	}
 	p.i++
 	return n, nil
@@ -326,31 +353,51 @@ func (p *typeParser) parse() (*Type, error) {
 		}
 		t.Kind, t.Code = Float, p.s[start:p.i+1]
 		p.i++
-	case 'a', '?':
+	case '*':
+		t.Kind, t.Code = Any, "*"
+	case 'a':
 		t.Kind = List
-		if c == '?' {
-			t.Kind = Optional
+		if p.i < len(p.s) && p.s[p.i] == ':' {
+			p.i++
+			n, err := p.length()
+			if err != nil {
+				return nil, err
+			}
+			t.Len = n
 		}
+		p.ctors++
 		e, err := p.parse()
+		p.ctors--
 		if err != nil {
 			return nil, err
 		}
 		t.Elem = e
+	case '?':
+		e, err := p.parse()
+		if err != nil {
+			return nil, err
+		}
+		t.Kind, t.Elem = Optional, e
 	case 't':
 		n, err := p.count("tuple size")
 		if err != nil {
 			return nil, err
 		}
 		t.Kind = Tuple
+		p.ctors++
 		for j := 0; j < n; j++ {
 			it, err := p.parse()
 			if err != nil {
+				p.ctors--
 				return nil, err
 			}
 			t.Items = append(t.Items, it)
 		}
+		p.ctors--
 	case 'm':
+		p.ctors++
 		fs, err := p.fields("record field")
+		p.ctors--
 		if err != nil {
 			return nil, err
 		}
@@ -359,7 +406,9 @@ func (p *typeParser) parse() (*Type, error) {
 		t.Kind = Table
 		if p.i < len(p.s) && p.s[p.i] == ':' {
 			p.i++
+			p.ctors++
 			fs, err := p.fields("table column")
+			p.ctors--
 			if err != nil {
 				return nil, err
 			}
@@ -370,7 +419,9 @@ func (p *typeParser) parse() (*Type, error) {
 		if err != nil {
 			return nil, err
 		}
+		p.decls = append(p.decls, declScope{name: n, ctors: p.ctors})
 		body, err := p.parse()
+		p.decls = p.decls[:len(p.decls)-1]
 		if err != nil {
 			return nil, err
 		}
@@ -381,9 +432,12 @@ func (p *typeParser) parse() (*Type, error) {
 			return nil, err
 		}
 		t.Kind, t.Name = BackRef, n
+		if err := p.resolve(n, start); err != nil {
+			return nil, err
+		}
 	default:
 		p.i = start
-		return nil, p.fail("unknown type code %q (expected one of z b s j i u f a t m ? T F I O & ^ <)", c)
+		return nil, p.fail("unknown type code %q (expected one of z b s j i u f a t m ? T F I O * & ^ <)", c)
 	}
 	return t, nil
 }
@@ -406,34 +460,40 @@ func hintEnd(s string) int {
 	return -1
 }
 
-// checkRefs makes sure every ^name refers to an enclosing &name.
-func checkRefs(t *Type, scope []string) error {
-	if t == nil {
+// resolve checks the back-reference ^name, written at offset at: the
+// innermost enclosing &name is the type it means, and a list, tuple, record
+// or table must lie between them.
+func (p *typeParser) resolve(name string, at int) error {
+	for j := len(p.decls) - 1; j >= 0; j-- {
+		if p.decls[j].name != name {
+			continue
+		}
+		if p.decls[j].ctors == p.ctors {
+			p.i = at
+			return p.fail("back-reference ^%s refers to &%s with no list, tuple, record or table between them: the type has no finite values", name, name)
+		}
 		return nil
 	}
-	switch t.Kind {
-	case BackRef:
-		for _, s := range scope {
-			if s == t.Name {
-				return nil
-			}
+	p.i = at
+	return p.fail("back-reference ^%s has no enclosing &%s declaration", name, name)
+}
+
+// length reads the decimal n of a fixed-length list `a:<n>`.
+func (p *typeParser) length() (int, error) {
+	start, n := p.i, 0
+	for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
+		if n <= MaxLen {
+			n = n*10 + int(p.s[p.i]-'0')
 		}
-		return fmt.Errorf("back-reference ^%s has no enclosing &%s declaration", t.Name, t.Name)
-	case Recursive:
-		scope = append(scope, t.Name)
+		p.i++
 	}
-	if err := checkRefs(t.Elem, scope); err != nil {
-		return err
+	if p.i == start {
+		return 0, p.fail("expected the decimal length of a fixed-length list after 'a:'")
 	}
-	for _, it := range t.Items {
-		if err := checkRefs(it, scope); err != nil {
-			return err
-		}
+	if n > MaxLen {
+		digits := p.s[start:p.i]
+		p.i = start
+		return 0, p.fail("fixed list length %s is larger than %d", digits, MaxLen)
 	}
-	for _, f := range t.Fields {
-		if err := checkRefs(f.Type, scope); err != nil {
-			return err
-		}
-	}
-	return nil
+	return n, nil
 }

@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -120,6 +121,93 @@ func TestParseTypeCodes(t *testing.T) {
 			wantKind(t, ty, Table)
 			wantFields(t, ty, "x:integer", "y:real")
 		}},
+		{"any", "*", isPrim(Any, "*")},
+		{"hinted any", "<object>*", func(t *testing.T, ty *Type) {
+			wantKind(t, ty, Any)
+			if ty.Hint != "object" {
+				t.Errorf("hint = %q, want object", ty.Hint)
+			}
+		}},
+		{"list of any", "a*", func(t *testing.T, ty *Type) { wantKind(t, ty.Elem, Any) }},
+		{"fixed-length list", "a:3j", func(t *testing.T, ty *Type) {
+			wantKind(t, ty, List)
+			if ty.Len != 3 {
+				t.Errorf("Len = %d, want 3", ty.Len)
+			}
+		}},
+		{"matrix 2 3 int", "a:2a:3j", func(t *testing.T, ty *Type) {
+			if ty.Len != 2 || ty.Elem.Len != 3 || ty.Elem.Elem.Kind != Int {
+				t.Fatalf("got %s (%d) of %s (%d)", ty.Kind, ty.Len, ty.Elem.Kind, ty.Elem.Len)
+			}
+		}},
+		{"fixed length of many digits", "a:1234567?s", func(t *testing.T, ty *Type) {
+			if ty.Len != 1234567 {
+				t.Errorf("Len = %d, want 1234567", ty.Len)
+			}
+		}},
+		{"largest fixed length", "a:2147483648b", func(t *testing.T, ty *Type) {
+			if ty.Len != MaxLen {
+				t.Errorf("Len = %d, want %d", ty.Len, MaxLen)
+			}
+		}},
+		{"fixed list inside a record", "m11va:2f8", func(t *testing.T, ty *Type) {
+			if ty.Fields[0].Type.Len != 2 {
+				t.Errorf("Len = %d, want 2", ty.Fields[0].Type.Len)
+			}
+		}},
+		{"hinted fixed list", "<list>a:4i1", func(t *testing.T, ty *Type) {
+			if ty.Hint != "list" || ty.Len != 4 {
+				t.Errorf("hint %q, Len %d; want list, 4", ty.Hint, ty.Len)
+			}
+		}},
+		{"tuple of 62 ('+')", "t+" + strings.Repeat("j", 62), func(t *testing.T, ty *Type) {
+			if len(ty.Items) != 62 {
+				t.Fatalf("got %d items, want 62", len(ty.Items))
+			}
+		}},
+		{"tuple of 63 ('/')", "t/" + strings.Repeat("b", 63), func(t *testing.T, ty *Type) {
+			if len(ty.Items) != 63 {
+				t.Fatalf("got %d items, want 63", len(ty.Items))
+			}
+		}},
+		{"record with key of length 62 ('+')", "m1+" + key(62) + "j", func(t *testing.T, ty *Type) {
+			wantFields(t, ty, key(62)+":integer")
+		}},
+		{"record with key of length 63 ('/')", "m1/" + key(63) + "s", func(t *testing.T, ty *Type) {
+			wantFields(t, ty, key(63)+":string")
+		}},
+		{"record with 63 fields ('/')", fields(63), func(t *testing.T, ty *Type) {
+			if len(ty.Fields) != 63 || ty.Fields[62].Key != "f62" {
+				t.Fatalf("got %d fields", len(ty.Fields))
+			}
+		}},
+		{"recursive name of length 62", "&+" + key(62) + "a^+" + key(62), func(t *testing.T, ty *Type) {
+			wantKind(t, ty, Recursive)
+			if ty.Name != key(62) || ty.Elem.Elem.Name != key(62) {
+				t.Errorf("names %q, %q", ty.Name, ty.Elem.Elem.Name)
+			}
+		}},
+		{"recursive list through a tuple", "&4Listt2j?^4List", func(t *testing.T, ty *Type) {
+			wantKind(t, ty.Unwrap(), Tuple)
+			wantKind(t, ty.Unwrap().Items[1].Elem, BackRef)
+		}},
+		{"recursive declaration before a hint", "&4Tree<dict>m14kidsa^4Tree", func(t *testing.T, ty *Type) {
+			wantKind(t, ty, Recursive)
+			if ty.Elem.Hint != "dict" {
+				t.Errorf("body hint = %q, want dict", ty.Elem.Hint)
+			}
+		}},
+		{"two recursive declarations", "&1Am21ba^1A1c&1Bm11da^1B", func(t *testing.T, ty *Type) {
+			wantKind(t, ty.Unwrap().Fields[1].Type, Recursive)
+		}},
+		{"back-reference to an outer declaration", "&1Am11b&1Bt2a^1Aa^1B", func(t *testing.T, ty *Type) {
+			inner := ty.Unwrap().Fields[0].Type
+			if inner.Name != "B" || inner.Unwrap().Items[0].Elem.Name != "A" {
+				t.Errorf("got %s", ty)
+			}
+		}},
+		{"a fixed list guards recursion", "&1Aa:2^1A", func(t *testing.T, ty *Type) { wantKind(t, ty.Elem.Elem, BackRef) }},
+		{"a table guards recursion", "&1AT:11x^1A", func(t *testing.T, ty *Type) { wantKind(t, ty.Elem, Table) }},
 		{"recursive type with back-reference", "&4Treem25valuej8childrena^4Tree", func(t *testing.T, ty *Type) {
 			wantKind(t, ty, Recursive)
 			if ty.Name != "Tree" {
@@ -148,6 +236,30 @@ func TestParseTypeCodes(t *testing.T) {
 				t.Errorf("ParseType(%q).String() = %q, want the input back", tc.schema, got)
 			}
 		})
+	}
+}
+
+// fields is a record type string of n integer fields f0, f1, ...
+func fields(n int) string {
+	s := "m" + string(sizeDigits[n])
+	for i := 0; i < n; i++ {
+		k := fmt.Sprintf("f%d", i)
+		s += string(sizeDigits[len(k)]) + k + "j"
+	}
+	return s
+}
+
+// `a:0` is "any length" in morloc's runtime: the type `aj`, and leading
+// zeros are not kept.
+func TestParseTypeFixedLengthForms(t *testing.T) {
+	for schema, want := range map[string]string{"a:0j": "aj", "a:007j": "a:7j", "a:0a:03s": "aa:3s"} {
+		ty, err := ParseType(schema)
+		if err != nil {
+			t.Fatalf("ParseType(%q): %v", schema, err)
+		}
+		if got := ty.String(); got != want {
+			t.Errorf("ParseType(%q).String() = %q, want %q", schema, got, want)
+		}
 	}
 }
 
@@ -185,7 +297,7 @@ func TestParseTypeErrors(t *testing.T) {
 		{"truncated record: no count", "m", 1, "expected a base-62 record field count, got end of string"},
 		{"truncated record: missing field", "m21xj", 5, "expected a base-62 record field key length, got end of string"},
 		{"truncated record: no field type", "m11x", 4, "expected a type code, got end of string"},
-		{"record count not base-62", "m-", 1, `expected a base-62 record field count (0-9, a-z, A-Z), got '-'`},
+		{"record count not base-62", "m-", 1, `expected a base-62 record field count (0-9, a-z, A-Z, + or /), got '-'`},
 		{"key runs past the end", "m19abc", 3, "record field key of length 9 runs past the end of the string"},
 		{"duplicate record key", "m21xj1xs", 5, `duplicate record field key "x"`},
 		{"tuple count past the end", "t3jj", 4, "expected a type code, got end of string"},
@@ -194,8 +306,21 @@ func TestParseTypeErrors(t *testing.T) {
 		{"unterminated hint", "<dict", 0, "unterminated type hint: expected '>'"},
 		{"unbalanced nested hint", "<std::map<$1>at2sj", 0, "unterminated type hint: expected '>'"},
 		{"hint without type", "<dict>", 6, "expected a type code, got end of string"},
-		{"back-reference without declaration", "m14nodea^4Node", 0, "back-reference ^Node has no enclosing &Node declaration"},
-		{"back-reference to another name", "&4Treea^4Node", 0, "back-reference ^Node has no enclosing &Node declaration"},
+		{"back-reference without declaration", "m14nodea^4Node", 8, "back-reference ^Node has no enclosing &Node declaration"},
+		{"back-reference to another name", "&4Treea^4Node", 7, "back-reference ^Node has no enclosing &Node declaration"},
+		{"back-reference alone", "^4Tree", 0, "back-reference ^Tree has no enclosing &Tree declaration"},
+		{"back-reference outside its declaration", "t2&1Aa^1A^1A", 9, "back-reference ^A has no enclosing &A declaration"},
+		{"recursion with no constructor", "&1A^1A", 3, "back-reference ^A refers to &A with no list, tuple, record or table between them"},
+		{"recursion through an optional only", "&1A?^1A", 4, "back-reference ^A refers to &A with no list, tuple, record or table between them"},
+		{"recursion through another declaration only", "&1A&1B^1A", 6, "back-reference ^A refers to &A with no list, tuple, record or table between them"},
+		{"inner declaration shadows the outer", "&1Aa&1A^1A", 7, "back-reference ^A refers to &A with no list"},
+		{"fixed list without length", "a:j", 2, "expected the decimal length of a fixed-length list after 'a:'"},
+		{"fixed list length at the end", "a:", 2, "expected the decimal length of a fixed-length list after 'a:'"},
+		{"fixed list without element", "a:3", 3, "expected a type code, got end of string"},
+		{"fixed list length too large", "a:99999999999j", 2, "fixed list length 99999999999 is larger than 2147483648"},
+		{"size character beyond '/'", "t-", 1, "expected a base-62 tuple size (0-9, a-z, A-Z, + or /), got '-'"},
+		{"62 tuple items, one missing", "t+" + strings.Repeat("j", 61), 63, "expected a type code, got end of string"},
+		{"star with a width", "*4", 1, `unexpected trailing "4" after a complete type`},
 		{"back-reference name past the end", "&4Treea^9Tr", 9, "back-reference name of length 9 runs past the end of the string"},
 		{"recursive name past the end", "&9Tree", 2, "recursive type name of length 9 runs past the end of the string"},
 		{"trailing junk", "jj", 1, `unexpected trailing "j" after a complete type`},
@@ -245,6 +370,9 @@ func TestTypeHelpers(t *testing.T) {
 		{"at2jT:11xj", false, false, true},
 		{"?I", false, false, true},
 		{"&4Listm24headj4tail?^4List", true, false, false},
+		{"*", false, false, false},
+		{"a:2m11xj", false, false, false},
+		{"<dict>a:2t2sj", false, true, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.schema, func(t *testing.T) {
@@ -266,7 +394,7 @@ func TestTypeHelpers(t *testing.T) {
 }
 
 func TestKindString(t *testing.T) {
-	tests := map[Kind]string{Nil: "nil", Int: "integer", Float: "real", BackRef: "back-reference", Kind(99): "kind(99)"}
+	tests := map[Kind]string{Nil: "nil", Int: "integer", Float: "real", BackRef: "back-reference", Any: "any", Kind(99): "kind(99)"}
 	for k, want := range tests {
 		if got := k.String(); got != want {
 			t.Errorf("Kind(%d).String() = %q, want %q", int(k), got, want)
