@@ -153,3 +153,65 @@ func BenchmarkResultValueArrayReals(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkResultCheck measures what checking a result against its type
+// costs (issue 10 §4): the same JSON written with its declared type
+// ("checked") and with none ("unchecked": still validated and compacted,
+// which any reply needs). The ratio checked/unchecked is the check's price.
+func BenchmarkResultCheck(b *testing.B) {
+	ints := func() []byte {
+		var sb strings.Builder
+		sb.WriteByte('[')
+		for i := 0; i < 1_000_000; i++ {
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			sb.WriteString(strconv.Itoa((i * 7919) % 1000000))
+		}
+		sb.WriteByte(']')
+		return []byte(sb.String())
+	}
+	rows := func() []byte {
+		var sb strings.Builder
+		sb.WriteByte('[')
+		for i := 0; i < 100_000; i++ {
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			sb.WriteString(`{"name":"sample-`)
+			sb.WriteString(strconv.Itoa(i))
+			sb.WriteString(`","count":`)
+			sb.WriteString(strconv.Itoa(i * 31))
+			sb.WriteString(`,"score":`)
+			sb.WriteString(strconv.FormatFloat(float64(i)*0.125+0.5, 'g', -1, 64))
+			sb.WriteString(`,"tags":["a","bc"]}`)
+		}
+		sb.WriteByte(']')
+		return []byte(sb.String())
+	}
+	for _, c := range []struct {
+		name, schema string
+		raw          []byte
+	}{
+		{"MillionInts", "aj", ints()},
+		{"RecordRows", "am44names5countj5scoref84tagsas", rows()},
+	} {
+		ty, err := manifest.ParseType(c.schema)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, mode := range []struct {
+			name string
+			ret  *manifest.Return
+		}{{"checked", &manifest.Return{T: ty}}, {"unchecked", nil}} {
+			b.Run(c.name+"/"+mode.name, func(b *testing.B) {
+				b.SetBytes(int64(len(c.raw)))
+				for b.Loop() {
+					if _, err := ResultValue(mode.ret, ndarray.Value{JSON: c.raw}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

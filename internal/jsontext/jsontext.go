@@ -362,6 +362,44 @@ func array(b []byte, i int, elem func(start, end int) error, depth int) (int, er
 	}
 }
 
+// ArrayItems walks the array at b[i] (a '[') like Array, but lets item read
+// each element itself: it gets the element's start and returns its end, so
+// an element is scanned once, by the reader that needs it. depth is the
+// array's nesting depth.
+func ArrayItems(b []byte, i int, item func(start int) (int, error), depth int) (int, error) {
+	if depth > MaxDepth {
+		return i, errAt(i, "exceeded max depth")
+	}
+	i = SkipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, nil
+	}
+	for {
+		if i >= len(b) {
+			return i, errAt(i, "unexpected end of JSON input")
+		}
+		end, err := item(i)
+		if err != nil {
+			return end, err
+		}
+		i = end
+		if i < len(b) && b[i] <= ' ' {
+			i = SkipSpace(b, i)
+		}
+		if i < len(b) && b[i] == ',' {
+			i++
+			if i < len(b) && b[i] <= ' ' {
+				i = SkipSpace(b, i)
+			}
+			continue
+		}
+		if i < len(b) && b[i] == ']' {
+			return i + 1, nil
+		}
+		return i, errAt(i, "expected ',' or ']' after array element")
+	}
+}
+
 // Whole checks that b is exactly one JSON value (with optional space
 // around it) and returns its span.
 func Whole(b []byte) (start, end int, err error) {

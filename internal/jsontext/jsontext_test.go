@@ -3,6 +3,7 @@ package jsontext
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -168,4 +169,29 @@ func FuzzSkip(f *testing.F) {
 			t.Fatalf("%q: Skip = %d, %v; Value = %d", b, send, serr, vend)
 		}
 	})
+}
+
+// ArrayItems, whose item reads its own element, sees the same elements as
+// Array and accepts and refuses the same arrays.
+func TestArrayItemsAgreesWithArray(t *testing.T) {
+	for _, in := range []string{
+		`[]`, `[ ]`, `[1]`, `[1,2,3]`, `[ 1 , "a" , [2,[3]] , {"k":[4]} , null ]`,
+		`[1,]`, `[,1]`, `[1 2]`, `[1`, `[`, `["a"`, `[1,2]x`, `[tru]`, `[1,{]`,
+	} {
+		var want, got [][2]int
+		wantEnd, wantErr := Array([]byte(in), 0, func(s, e int) error {
+			want = append(want, [2]int{s, e})
+			return nil
+		})
+		gotEnd, gotErr := ArrayItems([]byte(in), 0, func(s int) (int, error) {
+			e, err := Value([]byte(in), s)
+			if err == nil {
+				got = append(got, [2]int{s, e})
+			}
+			return e, err
+		}, 1)
+		if (wantErr == nil) != (gotErr == nil) || wantErr == nil && (wantEnd != gotEnd || !reflect.DeepEqual(want, got)) {
+			t.Errorf("%s: Array %v %v (end %d, err %v); ArrayItems %v (end %d, err %v)", in, want, wantErr == nil, wantEnd, wantErr, got, gotEnd, gotErr)
+		}
+	}
 }
