@@ -561,7 +561,9 @@ func TestRReady(t *testing.T) {
 	for m := 1; m <= rPoolMids; m++ {
 		mids = append(mids, json.Number(strconv.Itoa(m)))
 	}
-	want := map[string]any{"type": "ready", "protocol": json.Number("1"), "lang": "r", "pid": json.Number(strconv.Itoa(p.cmd.Process.Pid)), "mids": mids, "concurrent": false}
+	// Protocol 2, taking arrays of the dtypes R holds: no i8, as R has no
+	// 64-bit integers (nexus narrows i8 arrays to i4 when they fit).
+	want := map[string]any{"type": "ready", "protocol": json.Number("2"), "lang": "r", "pid": json.Number(strconv.Itoa(p.cmd.Process.Pid)), "mids": mids, "concurrent": false, "arrays": []any{"i4", "f8"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ready = %v, want %v", got, want)
 	}
