@@ -214,6 +214,11 @@ func TestRValues(t *testing.T) {
 		{"NA goes back as null", rEcho, []string{`["a",null]`}, `["a",null]`},
 		{"mixed types stay a list", rDescribe, []string{`[1,"a",true]`}, `"list[3] {integer[1]; character[1]; logical[1]}"`},
 		{"mixed list round trip", rEcho, []string{`[1,"a",true,null]`}, `[1,"a",true,null]`},
+		{"a string and an integer stay a list", rDescribe, []string{`["a",1]`}, `"list[2] {character[1]; integer[1]}"`},
+		{"a string and a double stay a list", rEcho, []string{`["a",2.5,null]`}, `["a",2.5,null]`},
+		{"an integer and a boolean stay a list", rDescribe, []string{`[1,true]`}, `"list[2] {integer[1]; logical[1]}"`},
+		{"a double and a boolean stay a list", rDescribe, []string{`[1.5,false]`}, `"list[2] {double[1]; logical[1]}"`},
+		{"a long list of strings and numbers stays a list", rEcho, []string{`["a",1,"b",2,"c",3,"d",4,"e",5]`}, `["a",1,"b",2,"c",3,"d",4,"e",5]`},
 		{"all nulls stay a list", rDescribe, []string{`[null,null]`}, `"list[2] {NULL; NULL}"`},
 		{"nested lists", rEcho, []string{`[[1,2],[3,4,5]]`}, `[[1,2],[3,4,5]]`},
 		// records

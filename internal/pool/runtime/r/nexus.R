@@ -50,10 +50,12 @@ local({
   state$queue <- list() # whole messages read by a poll, not yet handled
   state$current <- NULL # the call running now: list(id_json, progress, cancelled, ...)
   state$last_poll <- 0 # when fd 3 was last seen empty
+  state$drained <- FALSE # the read that brought the current message emptied fd 3
   # What the serving loop is doing, so that a condition ending it can be
   # answered: idle, read, parse, user (the function runs), encode, send.
   state$phase <- "idle"
   state$calls <- NULL # the stack at the user's error, for its traceback
+  state$user_call <- NULL # the call of the user's function, where its traceback starts
   state$parsing <- NULL # the text being parsed in phase parse
   state$reply <- NULL # a frame the loop sends when it starts again
   state$suspect <- FALSE # as_r saw a number from 2^53 up: check the text
@@ -224,7 +226,7 @@ local({
       state$reply <- if (!inherits(c, "error")) {
         cancelled_payload(call$id_json)
       } else if (phase == "user") {
-        error_payload(call$id_json, error_message(c), traceback_text(c, calls, call$user_call))
+        error_payload(call$id_json, error_message(c), traceback_text(c, calls, state$user_call))
       } else {
         error_payload(call$id_json, paste0("cannot encode the result as JSON: ", conditionMessage(c)))
       }
@@ -240,9 +242,11 @@ local({
     id_json <- message[[".id_json"]]
     state$current <- list(
       id_json = id_json, id = message[["id"]], progress = isTRUE(message[["progress"]]),
-      cancelled = isTRUE(message[[".cancelled"]]), user_call = NULL
+      cancelled = isTRUE(message[[".cancelled"]])
     )
-    poll() # a cancel for this call may be waiting behind it
+    # A cancel for this call may be waiting behind it, unless the read that
+    # brought the call found nothing behind it.
+    if (!state$drained) poll()
     if (state$current$cancelled) {
       state$current <- NULL
       return(send(cancelled_payload(id_json)))
@@ -272,7 +276,7 @@ local({
     assign(entry$name, entry$fn, envir = env)
     symbols <- shape$symbols
     for (i in seq_along(args)) assign(symbols[i], args[[i]], envir = env)
-    state$current$user_call <- shape$call
+    state$user_call <- shape$call
     state$calls <- NULL
     state$phase <- "user"
     value <- eval(shape$call, env)
@@ -506,7 +510,7 @@ local({
       logical = return(FALSE),
       integer = ,
       double = "logical",
-      character = c("logical", "numeric"),
+      character = c("logical", "integer", "numeric"), # rapply matches 1L as "integer" only
       return(TRUE)
     )
     length(rapply(x, function(e) TRUE, classes = classes, how = "unlist")) > 0L
@@ -984,6 +988,7 @@ local({
   }
 
   next_message <- function() {
+    state$drained <- FALSE
     repeat {
       if (length(state$queue)) {
         message <- state$queue[[1]]
@@ -1021,7 +1026,9 @@ local({
         if (state$rlen < 4) protocol_error("end of file inside a frame header")
         protocol_error(sprintf("end of file inside a frame of %.0f bytes", state$rlen - 4 + state$need))
       }
-      if (length(chunk) < want) state$last_poll <- now() # fd 3 is empty now: nothing waits behind
+      # A short read found fd 3 empty: what nexus sent is all here.
+      state$drained <- length(chunk) < want
+      if (state$drained) state$last_poll <- now()
       add_bytes(chunk)
     }
   }
@@ -1140,24 +1147,31 @@ local({
     }
     id <- message[["id"]]
     if (!is.numeric(id) || length(id) != 1 || is.na(id)) protocol_error("a call has no numeric id")
+    id_text <- NULL
     if (is.double(id) && abs(id) >= TWO53) {
       # Beyond 2^53 the double may not be the id: keep its text to echo it exactly.
       exact <- tryCatch(jsonlite::parse_json(txt, bigint_as_char = TRUE)[["id"]], error = function(e) NULL)
-      if (is.character(exact) && length(exact) == 1) message[[".id_text"]] <- exact
+      if (is.character(exact) && length(exact) == 1) id_text <- exact
     }
-    id_json <- if (is.null(message[[".id_text"]])) format_integer(id) else message[[".id_text"]]
-    message[[".id_json"]] <- id_json
+    id_json <- if (!is.null(id_text)) id_text else if (is.integer(id)) sprintf("%d", id) else sprintf("%.0f", id)
     args <- message[["args"]]
     if (!is.list(args) || !is.null(names(args))) protocol_error(sprintf("call %s: args is not an array", id_json))
     if (length(blobs) || !is.null(message[["arrays"]])) args <- place_arrays(message[["arrays"]], blobs, args, id_json)
     state$suspect <- FALSE
     state$value_error <- NULL
-    args <- lapply(args, as_r)
-    error <- text_error(txt, message[[".id_text"]], state$suspect)
+    # Arguments that are all plain scalars, as in most small calls, are
+    # already R values; as_r looks at the others.
+    u <- unlist(args, recursive = FALSE, use.names = FALSE)
+    if (length(u) != length(args) || !(is.integer(u) || is.logical(u) || (is.double(u) && !any(abs(u) >= TWO53)))) {
+      args <- lapply(args, as_r)
+    }
+    error <- if (state$suspect || grepl("\\u0000", txt, fixed = TRUE)) text_error(txt, id_text, state$suspect)
     if (is.null(error)) error <- state$value_error
-    if (is.null(error)) message["args"] <- list(args) else message[[".error"]] <- error
-    message[[".box"]] <- ret_rank(message[["ret"]])
-    message
+    ret <- message[["ret"]]
+    list(
+      type = "call", id = id, mid = message[["mid"]], progress = isTRUE(message[["progress"]]),
+      args = args, .id_json = id_json, .error = error, .box = if (is.null(ret)) 0L else ret_rank(ret)
+    )
   }
 
   # ret_rank is how many levels of lists the call's declared return type
@@ -1195,23 +1209,18 @@ local({
     state$phase <- "send"
     con <- state$out_con
     if (!is.null(array)) {
-      writeBin(frame_header(length(array$data) * array$size, blob = TRUE), con)
+      writeBin(blob_header(length(array$data) * array$size), con)
       writeBin(array$data, con, size = array$size, endian = "little")
     }
-    if (length(bytes) < READ_CHUNK) {
-      writeBin(c(frame_header(length(bytes)), bytes), con) # one write for a small frame
-    } else {
-      writeBin(frame_header(length(bytes)), con)
-      writeBin(bytes, con)
-    }
+    writeBin(length(bytes), con, size = 4L, endian = "big") # the connection buffers: one write(2) at flush
+    writeBin(bytes, con)
     flush(con)
     state$phase <- was
     invisible(NULL)
   }
 
-  frame_header <- function(n, blob = FALSE) {
-    as.raw(c(n %/% 16777216 + if (blob) 128 else 0, n %/% 65536 %% 256, n %/% 256 %% 256, n %% 256))
-  }
+  # blob_header is the header of a blob of n bytes: bit 31 set.
+  blob_header <- function(n) as.raw(c(n %/% 16777216 + 128, n %/% 65536 %% 256, n %/% 256 %% 256, n %% 256))
 
   protocol_error <- function(what) {
     cat("nexus pool: protocol error: ", what, "\n", sep = "", file = stderr())
