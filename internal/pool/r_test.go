@@ -755,3 +755,59 @@ func TestRPoolRefusesToRunStandalone(t *testing.T) {
 		t.Errorf("output %q does not explain what the program is", out)
 	}
 }
+
+// readBin reads a pipe in blocks of 8096 bytes, and a non-blocking read
+// that finds the pipe empty after a full block fails, losing the block:
+// frames that end on a block's edge must all arrive, whether read while
+// the pool waits or by a poll while a call runs.
+func TestRFrameEdges(t *testing.T) {
+	p := startRRawPool(t)
+	p.recv(t) // ready
+	// echo's call, its frame (header included) size bytes long.
+	frame := func(id, size int) (string, int) {
+		head := fmt.Sprintf(`{"type":"call","id":%d,"mid":%d,"args":["`, id, rEcho)
+		pad := size - 4 - len(head) - len(`"]}`)
+		return head + strings.Repeat("x", pad) + `"]}`, pad
+	}
+	check := func(id, pad int) {
+		t.Helper()
+		reply := p.recv(t)
+		if reply["id"] != json.Number(strconv.Itoa(id)) || reply["value"] != strings.Repeat("x", pad) {
+			t.Fatalf("reply %.100v, want echo's answer to call %d", reply, id)
+		}
+	}
+	sizes := []int{4096, 4100, 8096, 8100, 8192, 16192, 16196, 3 * 8096, 1 << 20, 1<<20 + 8096}
+	for i, size := range sizes {
+		msg, pad := frame(i+1, size)
+		p.send(t, msg)
+		check(i+1, pad)
+	}
+	// Two at once, the first ending on an edge.
+	first, pad1 := frame(50, 8096)
+	second, pad2 := frame(51, 100)
+	p.send(t, first)
+	p.send(t, second)
+	check(50, pad1)
+	check(51, pad2)
+
+	// Calls that arrive while one sleeps are read by its polls, which look
+	// every 50 ms: the pause lets one find exactly a frame's bytes.
+	p.send(t, fmt.Sprintf(`{"type":"call","id":100,"mid":%d,"args":[%s],"progress":true}`, rSleepUntilCancelled, jsonText(t, filepath.Join(t.TempDir(), "marker"))))
+	if got := p.recv(t); got["type"] != "progress" {
+		t.Fatalf("first frame %v, want progress", got)
+	}
+	var pads []int
+	for i, size := range []int{8096, 16192, 4096} {
+		msg, pad := frame(101+i, size)
+		pads = append(pads, pad)
+		p.send(t, msg)
+		time.Sleep(300 * time.Millisecond)
+	}
+	p.send(t, `{"type":"cancel","id":100}`)
+	if got := jsonText(t, p.recv(t)); got != `{"cancelled":true,"id":100,"message":"cancelled","type":"error"}` {
+		t.Fatalf("reply %s, want call 100 cancelled", got)
+	}
+	for i, pad := range pads {
+		check(101+i, pad)
+	}
+}

@@ -26,8 +26,13 @@ local({
   PROTOCOL <- 2L
   MAX_FRAME <- 268435456 # 256 MiB
   POLL_EVERY <- 0.02 # seconds between looks at fd 3 from inside a call
-  READ_CHUNK <- 8192L # asked of fd 3 at a time when no large frame is coming
-  BIG_READ <- 1048576L # the most asked of fd 3 at once for a large frame
+  # readBin() reads a raw vector in blocks of 8096 bytes, one read(2) each,
+  # until a block comes short. Asking for at most READ_CHUNK bytes is one
+  # read(2), which returns what the pipe holds: it neither waits for more
+  # nor (non-blocking) fails after taking bytes. More is asked only of bytes
+  # certain to come, the rest of a large frame, up to BIG_READ at a time.
+  READ_CHUNK <- 4096L
+  BIG_READ <- 1048576L
   MIN_ARRAY <- 256L # smaller results go as JSON, which costs less for them
   BULK_MIN <- 8L # lists this long are written as JSON in bulk
   TWO53 <- 9007199254740992 # doubles hold every integer up to here
@@ -427,12 +432,11 @@ local({
     }
     state$last_poll <- t
     repeat {
-      want <- read_size()
-      chunk <- tryCatch(readBin(state$poll_con, "raw", want), error = function(e) NULL) # EAGAIN: nothing waiting
+      chunk <- tryCatch(readBin(state$poll_con, "raw", READ_CHUNK), error = function(e) NULL) # EAGAIN: nothing waiting
       if (is.null(chunk)) break
       if (length(chunk) == 0) leave() # end of file without shutdown: nexus is gone
       add_bytes(chunk)
-      if (length(chunk) < want) break
+      if (length(chunk) < READ_CHUNK) break
     }
     repeat {
       frame <- buffered_frame()
@@ -1033,7 +1037,7 @@ local({
     }
   }
 
-  read_size <- function() max(READ_CHUNK, min(state$need, BIG_READ))
+  read_size <- function() if (state$need > READ_CHUNK) min(state$need, BIG_READ) else READ_CHUNK
 
   add_bytes <- function(chunk) {
     if (state$rlen == 0) {
