@@ -221,6 +221,14 @@ func TestRValues(t *testing.T) {
 		{"a long list of strings and numbers stays a list", rEcho, []string{`["a",1,"b",2,"c",3,"d",4,"e",5]`}, `["a",1,"b",2,"c",3,"d",4,"e",5]`},
 		{"all nulls stay a list", rDescribe, []string{`[null,null]`}, `"list[2] {NULL; NULL}"`},
 		{"nested lists", rEcho, []string{`[[1,2],[3,4,5]]`}, `[[1,2],[3,4,5]]`},
+		// Lists of rows are converted in bulk: each row as it would be alone.
+		{"rows of integers and doubles", rDescribe, []string{`[[1,2],[3,4.5],[5],[],[6,7],[8,9],[10,11],[12.5]]`},
+			`"list[8] {integer[2]; double[2]; integer[1]; logical[0]; integer[2]; integer[2]; integer[2]; double[1]}"`},
+		{"rows with a null", rDescribe, []string{`[[1,null],[2,3],[4,5],[6,7],[8,9],[10,11],[12,13],[14,15]]`},
+			`"list[8] {integer[2] NA at 2; integer[2]; integer[2]; integer[2]; integer[2]; integer[2]; integer[2]; integer[2]}"`},
+		{"rows of strings, one mixed", rDescribe, []string{`[["a"],["b","c"],["d"],["e"],["f"],["g"],["h"],["i",1]]`},
+			`"list[8] {character[1]; character[2]; character[1]; character[1]; character[1]; character[1]; character[1]; list[2] {character[1]; integer[1]}}"`},
+		{"rows round trip", rEcho, []string{`[[1,2.5],[3,4],[5,6],[7,8],[9,10],[11,12],[13,14],[],[true,false]]`}, `[[1,2.5],[3,4],[5,6],[7,8],[9,10],[11,12],[13,14],[],[true,false]]`},
 		// records
 		{"record", rEcho, []string{`{"name":"Goblin","hp":7,"tags":["small","green"]}`}, `{"name":"Goblin","hp":7,"tags":["small","green"]}`},
 		{"record arrives as a named list", rDescribe, []string{`{"name":"Goblin","hp":7}`}, `"list[2] named name,hp {character[1]; integer[1]}"`},
@@ -313,6 +321,8 @@ func TestRErrors(t *testing.T) {
 		{"2^53+1", rEcho, []string{`9007199254740993`}, fmt.Sprintf(tooBig, "9007199254740993"), ""},
 		{"-(2^53+1)", rEcho, []string{`-9007199254740993`}, fmt.Sprintf(tooBig, "-9007199254740993"), ""},
 		{"2^64+1 deep in a record", rEcho, []string{`{"a":[1,{"b":18446744073709551617}]}`}, fmt.Sprintf(tooBig, "18446744073709551617"), ""},
+		{"2^53+1 in rows", rEcho, []string{`[[1,2],[3,4],[5,6],[7,8],[9,10],[11,12],[13,14],[9007199254740993,1]]`}, fmt.Sprintf(tooBig, "9007199254740993"), ""},
+		{"a number beyond doubles in rows", rEcho, []string{`[[1,2],[3,4],[5,6],[7,8],[9,10],[11,12],[13,14],[1e400,1]]`}, "a number in the arguments is beyond the range of R numbers (about 1.8e308)", ""},
 		{"a number beyond doubles", rEcho, []string{`1e400`}, "a number in the arguments is beyond the range of R numbers (about 1.8e308)", ""},
 		{"U+0000 in a string", rEcho, []string{`"a\u0000b"`}, "a string in the arguments holds the character U+0000, which R strings cannot hold", ""},
 		{"integer overflow is no silent NA", rSquare, []string{`100000`}, "NAs produced by integer overflow (R integers hold at most 2147483647: use as.numeric() for larger numbers)", "1: square(x)"},

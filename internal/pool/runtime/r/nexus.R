@@ -504,7 +504,42 @@ local({
       }
       return(out)
     }
+    rows <- if (is.list(u)) rows_r(x, u)
+    if (!is.null(rows)) {
+      return(rows)
+    }
     lapply(x, as_r)
+  }
+
+  # rows_r converts a list of arrays of scalars (rows of numbers, say) in a
+  # few vectorised steps into what as_r makes of each row; cells is every
+  # row's elements in one list. NULL when x is not such a list, or a row
+  # holds null or types that stay a list: then as_r takes each row.
+  rows_r <- function(x, cells) {
+    n <- length(x)
+    if (n < BULK_MIN || !all(vapply(x, function(e) is.list(e) && is.null(names(e)) && !is.object(e), NA))) {
+      return(NULL)
+    }
+    u <- unlist(cells, recursive = FALSE, use.names = FALSE)
+    if (is.null(u) || !is.atomic(u) || length(u) != length(cells) || mixed(x, typeof(u))) {
+      return(NULL)
+    }
+    lens <- lengths(x)
+    rows <- unname(split(u, groups_of(lens)))
+    if (any(lens == 0L)) rows[lens == 0L] <- list(logical(0))
+    if (is.double(u)) {
+      # A row of integers only is an integer vector, as as_r makes it.
+      ints <- vapply(cells, is.integer, NA)
+      if (any(ints)) {
+        whole <- which(lens > 0L & tabulate(rep.int(seq_len(n), lens)[ints], n) == lens)
+        rows[whole] <- lapply(rows[whole], as.integer)
+      }
+      if (any(abs(u) >= TWO53)) {
+        state$suspect <- TRUE
+        if (any(is.infinite(u))) out_of_range()
+      }
+    }
+    rows
   }
 
   # mixed says whether a list of scalars holds types that unlist coerced
@@ -632,7 +667,7 @@ local({
     }
     width <- dims[k]
     rows <- length(v) / width
-    leaves <- if (rows == 1) list(v) else unname(split(v, groups_of(rows, width)))
+    leaves <- if (rows == 1) list(v) else unname(split(v, groups_of(rep.int(width, rows))))
     if (is.integer(v) && anyNA(v)) {
       for (r in unique((which(is.na(v)) - 1) %/% width + 1)) leaves[[r]] <- leaf(leaves[[r]])
     }
@@ -656,13 +691,13 @@ local({
     if (k == 1L) {
       return(items)
     }
-    group(unname(split(items, groups_of(length(items) / dims[k], dims[k]))), dims[-k])
+    group(unname(split(items, groups_of(rep.int(dims[k], length(items) / dims[k])))), dims[-k])
   }
 
-  # groups_of is the factor that split() needs to cut count * width items
-  # into count runs of width, made directly rather than by as.factor().
-  groups_of <- function(count, width) {
-    structure(rep.int(seq_len(count), rep.int(width, count)), levels = as.character(seq_len(count)), class = "factor")
+  # groups_of is the factor that split() needs to cut items into runs of
+  # lens, made directly rather than by as.factor().
+  groups_of <- function(lens) {
+    structure(rep.int(seq_along(lens), lens), levels = as.character(seq_along(lens)), class = "factor")
   }
 
   # --- values: R to arrays ---------------------------------------------------
@@ -818,8 +853,7 @@ local({
   # reads_back checks with a correctly rounding parser (jsonlite's strtod),
   # not R's own, which may differ in the last bit.
   reads_back <- function(text, x) {
-    parsed <- jsonlite::parse_json(paste0("[", paste(text, collapse = ","), "]"), simplifyVector = TRUE)
-    as.double(parsed) == x
+    unlist(parse_text(paste0("[", paste(text, collapse = ","), "]")), use.names = FALSE) == x
   }
 
   json_strings <- function(x) {
