@@ -1261,6 +1261,7 @@ local({
   # failed write (nexus is gone) ends the pool: see settle and on_warning.
   send <- function(payload, array = NULL) {
     bytes <- charToRaw(enc2utf8(payload))
+    n <- length(bytes)
     was <- state$phase
     state$phase <- "send"
     con <- state$out_con
@@ -1268,8 +1269,13 @@ local({
       writeBin(blob_header(length(array$data) * array$size), con)
       writeBin(array$data, con, size = array$size, endian = "little")
     }
-    writeBin(length(bytes), con, size = 4L, endian = "big") # the connection buffers: one write(2) at flush
-    writeBin(bytes, con)
+    # The connection buffers: one write(2) at flush for a small frame.
+    if (n < 65536L) {
+      writeBin(c(as.raw(c(0L, 0L, n %/% 256L, n %% 256L)), bytes), con) # one writeBin costs more than c()
+    } else {
+      writeBin(n, con, size = 4L, endian = "big")
+      writeBin(bytes, con)
+    }
     flush(con)
     state$phase <- was
     invisible(NULL)
