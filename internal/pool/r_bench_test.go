@@ -106,17 +106,27 @@ func (p *rBenchPool) recv(b *testing.B) (string, [][]byte) {
 	}
 }
 
-// cpu is the R process's user and system time so far.
+// cpu is the R process's CPU time so far, from the scheduler's own count
+// (schedstat, in ns): utime and stime come in 10 ms ticks, which misjudge
+// a process that runs in bursts of microseconds.
 func (p *rBenchPool) cpu(b *testing.B) time.Duration {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", p.cmd.Process.Pid))
 	if err != nil {
 		b.Skip("no /proc: cannot measure the pool's CPU")
 	}
-	s := string(stat)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	utime, _ := strconv.Atoi(fields[11])
-	stime, _ := strconv.Atoi(fields[12])
-	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ
+	var total time.Duration
+	for _, task := range tasks {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", p.cmd.Process.Pid, task.Name()))
+		if err != nil {
+			b.Skip("no schedstat: cannot measure the pool's CPU")
+		}
+		ns, err := strconv.ParseInt(strings.Fields(string(stat))[0], 10, 64)
+		if err != nil {
+			b.Fatalf("schedstat %q: %v", stat, err)
+		}
+		total += time.Duration(ns)
+	}
+	return total
 }
 
 // floor asks the pool for jsonlite's CPU time on payload.

@@ -821,3 +821,34 @@ func TestRFrameEdges(t *testing.T) {
 		check(101+i, pad)
 	}
 }
+
+// A call cancelled while it waits behind one that never reaches a
+// checkpoint is answered cancelled without running, even when the cancel
+// comes in with it in one read.
+func TestRCancelBeforeStart(t *testing.T) {
+	p := startRRawPool(t)
+	p.recv(t) // ready
+	release := filepath.Join(t.TempDir(), "release")
+	p.send(t, fmt.Sprintf(`{"type":"call","id":1,"mid":%d,"args":[%s,"slow"],"progress":true}`, rWaitFor, jsonText(t, release)))
+	if got := p.recv(t); got["type"] != "progress" {
+		t.Fatalf("first frame %v, want progress", got)
+	}
+	// Call 1 now loops without a checkpoint: calls 2 and 3 and the cancel
+	// of 2 wait in the pipe until it returns.
+	p.send(t, fmt.Sprintf(`{"type":"call","id":2,"mid":%d,"args":["ran"]}`, rEcho))
+	p.send(t, `{"type":"cancel","id":2}`)
+	p.send(t, fmt.Sprintf(`{"type":"call","id":3,"mid":%d,"args":["ran"]}`, rEcho))
+	time.Sleep(200 * time.Millisecond)
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`{"id":1,"type":"result","value":"slow"}`,
+		`{"cancelled":true,"id":2,"message":"cancelled","type":"error"}`,
+		`{"id":3,"type":"result","value":"ran"}`,
+	} {
+		if got := jsonText(t, p.recv(t)); got != want {
+			t.Errorf("reply %s, want %s", got, want)
+		}
+	}
+}

@@ -249,9 +249,9 @@ local({
       id_json = id_json, id = message[["id"]], progress = isTRUE(message[["progress"]]),
       cancelled = isTRUE(message[[".cancelled"]])
     )
-    # A cancel for this call may be waiting behind it, unless the read that
-    # brought the call found nothing behind it.
-    if (!state$drained) poll()
+    # A cancel for this call may be waiting behind it: in what was read
+    # with it, or in fd 3 unless the read that brought it found fd 3 empty.
+    if (state$drained) handle_buffered() else poll()
     if (state$current$cancelled) {
       state$current <- NULL
       return(send(cancelled_payload(id_json)))
@@ -424,7 +424,7 @@ local({
   # every POLL_EVERY seconds, counting reads that found fd 3 empty.
   poll <- function(force = FALSE) {
     if (is.null(state$poll_con)) {
-      return(invisible(NULL))
+      return(handle_buffered())
     }
     t <- now()
     if (!force && t - state$last_poll < POLL_EVERY) {
@@ -438,7 +438,13 @@ local({
       add_bytes(chunk)
       if (length(chunk) < READ_CHUNK) break
     }
-    repeat {
+    handle_buffered()
+  }
+
+  # handle_buffered acts on the whole frames read so far: shutdown, cancel,
+  # and calls, which wait in the queue.
+  handle_buffered <- function() {
+    while (state$rlen >= 4) {
       frame <- buffered_frame()
       if (is.null(frame)) break
       message <- take(frame, guarded = TRUE)
