@@ -52,7 +52,12 @@ local({
   state$rlen <- 0
   state$need <- 0
   state$blobs <- list() # blobs read, waiting for the message they belong to
-  state$queue <- list() # whole messages read by a poll, not yet handled
+  # Whole messages read ahead, not yet handled, in order: an environment
+  # keyed by qhead..qtail - 1, since a list in state would be copied on
+  # every change.
+  state$queue <- new.env(parent = emptyenv())
+  state$qhead <- 1
+  state$qtail <- 1
   state$current <- NULL # the call running now: list(id_json, progress, cancelled, ...)
   state$last_poll <- 0 # when fd 3 was last seen empty
   state$drained <- FALSE # the read that brought the current message emptied fd 3
@@ -224,7 +229,8 @@ local({
     if (phase == "parse") {
       txt <- state$parsing
       state$parsing <- NULL
-      state$queue <- c(list(unreadable(txt, c)), state$queue)
+      state$qhead <- state$qhead - 1 # it goes first: it came first
+      assign(as.character(state$qhead), unreadable(txt, c), envir = state$queue)
       return(invisible(NULL))
     }
     if (!is.null(call) && phase %in% c("user", "encode")) {
@@ -411,9 +417,13 @@ local({
       return(invisible(NULL))
     }
     if (!is.null(state$current) && isTRUE(state$current$id == id)) state$current$cancelled <- TRUE
-    for (i in seq_along(state$queue)) {
-      queued <- state$queue[[i]]
-      if (identical(queued[["type"]], "call") && isTRUE(queued[["id"]] == id)) state$queue[[i]][[".cancelled"]] <- TRUE
+    for (k in seq_len(state$qtail - state$qhead)) {
+      key <- as.character(state$qhead + k - 1)
+      queued <- get(key, envir = state$queue)
+      if (identical(queued[["type"]], "call") && isTRUE(queued[["id"]] == id)) {
+        queued[[".cancelled"]] <- TRUE
+        assign(key, queued, envir = state$queue)
+      }
     }
     invisible(NULL)
   }
@@ -452,7 +462,10 @@ local({
       switch(message[["type"]],
         shutdown = exit(0),
         cancel = mark_cancelled(message[["id"]]),
-        call = state$queue[[length(state$queue) + 1]] <- message,
+        call = {
+          assign(as.character(state$qtail), message, envir = state$queue)
+          state$qtail <- state$qtail + 1
+        },
         NULL
       )
     }
@@ -1052,9 +1065,11 @@ local({
   next_message <- function() {
     state$drained <- FALSE
     repeat {
-      if (length(state$queue)) {
-        message <- state$queue[[1]]
-        state$queue <- state$queue[-1]
+      if (state$qhead < state$qtail) {
+        key <- as.character(state$qhead)
+        message <- get(key, envir = state$queue)
+        rm(list = key, envir = state$queue)
+        state$qhead <- state$qhead + 1
         return(message)
       }
       frame <- read_frame()
