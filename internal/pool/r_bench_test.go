@@ -211,15 +211,19 @@ func benchMatrix(rows int) (string, []byte) {
 }
 
 func BenchmarkREcho(b *testing.B) {
-	ints, intBlob := benchInts(1_000_000)
-	matrix, matrixBlob := benchMatrix(200_000)
-	cases := []struct {
+	type echoCase struct {
 		name, json string
 		blob       []byte
 		desc, ret  string
-	}{
-		{"ints", ints, intBlob, `{"path":[0],"dtype":"i4","shape":[1000000]}`, `{"rank":1,"number":"int"}`},
-		{"matrix", matrix, matrixBlob, `{"path":[0],"dtype":"f8","shape":[200000,3]}`, `{"rank":2,"number":"real"}`},
+	}
+	var cases []echoCase
+	for _, n := range []int{250_000, 1_000_000} {
+		ints, blob := benchInts(n)
+		cases = append(cases, echoCase{fmt.Sprintf("ints-%d", n), ints, blob, fmt.Sprintf(`{"path":[0],"dtype":"i4","shape":[%d]}`, n), `{"rank":1,"number":"int"}`})
+	}
+	for _, rows := range []int{50_000, 200_000} {
+		matrix, blob := benchMatrix(rows)
+		cases = append(cases, echoCase{fmt.Sprintf("matrix-%dx3", rows), matrix, blob, fmt.Sprintf(`{"path":[0],"dtype":"f8","shape":[%d,3]}`, rows), `{"rank":2,"number":"real"}`})
 	}
 	for _, c := range cases {
 		b.Run(c.name+"/json", func(b *testing.B) {

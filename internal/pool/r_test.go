@@ -807,7 +807,7 @@ func TestRFrameEdges(t *testing.T) {
 		t.Fatalf("first frame %v, want progress", got)
 	}
 	var pads []int
-	for i, size := range []int{8096, 16192, 4096} {
+	for i, size := range []int{8096, 16192, 4096, 2 << 20} {
 		msg, pad := frame(101+i, size)
 		pads = append(pads, pad)
 		p.send(t, msg)

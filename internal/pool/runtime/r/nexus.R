@@ -44,11 +44,13 @@ local({
   state$poll_con <- NULL # non-blocking reads of fd 3, to see cancel during a call
   state$out_con <- NULL # fd 4
   # Bytes read from fd 3 and not yet taken as frames: rbuf after rpos, then
-  # the chunks in rmore; rlen counts them all. need is how many more bytes
-  # the frame at the front still lacks.
+  # the nmore chunks in rmore, keyed 1..nmore (an environment: a list in
+  # state is copied whole on every change); rlen counts them all. need is
+  # how many more bytes the frame at the front still lacks.
   state$rbuf <- raw(0)
   state$rpos <- 0L
-  state$rmore <- list()
+  state$rmore <- new.env(parent = emptyenv())
+  state$nmore <- 0L
   state$rlen <- 0
   state$need <- 0
   state$blobs <- list() # blobs read, waiting for the message they belong to
@@ -56,8 +58,8 @@ local({
   # keyed by qhead..qtail - 1, since a list in state would be copied on
   # every change.
   state$queue <- new.env(parent = emptyenv())
-  state$qhead <- 1
-  state$qtail <- 1
+  state$qhead <- 1L
+  state$qtail <- 1L
   state$current <- NULL # the call running now: list(id_json, progress, cancelled, ...)
   state$last_poll <- 0 # when fd 3 was last seen empty
   state$drained <- FALSE # the read that brought the current message emptied fd 3
@@ -229,7 +231,7 @@ local({
     if (phase == "parse") {
       txt <- state$parsing
       state$parsing <- NULL
-      state$qhead <- state$qhead - 1 # it goes first: it came first
+      state$qhead <- state$qhead - 1L # it goes first: it came first
       assign(as.character(state$qhead), unreadable(txt, c), envir = state$queue)
       return(invisible(NULL))
     }
@@ -418,7 +420,7 @@ local({
     }
     if (!is.null(state$current) && isTRUE(state$current$id == id)) state$current$cancelled <- TRUE
     for (k in seq_len(state$qtail - state$qhead)) {
-      key <- as.character(state$qhead + k - 1)
+      key <- as.character(state$qhead + k - 1L)
       queued <- get(key, envir = state$queue)
       if (identical(queued[["type"]], "call") && isTRUE(queued[["id"]] == id)) {
         queued[[".cancelled"]] <- TRUE
@@ -464,7 +466,7 @@ local({
         cancel = mark_cancelled(message[["id"]]),
         call = {
           assign(as.character(state$qtail), message, envir = state$queue)
-          state$qtail <- state$qtail + 1
+          state$qtail <- state$qtail + 1L
         },
         NULL
       )
@@ -1069,7 +1071,7 @@ local({
         key <- as.character(state$qhead)
         message <- get(key, envir = state$queue)
         rm(list = key, envir = state$queue)
-        state$qhead <- state$qhead + 1
+        state$qhead <- state$qhead + 1L
         return(message)
       }
       frame <- read_frame()
@@ -1117,19 +1119,21 @@ local({
       state$rbuf <- chunk
       state$rpos <- 0L
     } else {
-      state$rmore[[length(state$rmore) + 1L]] <- chunk
+      state$nmore <- state$nmore + 1L
+      assign(as.character(state$nmore), chunk, envir = state$rmore)
     }
     state$rlen <- state$rlen + length(chunk)
   }
 
   # gather makes rbuf hold every byte not yet taken: once per frame at most.
   gather <- function() {
-    if (length(state$rmore)) {
+    if (state$nmore > 0L) {
       head <- state$rbuf
-      if (state$rpos > 0) head <- head[-seq_len(state$rpos)]
-      state$rbuf <- unlist(c(list(head), state$rmore), use.names = FALSE)
+      if (state$rpos > 0L) head <- if (state$rpos < length(head)) head[(state$rpos + 1L):length(head)] else raw(0)
+      state$rbuf <- unlist(c(list(head), mget(as.character(seq_len(state$nmore)), envir = state$rmore)), use.names = FALSE)
       state$rpos <- 0L
-      state$rmore <- list()
+      state$rmore <- new.env(parent = emptyenv())
+      state$nmore <- 0L
     }
   }
 
