@@ -214,8 +214,21 @@ func TestRValues(t *testing.T) {
 		{"NA goes back as null", rEcho, []string{`["a",null]`}, `["a",null]`},
 		{"mixed types stay a list", rDescribe, []string{`[1,"a",true]`}, `"list[3] {integer[1]; character[1]; logical[1]}"`},
 		{"mixed list round trip", rEcho, []string{`[1,"a",true,null]`}, `[1,"a",true,null]`},
+		{"a string and an integer stay a list", rDescribe, []string{`["a",1]`}, `"list[2] {character[1]; integer[1]}"`},
+		{"a string and a double stay a list", rEcho, []string{`["a",2.5,null]`}, `["a",2.5,null]`},
+		{"an integer and a boolean stay a list", rDescribe, []string{`[1,true]`}, `"list[2] {integer[1]; logical[1]}"`},
+		{"a double and a boolean stay a list", rDescribe, []string{`[1.5,false]`}, `"list[2] {double[1]; logical[1]}"`},
+		{"a long list of strings and numbers stays a list", rEcho, []string{`["a",1,"b",2,"c",3,"d",4,"e",5]`}, `["a",1,"b",2,"c",3,"d",4,"e",5]`},
 		{"all nulls stay a list", rDescribe, []string{`[null,null]`}, `"list[2] {NULL; NULL}"`},
 		{"nested lists", rEcho, []string{`[[1,2],[3,4,5]]`}, `[[1,2],[3,4,5]]`},
+		// Lists of rows are converted in bulk: each row as it would be alone.
+		{"rows of integers and doubles", rDescribe, []string{`[[1,2],[3,4.5],[5],[],[6,7],[8,9],[10,11],[12.5]]`},
+			`"list[8] {integer[2]; double[2]; integer[1]; logical[0]; integer[2]; integer[2]; integer[2]; double[1]}"`},
+		{"rows with a null", rDescribe, []string{`[[1,null],[2,3],[4,5],[6,7],[8,9],[10,11],[12,13],[14,15]]`},
+			`"list[8] {integer[2] NA at 2; integer[2]; integer[2]; integer[2]; integer[2]; integer[2]; integer[2]; integer[2]}"`},
+		{"rows of strings, one mixed", rDescribe, []string{`[["a"],["b","c"],["d"],["e"],["f"],["g"],["h"],["i",1]]`},
+			`"list[8] {character[1]; character[2]; character[1]; character[1]; character[1]; character[1]; character[1]; list[2] {character[1]; integer[1]}}"`},
+		{"rows round trip", rEcho, []string{`[[1,2.5],[3,4],[5,6],[7,8],[9,10],[11,12],[13,14],[],[true,false]]`}, `[[1,2.5],[3,4],[5,6],[7,8],[9,10],[11,12],[13,14],[],[true,false]]`},
 		// records
 		{"record", rEcho, []string{`{"name":"Goblin","hp":7,"tags":["small","green"]}`}, `{"name":"Goblin","hp":7,"tags":["small","green"]}`},
 		{"record arrives as a named list", rDescribe, []string{`{"name":"Goblin","hp":7}`}, `"list[2] named name,hp {character[1]; integer[1]}"`},
@@ -308,6 +321,8 @@ func TestRErrors(t *testing.T) {
 		{"2^53+1", rEcho, []string{`9007199254740993`}, fmt.Sprintf(tooBig, "9007199254740993"), ""},
 		{"-(2^53+1)", rEcho, []string{`-9007199254740993`}, fmt.Sprintf(tooBig, "-9007199254740993"), ""},
 		{"2^64+1 deep in a record", rEcho, []string{`{"a":[1,{"b":18446744073709551617}]}`}, fmt.Sprintf(tooBig, "18446744073709551617"), ""},
+		{"2^53+1 in rows", rEcho, []string{`[[1,2],[3,4],[5,6],[7,8],[9,10],[11,12],[13,14],[9007199254740993,1]]`}, fmt.Sprintf(tooBig, "9007199254740993"), ""},
+		{"a number beyond doubles in rows", rEcho, []string{`[[1,2],[3,4],[5,6],[7,8],[9,10],[11,12],[13,14],[1e400,1]]`}, "a number in the arguments is beyond the range of R numbers (about 1.8e308)", ""},
 		{"a number beyond doubles", rEcho, []string{`1e400`}, "a number in the arguments is beyond the range of R numbers (about 1.8e308)", ""},
 		{"U+0000 in a string", rEcho, []string{`"a\u0000b"`}, "a string in the arguments holds the character U+0000, which R strings cannot hold", ""},
 		{"integer overflow is no silent NA", rSquare, []string{`100000`}, "NAs produced by integer overflow (R integers hold at most 2147483647: use as.numeric() for larger numbers)", "1: square(x)"},
@@ -561,7 +576,9 @@ func TestRReady(t *testing.T) {
 	for m := 1; m <= rPoolMids; m++ {
 		mids = append(mids, json.Number(strconv.Itoa(m)))
 	}
-	want := map[string]any{"type": "ready", "protocol": json.Number("1"), "lang": "r", "pid": json.Number(strconv.Itoa(p.cmd.Process.Pid)), "mids": mids, "concurrent": false}
+	// Protocol 2, taking arrays of the dtypes R holds: no i8, as R has no
+	// 64-bit integers (nexus narrows i8 arrays to i4 when they fit).
+	want := map[string]any{"type": "ready", "protocol": json.Number("2"), "lang": "r", "pid": json.Number(strconv.Itoa(p.cmd.Process.Pid)), "mids": mids, "concurrent": false, "arrays": []any{"i4", "f8"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ready = %v, want %v", got, want)
 	}
@@ -746,5 +763,92 @@ func TestRPoolRefusesToRunStandalone(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "This program is a nexus pool") {
 		t.Errorf("output %q does not explain what the program is", out)
+	}
+}
+
+// readBin reads a pipe in blocks of 8096 bytes, and a non-blocking read
+// that finds the pipe empty after a full block fails, losing the block:
+// frames that end on a block's edge must all arrive, whether read while
+// the pool waits or by a poll while a call runs.
+func TestRFrameEdges(t *testing.T) {
+	p := startRRawPool(t)
+	p.recv(t) // ready
+	// echo's call, its frame (header included) size bytes long.
+	frame := func(id, size int) (string, int) {
+		head := fmt.Sprintf(`{"type":"call","id":%d,"mid":%d,"args":["`, id, rEcho)
+		pad := size - 4 - len(head) - len(`"]}`)
+		return head + strings.Repeat("x", pad) + `"]}`, pad
+	}
+	check := func(id, pad int) {
+		t.Helper()
+		reply := p.recv(t)
+		if reply["id"] != json.Number(strconv.Itoa(id)) || reply["value"] != strings.Repeat("x", pad) {
+			t.Fatalf("reply %.100v, want echo's answer to call %d", reply, id)
+		}
+	}
+	sizes := []int{4096, 4100, 8096, 8100, 8192, 16192, 16196, 3 * 8096, 1 << 20, 1<<20 + 8096}
+	for i, size := range sizes {
+		msg, pad := frame(i+1, size)
+		p.send(t, msg)
+		check(i+1, pad)
+	}
+	// Two at once, the first ending on an edge.
+	first, pad1 := frame(50, 8096)
+	second, pad2 := frame(51, 100)
+	p.send(t, first)
+	p.send(t, second)
+	check(50, pad1)
+	check(51, pad2)
+
+	// Calls that arrive while one sleeps are read by its polls, which look
+	// every 50 ms: the pause lets one find exactly a frame's bytes.
+	p.send(t, fmt.Sprintf(`{"type":"call","id":100,"mid":%d,"args":[%s],"progress":true}`, rSleepUntilCancelled, jsonText(t, filepath.Join(t.TempDir(), "marker"))))
+	if got := p.recv(t); got["type"] != "progress" {
+		t.Fatalf("first frame %v, want progress", got)
+	}
+	var pads []int
+	for i, size := range []int{8096, 16192, 4096, 2 << 20} {
+		msg, pad := frame(101+i, size)
+		pads = append(pads, pad)
+		p.send(t, msg)
+		time.Sleep(300 * time.Millisecond)
+	}
+	p.send(t, `{"type":"cancel","id":100}`)
+	if got := jsonText(t, p.recv(t)); got != `{"cancelled":true,"id":100,"message":"cancelled","type":"error"}` {
+		t.Fatalf("reply %s, want call 100 cancelled", got)
+	}
+	for i, pad := range pads {
+		check(101+i, pad)
+	}
+}
+
+// A call cancelled while it waits behind one that never reaches a
+// checkpoint is answered cancelled without running, even when the cancel
+// comes in with it in one read.
+func TestRCancelBeforeStart(t *testing.T) {
+	p := startRRawPool(t)
+	p.recv(t) // ready
+	release := filepath.Join(t.TempDir(), "release")
+	p.send(t, fmt.Sprintf(`{"type":"call","id":1,"mid":%d,"args":[%s,"slow"],"progress":true}`, rWaitFor, jsonText(t, release)))
+	if got := p.recv(t); got["type"] != "progress" {
+		t.Fatalf("first frame %v, want progress", got)
+	}
+	// Call 1 now loops without a checkpoint: calls 2 and 3 and the cancel
+	// of 2 wait in the pipe until it returns.
+	p.send(t, fmt.Sprintf(`{"type":"call","id":2,"mid":%d,"args":["ran"]}`, rEcho))
+	p.send(t, `{"type":"cancel","id":2}`)
+	p.send(t, fmt.Sprintf(`{"type":"call","id":3,"mid":%d,"args":["ran"]}`, rEcho))
+	time.Sleep(200 * time.Millisecond)
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`{"id":1,"type":"result","value":"slow"}`,
+		`{"cancelled":true,"id":2,"message":"cancelled","type":"error"}`,
+		`{"id":3,"type":"result","value":"ran"}`,
+	} {
+		if got := jsonText(t, p.recv(t)); got != want {
+			t.Errorf("reply %s, want %s", got, want)
+		}
 	}
 }

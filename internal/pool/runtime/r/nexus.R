@@ -23,9 +23,19 @@ if (!requireNamespace("jsonlite", quietly = TRUE)) {
 nexus_serve <- nexus_progress <- nexus_log <- nexus_cancelled <- nexus_sleep <- NULL
 
 local({
-  PROTOCOL <- 1L
+  PROTOCOL <- 2L
   MAX_FRAME <- 268435456 # 256 MiB
   POLL_EVERY <- 0.02 # seconds between looks at fd 3 from inside a call
+  # readBin() reads a raw vector in blocks of 8096 bytes, one read(2) each,
+  # until a block comes short. Asking for at most READ_CHUNK bytes is one
+  # read(2), which returns what the pipe holds: it neither waits for more
+  # nor (non-blocking) fails after taking bytes. More is asked only of bytes
+  # certain to come, the rest of a large frame, up to BIG_READ at a time.
+  READ_CHUNK <- 4096L
+  BIG_READ <- 1048576L
+  MIN_ARRAY <- 256L # smaller results go as JSON, which costs less for them
+  BULK_MIN <- 8L # lists this long are written as JSON in bulk
+  TWO53 <- 9007199254740992 # doubles hold every integer up to here
   STRING_RE <- '"[^"\\\\]*+(?:\\\\.[^"\\\\]*+)*+"' # a JSON string, escapes included
 
   state <- new.env(parent = emptyenv())
@@ -33,10 +43,35 @@ local({
   state$in_con <- NULL # blocking reads of fd 3
   state$poll_con <- NULL # non-blocking reads of fd 3, to see cancel during a call
   state$out_con <- NULL # fd 4
-  state$inbuf <- raw(0) # bytes of fd 3 read by a poll but not yet a whole frame
-  state$queue <- list() # whole messages read by a poll, not yet handled
-  state$current <- NULL # the call running now: list(id_json, progress, cancelled)
-  state$last_poll <- 0
+  # Bytes read from fd 3 and not yet taken as frames: rbuf after rpos, then
+  # the nmore chunks in rmore, keyed 1..nmore (an environment: a list in
+  # state is copied whole on every change); rlen counts them all. need is
+  # how many more bytes the frame at the front still lacks.
+  state$rbuf <- raw(0)
+  state$rpos <- 0L
+  state$rmore <- new.env(parent = emptyenv())
+  state$nmore <- 0L
+  state$rlen <- 0
+  state$need <- 0
+  state$blobs <- list() # blobs read, waiting for the message they belong to
+  # Whole messages read ahead, not yet handled, in order: an environment
+  # keyed by qhead..qtail - 1, since a list in state would be copied on
+  # every change.
+  state$queue <- new.env(parent = emptyenv())
+  state$qhead <- 1L
+  state$qtail <- 1L
+  state$current <- NULL # the call running now: list(id_json, progress, cancelled, ...)
+  state$last_poll <- 0 # when fd 3 was last seen empty
+  state$drained <- FALSE # the read that brought the current message emptied fd 3
+  # What the serving loop is doing, so that a condition ending it can be
+  # answered: idle, read, parse, user (the function runs), encode, send.
+  state$phase <- "idle"
+  state$calls <- NULL # the stack at the user's error, for its traceback
+  state$user_call <- NULL # the call of the user's function, where its traceback starts
+  state$parsing <- NULL # the text being parsed in phase parse
+  state$reply <- NULL # a frame the loop sends when it starts again
+  state$suspect <- FALSE # as_r saw a number from 2^53 up: check the text
+  state$value_error <- NULL # why as_r could not convert an argument
 
   # --- public API ------------------------------------------------------------
 
@@ -46,19 +81,24 @@ local({
     open_descriptors()
     state$serving <- TRUE
     mids <- sort(as.numeric(names(table)))
-    send(paste0(
+    state$reply <- paste0(
       '{"type":"ready","protocol":', PROTOCOL, ',"lang":"r","pid":', Sys.getpid(),
-      ',"mids":[', paste(sprintf("%.0f", mids), collapse = ","), '],"concurrent":false}'
-    ))
+      ',"mids":[', paste(sprintf("%.0f", mids), collapse = ","), '],"concurrent":false,"arrays":["i4","f8"]}'
+    )
+    # The handlers are set up once, around the loop, not around each call:
+    # they would cost more than a small call. A condition ends the loop; it
+    # is answered and the loop starts again.
     repeat {
-      message <- next_message()
-      if (is.null(message)) leave() # end of file without shutdown: nexus is gone
-      switch(message[["type"]],
-        call = run_call(table, message),
-        cancel = mark_cancelled(message[["id"]]),
-        shutdown = exit(0),
-        NULL # other types: a newer nexus may send them
+      outcome <- tryCatch(
+        withCallingHandlers(
+          withCallingHandlers(serve(table), warning = on_warning),
+          error = function(e) if (identical(state$phase, "user")) state$calls <- sys.calls()
+        ),
+        nexus_cancelled = function(c) c,
+        interrupt = function(c) c,
+        error = function(e) e
       )
+      settle(outcome)
     }
   }
 
@@ -124,7 +164,9 @@ local({
     keys <- sprintf("%.0f", as.numeric(keys))
     if (anyDuplicated(keys)) stop("nexus_serve: mid ", keys[anyDuplicated(keys)], " appears twice", call. = FALSE)
     fnames <- function_names(expr, table, keys)
-    entries <- lapply(seq_along(table), function(i) list(fn = table[[i]], name = fnames[i]))
+    entries <- lapply(seq_along(table), function(i) {
+      list(fn = table[[i]], name = fnames[i], shapes = new.env(parent = emptyenv()))
+    })
     names(entries) <- keys
     entries
   }
@@ -157,60 +199,117 @@ local({
 
   # --- calls -----------------------------------------------------------------
 
+  serve <- function(table) {
+    if (!is.null(state$reply)) {
+      reply <- state$reply
+      state$reply <- NULL
+      send(reply)
+    }
+    repeat {
+      message <- next_message()
+      if (is.null(message)) leave() # end of file without shutdown: nexus is gone
+      switch(message[["type"]],
+        call = run_call(table, message),
+        cancel = mark_cancelled(message[["id"]]),
+        shutdown = exit(0),
+        NULL # other types: a newer nexus may send them
+      )
+    }
+  }
+
+  # settle answers the condition that ended the serving loop, by what the
+  # loop was doing when it came.
+  settle <- function(c) {
+    phase <- state$phase
+    state$phase <- "idle"
+    call <- state$current
+    state$current <- NULL
+    calls <- state$calls
+    state$calls <- NULL
+    if (phase == "send") leave() # fd 4 is broken: nexus is gone
+    if (phase == "read") protocol_error(paste0("reading the pipe: ", conditionMessage(c)))
+    if (phase == "parse") {
+      txt <- state$parsing
+      state$parsing <- NULL
+      state$qhead <- state$qhead - 1L # it goes first: it came first
+      assign(as.character(state$qhead), unreadable(txt, c), envir = state$queue)
+      return(invisible(NULL))
+    }
+    if (!is.null(call) && phase %in% c("user", "encode")) {
+      state$reply <- if (!inherits(c, "error")) {
+        cancelled_payload(call$id_json)
+      } else if (phase == "user") {
+        error_payload(call$id_json, error_message(c), traceback_text(c, calls, state$user_call))
+      } else {
+        error_payload(call$id_json, paste0("cannot encode the result as JSON: ", conditionMessage(c)))
+      }
+      return(invisible(NULL))
+    }
+    if (inherits(c, "interrupt")) {
+      return(invisible(NULL)) # between calls: nothing to stop
+    }
+    stop(c) # a fault of this runtime: R reports it and the pool ends
+  }
+
   run_call <- function(table, message) {
-    id <- message[["id"]]
-    if (!is.numeric(id) || length(id) != 1 || is.na(id)) protocol_error("a call has no numeric id")
-    id_json <- if (is.null(message[[".id_text"]])) format_integer(id) else message[[".id_text"]]
-    poll(force = TRUE) # a cancel for this call may already be waiting behind it
-    if (isTRUE(message[[".cancelled"]])) {
+    id_json <- message[[".id_json"]]
+    state$current <- list(
+      id_json = id_json, id = message[["id"]], progress = isTRUE(message[["progress"]]),
+      cancelled = isTRUE(message[[".cancelled"]])
+    )
+    # A cancel for this call may be waiting behind it: in what was read
+    # with it, or in fd 3 unless the read that brought it found fd 3 empty.
+    if (state$drained) handle_buffered() else poll()
+    if (state$current$cancelled) {
+      state$current <- NULL
       return(send(cancelled_payload(id_json)))
     }
     if (!is.null(message[[".error"]])) {
+      state$current <- NULL
       return(send(error_payload(id_json, message[[".error"]])))
     }
     mid <- message[["mid"]]
     entry <- if (is.numeric(mid) && length(mid) == 1 && !is.na(mid) && mid == trunc(mid)) table[[format_integer(mid)]]
     if (is.null(entry)) {
+      state$current <- NULL
       mids <- sprintf("%.0f", sort(as.numeric(names(table))))
       shown <- if (is.numeric(mid) && length(mid) == 1) format_number(mid) else gsub("\n", " ", json_encode(mid))
       return(send(error_payload(id_json, sprintf("unknown mid %s (this pool has %s)", shown, paste(mids, collapse = ", ")))))
     }
-    args <- message[["args"]]
-    if (!is.list(args) || !is.null(names(args))) protocol_error(sprintf("call %s: args is not an array", id_json))
-    args <- tryCatch(lapply(args, as_r), nexus_value_error = function(e) e)
-    if (inherits(args, "nexus_value_error")) {
-      return(send(error_payload(id_json, conditionMessage(args))))
-    }
-    state$current <- list(id_json = id_json, id = id, progress = isTRUE(message[["progress"]]), cancelled = FALSE)
-    payload <- invoke(entry, args, id_json)
-    state$current <- NULL
-    send(payload)
+    invoke(entry, message[["args"]], id_json, message[[".box"]])
   }
 
-  # invoke applies the function to args and returns the reply's payload. The
-  # call is built from symbols bound in a fresh environment, so that
-  # tracebacks and warnings show fighterDamage(ac), not the data itself.
-  invoke <- function(entry, args, id_json) {
+  # invoke applies the function to args and sends the reply. The call is
+  # built from symbols bound in a fresh environment, so that tracebacks and
+  # warnings show fighterDamage(ac), not the data itself. Errors and
+  # cancellation end the serving loop, whose handlers answer them (settle).
+  invoke <- function(entry, args, id_json, box) {
+    shape <- call_shape(entry, length(args))
     env <- new.env(parent = globalenv())
     assign(entry$name, entry$fn, envir = env)
-    symbols <- argument_symbols(entry$fn, length(args), entry$name)
+    symbols <- shape$symbols
     for (i in seq_along(args)) assign(symbols[i], args[[i]], envir = env)
-    user_call <- as.call(c(as.name(entry$name), lapply(symbols, as.name)))
-    calls <- NULL
-    outcome <- tryCatch(
-      withCallingHandlers(
-        list(kind = "value", value = withCallingHandlers(eval(user_call, env), warning = on_warning)),
-        error = function(e) calls <<- sys.calls()
-      ),
-      nexus_cancelled = function(c) list(kind = "cancelled"),
-      interrupt = function(c) list(kind = "cancelled"),
-      error = function(e) list(kind = "error", error = e)
-    )
-    switch(outcome$kind,
-      cancelled = cancelled_payload(id_json),
-      error = error_payload(id_json, error_message(outcome$error), traceback_text(outcome$error, calls, user_call)),
-      value = result_payload(id_json, outcome$value)
-    )
+    state$user_call <- shape$call
+    state$calls <- NULL
+    state$phase <- "user"
+    value <- eval(shape$call, env)
+    state$phase <- "encode"
+    reply <- result_reply(id_json, value, box)
+    state$phase <- "idle"
+    state$current <- NULL
+    send(reply$payload, reply$array)
+  }
+
+  # call_shape is the symbols and the call for n arguments, made once.
+  call_shape <- function(entry, n) {
+    key <- as.character(n)
+    shape <- entry$shapes[[key]]
+    if (is.null(shape)) {
+      symbols <- argument_symbols(entry$fn, n, entry$name)
+      shape <- list(symbols = symbols, call = as.call(c(as.name(entry$name), lapply(symbols, as.name))))
+      assign(key, shape, envir = entry$shapes)
+    }
+    shape
   }
 
   # argument_symbols names the arguments after the function's parameters
@@ -228,10 +327,11 @@ local({
   }
 
   on_warning <- function(w) {
+    if (identical(state$phase, "send")) leave() # writing fd 4 failed: nexus is gone
     text <- conditionMessage(w)
     # R integers are 32-bit: an overflow makes NA, which would reach the
     # client as null. A failed call is better than a wrong value.
-    if (grepl("integer overflow", text, fixed = TRUE)) {
+    if (identical(state$phase, "user") && grepl("integer overflow", text, fixed = TRUE)) {
       stop(simpleError(paste0(text, " (R integers hold at most 2147483647: use as.numeric() for larger numbers)"), conditionCall(w)))
     }
     where <- conditionCall(w)
@@ -255,7 +355,7 @@ local({
     where <- conditionCall(e)
     text <- paste(conditionMessage(e), collapse = "\n")
     head <- if (is.null(where)) paste0("Error: ", text) else paste0("Error in ", short_deparse(where), " : ", text)
-    start <- if (is.null(calls)) NA else Position(function(c) identical(c, user_call), calls)
+    start <- if (is.null(calls) || is.null(user_call)) NA else Position(function(c) identical(c, user_call), calls)
     if (is.na(start)) {
       return(head)
     }
@@ -272,17 +372,25 @@ local({
     if (nchar(text) > 200) paste0(substr(text, 1, 197), "...") else text
   }
 
-  result_payload <- function(id_json, value) {
-    encoded <- tryCatch(json_encode(value), error = function(e) e)
-    if (inherits(encoded, "error")) {
-      return(error_payload(id_json, paste0("cannot encode the result as JSON: ", conditionMessage(encoded))))
+  # result_reply encodes a function's value: the result message, and the
+  # array sent before it when the value goes as one (see as_array).
+  result_reply <- function(id_json, value, box) {
+    if (box > 0L) {
+      array <- as_array(value, box)
+      if (!is.null(array)) {
+        payload <- paste0(
+          '{"type":"result","id":', id_json, ',"value":null,"arrays":[{"path":[],"dtype":"', array$dtype,
+          '","shape":[', paste(sprintf("%.0f", array$shape), collapse = ","), "]}]}"
+        )
+        return(list(payload = payload, array = array))
+      }
     }
-    payload <- paste0('{"type":"result","id":', id_json, ',"value":', encoded, "}")
+    payload <- paste0('{"type":"result","id":', id_json, ',"value":', json_encode(value, box), "}")
     size <- nchar(payload, type = "bytes")
     if (size > MAX_FRAME) {
-      return(error_payload(id_json, sprintf("the result takes %.0f bytes, over the %d MiB frame limit", size, MAX_FRAME %/% 1048576)))
+      payload <- error_payload(id_json, sprintf("the result takes %.0f bytes, over the %d MiB frame limit", size, MAX_FRAME %/% 1048576))
     }
-    payload
+    list(payload = payload, array = NULL)
   }
 
   error_payload <- function(id_json, message, traceback = NULL) {
@@ -311,19 +419,24 @@ local({
       return(invisible(NULL))
     }
     if (!is.null(state$current) && isTRUE(state$current$id == id)) state$current$cancelled <- TRUE
-    for (i in seq_along(state$queue)) {
-      queued <- state$queue[[i]]
-      if (identical(queued[["type"]], "call") && isTRUE(queued[["id"]] == id)) state$queue[[i]][[".cancelled"]] <- TRUE
+    for (k in seq_len(state$qtail - state$qhead)) {
+      key <- as.character(state$qhead + k - 1L)
+      queued <- get(key, envir = state$queue)
+      if (identical(queued[["type"]], "call") && isTRUE(queued[["id"]] == id)) {
+        queued[[".cancelled"]] <- TRUE
+        assign(key, queued, envir = state$queue)
+      }
     }
     invisible(NULL)
   }
 
   # poll reads what fd 3 holds without waiting: a cancel for the running
   # call, or shutdown, must be seen before the call ends. Calls that arrive
-  # meanwhile wait in the queue, in order.
+  # meanwhile wait in the queue, in order. Unless forced it looks at most
+  # every POLL_EVERY seconds, counting reads that found fd 3 empty.
   poll <- function(force = FALSE) {
     if (is.null(state$poll_con)) {
-      return(invisible(NULL))
+      return(handle_buffered())
     }
     t <- now()
     if (!force && t - state$last_poll < POLL_EVERY) {
@@ -331,22 +444,30 @@ local({
     }
     state$last_poll <- t
     repeat {
-      chunk <- tryCatch(readBin(state$poll_con, "raw", 65536L), error = function(e) NULL) # EAGAIN: nothing waiting
+      chunk <- tryCatch(readBin(state$poll_con, "raw", READ_CHUNK), error = function(e) NULL) # EAGAIN: nothing waiting
       if (is.null(chunk)) break
       if (length(chunk) == 0) leave() # end of file without shutdown: nexus is gone
-      state$inbuf <- c(state$inbuf, chunk)
-      if (length(chunk) < 65536L) break
+      add_bytes(chunk)
+      if (length(chunk) < READ_CHUNK) break
     }
-    while (length(state$inbuf) >= 4) {
-      n <- frame_length(state$inbuf[1:4])
-      if (length(state$inbuf) < 4 + n) break
-      payload <- state$inbuf[4 + seq_len(n)]
-      state$inbuf <- state$inbuf[-seq_len(4 + n)]
-      message <- decode(payload)
+    handle_buffered()
+  }
+
+  # handle_buffered acts on the whole frames read so far: shutdown, cancel,
+  # and calls, which wait in the queue.
+  handle_buffered <- function() {
+    while (state$rlen >= 4) {
+      frame <- buffered_frame()
+      if (is.null(frame)) break
+      message <- take(frame, guarded = TRUE)
+      if (is.null(message)) next
       switch(message[["type"]],
         shutdown = exit(0),
         cancel = mark_cancelled(message[["id"]]),
-        call = state$queue[[length(state$queue) + 1]] <- message,
+        call = {
+          assign(as.character(state$qtail), message, envir = state$queue)
+          state$qtail <- state$qtail + 1L
+        },
         NULL
       )
     }
@@ -360,11 +481,20 @@ local({
   # as_r turns a parsed JSON value (jsonlite, simplifyVector = FALSE) into a
   # natural R value: an array of scalars of one type (numbers count as one
   # type) becomes an atomic vector, with NA for null; other arrays become
-  # unnamed lists; objects become named lists; [] becomes logical(0).
+  # unnamed lists; objects become named lists; [] becomes logical(0). An
+  # array that came as a blob is already an R value (place_arrays). What
+  # cannot be converted is recorded in state$value_error, and numbers from
+  # 2^53 up set state$suspect: the call's text says whether they are exact.
   as_r <- function(x) {
     if (!is.list(x)) {
-      if (is.double(x) && is.infinite(x)) value_error("a number in the arguments is beyond the range of R numbers (about 1.8e308)")
+      if (is.double(x) && isTRUE(abs(x) >= TWO53)) {
+        state$suspect <- TRUE
+        if (is.infinite(x)) out_of_range()
+      }
       return(x)
+    }
+    if (is.object(x)) {
+      return(x[[1L]])
     }
     if (!is.null(names(x))) {
       # R cannot tell a name "" from no name: {"":1} would come back as [1].
@@ -375,35 +505,93 @@ local({
     if (n == 0) {
       return(logical(0))
     }
-    types <- vapply(x, typeof, "", USE.NAMES = FALSE)
-    scalar <- types %in% c("logical", "integer", "double", "character")
-    nulls <- types == "NULL"
-    if (all(scalar | nulls) && any(scalar)) {
-      kinds <- unique(types[scalar])
-      if (length(kinds) == 1 || all(kinds %in% c("integer", "double"))) {
-        out <- vector(if (length(kinds) == 1) kinds else "double", n)
-        out[scalar] <- unlist(x[scalar], use.names = FALSE)
+    # All scalars and nulls unlist to an atomic vector in one step; a list
+    # or object among them makes a list instead.
+    u <- unlist(x, recursive = FALSE, use.names = FALSE)
+    if (!is.null(u) && is.atomic(u) && !mixed(x, typeof(u))) {
+      out <- u
+      if (length(u) < n) {
+        nulls <- lengths(x) == 0L
+        out <- vector(typeof(u), n)
+        out[!nulls] <- u
         out[nulls] <- NA
-        if (is.double(out) && any(is.infinite(out))) value_error("a number in the arguments is beyond the range of R numbers (about 1.8e308)")
-        return(out)
       }
+      if (is.double(out)) {
+        big <- abs(out) >= TWO53
+        if (any(big, na.rm = TRUE)) {
+          state$suspect <- TRUE
+          if (any(is.infinite(out))) out_of_range()
+        }
+      }
+      return(out)
+    }
+    rows <- if (is.list(u)) rows_r(x, u)
+    if (!is.null(rows)) {
+      return(rows)
     }
     lapply(x, as_r)
   }
 
-  value_error <- function(text) {
-    stop(structure(class = c("nexus_value_error", "error", "condition"), list(message = text, call = NULL)))
+  # rows_r converts a list of arrays of scalars (rows of numbers, say) in a
+  # few vectorised steps into what as_r makes of each row; cells is every
+  # row's elements in one list. NULL when x is not such a list, or a row
+  # holds null or types that stay a list: then as_r takes each row.
+  rows_r <- function(x, cells) {
+    n <- length(x)
+    if (n < BULK_MIN || !all(vapply(x, function(e) is.list(e) && is.null(names(e)) && !is.object(e), NA))) {
+      return(NULL)
+    }
+    u <- unlist(cells, recursive = FALSE, use.names = FALSE)
+    if (is.null(u) || !is.atomic(u) || length(u) != length(cells) || mixed(x, typeof(u))) {
+      return(NULL)
+    }
+    lens <- lengths(x)
+    rows <- unname(split(u, groups_of(lens)))
+    if (any(lens == 0L)) rows[lens == 0L] <- list(logical(0))
+    if (is.double(u)) {
+      # A row of integers only is an integer vector, as as_r makes it.
+      ints <- vapply(cells, is.integer, NA)
+      if (any(ints)) {
+        whole <- which(lens > 0L & tabulate(rep.int(seq_len(n), lens)[ints], n) == lens)
+        rows[whole] <- lapply(rows[whole], as.integer)
+      }
+      if (any(abs(u) >= TWO53)) {
+        state$suspect <- TRUE
+        if (any(is.infinite(u))) out_of_range()
+      }
+    }
+    rows
   }
 
-  # check_call_text finds what jsonlite would silently change in a call:
-  # integers that no double holds exactly (9007199254740993 would become
-  # ...992) and U+0000 in strings (cut off). It returns the error message,
-  # or NULL. Integers of up to 15 digits are always exact.
-  check_call_text <- function(txt, id_text = NULL) {
+  # mixed says whether a list of scalars holds types that unlist coerced
+  # into typeof_u: those stay a list ([1, "a"]); numbers are one type.
+  mixed <- function(x, typeof_u) {
+    classes <- switch(typeof_u,
+      logical = return(FALSE),
+      integer = ,
+      double = "logical",
+      character = c("logical", "integer", "numeric"), # rapply matches 1L as "integer" only
+      return(TRUE)
+    )
+    length(rapply(x, function(e) TRUE, classes = classes, how = "unlist")) > 0L
+  }
+
+  value_error <- function(text) {
+    if (is.null(state$value_error)) state$value_error <- text
+    invisible(NULL)
+  }
+
+  out_of_range <- function() value_error("a number in the arguments is beyond the range of R numbers (about 1.8e308)")
+
+  # text_error finds what jsonlite would silently change in a call: U+0000
+  # in strings (cut off) and, when as_r saw numbers from 2^53 up, integers
+  # that no double holds exactly (9007199254740993 would become ...992). It
+  # returns the error message, or NULL.
+  text_error <- function(txt, id_text, suspect) {
     if (grepl("\\u0000", txt, fixed = TRUE) && grepl("(?<!\\\\)(?:\\\\\\\\)*\\\\u0000", txt, perl = TRUE)) {
       return("a string in the arguments holds the character U+0000, which R strings cannot hold")
     }
-    if (!grepl("[0-9]{16}", txt, perl = TRUE)) {
+    if (!suspect || !grepl("[0-9]{16}", txt, perl = TRUE)) {
       return(NULL)
     }
     bare <- gsub(STRING_RE, '""', txt, perl = TRUE)
@@ -422,31 +610,209 @@ local({
     NULL
   }
 
+  # --- values: arrays to R ---------------------------------------------------
+
+  # place_arrays puts each array of a call into its arguments at its path,
+  # where the JSON holds null, wrapped so that as_r takes it as it is.
+  place_arrays <- function(descs, blobs, args, id_json) {
+    if (is.null(descs)) descs <- list()
+    if (!is.list(descs) || !is.null(names(descs))) protocol_error(sprintf("call %s: arrays is not a list", id_json))
+    if (length(descs) != length(blobs)) {
+      protocol_error(sprintf("call %s describes %d arrays, but %d blobs came before it", id_json, length(descs), length(blobs)))
+    }
+    for (i in seq_along(descs)) {
+      d <- descs[[i]]
+      what <- sprintf("call %s, array %d", id_json, i)
+      if (!is.list(d) || is.null(names(d))) protocol_error(paste0(what, ": not an object"))
+      path <- d[["path"]]
+      if (!is.list(path) || !length(path) || !is.null(names(path))) protocol_error(paste0(what, ": path is not a list of at least one index"))
+      value <- array_value(d, blobs[[i]], what)
+      args <- place(args, path, structure(list(value), class = "nexus_array"), what)
+    }
+    args
+  }
+
+  place <- function(x, path, value, what) {
+    if (!length(path)) {
+      if (!is.null(x)) protocol_error(paste0(what, ": its place in the arguments is not null"))
+      return(value)
+    }
+    key <- path[[1L]]
+    if (is.character(key) && length(key) == 1L) {
+      key <- if (is.list(x) && !is.null(names(x))) match(key, names(x)) else NA
+    } else if (is.numeric(key) && length(key) == 1L && !is.na(key) && key >= 0 && key == trunc(key) && is.list(x) && is.null(names(x)) && key < length(x)) {
+      key <- key + 1
+    } else {
+      key <- NA
+    }
+    if (is.na(key)) protocol_error(paste0(what, ": its path leads nowhere in the arguments"))
+    x[[key]] <- place(x[[key]], path[-1L], value, what)
+    x
+  }
+
+  # array_value is the R value of one array: exactly what as_r makes of the
+  # same numbers as JSON, a vector for rank 1 and nested lists of vectors
+  # for higher ranks.
+  array_value <- function(d, blob, what) {
+    dtype <- d[["dtype"]]
+    size <- if (identical(dtype, "i4")) 4L else if (identical(dtype, "f8")) 8L else 0L
+    if (!size) protocol_error(paste0(what, ": dtype ", gsub("\n", " ", json_encode(dtype)), " is not one this pool takes (i4, f8)"))
+    shape <- d[["shape"]]
+    ok <- is.list(shape) && length(shape) > 0 && is.null(names(shape)) &&
+      all(vapply(shape, function(s) is.numeric(s) && length(s) == 1L && !is.na(s) && s >= 0 && s == trunc(s), NA))
+    if (!ok) protocol_error(paste0(what, ": shape is not a list of lengths"))
+    dims <- as.numeric(unlist(shape))
+    n <- prod(dims)
+    if (length(blob) != n * size) {
+      protocol_error(sprintf("%s: shape [%s] of %s needs %.0f bytes, but its blob has %.0f", what, paste(sprintf("%.0f", dims), collapse = ","), dtype, n * size, length(blob)))
+    }
+    v <- if (size == 4L) readBin(blob, "integer", n, size = 4L, endian = "little") else readBin(blob, "double", n, size = 8L, endian = "little")
+    if (size == 8L && !all(is.finite(v))) out_of_range()
+    nest(v, dims)
+  }
+
+  # nest makes the nested lists of a shape from its elements, row-major.
+  nest <- function(v, dims) {
+    k <- length(dims)
+    zero <- match(0, dims)
+    if (!is.na(zero)) {
+      # Lists down to the first empty level; there each is [], logical(0).
+      if (zero == 1L) {
+        return(logical(0))
+      }
+      outer <- dims[seq_len(zero - 1L)]
+      return(group(rep(list(logical(0)), prod(outer)), outer))
+    }
+    if (k == 1L) {
+      return(leaf(v))
+    }
+    width <- dims[k]
+    rows <- length(v) / width
+    leaves <- if (rows == 1) list(v) else unname(split(v, groups_of(rep.int(width, rows))))
+    if (is.integer(v) && anyNA(v)) {
+      for (r in unique((which(is.na(v)) - 1) %/% width + 1)) leaves[[r]] <- leaf(leaves[[r]])
+    }
+    group(leaves, dims[-k])
+  }
+
+  # leaf is one innermost vector. An i4 of -2^31 reads as NA_integer_; as
+  # JSON that number arrives as a double, and so does its vector here.
+  leaf <- function(v) {
+    if (is.integer(v) && anyNA(v)) {
+      out <- as.double(v)
+      out[is.na(v)] <- -2147483648
+      return(out)
+    }
+    v
+  }
+
+  # group nests items (the innermost lists, in order) by dims.
+  group <- function(items, dims) {
+    k <- length(dims)
+    if (k == 1L) {
+      return(items)
+    }
+    group(unname(split(items, groups_of(rep.int(dims[k], length(items) / dims[k])))), dims[-k])
+  }
+
+  # groups_of is the factor that split() needs to cut items into runs of
+  # lens, made directly rather than by as.factor().
+  groups_of <- function(lens) {
+    structure(rep.int(seq_along(lens), lens), levels = as.character(seq_along(lens)), class = "factor")
+  }
+
+  # --- values: R to arrays ---------------------------------------------------
+
+  # as_array is a result as one array, when the call's declared return type
+  # is rank nested lists of numbers and the value is a numeric vector (rank
+  # 1), a numeric matrix or a list of numeric vectors of one length (rank
+  # 2), of MIN_ARRAY elements or more, and without NA, NaN or infinities
+  # (JSON says what those do). Otherwise NULL: the result goes as JSON.
+  as_array <- function(x, rank) {
+    if (rank == 1L) {
+      if (!plain_numbers(x) || is.array(x) || length(x) < MIN_ARRAY || !all(is.finite(x))) {
+        return(NULL)
+      }
+      return(array_of(x, length(x)))
+    }
+    if (rank != 2L) {
+      return(NULL)
+    }
+    if (is.matrix(x)) {
+      if (!plain_numbers(x) || length(x) < MIN_ARRAY || !all(is.finite(x))) {
+        return(NULL)
+      }
+      return(array_of(as.vector(t(x)), dim(x))) # rows first
+    }
+    if (!is.list(x) || is.object(x) || !is.null(names(x)) || !length(x)) {
+      return(NULL)
+    }
+    lens <- lengths(x)
+    width <- lens[1]
+    if (width == 0L || any(lens != width) || length(x) * width < MIN_ARRAY) {
+      return(NULL)
+    }
+    if (!all(vapply(x, plain_numbers, NA)) || any(vapply(x, is.array, NA))) {
+      return(NULL)
+    }
+    u <- unlist(x, use.names = FALSE)
+    if (!all(is.finite(u))) {
+      return(NULL)
+    }
+    array_of(u, c(length(x), width))
+  }
+
+  plain_numbers <- function(x) is.numeric(x) && !isS4(x)
+
+  # array_of is the array of data; NULL when its blob would pass the frame limit.
+  array_of <- function(data, shape) {
+    size <- if (is.integer(data)) 4L else 8L
+    if (length(data) * size > MAX_FRAME) {
+      return(NULL)
+    }
+    if (size == 4L) list(data = data, dtype = "i4", size = 4L, shape = shape) else list(data = as.double(data), dtype = "f8", size = 8L, shape = shape)
+  }
+
   # --- values: R to JSON ---------------------------------------------------
 
   # json_encode writes an R value as JSON text. A length-1 atomic vector is a
   # scalar; wrap it in I() (or make it a list) to send a one-element array.
-  json_encode <- function(x) {
+  # box is how many levels of lists the declared type has here (the call's
+  # ret.rank, less one per level down): a vector there is always an array.
+  json_encode <- function(x, box = 0L) {
     if (is.null(x)) {
       return("null")
     }
-    boxed <- inherits(x, "AsIs")
+    if (box < 1L && length(x) == 1L && is.null(attributes(x))) {
+      # A plain scalar, the commonest value: the short way.
+      switch(typeof(x),
+        integer = return(if (is.na(x)) "null" else sprintf("%d", x)),
+        double = return(json_doubles(x)),
+        logical = return(if (is.na(x)) "null" else if (x) "true" else "false"),
+        character = return(json_strings(x)),
+        NULL
+      )
+    }
+    boxed <- box > 0L || inherits(x, "AsIs")
     if (is.data.frame(x)) {
       return(json_rows(x))
     }
     x <- plain(x)
     if (is.list(x)) {
-      return(json_list(x))
+      return(json_list(x, box))
     }
     if (!is.atomic(x)) stop("cannot encode a value of type ", typeof(x), " as JSON")
     if (is.raw(x)) {
       return(json_strings(jsonlite::base64_enc(x))) # the protocol's form for bytes
     }
     d <- dim(x)
+    if (length(d) > 2) stop("cannot encode an array of ", length(d), " dimensions as JSON")
+    if ((is.integer(x) || is.logical(x)) && (length(x) != 1L || boxed || length(d) == 2)) {
+      return(json_plain_array(x))
+    }
     if (length(d) == 2) {
       return(json_matrix(x))
     }
-    if (length(d) > 2) stop("cannot encode an array of ", length(d), " dimensions as JSON")
     parts <- json_elements(x)
     if (length(parts) == 1 && !boxed) parts else paste0("[", paste(parts, collapse = ","), "]")
   }
@@ -509,10 +875,14 @@ local({
   }
 
   # reads_back checks with a correctly rounding parser (jsonlite's strtod),
-  # not R's own, which may differ in the last bit.
+  # not R's own, which may differ in the last bit. R's is within an ulp of
+  # it, though, so a text R reads further than 4 ulps from x surely does not
+  # read back, and needs no second look: most 15-digit texts of a double
+  # that needs 17.
   reads_back <- function(text, x) {
-    parsed <- jsonlite::parse_json(paste0("[", paste(text, collapse = ","), "]"), simplifyVector = TRUE)
-    as.double(parsed) == x
+    near <- abs(as.double(text) - x) <= abs(x) * 2^-50 | abs(x) < 1e-300
+    if (any(near)) near[near] <- unlist(parse_text(paste0("[", paste(text[near], collapse = ","), "]")), use.names = FALSE) == x[near]
+    near
   }
 
   json_strings <- function(x) {
@@ -540,10 +910,16 @@ local({
     out
   }
 
-  json_list <- function(x) {
-    parts <- json_elements(x)
+  json_list <- function(x, box = 0L) {
     keys <- names(x)
-    if (is.null(keys) || (length(keys) > 0 && !any(nzchar(keys) & !is.na(keys)))) {
+    array <- is.null(keys) || (length(keys) > 0 && !any(nzchar(keys) & !is.na(keys)))
+    inner <- max(box - 1L, 0L)
+    body <- if (array) bulk_elements(x, inner)
+    if (!is.null(body)) {
+      return(paste0("[", body, "]"))
+    }
+    parts <- vapply(x, json_encode, "", inner, USE.NAMES = FALSE)
+    if (array) {
       return(paste0("[", paste(parts, collapse = ","), "]"))
     }
     if (anyNA(keys) || !all(nzchar(keys))) {
@@ -555,12 +931,72 @@ local({
     paste0("{", paste(paste0(json_strings(keys), ":", parts), collapse = ","), "}")
   }
 
+  # bulk_elements writes the elements of a list of plain vectors of one
+  # kind (rows of numbers, say) in a few vectorised steps, joined by
+  # commas; the text is what json_encode gives element by element. It
+  # returns NULL for any other list, and for one an element of which does
+  # not encode: the element-wise way then gives the same error as before.
+  bulk_elements <- function(x, box) {
+    if (length(x) < BULK_MIN) {
+      return(NULL)
+    }
+    kinds <- unique(vapply(x, function(e) if (is.object(e) || is.array(e)) "" else typeof(e), "", USE.NAMES = FALSE))
+    numbers <- all(kinds %in% c("integer", "double"))
+    if (!numbers && !(length(kinds) == 1L && kinds %in% c("logical", "character"))) {
+      return(NULL)
+    }
+    u <- unlist(x, use.names = FALSE)
+    if (is.double(u) && !all(is.finite(u)) && (any(is.nan(u)) || any(is.infinite(u)))) {
+      return(NULL)
+    }
+    if (is.character(u) && !all(validUTF8(enc2utf8(u))[!is.na(u)])) {
+      return(NULL)
+    }
+    # Integers among doubles are written as whole doubles: the same digits.
+    cells <- if (length(u)) json_elements(u) else character(0)
+    lens <- lengths(x)
+    slots <- pmax(lens, 1L) # an empty element takes one slot, "[]"
+    if (any(lens == 0L)) {
+      empty <- rep.int(lens == 0L, slots)
+      out <- character(length(empty))
+      out[!empty] <- cells
+      out[empty] <- "[]"
+      cells <- out
+    }
+    ends <- cumsum(slots)
+    starts <- ends - slots + 1L
+    open <- lens > 0L & (lens != 1L | box >= 1L)
+    cells[starts[open]] <- paste0("[", cells[starts[open]])
+    cells[ends[open]] <- paste0(cells[ends[open]], "]")
+    paste(cells, collapse = ",")
+  }
+
+  # json_plain_array writes an integer or logical vector or matrix (row by
+  # row) through jsonlite, whose C code gives the same text as sprintf and
+  # paste several times faster.
+  json_plain_array <- function(x) {
+    d <- dim(x)
+    x <- as.vector(unclass(x)) # without names, dims or class
+    if (length(d) == 2) dim(x) <- d
+    as.character(jsonlite::toJSON(x, na = "null"))
+  }
+
   json_matrix <- function(m) {
+    rows <- nrow(m)
+    width <- ncol(m)
+    if (rows == 0L) {
+      return("[]")
+    }
+    if (width == 0L) {
+      return(paste0("[", paste(rep.int("[]", rows), collapse = ","), "]"))
+    }
     cells <- json_elements(if (is.list(m)) m else as.vector(m))
-    dim(cells) <- dim(m)
-    rows <- character(nrow(m))
-    for (i in seq_len(nrow(m))) rows[i] <- paste0("[", paste(cells[i, ], collapse = ","), "]")
-    paste0("[", paste(rows, collapse = ","), "]")
+    cells <- cells[as.vector(t(matrix(seq_along(cells), rows)))] # row by row
+    starts <- seq.int(1L, by = width, length.out = rows)
+    ends <- starts + (width - 1L)
+    cells[starts] <- paste0("[", cells[starts])
+    cells[ends] <- paste0(cells[ends], "]")
+    paste0("[", paste(cells, collapse = ","), "]")
   }
 
   # json_rows writes a data frame as an array of row objects; NA is null.
@@ -629,75 +1065,212 @@ local({
   }
 
   next_message <- function() {
-    if (length(state$queue)) {
-      message <- state$queue[[1]]
-      state$queue <- state$queue[-1]
-      return(message)
-    }
-    header <- read_bytes(4)
-    if (is.null(header)) {
-      return(NULL) # end of file between frames
-    }
-    if (length(header) < 4) protocol_error("end of file inside a frame header")
-    n <- frame_length(header)
-    payload <- read_bytes(n)
-    if (length(payload) < n) protocol_error(sprintf("end of file inside a frame of %.0f bytes", n))
-    decode(payload)
-  }
-
-  frame_length <- function(header) {
-    n <- sum(as.numeric(as.integer(header)) * c(16777216, 65536, 256, 1))
-    if (n < 2 || n > MAX_FRAME) protocol_error(sprintf("frame length %.0f is outside 2..%.0f", n, MAX_FRAME))
-    n
-  }
-
-  # read_bytes reads n bytes, taking first what a poll left in the buffer.
-  # It returns NULL at end of file before the first byte, fewer than n bytes
-  # at end of file later.
-  read_bytes <- function(n) {
-    out <- raw(n)
-    got <- min(n, length(state$inbuf))
-    if (got > 0) {
-      out[seq_len(got)] <- state$inbuf[seq_len(got)]
-      state$inbuf <- state$inbuf[-seq_len(got)]
-    }
-    while (got < n) {
-      chunk <- tryCatch(readBin(state$in_con, "raw", min(n - got, 1048576)), error = function(e) {
-        protocol_error(paste0("reading the pipe: ", conditionMessage(e)))
-      })
-      if (!length(chunk)) {
-        return(if (got == 0) NULL else out[seq_len(got)])
+    state$drained <- FALSE
+    repeat {
+      if (state$qhead < state$qtail) {
+        key <- as.character(state$qhead)
+        message <- get(key, envir = state$queue)
+        rm(list = key, envir = state$queue)
+        state$qhead <- state$qhead + 1L
+        return(message)
       }
-      out[got + seq_along(chunk)] <- chunk
-      got <- got + length(chunk)
+      frame <- read_frame()
+      if (is.null(frame)) {
+        return(NULL) # end of file between frames
+      }
+      message <- take(frame, guarded = FALSE)
+      if (!is.null(message)) {
+        return(message)
+      }
     }
-    out
   }
 
-  decode <- function(payload) {
-    if (any(payload == as.raw(0))) protocol_error("a message holds a NUL byte")
+  # read_frame returns the next frame, reading fd 3 as needed, or NULL at
+  # end of file between frames. It asks for a pipe's worth at a time, so
+  # what nexus sent behind a frame (a cancel, say) comes in with it.
+  read_frame <- function() {
+    repeat {
+      frame <- buffered_frame()
+      if (!is.null(frame)) {
+        return(frame)
+      }
+      want <- read_size()
+      state$phase <- "read"
+      chunk <- readBin(state$in_con, "raw", want)
+      state$phase <- "idle"
+      if (!length(chunk)) {
+        if (state$rlen == 0) {
+          return(NULL)
+        }
+        if (state$rlen < 4) protocol_error("end of file inside a frame header")
+        protocol_error(sprintf("end of file inside a frame of %.0f bytes", state$rlen - 4 + state$need))
+      }
+      # A short read found fd 3 empty: what nexus sent is all here.
+      state$drained <- length(chunk) < want
+      if (state$drained) state$last_poll <- now()
+      add_bytes(chunk)
+    }
+  }
+
+  read_size <- function() if (state$need > READ_CHUNK) min(state$need, BIG_READ) else READ_CHUNK
+
+  add_bytes <- function(chunk) {
+    if (state$rlen == 0) {
+      state$rbuf <- chunk
+      state$rpos <- 0L
+    } else {
+      state$nmore <- state$nmore + 1L
+      assign(as.character(state$nmore), chunk, envir = state$rmore)
+    }
+    state$rlen <- state$rlen + length(chunk)
+  }
+
+  # gather makes rbuf hold every byte not yet taken: once per frame at most.
+  gather <- function() {
+    if (state$nmore > 0L) {
+      head <- state$rbuf
+      if (state$rpos > 0L) head <- if (state$rpos < length(head)) head[(state$rpos + 1L):length(head)] else raw(0)
+      state$rbuf <- unlist(c(list(head), mget(as.character(seq_len(state$nmore)), envir = state$rmore)), use.names = FALSE)
+      state$rpos <- 0L
+      state$rmore <- new.env(parent = emptyenv())
+      state$nmore <- 0L
+    }
+  }
+
+  # buffered_frame takes the frame at the front of what has been read, as
+  # list(blob, body), or returns NULL (setting state$need) when it is not
+  # all there yet.
+  buffered_frame <- function() {
+    if (state$rlen < 4) {
+      state$need <- 0
+      return(NULL)
+    }
+    if (length(state$rbuf) - state$rpos < 4) gather()
+    pos <- state$rpos
+    h <- as.integer(state$rbuf[(pos + 1L):(pos + 4L)])
+    blob <- h[1] >= 128L
+    n <- (h[1] %% 128L) * 16777216 + h[2] * 65536 + h[3] * 256 + h[4]
+    if (blob) {
+      if (n > MAX_FRAME) protocol_error(sprintf("blob length %.0f is over %.0f", n, MAX_FRAME))
+    } else if (n < 2 || n > MAX_FRAME) {
+      protocol_error(sprintf("frame length %.0f is outside 2..%.0f", n, MAX_FRAME))
+    }
+    if (state$rlen < 4 + n) {
+      state$need <- 4 + n - state$rlen
+      return(NULL)
+    }
+    if (length(state$rbuf) - pos < 4 + n) {
+      gather()
+      pos <- 0L
+    }
+    body <- if (n > 0) state$rbuf[(pos + 5L):(pos + 4L + n)] else raw(0)
+    state$rpos <- pos + 4L + as.integer(n)
+    state$rlen <- state$rlen - 4 - n
+    state$need <- 0
+    if (state$rpos >= length(state$rbuf)) {
+      state$rbuf <- raw(0)
+      state$rpos <- 0L
+    }
+    list(blob = blob, body = body)
+  }
+
+  # take handles one frame: a blob waits for its message; a message is
+  # decoded with the blobs before it.
+  take <- function(frame, guarded) {
+    if (frame$blob) {
+      state$blobs[[length(state$blobs) + 1L]] <- frame$body
+      return(NULL)
+    }
+    blobs <- state$blobs
+    state$blobs <- list()
+    decode(frame$body, blobs, guarded)
+  }
+
+  # parse_text is jsonlite::parse_json(txt, simplifyVector = FALSE) without
+  # its R-level wrappers, when this jsonlite has the function they call.
+  parse_text <- local({
+    sample <- '{"a":[1,2.5,"x",null,true,{},[]],"b":{"c":-2147483648,"d":[[1],[]]}}'
+    inner <- tryCatch(get("parse_string", envir = asNamespace("jsonlite"), inherits = FALSE), error = function(e) NULL)
+    same <- is.function(inner) && identical(
+      tryCatch(inner(sample, FALSE), error = function(e) NULL),
+      jsonlite::parse_json(sample, simplifyVector = FALSE)
+    )
+    if (same) function(txt) inner(txt, FALSE) else function(txt) jsonlite::parse_json(txt, simplifyVector = FALSE)
+  })
+
+  # decode turns a message's bytes into a list; a call's arguments become R
+  # values (its arrays included), or .error says why they cannot. Parse
+  # errors are caught here when guarded, else by the serving loop (phase
+  # parse), which costs nothing when there are none.
+  decode <- function(payload, blobs, guarded) {
+    nul <- if (length(payload) < 4096L) any(payload == as.raw(0L)) else length(grepRaw(as.raw(0L), payload, fixed = TRUE)) > 0L
+    if (nul) protocol_error("a message holds a NUL byte")
     txt <- rawToChar(payload)
     Encoding(txt) <- "UTF-8"
     if (!validUTF8(txt)) protocol_error("a message is not UTF-8")
-    message <- tryCatch(jsonlite::parse_json(txt, simplifyVector = FALSE), error = function(e) e)
-    if (inherits(message, "error")) {
-      id <- call_id(txt)
-      if (is.null(id)) protocol_error(paste0("bad message: ", conditionMessage(message)))
-      # JSON that nexus sent but jsonlite cannot read fails the call, not the pool.
-      return(list(type = "call", id = id, mid = NA, args = list(), .error = paste0("the arguments cannot be read in R: ", conditionMessage(message))))
+    if (guarded) {
+      message <- tryCatch(parse_text(txt), error = function(e) e)
+      if (inherits(message, "error")) {
+        return(unreadable(txt, message))
+      }
+    } else {
+      state$parsing <- txt
+      state$phase <- "parse"
+      message <- parse_text(txt)
+      state$phase <- "idle"
+      state$parsing <- NULL
     }
     type <- if (is.list(message) && !is.null(names(message))) message[["type"]]
     if (!is.character(type) || length(type) != 1) protocol_error("a message is not an object with a type")
-    if (type == "call") {
-      id <- message[["id"]]
-      if (is.double(id) && length(id) == 1 && isTRUE(abs(id) >= 9007199254740992)) {
-        # Beyond 2^53 the double may not be the id: keep its text to echo it exactly.
-        exact <- tryCatch(jsonlite::parse_json(txt, bigint_as_char = TRUE)[["id"]], error = function(e) NULL)
-        if (is.character(exact) && length(exact) == 1) message[[".id_text"]] <- exact
-      }
-      message[[".error"]] <- check_call_text(txt, message[[".id_text"]])
+    if (type != "call") {
+      if (length(blobs)) protocol_error(sprintf("%d blobs came before a %s message: only a call carries arrays", length(blobs), type))
+      return(message)
     }
-    message
+    id <- message[["id"]]
+    if (!is.numeric(id) || length(id) != 1 || is.na(id)) protocol_error("a call has no numeric id")
+    id_text <- NULL
+    if (is.double(id) && abs(id) >= TWO53) {
+      # Beyond 2^53 the double may not be the id: keep its text to echo it exactly.
+      exact <- tryCatch(jsonlite::parse_json(txt, bigint_as_char = TRUE)[["id"]], error = function(e) NULL)
+      if (is.character(exact) && length(exact) == 1) id_text <- exact
+    }
+    id_json <- if (!is.null(id_text)) id_text else if (is.integer(id)) sprintf("%d", id) else sprintf("%.0f", id)
+    args <- message[["args"]]
+    if (!is.list(args) || !is.null(names(args))) protocol_error(sprintf("call %s: args is not an array", id_json))
+    if (length(blobs) || !is.null(message[["arrays"]])) args <- place_arrays(message[["arrays"]], blobs, args, id_json)
+    state$suspect <- FALSE
+    state$value_error <- NULL
+    # Arguments that are all plain scalars, as in most small calls, are
+    # already R values; as_r looks at the others.
+    u <- unlist(args, recursive = FALSE, use.names = FALSE)
+    if (length(u) != length(args) || !(is.integer(u) || is.logical(u) || (is.double(u) && !any(abs(u) >= TWO53)))) {
+      args <- lapply(args, as_r)
+    }
+    error <- if (state$suspect || grepl("\\u0000", txt, fixed = TRUE)) text_error(txt, id_text, state$suspect)
+    if (is.null(error)) error <- state$value_error
+    ret <- message[["ret"]]
+    list(
+      type = "call", id = id, mid = message[["mid"]], progress = isTRUE(message[["progress"]]),
+      args = args, .id_json = id_json, .error = error, .box = if (is.null(ret)) 0L else ret_rank(ret)
+    )
+  }
+
+  # ret_rank is how many levels of lists the call's declared return type
+  # has ("ret"), or 0 when the call does not say.
+  ret_rank <- function(ret) {
+    rank <- if (is.list(ret)) ret[["rank"]]
+    if (is.numeric(rank) && length(rank) == 1 && !is.na(rank) && rank >= 1) as.integer(rank) else 0L
+  }
+
+  # unreadable is the message for JSON that jsonlite refused: a call whose
+  # arguments R cannot read fails, anything else breaks the protocol.
+  unreadable <- function(txt, e) {
+    id <- call_id(txt)
+    if (is.null(id)) protocol_error(paste0("bad message: ", conditionMessage(e)))
+    list(
+      type = "call", id = id, .id_json = format_integer(id), mid = NA, args = list(), .box = 0L,
+      .error = paste0("the arguments cannot be read in R: ", conditionMessage(e))
+    )
   }
 
   # call_id finds the id of a call whose JSON jsonlite refused.
@@ -709,23 +1282,32 @@ local({
     if (length(found) < 2) NULL else as.numeric(found[2])
   }
 
-  send <- function(payload) {
+  # send writes a message, after the blob of array when there is one. A
+  # failed write (nexus is gone) ends the pool: see settle and on_warning.
+  send <- function(payload, array = NULL) {
     bytes <- charToRaw(enc2utf8(payload))
     n <- length(bytes)
-    header <- as.raw(c(n %/% 16777216, n %/% 65536 %% 256, n %/% 256 %% 256, n %% 256))
-    written <- tryCatch(
-      {
-        writeBin(header, state$out_con)
-        writeBin(bytes, state$out_con)
-        flush(state$out_con)
-        TRUE
-      },
-      error = function(e) FALSE,
-      warning = function(w) FALSE
-    )
-    if (!written) leave() # nexus is gone: so are we
+    was <- state$phase
+    state$phase <- "send"
+    con <- state$out_con
+    if (!is.null(array)) {
+      writeBin(blob_header(length(array$data) * array$size), con)
+      writeBin(array$data, con, size = array$size, endian = "little")
+    }
+    # The connection buffers: one write(2) at flush for a small frame.
+    if (n < 65536L) {
+      writeBin(c(as.raw(c(0L, 0L, n %/% 256L, n %% 256L)), bytes), con) # one writeBin costs more than c()
+    } else {
+      writeBin(n, con, size = 4L, endian = "big")
+      writeBin(bytes, con)
+    }
+    flush(con)
+    state$phase <- was
     invisible(NULL)
   }
+
+  # blob_header is the header of a blob of n bytes: bit 31 set.
+  blob_header <- function(n) as.raw(c(n %/% 16777216 + 128, n %/% 65536 %% 256, n %/% 256 %% 256, n %% 256))
 
   protocol_error <- function(what) {
     cat("nexus pool: protocol error: ", what, "\n", sep = "", file = stderr())

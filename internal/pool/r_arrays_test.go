@@ -1,0 +1,547 @@
+package pool
+
+// Tests of arrays (protocol 2) in the R runtime, with the test pool
+// testdata/r/arrays.R: on bare pipes, frame by frame, and through a Set.
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nexus-mcp/nexus/internal/ndarray"
+)
+
+// The mids of testdata/r/arrays.R.
+const (
+	raEcho = iota + 1
+	raAdd
+	raSame
+	raText
+	raSameIn
+	raMake
+)
+
+func startRArraysRawPool(t *testing.T) *rawPool {
+	t.Helper()
+	needR(t)
+	return startRawProcess(t, &rawPool{recvWait: 60 * time.Second, exitWait: 20 * time.Second, useNumber: true},
+		"r", rTestdata(t), []string{"Rscript", "arrays.R"}, nil)
+}
+
+func i4Array(path []any, shape []int, values ...int32) ndarray.Array {
+	data := make([]byte, 4*len(values))
+	for i, v := range values {
+		binary.LittleEndian.PutUint32(data[4*i:], uint32(v))
+	}
+	return ndarray.Array{Path: path, DType: ndarray.I4, Shape: shape, Data: data}
+}
+
+func f8Array(path []any, shape []int, values ...float64) ndarray.Array {
+	data := make([]byte, 8*len(values))
+	for i, v := range values {
+		binary.LittleEndian.PutUint64(data[8*i:], math.Float64bits(v))
+	}
+	return ndarray.Array{Path: path, DType: ndarray.F8, Shape: shape, Data: data}
+}
+
+func i8Array(path []any, shape []int, values ...int64) ndarray.Array {
+	data := make([]byte, 8*len(values))
+	for i, v := range values {
+		binary.LittleEndian.PutUint64(data[8*i:], uint64(v))
+	}
+	return ndarray.Array{Path: path, DType: ndarray.I8, Shape: shape, Data: data}
+}
+
+// poolJSON is an array's JSON as nexus writes it to a pool that does not
+// take arrays: a Real always with a fraction or an exponent.
+func poolJSON(t *testing.T, a ndarray.Array) string {
+	t.Helper()
+	b, err := ndarray.AppendPoolJSON(nil, &a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// callFrame is a call message with arrays described and ret, as nexus
+// writes them.
+func callFrame(id, mid int, args string, arrays []ndarray.Array, ret string) string {
+	msg := fmt.Sprintf(`{"type":"call","id":%d,"mid":%d,"args":%s`, id, mid, args)
+	if len(arrays) > 0 {
+		msg += `,"arrays":` + string(ndarray.AppendDescriptors(nil, arrays))
+	}
+	if ret != "" {
+		msg += `,"ret":` + ret
+	}
+	return msg + "}"
+}
+
+// callWithArrays sends the arrays' blobs and the call, and returns the
+// reply and the blobs before it.
+func (p *rawPool) callWithArrays(t *testing.T, id, mid int, args string, arrays []ndarray.Array, ret string) (map[string]any, [][]byte) {
+	t.Helper()
+	for _, a := range arrays {
+		p.sendBlob(t, a.Data)
+	}
+	p.send(t, callFrame(id, mid, args, arrays, ret))
+	return p.recvWithBlobs(t)
+}
+
+func ints32(n int, f func(i int) int32) []int32 {
+	out := make([]int32, n)
+	for i := range out {
+		out[i] = f(i)
+	}
+	return out
+}
+
+func floats(n int, f func(i int) float64) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = f(i)
+	}
+	return out
+}
+
+// An array argument is the R value its JSON would be: R's identical()
+// finds no difference, whatever the shape, dtype and place.
+func TestRArrayArguments(t *testing.T) {
+	p := startRArraysRawPool(t)
+	p.recv(t) // ready
+	odd := func(i int) int32 { return int32(i*7919%20011) - 10000 }
+	real := func(i int) float64 {
+		return []float64{0.1, -2.5, 3, 1e300, -0.0, 5e-324, 1.0 / 3, 123456789}[i%8] * float64(i+1)
+	}
+	tests := []struct {
+		name string
+		a    ndarray.Array
+	}{
+		{"i4 vector", i4Array(nil, []int{300}, ints32(300, odd)...)},
+		{"i4 extremes", i4Array(nil, []int{4}, math.MaxInt32, -math.MaxInt32, 0, -1)},
+		{"-2^31 makes the vector double, as its JSON does", i4Array(nil, []int{3}, 1, math.MinInt32, 3)},
+		{"one element", i4Array(nil, []int{1}, 42)},
+		{"f8 vector", f8Array(nil, []int{300}, floats(300, real)...)},
+		{"f8 whole numbers stay doubles", f8Array(nil, []int{3}, 1, 2, 3)},
+		{"i4 matrix", i4Array(nil, []int{100, 3}, ints32(300, odd)...)},
+		{"-2^31 makes its row double", i4Array(nil, []int{3, 2}, 1, 2, math.MinInt32, 4, 5, 6)},
+		{"f8 matrix", f8Array(nil, []int{50, 4}, floats(200, real)...)},
+		{"one row", f8Array(nil, []int{1, 5}, 1, 2, 3, 4, 5)},
+		{"one column", i4Array(nil, []int{5, 1}, 1, 2, 3, 4, 5)},
+		{"rank 3", i4Array(nil, []int{2, 3, 4}, ints32(24, odd)...)},
+		{"rank 3 f8", f8Array(nil, []int{3, 1, 2}, floats(6, real)...)},
+		{"rank 4", i4Array(nil, []int{2, 2, 2, 2}, ints32(16, odd)...)},
+		{"empty", i4Array(nil, []int{0})},
+		{"empty f8", f8Array(nil, []int{0})},
+		{"empty rows", f8Array(nil, []int{2, 0})},
+		{"no rows", i4Array(nil, []int{0, 3})},
+		{"empty middle level", i4Array(nil, []int{2, 0, 3})},
+		{"empty inner level", f8Array(nil, []int{2, 3, 0})},
+	}
+	id := 0
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			text := poolJSON(t, tt.a)
+			// The array first, then second: the path's index is the argument's.
+			for i, args := range []string{"[null," + text + "]", "[" + text + ",null]"} {
+				a := tt.a
+				a.Path = []any{i}
+				id++
+				reply, _ := p.callWithArrays(t, id, raSame, args, []ndarray.Array{a}, "")
+				if reply["type"] != "result" || reply["value"] != "same" {
+					t.Errorf("array as argument %d: %v", i+1, reply)
+				}
+			}
+		})
+	}
+}
+
+// Arrays inside an argument go at their path, and what arrives is exactly
+// R's value: the deparse of a few.
+func TestRArrayPlaces(t *testing.T) {
+	p := startRArraysRawPool(t)
+	p.recv(t) // ready
+	matrix := f8Array([]any{0, "data", "xs"}, []int{2, 2}, 1, 2.5, 3, 4)
+	id := 0
+	call := func(mid int, args string, arrays ...ndarray.Array) any {
+		t.Helper()
+		id++
+		reply, _ := p.callWithArrays(t, id, mid, args, arrays, "")
+		if reply["type"] != "result" {
+			t.Fatalf("reply %v", reply)
+		}
+		return reply["value"]
+	}
+	if got := call(raSameIn, `[{"data":{"xs":null},"n":1},`+poolJSON(t, matrix)+`]`, matrix); got != "same" {
+		t.Errorf("an array in a record: %v", got)
+	}
+	inList := i4Array([]any{0, 1}, []int{3}, 7, 8, 9)
+	if got := call(raSame, `[[5,null,"x"],[5,[7,8,9],"x"]]`, inList); got != "same" {
+		t.Errorf("an array in a list: %v", got)
+	}
+	two := []ndarray.Array{i4Array([]any{0}, []int{3}, 1, 2, 3), i4Array([]any{1}, []int{3}, 1, 2, 3)}
+	if got := call(raSame, `[null,null]`, two...); got != "same" {
+		t.Errorf("two arrays: %v", got)
+	}
+	texts := []struct {
+		a    ndarray.Array
+		want string
+	}{
+		{i4Array([]any{0}, []int{3}, 1, 2, 3), "1:3"},
+		{i4Array([]any{0}, []int{3}, 5, -1, 7), "c(5L, -1L, 7L)"},
+		{f8Array([]any{0}, []int{3}, 5, -1, 0.5), "c(5, -1, 0.5)"},
+		{i4Array([]any{0}, []int{1}, math.MinInt32), "-2147483648"},
+		{f8Array([]any{0}, []int{2, 2}, 1, 2, 3, 4), "list(c(1, 2), c(3, 4))"},
+		{i4Array([]any{0}, []int{2, 0}), "list(logical(0), logical(0))"},
+		{i4Array([]any{0}, []int{0, 2}), "logical(0)"},
+		{i4Array([]any{0}, []int{2, 1, 2}, 1, 2, 3, 4), "list(list(1:2), list(3:4))"},
+	}
+	for _, tt := range texts {
+		if got := call(raText, `[null]`, tt.a); got != tt.want {
+			t.Errorf("shape %v of %s arrives as %v, want %s", tt.a.Shape, tt.a.DType, got, tt.want)
+		}
+	}
+	// A call with arrays answers as one without.
+	if got := call(raAdd, `[null,1]`, i4Array([]any{0}, []int{2}, 1, 2)); !reflectJSON(got, `[2,3]`) {
+		t.Errorf("add(c(1L, 2L), 1L) = %v", got)
+	}
+}
+
+func reflectJSON(v any, want string) bool {
+	b, err := json.Marshal(v)
+	return err == nil && string(b) == want
+}
+
+// resultCase is one make(kind, n) call and what must come back.
+type resultCase struct {
+	name  string
+	kind  string
+	n     int
+	ret   string         // the call's ret, or ""
+	array *ndarray.Array // the array expected (path, dtype, shape, data), or nil for JSON
+	json  string         // the JSON value expected when array is nil
+	error string         // or the error message expected
+}
+
+func TestRArrayResults(t *testing.T) {
+	p := startRArraysRawPool(t)
+	p.recv(t) // ready
+	intRet, realRet := `{"rank":1,"number":"int"}`, `{"rank":1,"number":"real"}`
+	matrixRet := `{"rank":2,"number":"real"}`
+	seqInts := func(n int) []int32 { return ints32(n, func(i int) int32 { return int32(i + 1) }) }
+	arr := func(a ndarray.Array) *ndarray.Array { a.Path = []any{}; return &a }
+	var matrixInts, matrixReals, rows, mixedRows, intRows []float64
+	for i := 1; i <= 200; i++ {
+		matrixInts = append(matrixInts, float64(i), float64(i+200))
+	}
+	for i := 1; i <= 100; i++ {
+		matrixReals = append(matrixReals, float64(i)/8, float64(i+100)/8, float64(i+200)/8)
+		rows = append(rows, float64(i)/2, -float64(i), float64(i)*1.5)
+	}
+	for i := 1; i <= 150; i++ {
+		if i%2 == 1 {
+			mixedRows = append(mixedRows, float64(i), -float64(i))
+		} else {
+			mixedRows = append(mixedRows, float64(i)/2, 0.25)
+		}
+		intRows = append(intRows, float64(i), -float64(i))
+	}
+	toInt32 := func(fs []float64) []int32 {
+		return ints32(len(fs), func(i int) int32 { return int32(fs[i]) })
+	}
+	jsonList := func(n int, f func(i int) string) string {
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = f(i + 1)
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	}
+	quarter := func(i int) string { return strconv.FormatFloat(float64(i)/4, 'g', -1, 64) }
+	ragged := func(boxed bool) func(i int) string {
+		return func(i int) string {
+			k := 1 + i%3
+			if k == 1 && !boxed {
+				return "1"
+			}
+			return jsonList(k, strconv.Itoa)
+		}
+	}
+	tests := []resultCase{
+		{name: "integer vector", kind: "ints", n: 300, ret: intRet, array: arr(i4Array(nil, []int{300}, seqInts(300)...))},
+		{name: "double vector", kind: "reals", n: 300, ret: realRet, array: arr(f8Array(nil, []int{300}, floats(300, func(i int) float64 { return float64(i+1) / 4 })...))},
+		{name: "large doubles", kind: "big_reals", n: 300, ret: realRet, array: arr(f8Array(nil, []int{300}, floats(300, func(i int) float64 { return (float64(i+1)-150)*1e15 + 0.5 })...))},
+		{name: "integer matrix, row by row", kind: "matrix_ints", n: 200, ret: `{"rank":2,"number":"int"}`, array: arr(i4Array(nil, []int{200, 2}, toInt32(matrixInts)...))},
+		{name: "double matrix", kind: "matrix_reals", n: 100, ret: matrixRet, array: arr(f8Array(nil, []int{100, 3}, matrixReals...))},
+		{name: "list of double vectors", kind: "rows", n: 100, ret: matrixRet, array: arr(f8Array(nil, []int{100, 3}, rows...))},
+		{name: "list of integer and double vectors", kind: "mixed_rows", n: 150, ret: matrixRet, array: arr(f8Array(nil, []int{150, 2}, mixedRows...))},
+		{name: "list of integer vectors", kind: "int_rows", n: 150, ret: `{"rank":2,"number":"int"}`, array: arr(i4Array(nil, []int{150, 2}, toInt32(intRows)...))},
+		// JSON as today where an array cannot say it.
+		{name: "NA is null", kind: "na_ints", n: 300, ret: intRet, json: jsonList(300, func(i int) string {
+			if i == 300 {
+				return "null"
+			}
+			return strconv.Itoa(i)
+		})},
+		{name: "NA_real_ is null", kind: "na_reals", n: 300, ret: realRet, json: jsonList(300, func(i int) string {
+			if i == 300 {
+				return "null"
+			}
+			return quarter(i)
+		})},
+		{name: "NaN fails as without ret", kind: "nan", n: 300, ret: realRet, error: "cannot encode the result as JSON: the value holds NaN, which JSON cannot represent"},
+		{name: "Inf fails as without ret", kind: "inf", n: 300, ret: realRet, error: "cannot encode the result as JSON: the value holds an infinite number, which JSON cannot represent"},
+		{name: "NA in a matrix", kind: "na_matrix", n: 200, ret: matrixRet, json: jsonList(200, func(i int) string {
+			if i == 200 {
+				return "[200,null]"
+			}
+			return fmt.Sprintf("[%d,%d]", i, i+200)
+		})},
+		{name: "ragged rows, a length-1 row a list", kind: "ragged", n: 300, ret: matrixRet, json: jsonList(300, ragged(true))},
+		{name: "ragged rows without ret", kind: "ragged", n: 300, json: jsonList(300, ragged(false))},
+		{name: "few ragged rows", kind: "ragged", n: 6, ret: matrixRet, json: jsonList(6, ragged(true))},
+		{name: "small vectors go as JSON", kind: "ints", n: 10, ret: intRet, json: jsonList(10, strconv.Itoa)},
+		{name: "no ret, no array", kind: "ints", n: 300, json: jsonList(300, strconv.Itoa)},
+		// The length-1 rule: a list is declared, so a length-1 vector is one.
+		{name: "length-1 vector under ret", kind: "one", n: 1, ret: intRet, json: `[5]`},
+		{name: "length-1 vector without ret", kind: "one", n: 1, json: `5`},
+		{name: "length-1 double under ret", kind: "one_real", n: 1, ret: realRet, json: `[2.5]`},
+		{name: "NA under ret", kind: "one_na", n: 1, ret: intRet, json: `[null]`},
+		{name: "list of length-1 vectors, rank 2", kind: "ones", n: 3, ret: matrixRet, json: `[[1],[2],[3]]`},
+		{name: "list of length-1 vectors, rank 1", kind: "ones", n: 3, ret: intRet, json: `[1,2,3]`},
+		{name: "many length-1 vectors, rank 2", kind: "ones", n: 300, ret: matrixRet, array: arr(i4Array(nil, []int{300, 1}, seqInts(300)...))},
+		{name: "1x1 matrix", kind: "one_by_one", n: 1, ret: matrixRet, json: `[[7]]`},
+		{name: "empty vector", kind: "empty", n: 0, ret: intRet, json: `[]`},
+		{name: "NULL", kind: "nothing", n: 0, ret: intRet, json: `null`},
+		{name: "names dropped", kind: "named", n: 2, ret: realRet, json: `[1,2]`},
+		{name: "factor", kind: "factor", n: 300, ret: intRet, json: jsonList(300, func(i int) string { return `"` + string(rune('x'+(i+1)%2)) + `"` })},
+		{name: "data frame", kind: "frame", n: 2, ret: matrixRet, json: `[{"x":1,"y":0.5},{"x":2,"y":1}]`},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reply, blobs := p.callWithArrays(t, i+1, raMake, fmt.Sprintf(`[%q,%d]`, tt.kind, tt.n), nil, tt.ret)
+			if tt.error != "" {
+				if reply["type"] != "error" || reply["message"] != tt.error {
+					t.Errorf("reply %v, want the error %q", reply, tt.error)
+				}
+				return
+			}
+			if reply["type"] != "result" {
+				t.Fatalf("reply %v", reply)
+			}
+			if tt.array == nil {
+				if len(blobs) > 0 || reply["arrays"] != nil {
+					t.Fatalf("reply %v with %d blobs, want JSON", reply, len(blobs))
+				}
+				if got := jsonText(t, reply["value"]); got != tt.json {
+					t.Errorf("value %.300s, want %.300s", got, tt.json)
+				}
+				return
+			}
+			arrays, err := ndarray.ParseDescriptors(json.RawMessage(jsonText(t, reply["arrays"])))
+			if err != nil || len(arrays) != 1 || len(blobs) != 1 {
+				t.Fatalf("reply %v with %d blobs: want one array (%v)", reply, len(blobs), err)
+			}
+			got := arrays[0]
+			got.Data = blobs[0]
+			if reply["value"] != nil {
+				t.Errorf("value %v, want null where the array goes", reply["value"])
+			}
+			if jsonText(t, got.Path) != "[]" || got.DType != tt.array.DType || !slicesEqual(got.Shape, tt.array.Shape) {
+				t.Errorf("array at %v, %s %v; want at [], %s %v", got.Path, got.DType, got.Shape, tt.array.DType, tt.array.Shape)
+			}
+			if string(got.Data) != string(tt.array.Data) {
+				t.Errorf("the blob's %d bytes differ from the %d expected", len(got.Data), len(tt.array.Data))
+			}
+		})
+	}
+}
+
+func slicesEqual(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Blobs that do not match the call's arrays break the protocol: the pool
+// says what it saw and exits with status 2.
+func TestRArrayProtocolErrors(t *testing.T) {
+	four := i4Array([]any{0}, []int{4}, 1, 2, 3, 4)
+	tests := []struct {
+		name       string
+		send       func(p *rawPool, t *testing.T)
+		wantOutput string
+	}{
+		{"a blob the call does not describe", func(p *rawPool, t *testing.T) {
+			p.sendBlob(t, four.Data)
+			p.send(t, `{"type":"call","id":1,"mid":1,"args":[null]}`)
+		}, "call 1 describes 0 arrays, but 1 blobs came before it"},
+		{"an array without its blob", func(p *rawPool, t *testing.T) {
+			p.send(t, callFrame(1, raEcho, `[null]`, []ndarray.Array{four}, ""))
+		}, "call 1 describes 1 arrays, but 0 blobs came before it"},
+		{"a blob of the wrong size", func(p *rawPool, t *testing.T) {
+			p.sendBlob(t, four.Data[:12])
+			p.send(t, callFrame(1, raEcho, `[null]`, []ndarray.Array{four}, ""))
+		}, "call 1, array 1: shape [4] of i4 needs 16 bytes, but its blob has 12"},
+		{"a dtype R does not take", func(p *rawPool, t *testing.T) {
+			a := i8Array([]any{0}, []int{2}, 1, 2)
+			p.sendBlob(t, a.Data)
+			p.send(t, callFrame(1, raEcho, `[null]`, []ndarray.Array{a}, ""))
+		}, `call 1, array 1: dtype "i8" is not one this pool takes (i4, f8)`},
+		{"a path to no argument", func(p *rawPool, t *testing.T) {
+			a := four
+			a.Path = []any{3}
+			p.sendBlob(t, a.Data)
+			p.send(t, callFrame(1, raEcho, `[null]`, []ndarray.Array{a}, ""))
+		}, "call 1, array 1: its path leads nowhere in the arguments"},
+		{"a path to a value", func(p *rawPool, t *testing.T) {
+			p.sendBlob(t, four.Data)
+			p.send(t, callFrame(1, raEcho, `[5]`, []ndarray.Array{four}, ""))
+		}, "call 1, array 1: its place in the arguments is not null"},
+		{"a blob before a cancel", func(p *rawPool, t *testing.T) {
+			p.sendBlob(t, four.Data)
+			p.send(t, `{"type":"cancel","id":1}`)
+		}, "1 blobs came before a cancel message: only a call carries arrays"},
+		{"a blob over the limit", func(p *rawPool, t *testing.T) {
+			p.in.Write([]byte{0x90, 0, 0, 1})
+		}, "blob length 268435457 is over 268435456"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := startRArraysRawPool(t)
+			p.recv(t) // ready
+			tt.send(p, t)
+			if got := p.exitCode(t); got != 2 {
+				t.Errorf("exit status %d, want 2; output:\n%s", got, p.output.String())
+			}
+			if want := "nexus pool: protocol error: " + tt.wantOutput; !strings.Contains(p.output.String(), want) {
+				t.Errorf("output %q lacks %q", p.output.String(), want)
+			}
+		})
+	}
+}
+
+// A blob that arrives while a call runs is kept for the call it belongs
+// to, and a call with arrays queued behind a running one can be cancelled.
+func TestRArraysWhileBusy(t *testing.T) {
+	p := startRRawPool(t)
+	p.recv(t) // ready
+	marker := t.TempDir() + "/marker"
+	p.send(t, fmt.Sprintf(`{"type":"call","id":1,"mid":%d,"args":[%s],"progress":true}`, rSleepUntilCancelled, jsonText(t, marker)))
+	if got := p.recv(t); got["type"] != "progress" {
+		t.Fatalf("first frame %v, want progress", got)
+	}
+	ints := i4Array([]any{0}, []int{1000}, ints32(1000, func(i int) int32 { return int32(i) })...)
+	for id := 2; id <= 3; id++ {
+		p.sendBlob(t, ints.Data)
+		p.send(t, callFrame(id, rTotal, `[null]`, []ndarray.Array{ints}, ""))
+	}
+	p.send(t, `{"type":"cancel","id":2}`)
+	p.send(t, `{"type":"cancel","id":1}`)
+	for _, want := range []string{
+		`{"cancelled":true,"id":1,"message":"cancelled","type":"error"}`,
+		`{"cancelled":true,"id":2,"message":"cancelled","type":"error"}`,
+		`{"id":3,"type":"result","value":499500}`,
+	} {
+		if got := jsonText(t, p.recv(t)); got != want {
+			t.Errorf("reply %s, want %s", got, want)
+		}
+	}
+}
+
+// startRArraysSet runs testdata/r/arrays.R as pool 0 of a Set.
+func startRArraysSet(t *testing.T) *rSet {
+	t.Helper()
+	return startRSet(t, Spec{Exec: []string{"Rscript", "arrays.R"}}, Options{})
+}
+
+// Through a Set: an R pool takes arrays (i8 narrowed to i4) and answers
+// with arrays whose JSON is the answer to the same call made with JSON.
+func TestRArraysThroughSet(t *testing.T) {
+	s := startRArraysSet(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	big := make([]int64, 1000)
+	wide := make([]int64, 300)
+	for i := range big {
+		big[i] = int64(i*7919%20011) - 10000
+	}
+	for i := range wide {
+		wide[i] = int64(i) * 3_000_000_000 // beyond 32 bits: JSON to R, doubles there
+	}
+	matrix := floats(300, func(i int) float64 { return float64(i*37%101)/8 - 6 })
+	tests := []struct {
+		name      string
+		array     ndarray.Array
+		ret       ndarray.Ret
+		wantDType ndarray.DType // of the result; "" for JSON
+	}{
+		{"integers as i8, narrowed to i4", i8Array([]any{0}, []int{1000}, big...), ndarray.Ret{Rank: 1, Number: ndarray.Int}, ndarray.I4},
+		{"integers beyond 32 bits", i8Array([]any{0}, []int{300}, wide...), ndarray.Ret{Rank: 1, Number: ndarray.Int}, ndarray.F8},
+		{"a matrix of reals", f8Array([]any{0}, []int{100, 3}, matrix...), ndarray.Ret{Rank: 2, Number: ndarray.Real}, ndarray.F8},
+		{"a small list comes back as JSON", i8Array([]any{0}, []int{5}, 1, 2, 3, 4, 5), ndarray.Ret{Rank: 1, Number: ndarray.Int}, ""},
+		{"a one-element list stays a list", i8Array([]any{0}, []int{1}, 7), ndarray.Ret{Rank: 1, Number: ndarray.Int}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ret := tt.ret
+			got, err := s.CallWith(ctx, 0, raEcho, []json.RawMessage{json.RawMessage("null")}, CallOptions{Arrays: []ndarray.Array{tt.array}, Ret: &ret})
+			if err != nil {
+				t.Fatal(err)
+			}
+			asJSON := poolJSON(t, tt.array)
+			want, err := s.Call(ctx, 0, raEcho, []json.RawMessage{json.RawMessage(asJSON)}, Hooks{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := string(got.JSON)
+			if tt.wantDType == "" {
+				if len(got.Arrays) != 0 {
+					t.Fatalf("got %d arrays, want JSON", len(got.Arrays))
+				}
+				if tt.array.Len() == 1 {
+					want = json.RawMessage("[" + string(want) + "]") // boxed by ret; without it, a scalar
+				}
+			} else {
+				if len(got.Arrays) != 1 || string(got.JSON) != "null" {
+					t.Fatalf("result %s with %d arrays, want one array", got.JSON, len(got.Arrays))
+				}
+				a := got.Arrays[0]
+				if a.DType != tt.wantDType || !slicesEqual(a.Shape, tt.array.Shape) {
+					t.Errorf("result array %s %v, want %s %v", a.DType, a.Shape, tt.wantDType, tt.array.Shape)
+				}
+				b, err := ndarray.AppendJSON(nil, &a, tt.ret.Number)
+				if err != nil {
+					t.Fatal(err)
+				}
+				text = string(b)
+			}
+			if text != string(want) {
+				t.Errorf("result %.200s, want %.200s (the same call with JSON)", text, want)
+			}
+		})
+	}
+	// What arrives is what its JSON would make.
+	a := f8Array([]any{0}, []int{100, 3}, matrix...)
+	v, err := s.CallWith(ctx, 0, raSame, []json.RawMessage{json.RawMessage("null"), json.RawMessage(poolJSON(t, a))}, CallOptions{Arrays: []ndarray.Array{a}})
+	if err != nil || string(v.JSON) != `"same"` {
+		t.Errorf("same(array, JSON) = %s, %v", v.JSON, err)
+	}
+	// A call that fails still fails with its message.
+	_, err = s.CallWith(ctx, 0, raMake, []json.RawMessage{json.RawMessage(`"nan"`), json.RawMessage("300")}, CallOptions{Ret: &ndarray.Ret{Rank: 1, Number: ndarray.Real}})
+	var ce *CallError
+	if !errors.As(err, &ce) || ce.Message != "cannot encode the result as JSON: the value holds NaN, which JSON cannot represent" {
+		t.Errorf("make(nan) = %v", err)
+	}
+}
