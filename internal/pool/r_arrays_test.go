@@ -35,7 +35,7 @@ func startRArraysRawPool(t *testing.T) *rawPool {
 		"r", rTestdata(t), []string{"Rscript", "arrays.R"}, nil)
 }
 
-func i4Array(path []any, shape []int, values ...int32) ndarray.Array {
+func i4Values(path []any, shape []int, values ...int32) ndarray.Array {
 	data := make([]byte, 4*len(values))
 	for i, v := range values {
 		binary.LittleEndian.PutUint32(data[4*i:], uint32(v))
@@ -43,7 +43,7 @@ func i4Array(path []any, shape []int, values ...int32) ndarray.Array {
 	return ndarray.Array{Path: path, DType: ndarray.I4, Shape: shape, Data: data}
 }
 
-func f8Array(path []any, shape []int, values ...float64) ndarray.Array {
+func f8Values(path []any, shape []int, values ...float64) ndarray.Array {
 	data := make([]byte, 8*len(values))
 	for i, v := range values {
 		binary.LittleEndian.PutUint64(data[8*i:], math.Float64bits(v))
@@ -51,7 +51,7 @@ func f8Array(path []any, shape []int, values ...float64) ndarray.Array {
 	return ndarray.Array{Path: path, DType: ndarray.F8, Shape: shape, Data: data}
 }
 
-func i8Array(path []any, shape []int, values ...int64) ndarray.Array {
+func i8Values(path []any, shape []int, values ...int64) ndarray.Array {
 	data := make([]byte, 8*len(values))
 	for i, v := range values {
 		binary.LittleEndian.PutUint64(data[8*i:], uint64(v))
@@ -123,26 +123,26 @@ func TestRArrayArguments(t *testing.T) {
 		name string
 		a    ndarray.Array
 	}{
-		{"i4 vector", i4Array(nil, []int{300}, ints32(300, odd)...)},
-		{"i4 extremes", i4Array(nil, []int{4}, math.MaxInt32, -math.MaxInt32, 0, -1)},
-		{"-2^31 makes the vector double, as its JSON does", i4Array(nil, []int{3}, 1, math.MinInt32, 3)},
-		{"one element", i4Array(nil, []int{1}, 42)},
-		{"f8 vector", f8Array(nil, []int{300}, floats(300, real)...)},
-		{"f8 whole numbers stay doubles", f8Array(nil, []int{3}, 1, 2, 3)},
-		{"i4 matrix", i4Array(nil, []int{100, 3}, ints32(300, odd)...)},
-		{"-2^31 makes its row double", i4Array(nil, []int{3, 2}, 1, 2, math.MinInt32, 4, 5, 6)},
-		{"f8 matrix", f8Array(nil, []int{50, 4}, floats(200, real)...)},
-		{"one row", f8Array(nil, []int{1, 5}, 1, 2, 3, 4, 5)},
-		{"one column", i4Array(nil, []int{5, 1}, 1, 2, 3, 4, 5)},
-		{"rank 3", i4Array(nil, []int{2, 3, 4}, ints32(24, odd)...)},
-		{"rank 3 f8", f8Array(nil, []int{3, 1, 2}, floats(6, real)...)},
-		{"rank 4", i4Array(nil, []int{2, 2, 2, 2}, ints32(16, odd)...)},
-		{"empty", i4Array(nil, []int{0})},
-		{"empty f8", f8Array(nil, []int{0})},
-		{"empty rows", f8Array(nil, []int{2, 0})},
-		{"no rows", i4Array(nil, []int{0, 3})},
-		{"empty middle level", i4Array(nil, []int{2, 0, 3})},
-		{"empty inner level", f8Array(nil, []int{2, 3, 0})},
+		{"i4 vector", i4Values(nil, []int{300}, ints32(300, odd)...)},
+		{"i4 extremes", i4Values(nil, []int{4}, math.MaxInt32, -math.MaxInt32, 0, -1)},
+		{"-2^31 makes the vector double, as its JSON does", i4Values(nil, []int{3}, 1, math.MinInt32, 3)},
+		{"one element", i4Values(nil, []int{1}, 42)},
+		{"f8 vector", f8Values(nil, []int{300}, floats(300, real)...)},
+		{"f8 whole numbers stay doubles", f8Values(nil, []int{3}, 1, 2, 3)},
+		{"i4 matrix", i4Values(nil, []int{100, 3}, ints32(300, odd)...)},
+		{"-2^31 makes its row double", i4Values(nil, []int{3, 2}, 1, 2, math.MinInt32, 4, 5, 6)},
+		{"f8 matrix", f8Values(nil, []int{50, 4}, floats(200, real)...)},
+		{"one row", f8Values(nil, []int{1, 5}, 1, 2, 3, 4, 5)},
+		{"one column", i4Values(nil, []int{5, 1}, 1, 2, 3, 4, 5)},
+		{"rank 3", i4Values(nil, []int{2, 3, 4}, ints32(24, odd)...)},
+		{"rank 3 f8", f8Values(nil, []int{3, 1, 2}, floats(6, real)...)},
+		{"rank 4", i4Values(nil, []int{2, 2, 2, 2}, ints32(16, odd)...)},
+		{"empty", i4Values(nil, []int{0})},
+		{"empty f8", f8Values(nil, []int{0})},
+		{"empty rows", f8Values(nil, []int{2, 0})},
+		{"no rows", i4Values(nil, []int{0, 3})},
+		{"empty middle level", i4Values(nil, []int{2, 0, 3})},
+		{"empty inner level", f8Values(nil, []int{2, 3, 0})},
 	}
 	id := 0
 	for _, tt := range tests {
@@ -167,7 +167,7 @@ func TestRArrayArguments(t *testing.T) {
 func TestRArrayPlaces(t *testing.T) {
 	p := startRArraysRawPool(t)
 	p.recv(t) // ready
-	matrix := f8Array([]any{0, "data", "xs"}, []int{2, 2}, 1, 2.5, 3, 4)
+	matrix := f8Values([]any{0, "data", "xs"}, []int{2, 2}, 1, 2.5, 3, 4)
 	id := 0
 	call := func(mid int, args string, arrays ...ndarray.Array) any {
 		t.Helper()
@@ -181,11 +181,11 @@ func TestRArrayPlaces(t *testing.T) {
 	if got := call(raSameIn, `[{"data":{"xs":null},"n":1},`+poolJSON(t, matrix)+`]`, matrix); got != "same" {
 		t.Errorf("an array in a record: %v", got)
 	}
-	inList := i4Array([]any{0, 1}, []int{3}, 7, 8, 9)
+	inList := i4Values([]any{0, 1}, []int{3}, 7, 8, 9)
 	if got := call(raSame, `[[5,null,"x"],[5,[7,8,9],"x"]]`, inList); got != "same" {
 		t.Errorf("an array in a list: %v", got)
 	}
-	two := []ndarray.Array{i4Array([]any{0}, []int{3}, 1, 2, 3), i4Array([]any{1}, []int{3}, 1, 2, 3)}
+	two := []ndarray.Array{i4Values([]any{0}, []int{3}, 1, 2, 3), i4Values([]any{1}, []int{3}, 1, 2, 3)}
 	if got := call(raSame, `[null,null]`, two...); got != "same" {
 		t.Errorf("two arrays: %v", got)
 	}
@@ -193,14 +193,14 @@ func TestRArrayPlaces(t *testing.T) {
 		a    ndarray.Array
 		want string
 	}{
-		{i4Array([]any{0}, []int{3}, 1, 2, 3), "1:3"},
-		{i4Array([]any{0}, []int{3}, 5, -1, 7), "c(5L, -1L, 7L)"},
-		{f8Array([]any{0}, []int{3}, 5, -1, 0.5), "c(5, -1, 0.5)"},
-		{i4Array([]any{0}, []int{1}, math.MinInt32), "-2147483648"},
-		{f8Array([]any{0}, []int{2, 2}, 1, 2, 3, 4), "list(c(1, 2), c(3, 4))"},
-		{i4Array([]any{0}, []int{2, 0}), "list(logical(0), logical(0))"},
-		{i4Array([]any{0}, []int{0, 2}), "logical(0)"},
-		{i4Array([]any{0}, []int{2, 1, 2}, 1, 2, 3, 4), "list(list(1:2), list(3:4))"},
+		{i4Values([]any{0}, []int{3}, 1, 2, 3), "1:3"},
+		{i4Values([]any{0}, []int{3}, 5, -1, 7), "c(5L, -1L, 7L)"},
+		{f8Values([]any{0}, []int{3}, 5, -1, 0.5), "c(5, -1, 0.5)"},
+		{i4Values([]any{0}, []int{1}, math.MinInt32), "-2147483648"},
+		{f8Values([]any{0}, []int{2, 2}, 1, 2, 3, 4), "list(c(1, 2), c(3, 4))"},
+		{i4Values([]any{0}, []int{2, 0}), "list(logical(0), logical(0))"},
+		{i4Values([]any{0}, []int{0, 2}), "logical(0)"},
+		{i4Values([]any{0}, []int{2, 1, 2}, 1, 2, 3, 4), "list(list(1:2), list(3:4))"},
 	}
 	for _, tt := range texts {
 		if got := call(raText, `[null]`, tt.a); got != tt.want {
@@ -208,7 +208,7 @@ func TestRArrayPlaces(t *testing.T) {
 		}
 	}
 	// A call with arrays answers as one without.
-	if got := call(raAdd, `[null,1]`, i4Array([]any{0}, []int{2}, 1, 2)); !reflectJSON(got, `[2,3]`) {
+	if got := call(raAdd, `[null,1]`, i4Values([]any{0}, []int{2}, 1, 2)); !reflectJSON(got, `[2,3]`) {
 		t.Errorf("add(c(1L, 2L), 1L) = %v", got)
 	}
 }
@@ -273,14 +273,14 @@ func TestRArrayResults(t *testing.T) {
 		}
 	}
 	tests := []resultCase{
-		{name: "integer vector", kind: "ints", n: 300, ret: intRet, array: arr(i4Array(nil, []int{300}, seqInts(300)...))},
-		{name: "double vector", kind: "reals", n: 300, ret: realRet, array: arr(f8Array(nil, []int{300}, floats(300, func(i int) float64 { return float64(i+1) / 4 })...))},
-		{name: "large doubles", kind: "big_reals", n: 300, ret: realRet, array: arr(f8Array(nil, []int{300}, floats(300, func(i int) float64 { return (float64(i+1)-150)*1e15 + 0.5 })...))},
-		{name: "integer matrix, row by row", kind: "matrix_ints", n: 200, ret: `{"rank":2,"number":"int"}`, array: arr(i4Array(nil, []int{200, 2}, toInt32(matrixInts)...))},
-		{name: "double matrix", kind: "matrix_reals", n: 100, ret: matrixRet, array: arr(f8Array(nil, []int{100, 3}, matrixReals...))},
-		{name: "list of double vectors", kind: "rows", n: 100, ret: matrixRet, array: arr(f8Array(nil, []int{100, 3}, rows...))},
-		{name: "list of integer and double vectors", kind: "mixed_rows", n: 150, ret: matrixRet, array: arr(f8Array(nil, []int{150, 2}, mixedRows...))},
-		{name: "list of integer vectors", kind: "int_rows", n: 150, ret: `{"rank":2,"number":"int"}`, array: arr(i4Array(nil, []int{150, 2}, toInt32(intRows)...))},
+		{name: "integer vector", kind: "ints", n: 300, ret: intRet, array: arr(i4Values(nil, []int{300}, seqInts(300)...))},
+		{name: "double vector", kind: "reals", n: 300, ret: realRet, array: arr(f8Values(nil, []int{300}, floats(300, func(i int) float64 { return float64(i+1) / 4 })...))},
+		{name: "large doubles", kind: "big_reals", n: 300, ret: realRet, array: arr(f8Values(nil, []int{300}, floats(300, func(i int) float64 { return (float64(i+1)-150)*1e15 + 0.5 })...))},
+		{name: "integer matrix, row by row", kind: "matrix_ints", n: 200, ret: `{"rank":2,"number":"int"}`, array: arr(i4Values(nil, []int{200, 2}, toInt32(matrixInts)...))},
+		{name: "double matrix", kind: "matrix_reals", n: 100, ret: matrixRet, array: arr(f8Values(nil, []int{100, 3}, matrixReals...))},
+		{name: "list of double vectors", kind: "rows", n: 100, ret: matrixRet, array: arr(f8Values(nil, []int{100, 3}, rows...))},
+		{name: "list of integer and double vectors", kind: "mixed_rows", n: 150, ret: matrixRet, array: arr(f8Values(nil, []int{150, 2}, mixedRows...))},
+		{name: "list of integer vectors", kind: "int_rows", n: 150, ret: `{"rank":2,"number":"int"}`, array: arr(i4Values(nil, []int{150, 2}, toInt32(intRows)...))},
 		// JSON as today where an array cannot say it.
 		{name: "NA is null", kind: "na_ints", n: 300, ret: intRet, json: jsonList(300, func(i int) string {
 			if i == 300 {
@@ -314,7 +314,7 @@ func TestRArrayResults(t *testing.T) {
 		{name: "NA under ret", kind: "one_na", n: 1, ret: intRet, json: `[null]`},
 		{name: "list of length-1 vectors, rank 2", kind: "ones", n: 3, ret: matrixRet, json: `[[1],[2],[3]]`},
 		{name: "list of length-1 vectors, rank 1", kind: "ones", n: 3, ret: intRet, json: `[1,2,3]`},
-		{name: "many length-1 vectors, rank 2", kind: "ones", n: 300, ret: matrixRet, array: arr(i4Array(nil, []int{300, 1}, seqInts(300)...))},
+		{name: "many length-1 vectors, rank 2", kind: "ones", n: 300, ret: matrixRet, array: arr(i4Values(nil, []int{300, 1}, seqInts(300)...))},
 		{name: "1x1 matrix", kind: "one_by_one", n: 1, ret: matrixRet, json: `[[7]]`},
 		{name: "empty vector", kind: "empty", n: 0, ret: intRet, json: `[]`},
 		{name: "NULL", kind: "nothing", n: 0, ret: intRet, json: `null`},
@@ -377,7 +377,7 @@ func slicesEqual(a, b []int) bool {
 // Blobs that do not match the call's arrays break the protocol: the pool
 // says what it saw and exits with status 2.
 func TestRArrayProtocolErrors(t *testing.T) {
-	four := i4Array([]any{0}, []int{4}, 1, 2, 3, 4)
+	four := i4Values([]any{0}, []int{4}, 1, 2, 3, 4)
 	tests := []struct {
 		name       string
 		send       func(p *rawPool, t *testing.T)
@@ -395,7 +395,7 @@ func TestRArrayProtocolErrors(t *testing.T) {
 			p.send(t, callFrame(1, raEcho, `[null]`, []ndarray.Array{four}, ""))
 		}, "call 1, array 1: shape [4] of i4 needs 16 bytes, but its blob has 12"},
 		{"a dtype R does not take", func(p *rawPool, t *testing.T) {
-			a := i8Array([]any{0}, []int{2}, 1, 2)
+			a := i8Values([]any{0}, []int{2}, 1, 2)
 			p.sendBlob(t, a.Data)
 			p.send(t, callFrame(1, raEcho, `[null]`, []ndarray.Array{a}, ""))
 		}, `call 1, array 1: dtype "i8" is not one this pool takes (i4, f8)`},
@@ -442,7 +442,7 @@ func TestRArraysWhileBusy(t *testing.T) {
 	if got := p.recv(t); got["type"] != "progress" {
 		t.Fatalf("first frame %v, want progress", got)
 	}
-	ints := i4Array([]any{0}, []int{1000}, ints32(1000, func(i int) int32 { return int32(i) })...)
+	ints := i4Values([]any{0}, []int{1000}, ints32(1000, func(i int) int32 { return int32(i) })...)
 	for id := 2; id <= 3; id++ {
 		p.sendBlob(t, ints.Data)
 		p.send(t, callFrame(id, rTotal, `[null]`, []ndarray.Array{ints}, ""))
@@ -487,11 +487,11 @@ func TestRArraysThroughSet(t *testing.T) {
 		ret       ndarray.Ret
 		wantDType ndarray.DType // of the result; "" for JSON
 	}{
-		{"integers as i8, narrowed to i4", i8Array([]any{0}, []int{1000}, big...), ndarray.Ret{Rank: 1, Number: ndarray.Int}, ndarray.I4},
-		{"integers beyond 32 bits", i8Array([]any{0}, []int{300}, wide...), ndarray.Ret{Rank: 1, Number: ndarray.Int}, ndarray.F8},
-		{"a matrix of reals", f8Array([]any{0}, []int{100, 3}, matrix...), ndarray.Ret{Rank: 2, Number: ndarray.Real}, ndarray.F8},
-		{"a small list comes back as JSON", i8Array([]any{0}, []int{5}, 1, 2, 3, 4, 5), ndarray.Ret{Rank: 1, Number: ndarray.Int}, ""},
-		{"a one-element list stays a list", i8Array([]any{0}, []int{1}, 7), ndarray.Ret{Rank: 1, Number: ndarray.Int}, ""},
+		{"integers as i8, narrowed to i4", i8Values([]any{0}, []int{1000}, big...), ndarray.Ret{Rank: 1, Number: ndarray.Int}, ndarray.I4},
+		{"integers beyond 32 bits", i8Values([]any{0}, []int{300}, wide...), ndarray.Ret{Rank: 1, Number: ndarray.Int}, ndarray.F8},
+		{"a matrix of reals", f8Values([]any{0}, []int{100, 3}, matrix...), ndarray.Ret{Rank: 2, Number: ndarray.Real}, ndarray.F8},
+		{"a small list comes back as JSON", i8Values([]any{0}, []int{5}, 1, 2, 3, 4, 5), ndarray.Ret{Rank: 1, Number: ndarray.Int}, ""},
+		{"a one-element list stays a list", i8Values([]any{0}, []int{1}, 7), ndarray.Ret{Rank: 1, Number: ndarray.Int}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -533,7 +533,7 @@ func TestRArraysThroughSet(t *testing.T) {
 		})
 	}
 	// What arrives is what its JSON would make.
-	a := f8Array([]any{0}, []int{100, 3}, matrix...)
+	a := f8Values([]any{0}, []int{100, 3}, matrix...)
 	v, err := s.CallWith(ctx, 0, raSame, []json.RawMessage{json.RawMessage("null"), json.RawMessage(poolJSON(t, a))}, CallOptions{Arrays: []ndarray.Array{a}})
 	if err != nil || string(v.JSON) != `"same"` {
 		t.Errorf("same(array, JSON) = %s, %v", v.JSON, err)
