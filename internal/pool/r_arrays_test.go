@@ -276,6 +276,11 @@ func TestRArrayResults(t *testing.T) {
 		{name: "integer vector", kind: "ints", n: 300, ret: intRet, array: arr(i4Values(nil, []int{300}, seqInts(300)...))},
 		{name: "double vector", kind: "reals", n: 300, ret: realRet, array: arr(f8Values(nil, []int{300}, floats(300, func(i int) float64 { return float64(i+1) / 4 })...))},
 		{name: "large doubles", kind: "big_reals", n: 300, ret: realRet, array: arr(f8Values(nil, []int{300}, floats(300, func(i int) float64 { return (float64(i+1)-150)*1e15 + 0.5 })...))},
+		// I() marks a value as is (class AsIs); its data go as an array all the same.
+		{name: "I(integer vector)", kind: "asis", n: 300, ret: intRet, array: arr(i4Values(nil, []int{300}, seqInts(300)...))},
+		{name: "I(double vector)", kind: "asis_reals", n: 300, ret: realRet, array: arr(f8Values(nil, []int{300}, floats(300, func(i int) float64 { return float64(i+1) / 4 })...))},
+		{name: "I(integer matrix)", kind: "asis_matrix", n: 200, ret: `{"rank":2,"number":"int"}`, array: arr(i4Values(nil, []int{200, 2}, toInt32(matrixInts)...))},
+		{name: "list of I(double vector)", kind: "asis_rows", n: 100, ret: matrixRet, array: arr(f8Values(nil, []int{100, 3}, rows...))},
 		{name: "integer matrix, row by row", kind: "matrix_ints", n: 200, ret: `{"rank":2,"number":"int"}`, array: arr(i4Values(nil, []int{200, 2}, toInt32(matrixInts)...))},
 		{name: "double matrix", kind: "matrix_reals", n: 100, ret: matrixRet, array: arr(f8Values(nil, []int{100, 3}, matrixReals...))},
 		{name: "list of double vectors", kind: "rows", n: 100, ret: matrixRet, array: arr(f8Values(nil, []int{100, 3}, rows...))},

@@ -226,7 +226,12 @@ local({
     state$current <- NULL
     calls <- state$calls
     state$calls <- NULL
-    if (phase == "send") leave() # fd 4 is broken: nexus is gone
+    if (phase == "send") {
+      # fd 4 is broken, so nexus is gone; if not, say what went wrong, which
+      # nexus shows with the pool's end.
+      try(cat("nexus pool: sending a reply failed: ", conditionMessage(c), "\n", sep = "", file = stderr()), silent = TRUE)
+      leave()
+    }
     if (phase == "read") protocol_error(paste0("reading the pipe: ", conditionMessage(c)))
     if (phase == "parse") {
       txt <- state$parsing
@@ -766,6 +771,9 @@ local({
 
   # array_of is the array of data; NULL when its blob would pass the frame limit.
   array_of <- function(data, shape) {
+    # writeBin takes plain vectors only: I() (class AsIs) and names go. A
+    # plain vector is not copied.
+    if (!is.null(attributes(data))) attributes(data) <- NULL
     size <- if (is.integer(data)) 4L else 8L
     if (length(data) * size > MAX_FRAME) {
       return(NULL)

@@ -26,6 +26,10 @@ make <- function(kind, n) {
     reals = seq_len(n) / 4,
     big_reals = (seq_len(n) - n / 2) * 1e15 + 0.5,
     whole_reals = as.numeric(seq_len(n)),
+    asis = I(seq_len(n)), # as testdata/bench's echo returns: I() keeps a list of one a list
+    asis_reals = I(seq_len(n) / 4),
+    asis_matrix = I(matrix(seq_len(2 * n), nrow = n)),
+    asis_rows = lapply(seq_len(n), function(i) I(c(i / 2, -i, i * 1.5))),
     matrix_ints = matrix(seq_len(2 * n), nrow = n),
     matrix_reals = matrix(seq_len(3 * n) / 8, ncol = 3),
     rows = lapply(seq_len(n), function(i) c(i / 2, -i, i * 1.5)),
