@@ -24,7 +24,9 @@ vet:
 
 # Every test: unit, golden, fuzz seeds, and end-to-end tests that drive the
 # real binary with real pools; then every fuzz target for a few seconds.
-test: vet pools
+# deps first: on a fresh machine it installs what the tests need (as CI
+# does); where all is there it only checks, in a second or two.
+test: deps vet pools
 	$(GO) test -race -count=1 -timeout 20m ./...
 	@$(MAKE) --no-print-directory fuzz-short
 

@@ -25,6 +25,13 @@ func TestCrashedPoolIsRestarted(t *testing.T) {
 			before := s.mustInt(100*i+1, "pid", nil)
 			// A slow call is in flight when the pool dies.
 			s.sendCall(100*i+2, "slow", map[string]any{"_1": 20000})
+			// Concurrent requests may reach the pool in any order: a call
+			// answered after it means the slow call has reached the pool
+			// (a goroutine's worth of scheduling, not a guarantee, but
+			// under -race on 2 loaded CPUs the crash once overtook it).
+			if n := s.mustInt(100*i+6, "ok", map[string]any{"_1": 1}); n != 2 {
+				t.Fatalf("ok(1) before the crash = %d", n)
+			}
 			s.sendCall(100*i+3, tt.tool, tt.args)
 			for range 2 {
 				r := s.recv()
