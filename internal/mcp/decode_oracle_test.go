@@ -75,7 +75,10 @@ func oracleDecodeMessage(raw json.RawMessage) Item {
 		return Item{Reply: &Response{ID: replyID, Error: errorf(CodeInvalidRequest, `invalid request: missing "method"`)}}
 	}
 	var method string
-	if err := json.Unmarshal(m, &method); err != nil {
+	// null unmarshals into a string without error; the old decoder then
+	// ran method "" (unknown method), where the one-pass decoder rightly
+	// says null is not a string. The fuzzer found it; the new answer stands.
+	if err := json.Unmarshal(m, &method); err != nil || jsonKind(m) == "null" {
 		return Item{Reply: &Response{ID: replyID, Error: errorf(CodeInvalidRequest, `invalid request: "method" must be a string, got %s`, jsonKind(m))}}
 	}
 	params, hasParams := obj["params"]
