@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -93,20 +94,86 @@ func TestMCPToolsAndConfig(t *testing.T) {
 	if !strings.Contains(out, `"name": "pureAnswer"`) || strings.Contains(errOut, "'pureAnswer'") {
 		t.Errorf("pureAnswer should be a tool, with no exclusion note: %s", errOut)
 	}
-	out, _, code = runNexus(t, "run", program("combat"), "--mcp-config")
+}
+
+type configEntry struct {
+	Command string            `json:"command"`
+	Args    []string          `json:"args"`
+	Env     map[string]string `json:"env"`
+}
+
+func mcpConfigEntry(t *testing.T, out string) configEntry {
+	t.Helper()
 	var cfg struct {
-		McpServers map[string]struct {
-			Command string   `json:"command"`
-			Args    []string `json:"args"`
-		} `json:"mcpServers"`
+		McpServers map[string]configEntry `json:"mcpServers"`
 	}
-	if code != 0 || json.Unmarshal([]byte(out), &cfg) != nil {
-		t.Fatalf("--mcp-config: %q", out)
+	if err := json.Unmarshal([]byte(out), &cfg); err != nil || len(cfg.McpServers) != 1 {
+		t.Fatalf("--mcp-config: %v: %q", err, out)
 	}
 	entry, ok := cfg.McpServers["combat"]
+	if !ok {
+		t.Fatalf("--mcp-config names no server combat: %q", out)
+	}
+	return entry
+}
+
+// --mcp-config (SPEC §3) carries the environment the pools need: a client
+// starts servers with a minimal PATH, which would find the system python3
+// rather than the user's conda or pyenv one (issue 12). Started as a client
+// would, with nothing but the config's env, the server answers.
+func TestMCPConfigCarriesEnvironment(t *testing.T) {
+	path := filepath.Dir(nexusBin) + ":" + os.Getenv("PATH")
+	cmd := exec.Command(nexusBin, "run", program("combat"), "--mcp-config")
+	cmd.Env = []string{"PATH=" + path, "CONDA_PREFIX=/opt/conda", "VIRTUAL_ENV=", "HOME=/nowhere", "R_LIBS_USER=/home/u/R"}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("--mcp-config: %v: %s", err, stderr.String())
+	}
+	entry := mcpConfigEntry(t, string(out))
 	wantManifest := filepath.Join(program("combat"), "manifest.json")
-	if !ok || !filepath.IsAbs(entry.Command) || len(entry.Args) != 2 || entry.Args[0] != "mcp" || entry.Args[1] != wantManifest {
+	if !filepath.IsAbs(entry.Command) || len(entry.Args) != 2 || entry.Args[0] != "mcp" || entry.Args[1] != wantManifest {
 		t.Errorf("--mcp-config entry %+v, want absolute nexus and [mcp %s]", entry, wantManifest)
+	}
+	wantEnv := map[string]string{"PATH": path, "CONDA_PREFIX": "/opt/conda", "R_LIBS_USER": "/home/u/R"}
+	if len(entry.Env) != len(wantEnv) {
+		t.Errorf("env %v, want %v (set, non-empty PATH, PYTHONPATH, R_LIBS, R_LIBS_USER, CONDA_PREFIX, VIRTUAL_ENV)", entry.Env, wantEnv)
+	}
+	for k, v := range wantEnv {
+		if entry.Env[k] != v {
+			t.Errorf("env[%s] = %q, want %q", k, entry.Env[k], v)
+		}
+	}
+
+	// As Claude Desktop starts it: the command, its args, and only env.
+	client := exec.Command(entry.Command, entry.Args...)
+	for k, v := range entry.Env {
+		client.Env = append(client.Env, k+"="+v)
+	}
+	client.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fighterDamage","arguments":{"_1":15}}}
+`)
+	client.Stderr = &stderr
+	reply, err := client.Output()
+	if err != nil || !strings.Contains(string(reply), `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"12"}],"isError":false}}`) {
+		t.Errorf("started from its config, the server said %s (%v); stderr:\n%s", reply, err, stderr.String())
+	}
+
+	// --wsl: Claude Desktop on Windows starts wsl.exe; the variables go
+	// through env(1), since the client's env would stop at wsl.exe.
+	wslOut, errOut, code := runNexus(t, "run", program("combat"), "--mcp-config", "--wsl")
+	if code != 0 {
+		t.Fatalf("--mcp-config --wsl: code %d: %s", code, errOut)
+	}
+	wsl := mcpConfigEntry(t, wslOut)
+	if wsl.Command != "wsl.exe" || len(wsl.Args) < 5 || wsl.Args[0] != "-e" || wsl.Args[1] != "env" ||
+		!strings.HasPrefix(wsl.Args[2], "PATH=") || !slices.Equal(wsl.Args[len(wsl.Args)-3:], []string{entry.Command, "mcp", wantManifest}) || wsl.Env != nil {
+		t.Errorf("--mcp-config --wsl: %+v, want wsl.exe -e env PATH=... %s mcp %s", wsl, entry.Command, wantManifest)
+	}
+	if _, errOut, code := runNexus(t, "run", program("combat"), "--mcp-config", "--mac"); code != 2 || !strings.Contains(errOut, `unknown option "--mac"`) {
+		t.Errorf("--mcp-config --mac: code %d, stderr %q; want a usage error", code, errOut)
 	}
 }
 

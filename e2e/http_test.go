@@ -485,13 +485,14 @@ func TestHTTPRefusesOpenNonLoopback(t *testing.T) {
 // --mcp-config prints the URL form on stdout and the claude line on stderr.
 func TestHTTPMCPConfig(t *testing.T) {
 	cmd := exec.Command(nexusBin, "serve", "--port", "9123", "--auth-token", "tok", "--mcp-config", program("combat"))
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=/nowhere"}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("%v: %s", err, stderr.String())
 	}
-	want := `{"mcpServers":{"combat":{"url":"http://127.0.0.1:9123/mcp","headers":{"Authorization":"Bearer tok"}}}}`
+	want := `{"mcpServers":{"combat":{"url":"http://127.0.0.1:9123/mcp","headers":{"Authorization":"Bearer tok"},"env":{"PATH":"/usr/bin:/bin"}}}}`
 	var got bytes.Buffer
 	if err := json.Compact(&got, out); err != nil {
 		t.Fatalf("stdout is not JSON: %v: %s", err, out)

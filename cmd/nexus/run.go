@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/nexus-mcp/nexus/internal/clientconfig"
+
 	"github.com/spf13/cobra"
 
 	"github.com/nexus-mcp/nexus/internal/argmap"
@@ -23,7 +25,7 @@ import (
 
 func newRunCmd(g *globalFlags) *cobra.Command {
 	return &cobra.Command{
-		Use:   "run TARGET [--mcp-tools | --mcp-config | --help | CMD ARGS...]",
+		Use:   "run TARGET [--mcp-tools | --mcp-config [--wsl] | --help | CMD ARGS...]",
 		Short: "Run one of a program's commands as a CLI (what a launcher script calls)",
 		// The program's own commands and options follow TARGET: parse them ourselves.
 		DisableFlagParsing: true,
@@ -64,7 +66,21 @@ func runProgram(g *globalFlags, target string, argv []string) error {
 		srv := mcp.NewServer(serverInfo(m), prog.tools, nil, mcp.Options{})
 		return printJSON(os.Stdout, srv.ToolsPayload())
 	case "--mcp-config":
-		return printJSON(os.Stdout, mcpConfig(m))
+		// SPEC §3's form, with the environment the pools need (issue 12):
+		// clients start servers with a minimal PATH.
+		cfg := mcpConfig(m)
+		switch {
+		case len(argv) > 1 && argv[1] == "--wsl":
+			_, err := os.Stdout.Write(cfg.WSLJSON())
+			return err
+		case len(argv) > 1:
+			return usageErrorf("%s --mcp-config: unknown option %q (the one option is --wsl)", m.Name, argv[1])
+		}
+		if clientconfig.UnderWSL() {
+			fmt.Fprintf(os.Stderr, "nexus: this is WSL: for Claude Desktop on Windows, use --mcp-config --wsl\n")
+		}
+		_, err := os.Stdout.Write(cfg.JSON())
+		return err
 	}
 	c := m.Command(argv[0])
 	if c == nil || c.Internal {
@@ -132,18 +148,14 @@ func runProgram(g *globalFlags, target string, argv []string) error {
 
 // mcpConfig is SPEC §3's Claude Desktop-style entry: absolute paths, since
 // MCP clients start servers with a minimal PATH.
-func mcpConfig(m *manifest.Manifest) any {
+func mcpConfig(m *manifest.Manifest) clientconfig.Stdio {
 	self, err := os.Executable()
 	if err == nil {
 		if p, err2 := filepath.EvalSymlinks(self); err2 == nil {
 			self = p
 		}
 	}
-	type server struct {
-		Command string   `json:"command"`
-		Args    []string `json:"args"`
-	}
-	return map[string]map[string]server{"mcpServers": {m.Name: {Command: self, Args: []string{"mcp", m.Path}}}}
+	return clientconfig.Stdio{Name: m.Name, Nexus: self, Manifest: m.Path, Env: clientconfig.Env(os.LookupEnv)}
 }
 
 func printJSON(f *os.File, v any) error {

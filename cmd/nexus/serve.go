@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nexus-mcp/nexus/internal/clientconfig"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -117,7 +119,7 @@ func runServe(g *globalFlags, o *serveOptions, targets []string) error {
 		return usageErrorf("serve: %v", err)
 	}
 	if o.mcpConfig {
-		cc := httpserve.ClientConfig{Name: serveInfo(programs).Name, URL: srv.ClientURL(), Token: o.token}
+		cc := clientconfig.URL{Name: serveInfo(programs).Name, URL: srv.ClientURL(), Token: o.token, Env: clientconfig.Env(os.LookupEnv)}
 		fmt.Fprintln(os.Stderr, cc.ClaudeCommand())
 		_, err := os.Stdout.Write(cc.JSON())
 		return err
@@ -128,7 +130,7 @@ func runServe(g *globalFlags, o *serveOptions, targets []string) error {
 	}
 	url := httpserve.URL(ln)
 	// Never print the token itself: logs are read by more people than the config.
-	cc := httpserve.ClientConfig{Name: serveInfo(programs).Name, URL: url}
+	cc := clientconfig.URL{Name: serveInfo(programs).Name, URL: url}
 	if o.token != "" {
 		cc.Token = "$NEXUS_AUTH_TOKEN"
 	}

@@ -118,24 +118,6 @@ func TestConfigSafety(t *testing.T) {
 	}
 }
 
-func TestClientConfig(t *testing.T) {
-	cc := ClientConfig{Name: "combat", URL: "http://127.0.0.1:9000/mcp", Token: "tok'en"}
-	want := `{"mcpServers":{"combat":{"url":"http://127.0.0.1:9000/mcp","headers":{"Authorization":"Bearer tok'en"}}}}`
-	if got := compact(string(cc.JSON())); got != want {
-		t.Errorf("JSON = %s\nwant   %s", got, want)
-	}
-	if got, want := cc.ClaudeCommand(), `claude mcp add --transport http combat http://127.0.0.1:9000/mcp --header 'Authorization: Bearer tok'\''en'`; got != want {
-		t.Errorf("ClaudeCommand = %s\nwant            %s", got, want)
-	}
-	cc.Token = ""
-	if got := compact(string(cc.JSON())); strings.Contains(got, "headers") {
-		t.Errorf("no token, yet headers: %s", got)
-	}
-	if got := cc.ClaudeCommand(); strings.Contains(got, "--header") {
-		t.Errorf("no token, yet a header: %s", got)
-	}
-}
-
 func TestParseAccept(t *testing.T) {
 	for h, want := range map[string]accept{
 		"":                                     {true, true},

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -233,3 +234,5 @@ func endpointURL(host, port string) string {
 	}
 	return "http://" + net.JoinHostPort(host, port) + "/mcp"
 }
+
+var osHostname = os.Hostname
