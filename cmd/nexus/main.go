@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nexus-mcp/nexus/internal/argmap"
 	"github.com/nexus-mcp/nexus/internal/manifest"
 	"github.com/nexus-mcp/nexus/internal/pool"
 )
@@ -46,7 +47,9 @@ func main() {
 		if errors.Is(err, manifest.ErrNotFound) || isUsage(err) {
 			code = 2
 		}
-		if ee != nil && ee.plain {
+		if jsonLog != nil && !isUsage(err) {
+			jsonLog.Error("nexus failed", "err", err.Error(), "exit", code)
+		} else if ee != nil && ee.plain {
 			fmt.Fprintf(os.Stderr, "Error: %v\n", err)
 		} else {
 			fmt.Fprintf(os.Stderr, "nexus: %v\n", err)
@@ -57,6 +60,7 @@ func main() {
 
 type globalFlags struct {
 	logLevel     string
+	logFormat    string // text or json
 	workers      int
 	timeout      time.Duration // a call's timeout when its command sets none; 0: none
 	startTimeout time.Duration // how long a pool may take to become ready
@@ -77,10 +81,11 @@ func newRootCmd() *cobra.Command {
 			if g.timeout < 0 || g.startTimeout <= 0 {
 				return usageErrorf("--timeout must be 0 (none) or positive, --start-timeout positive")
 			}
-			return setupLogging(g.logLevel)
+			return setupLogging(g)
 		},
 	}
 	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "info", "stderr log level: debug, info, warn or error")
+	root.PersistentFlags().StringVar(&g.logFormat, "log-format", "text", "stderr log format: text, or json (one JSON object a line, pool output included, for log collectors)")
 	root.PersistentFlags().DurationVar(&g.timeout, "timeout", defaultCallTimeout, "how long a tool call may run, for commands whose manifest entry sets no metadata.timeout (0: no limit; nexus run has none by default)")
 	root.PersistentFlags().DurationVar(&g.startTimeout, "start-timeout", 30*time.Second, "how long a pool may take to start and say it is ready")
 	root.PersistentFlags().IntVar(&g.workers, "workers", 0, "worker processes per pool, for pools whose manifest entry sets no metadata.workers (0: the language's default: 1 for py and cpp, min(4, CPUs) for r)")
@@ -89,12 +94,37 @@ func newRootCmd() *cobra.Command {
 	return root
 }
 
-func setupLogging(level string) error {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return usageErrorf("--log-level: expected debug, info, warn or error, got %q", level)
+// jsonLog is the stderr logger when --log-format json is on: pool output
+// goes to it as records too (pool.Options.OutputLog), and so does the
+// error nexus exits with.
+var jsonLog *slog.Logger
+
+// noteExclusion writes SPEC §4.6's note that a command is not a tool: its
+// text as the SPEC gives it, or a record under --log-format json.
+func noteExclusion(e argmap.Exclusion) {
+	if jsonLog != nil {
+		jsonLog.Info("excluding command from the tool surface", "command", e.Command, "reason", e.Reason)
+		return
 	}
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})))
+	fmt.Fprintln(os.Stderr, e.String())
+}
+
+func setupLogging(g *globalFlags) error {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(g.logLevel)); err != nil {
+		return usageErrorf("--log-level: expected debug, info, warn or error, got %q", g.logLevel)
+	}
+	opts := &slog.HandlerOptions{Level: l}
+	switch g.logFormat {
+	case "text":
+		jsonLog = nil
+		slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, opts)))
+	case "json":
+		jsonLog = slog.New(slog.NewJSONHandler(os.Stderr, opts))
+		slog.SetDefault(jsonLog)
+	default:
+		return usageErrorf("--log-format: expected text or json, got %q", g.logFormat)
+	}
 	return nil
 }
 

@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/nexus-mcp/nexus/internal/argmap"
@@ -32,7 +30,7 @@ func loadProgram(target string) (*loaded, error) {
 	}
 	tools, excluded := argmap.Tools(m)
 	for _, e := range excluded {
-		fmt.Fprintln(os.Stderr, e.String())
+		noteExclusion(e)
 	}
 	pure, refused := purePrograms(m)
 	tools = withoutRefused(tools, refused)
@@ -108,7 +106,7 @@ func serverInfo(m *manifest.Manifest) mcp.Implementation {
 // (`nexus run`) has no default timeout, only a --timeout given: a person is
 // waiting, with Ctrl-C.
 func startPools(m *manifest.Manifest, g *globalFlags, only []int) *pool.Set {
-	opts := pool.Options{Logger: slog.Default(), StartTimeout: g.startTimeout, Reaper: true, StartDelay: poolStartDelay}
+	opts := pool.Options{Logger: slog.Default(), OutputLog: jsonLog, StartTimeout: g.startTimeout, Reaper: true, StartDelay: poolStartDelay}
 	if g.command != "run" || g.timeoutGiven {
 		opts.CallTimeout = g.timeout
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/nexus-mcp/nexus/internal/argmap"
 	"github.com/nexus-mcp/nexus/internal/eval"
@@ -45,7 +44,7 @@ func withoutRefused(tools []*argmap.Tool, refused map[*manifest.Command]string) 
 	kept := tools[:0]
 	for _, t := range tools {
 		if why, ok := refused[t.Command]; ok {
-			fmt.Fprintln(os.Stderr, argmap.Exclusion{Command: t.Command.Name, Reason: why}.String())
+			noteExclusion(argmap.Exclusion{Command: t.Command.Name, Reason: why})
 			continue
 		}
 		kept = append(kept, t)

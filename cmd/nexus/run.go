@@ -35,7 +35,7 @@ func newRunCmd(g *globalFlags) *cobra.Command {
 				return err
 			}
 			g.timeoutGiven = cmd.Flags().Changed("timeout")
-			if err := setupLogging(g.logLevel); err != nil {
+			if err := setupLogging(g); err != nil {
 				return err
 			}
 			if len(args) == 0 || args[0] == "--help" || args[0] == "-h" {
@@ -76,7 +76,7 @@ func runProgram(g *globalFlags, target string, argv []string) error {
 		case len(argv) > 1:
 			return usageErrorf("%s --mcp-config: unknown option %q (the one option is --wsl)", m.Name, argv[1])
 		}
-		if clientconfig.UnderWSL() {
+		if clientconfig.UnderWSL() && jsonLog == nil {
 			fmt.Fprintf(os.Stderr, "nexus: this is WSL: for Claude Desktop on Windows, use --mcp-config --wsl\n")
 		}
 		_, err := os.Stdout.Write(cfg.JSON())

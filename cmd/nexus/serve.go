@@ -134,7 +134,12 @@ func runServe(g *globalFlags, o *serveOptions, targets []string) error {
 	if o.token != "" {
 		cc.Token = "$NEXUS_AUTH_TOKEN"
 	}
-	fmt.Fprintf(os.Stderr, "nexus serve: listening on %s\nnexus serve: register with: %s\n", url, strings.ReplaceAll(cc.ClaudeCommand(), "'Authorization: Bearer $NEXUS_AUTH_TOKEN'", "\"Authorization: Bearer $NEXUS_AUTH_TOKEN\""))
+	register := strings.ReplaceAll(cc.ClaudeCommand(), "'Authorization: Bearer $NEXUS_AUTH_TOKEN'", "\"Authorization: Bearer $NEXUS_AUTH_TOKEN\"")
+	if jsonLog != nil {
+		jsonLog.Info("listening", "url", url, "register", register)
+	} else {
+		fmt.Fprintf(os.Stderr, "nexus serve: listening on %s\nnexus serve: register with: %s\n", url, register)
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer stop()
@@ -162,7 +167,7 @@ func loadServed(target string) (httpserve.Program, *loaded, error) {
 	}
 	tools, excluded := argmap.Tools(m)
 	for _, e := range excluded {
-		fmt.Fprintln(os.Stderr, e.String())
+		noteExclusion(e)
 	}
 	pure, refused := purePrograms(m)
 	for _, t := range tools {

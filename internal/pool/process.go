@@ -42,6 +42,7 @@ type processConfig struct {
 	env   []string
 
 	stderr       io.Writer // where the pool's stdout and stderr lines go
+	outputLog    *slog.Logger // if set, takes those lines as records instead
 	logger       *slog.Logger
 	startTimeout time.Duration
 	grace        time.Duration
@@ -421,7 +422,11 @@ func (p *process) copyOutput() {
 		if len(line) > 0 {
 			text := strings.TrimSuffix(strings.TrimSuffix(string(line), "\n"), "\r")
 			p.tail.add(text)
-			_, _ = io.WriteString(p.stderr, prefix+text+"\n")
+			if p.outputLog != nil {
+				p.outputLog.Info("pool output", "pool", p.label, "text", text)
+			} else {
+				_, _ = io.WriteString(p.stderr, prefix+text+"\n")
+			}
 		}
 		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
 			return

@@ -55,6 +55,10 @@ func DefaultWorkers(lang string) int {
 // Options tunes a Set. Zero values take the defaults.
 type Options struct {
 	Stderr       io.Writer     // where pool output goes, line by line and prefixed; default os.Stderr
+	// OutputLog, when set, takes pool output instead of Stderr: each line
+	// is a record ("pool output", pool, text), so that a JSON log stays
+	// JSON lines (nexus --log-format json).
+	OutputLog *slog.Logger
 	Logger       *slog.Logger  // default slog.Default()
 	StartTimeout time.Duration // how long a pool may take to become ready; default 30s
 	StopGrace    time.Duration // how long a pool may take to exit at each stop step; default 2s

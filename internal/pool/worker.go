@@ -109,6 +109,7 @@ func (w *worker) launch() *attempt {
 				dir:          w.spec.Dir,
 				env:          poolEnv(w.spec.Lang, w.number, dir),
 				stderr:       s.opts.Stderr,
+				outputLog:    s.opts.OutputLog,
 				logger:       s.opts.Logger,
 				startTimeout: s.opts.StartTimeout,
 				grace:        s.opts.StopGrace,
