@@ -13,7 +13,7 @@ import (
 func requireCppPool(t *testing.T) {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(program("numeric"), "pools", "cpp", "pool-cpp.out")); err != nil {
-		t.Skip("testdata/numeric's C++ pool is not built (needs g++ and nlohmann-json3-dev; run make deps)")
+		missingTool(t, "testdata/numeric's C++ pool is not built (needs g++ and nlohmann-json3-dev; run make deps)")
 	}
 }
 

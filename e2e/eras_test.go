@@ -216,7 +216,7 @@ func TestGoSDKClientEras(t *testing.T) {
 			for _, lc := range langCases {
 				t.Run(lc.lang, func(t *testing.T) {
 					if why := lc.available(); why != "" {
-						t.Skip(why)
+						missingTool(t, why)
 					}
 					t.Parallel()
 					goSDKLanguage(t, lc, era.pin, era.want)
@@ -371,20 +371,17 @@ func waitForMarker(t *testing.T, marker string) {
 func TestTypeScriptSDKClientStdio(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node is not installed: the TypeScript SDK client cannot run")
+		missingTool(t, "node is not installed: the TypeScript SDK client cannot run")
 	}
 	dir := filepath.Join(repoRoot, "e2e", "tsclient")
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
 		msg := "the TypeScript SDK is not installed in e2e/tsclient: run scripts/install-deps.sh"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		missingTool(t, msg)
 	}
 	for _, lc := range langCases {
 		t.Run(lc.lang, func(t *testing.T) {
 			if why := lc.available(); why != "" {
-				t.Skip(why)
+				missingTool(t, why)
 			}
 			t.Parallel()
 			tsLanguage(t, node, dir, lc)

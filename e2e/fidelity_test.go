@@ -291,11 +291,11 @@ func requireFidelity(t *testing.T) {
 	t.Helper()
 	for _, why := range []string{pythonAvailable(), rAvailable()} {
 		if why != "" {
-			t.Skip(why)
+			missingTool(t, why)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(program("fidelity"), "pools", "cpp", "pool-cpp.out")); err != nil {
-		t.Skip("testdata/fidelity's C++ pool is not built (needs g++ and nlohmann-json3-dev; run make deps)")
+		missingTool(t, "testdata/fidelity's C++ pool is not built (needs g++ and nlohmann-json3-dev; run make deps)")
 	}
 }
 

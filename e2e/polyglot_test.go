@@ -208,7 +208,7 @@ var combatPools = map[string]string{"py": "pools/py/pool.py", "r": "pools/r/pool
 func TestCombatStartsBothPools(t *testing.T) {
 	for _, why := range []string{pythonAvailable(), rAvailable()} {
 		if why != "" {
-			t.Skip(why)
+			missingTool(t, why)
 		}
 	}
 	s := startServer(t, program("combat"))

@@ -495,7 +495,7 @@ func TestPureCommandsCLI(t *testing.T) {
 // A pure command beside Python pools (testdata/shapes' pureAnswer).
 func TestShapesPureAnswer(t *testing.T) {
 	if why := pythonAvailable(); why != "" {
-		t.Skip(why)
+		missingTool(t, why)
 	}
 	s := startServer(t, program("shapes"))
 	s.handshake()

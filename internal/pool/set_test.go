@@ -140,7 +140,7 @@ func startTestSet(t *testing.T, spec Spec, opts Options) *testSet {
 func needPython(t *testing.T) {
 	t.Helper()
 	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed")
+		missingTool(t, "python3 is not installed")
 	}
 }
 
