@@ -57,7 +57,14 @@ func BenchmarkStdioSmallCall(b *testing.B) {
 // BenchmarkStdioLargeCall measures a tools/call carrying a list of 100 000
 // integers through ServeStdio, the pool echoing it at once.
 func BenchmarkStdioLargeCall(b *testing.B) {
-	srv := newTestServer(b, echoCaller{}, Options{})
+	// [Int] -> [Int]: results are checked against their type.
+	const echoManifest = `{"name":"t","build":{"morloc_version":"1.2.3"},
+ "pools":[{"lang":"py","exec":["python3","pool.py"]}],
+ "commands":[
+  {"name":"echo","type":"remote","mid":1,"pool":0,"needed_pools":[0],"desc":["Echo a list"],
+   "args":[{"kind":"pos","schema":"aj","type":"[Int]","name":null,"desc":["xs"]}],
+   "return":{"schema":"aj","type":"[Int]","desc":[]}}]}`
+	srv := NewServer(Implementation{Name: "t", Version: "1.2.3"}, toolsOf(b, echoManifest), echoCaller{}, Options{Logger: quietLogger()})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	go srv.ServeStdio(context.Background(), inR, outW) //nolint:errcheck // ends with the pipe
@@ -65,7 +72,7 @@ func BenchmarkStdioLargeCall(b *testing.B) {
 	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"b","version":"0"}}}`)
 	out.ReadBytes('\n')
 	var sb strings.Builder
-	sb.WriteString(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"steps","arguments":{"_1":[`)
+	sb.WriteString(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"_1":[`)
 	for i := 0; i < 100000; i++ {
 		if i > 0 {
 			sb.WriteByte(',')

@@ -205,7 +205,7 @@ func BenchmarkCppEcho(b *testing.B) {
 	runtimeExe := buildCppTestPool(b)
 	bareExe := buildCppProgram(b, "bare.cpp")
 	for _, kind := range []string{"ints", "grid"} {
-		for _, mb := range []int{7, 20} {
+		for _, mb := range benchSizes([]int{7, 20}) {
 			text, ints, reals, shape := echoPayload(kind, mb<<20)
 			mid, dtype, rank, number := cppEchoI64s, "i8", 1, "int"
 			blob := make([]byte, 0, 8*max(len(ints), len(reals)))

@@ -217,11 +217,11 @@ func BenchmarkREcho(b *testing.B) {
 		desc, ret  string
 	}
 	var cases []echoCase
-	for _, n := range []int{250_000, 1_000_000} {
+	for _, n := range benchSizes([]int{250_000, 1_000_000}) {
 		ints, blob := benchInts(n)
 		cases = append(cases, echoCase{fmt.Sprintf("ints-%d", n), ints, blob, fmt.Sprintf(`{"path":[0],"dtype":"i4","shape":[%d]}`, n), `{"rank":1,"number":"int"}`})
 	}
-	for _, rows := range []int{50_000, 200_000} {
+	for _, rows := range benchSizes([]int{50_000, 200_000}) {
 		matrix, blob := benchMatrix(rows)
 		cases = append(cases, echoCase{fmt.Sprintf("matrix-%dx3", rows), matrix, blob, fmt.Sprintf(`{"path":[0],"dtype":"f8","shape":[%d,3]}`, rows), `{"rank":2,"number":"real"}`})
 	}
@@ -248,4 +248,13 @@ func BenchmarkREcho(b *testing.B) {
 			b.ReportMetric(float64(perCall)/float64(floor), "×floor")
 		})
 	}
+}
+
+// benchSizes is sizes, or under -short only the smallest: make test runs
+// every benchmark once with -short so that none can rot, and quickly.
+func benchSizes(sizes []int) []int {
+	if testing.Short() {
+		return sizes[:1]
+	}
+	return sizes
 }
