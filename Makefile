@@ -28,6 +28,8 @@ vet:
 # does); where all is there it only checks, in a second or two.
 test: deps vet pools
 	$(GO) test -race -count=1 -timeout 20m ./...
+	@# Every Go benchmark once, smallest sizes (-short), so none can rot.
+	$(GO) test -short -count=1 -run '^$$' -bench . -benchtime 1x ./internal/... > /dev/null
 	@$(MAKE) --no-print-directory fuzz-short
 
 # What a fresh Debian machine needs for the pools and tests.

@@ -3,6 +3,8 @@ package pool
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -126,15 +128,84 @@ func buildCppProgram(t testing.TB, name string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exe := filepath.Join(t.TempDir(), strings.TrimSuffix(name, ".cpp")+"-cpp.out")
+	args := []string{"-std=c++17", "-O2", "-pthread", "-Wall", "-Wextra", "-Werror", "-I" + runtimeDir, source}
+	cppBuilds.Lock()
+	defer cppBuilds.Unlock()
+	exe, key, err := cachedCppBuild(gxx, args, runtimeDir, source)
+	if err != nil {
+		t.Fatalf("the C++ build cache: %v", err)
+	}
+	if _, err := os.Stat(exe); err == nil {
+		return exe
+	}
+	// Built afresh: to a temporary name beside the cache entry, renamed
+	// when whole, so that a build cut short is never taken for one.
+	tmp := exe + ".tmp-" + key[:8]
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	build := exec.CommandContext(ctx, gxx, "-std=c++17", "-O2", "-pthread", "-Wall", "-Wextra", "-Werror",
-		"-I"+runtimeDir, source, "-o", exe)
+	build := exec.CommandContext(ctx, gxx, append(args, "-o", tmp)...)
 	if out, err := build.CombinedOutput(); err != nil {
+		os.Remove(tmp)
 		t.Fatalf("building the C++ test program %s: %v\n%s", name, err, out)
 	}
+	if err := os.Rename(tmp, exe); err != nil {
+		t.Fatal(err)
+	}
 	return exe
+}
+
+// userCacheDir is the user's cache directory, as it was before TestMain
+// pointed XDG_CACHE_HOME at a temporary one.
+var userCacheDir string
+
+// cppBuilds serialises C++ test builds: two tests that need the same
+// program build it once.
+var cppBuilds sync.Mutex
+
+// cachedCppBuild is where the program that args build is kept between
+// test runs: a g++ -O2 build of a test pool takes 10-20 s here, more than
+// the tests that use it. The key covers everything the build reads that
+// can change: g++'s version, the flags, the source, every file of the
+// runtime, and nlohmann/json's header (by size and time).
+func cachedCppBuild(gxx string, args []string, runtimeDir, source string) (exe, key string, err error) {
+	h := sha256.New()
+	version, err := exec.Command(gxx, "--version").Output()
+	if err != nil {
+		return "", "", err
+	}
+	h.Write(version)
+	fmt.Fprintf(h, "%q\n", args)
+	files := []string{source}
+	entries, err := os.ReadDir(runtimeDir)
+	if err != nil {
+		return "", "", err
+	}
+	for _, e := range entries {
+		files = append(files, filepath.Join(runtimeDir, e.Name()))
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", "", err
+		}
+		fmt.Fprintf(h, "%s %d\n", f, len(b))
+		h.Write(b)
+	}
+	for _, dir := range []string{"/usr/include", "/usr/local/include"} {
+		if fi, err := os.Stat(filepath.Join(dir, "nlohmann", "json.hpp")); err == nil {
+			fmt.Fprintf(h, "%s %d %d\n", dir, fi.Size(), fi.ModTime().UnixNano())
+		}
+	}
+	key = hex.EncodeToString(h.Sum(nil))
+	base := userCacheDir
+	if base == "" {
+		base = os.TempDir()
+	}
+	dir := filepath.Join(base, "nexus-test", "cpp", key[:16])
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", "", err
+	}
+	return filepath.Join(dir, strings.TrimSuffix(filepath.Base(source), ".cpp")+"-cpp.out"), key, nil
 }
 
 type cppTestPool struct {

@@ -51,7 +51,9 @@ func TestMain(m *testing.M) {
 		runTestHost()
 		return
 	}
-	// Keep the extracted runtimes out of the developer's own cache.
+	// Keep the extracted runtimes out of the developer's own cache; the
+	// C++ test builds go there all the same (cachedCppBuild).
+	userCacheDir, _ = os.UserCacheDir()
 	cache, err := os.MkdirTemp("", "nexus-pool-test-cache-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
