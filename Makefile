@@ -29,7 +29,7 @@ vet:
 test: deps vet pools
 	$(GO) test -race -count=1 -timeout 20m ./...
 	@# Every Go benchmark once, smallest sizes (-short), so none can rot.
-	$(GO) test -short -count=1 -run '^$$' -bench . -benchtime 1x ./internal/... > /dev/null
+	$(GO) test -short -count=1 -run '^$$' -bench . -benchtime 1x ./internal/...
 	@$(MAKE) --no-print-directory fuzz-short
 
 # What a fresh Debian machine needs for the pools and tests.
