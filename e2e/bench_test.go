@@ -17,6 +17,7 @@ import (
 // per language. Its figures are not checked: speed is judged by the bench,
 // never by tests.
 func TestBenchDriverTiny(t *testing.T) {
+	longTest(t)
 	langs := []string{"py", "r", "cpp"}
 	missing := map[string]string{}
 	if _, err := exec.LookPath("Rscript"); err != nil {

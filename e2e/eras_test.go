@@ -208,6 +208,7 @@ func firstText(t *testing.T, res *sdk.CallToolResult) string {
 // 2025-06-18 handshake. In each, per pool language: list tools, call one,
 // receive progress, cancel a long call (the function stops, the pool stays usable).
 func TestGoSDKClientEras(t *testing.T) {
+	longTest(t)
 	for _, era := range []struct{ name, pin, want string }{
 		{"default (2026-07-28)", "", "2026-07-28"},
 		{"pinned 2025-06-18", "2025-06-18", "2025-06-18"},
@@ -369,6 +370,7 @@ func waitForMarker(t *testing.T, marker string) {
 // initialize. Per pool language: list tools, call one, receive progress,
 // cancel a long call (the function stops, the pool stays usable).
 func TestTypeScriptSDKClientStdio(t *testing.T) {
+	longTest(t)
 	node, err := exec.LookPath("node")
 	if err != nil {
 		missingTool(t, "node is not installed: the TypeScript SDK client cannot run")

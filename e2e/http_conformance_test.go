@@ -18,6 +18,7 @@ func conformanceDir() string { return filepath.Join(repoRoot, "e2e", "conformanc
 // cannot avoid are listed, with reasons, in e2e/conformance/baseline.yml;
 // the suite fails on any other failure and on a baseline entry that passes.
 func TestHTTPConformance(t *testing.T) {
+	longTest(t)
 	dir := conformanceDir()
 	node := filepath.Join(dir, "node_modules", ".bin", "node")
 	suite := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")

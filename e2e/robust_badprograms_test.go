@@ -11,6 +11,7 @@ import (
 // isError with the same reason, and the program's other pool keeps serving
 // (testdata/bad/README.md).
 func TestBadPrograms(t *testing.T) {
+	longTest(t)
 	bad := func(name string) string { return program(filepath.Join("bad", name)) }
 	tests := []struct {
 		name   string

@@ -340,6 +340,7 @@ func vmStatus(t *testing.T, pid int, field string) int {
 // stays under twice the 64 MiB cap over what it used before. (The race
 // detector multiplies memory, so this runs a plain build.)
 func TestHugeLineMemoryIsBounded(t *testing.T) {
+	longTest(t)
 	bin, err := plainBuild()
 	if err != nil {
 		t.Fatalf("building a plain nexus: %v", err)

@@ -152,11 +152,9 @@ func collateral(lang, text string) bool {
 // is the function's own or explained by a pool that crashed; and the pools
 // still serve afterwards, leaving no process behind.
 func TestSoak(t *testing.T) {
+	longTest(t)
 	const total, inFlight = 10000, 64
 	calls := total
-	if testing.Short() {
-		calls = 1000
-	}
 	p := newPolyglot(t)
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d, languages %v", seed, p.langs)

@@ -225,6 +225,7 @@ func TestFraming(t *testing.T) {
 
 // Lines of tens of MiB pass (no bufio.Scanner limit); values come back whole.
 func TestLargeArgument(t *testing.T) {
+	longTest(t)
 	s := startServer(t, program("shapes"))
 	s.handshake()
 	big := strings.Repeat("abcdefghij", 2<<20) // 20 MiB
@@ -241,6 +242,7 @@ func TestLargeArgument(t *testing.T) {
 // 50 concurrent calls: a fast call sent after a slow one is answered first,
 // and every request gets exactly one reply with its own id.
 func TestConcurrentCalls(t *testing.T) {
+	longTest(t)
 	s := startServer(t, program("shapes"))
 	s.handshake()
 	s.send(`{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"sleepMs","arguments":{"_1":3000}}}`)

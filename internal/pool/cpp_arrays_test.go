@@ -24,6 +24,7 @@ import (
 )
 
 func TestCppArrays(t *testing.T) {
+	longTest(t)
 	exe := buildCppTestPool(t)
 	t.Run("ready", func(t *testing.T) { testCppArraysReady(t, exe) })
 	t.Run("arguments", func(t *testing.T) { testCppArrayArguments(t, exe) })

@@ -13,3 +13,12 @@ func missingTool(t testing.TB, why string) {
 	}
 	t.Fatal(why + ": make test installs what the tests need (scripts/install-deps.sh); go test -short skips this test instead")
 }
+
+// longTest keeps a test out of the fast tier: under -short (go test -short
+// ./..., README) it is skipped; make test runs it.
+func longTest(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("a long test: make test runs it, go test -short does not")
+	}
+}

@@ -464,6 +464,7 @@ func TestRWorkersShareCalls(t *testing.T) {
 // (nexus_sleep here) keeps its process; one that does not look is stuck,
 // and its process is replaced after the cancel grace.
 func TestRCancel(t *testing.T) {
+	longTest(t)
 	tests := []struct {
 		name         string
 		mid          int
@@ -665,6 +666,7 @@ func TestRCancelFrames(t *testing.T) {
 }
 
 func TestRExit(t *testing.T) {
+	longTest(t)
 	tests := []struct {
 		name       string
 		send       func(p *rawPool, t *testing.T)
@@ -771,6 +773,7 @@ func TestRPoolRefusesToRunStandalone(t *testing.T) {
 // frames that end on a block's edge must all arrive, whether read while
 // the pool waits or by a poll while a call runs.
 func TestRFrameEdges(t *testing.T) {
+	longTest(t)
 	p := startRRawPool(t)
 	p.recv(t) // ready
 	// echo's call, its frame (header included) size bytes long.

@@ -75,6 +75,7 @@ func TestCrashFailsCallsInFlightAndRestarts(t *testing.T) {
 // before each start; calls meanwhile fail at once with the reason, and one
 // healthy run starts the count afresh.
 func TestCrashLoopBacksOff(t *testing.T) {
+	longTest(t)
 	ts := startTestSet(t, Spec{Exec: []string{"python3", "pool.py"}}, Options{RestartDelay: 2 * time.Second})
 	ts.pid(t) // healthy: it answered
 	for i, want := range []string{"pool py died (exit status 3)", "pool py died (exit status 3)"} {
