@@ -4,7 +4,7 @@ BIN     := bin/nexus
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build pools demo test vet deps bench fuzz fuzz-short clean
+.PHONY: build pools demo test vet cross deps bench fuzz fuzz-short clean
 
 # CGO_ENABLED=0: a static binary, without libc's pages in nexus's memory
 # (net resolves names in Go); it runs on any Linux of its architecture.
@@ -22,11 +22,16 @@ demo: build pools
 vet:
 	$(GO) vet ./...
 
+# macOS is where most Claude Desktop users are: nexus must build and vet there.
+cross:
+	GOOS=darwin GOARCH=amd64 $(GO) vet ./...
+	GOOS=darwin GOARCH=arm64 $(GO) build -o /dev/null ./cmd/nexus
+
 # Every test: unit, golden, fuzz seeds, and end-to-end tests that drive the
 # real binary with real pools; then every fuzz target for a few seconds.
 # deps first: on a fresh machine it installs what the tests need (as CI
 # does); where all is there it only checks, in a second or two.
-test: deps vet pools
+test: deps vet cross pools
 	$(GO) test -race -count=1 -timeout 20m ./...
 	@# Every Go benchmark once, smallest sizes (-short), so none can rot.
 	$(GO) test -short -count=1 -run '^$$' -bench . -benchtime 1x ./internal/...
