@@ -62,10 +62,11 @@ type globalFlags struct {
 	logLevel     string
 	logFormat    string // text or json
 	workers      int
-	timeout      time.Duration // a call's timeout when its command sets none; 0: none
-	startTimeout time.Duration // how long a pool may take to become ready
-	command      string        // the subcommand running ("mcp", "run", ...)
-	timeoutGiven bool          // --timeout was on the command line
+	timeout      time.Duration                   // a call's timeout when its command sets none; 0: none
+	startTimeout time.Duration                   // how long a pool may take to become ready
+	command      string                          // the subcommand running ("mcp", "run", ...)
+	timeoutGiven bool                            // --timeout was on the command line
+	poolEvents   func(lang string, e pool.Event) // nexus serve's /metrics, when on
 }
 
 func newRootCmd() *cobra.Command {

@@ -106,7 +106,7 @@ func serverInfo(m *manifest.Manifest) mcp.Implementation {
 // (`nexus run`) has no default timeout, only a --timeout given: a person is
 // waiting, with Ctrl-C.
 func startPools(m *manifest.Manifest, g *globalFlags, only []int) *pool.Set {
-	opts := pool.Options{Logger: slog.Default(), OutputLog: jsonLog, StartTimeout: g.startTimeout, Reaper: true, StartDelay: poolStartDelay}
+	opts := pool.Options{Logger: slog.Default(), OutputLog: jsonLog, OnEvent: g.poolEvents, StartTimeout: g.startTimeout, Reaper: true, StartDelay: poolStartDelay}
 	if g.command != "run" || g.timeoutGiven {
 		opts.CallTimeout = g.timeout
 	}

@@ -10,6 +10,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nexus-mcp/nexus/internal/metrics"
+	"github.com/nexus-mcp/nexus/internal/pool"
+
 	"github.com/nexus-mcp/nexus/internal/clientconfig"
 
 	"github.com/spf13/cobra"
@@ -34,6 +37,7 @@ type serveOptions struct {
 	sessionIdle    time.Duration
 	grace          time.Duration
 	mcpConfig      bool
+	metrics        bool
 	pageSize       int
 }
 
@@ -49,6 +53,7 @@ func (o *serveOptions) register(fs *pflag.FlagSet, portFlag string) {
 	fs.IntVar(&o.maxCalls, "max-calls", httpserve.DefaultMaxCalls, "most function calls running at once (more wait for a slot)")
 	fs.DurationVar(&o.sessionIdle, "session-idle", httpserve.DefaultSessionIdle, "end an MCP session unused for this long")
 	fs.DurationVar(&o.grace, "grace", httpserve.DefaultGrace, "on SIGTERM, how long calls in flight may run on")
+	fs.BoolVar(&o.metrics, "metrics", true, "serve Prometheus metrics at GET /metrics, behind the same auth as the rest (--metrics=false: off)")
 	fs.BoolVar(&o.mcpConfig, "mcp-config", false, "print the client config for this server (JSON on stdout, a claude mcp add line on stderr) and exit")
 }
 
@@ -86,6 +91,11 @@ func runServe(g *globalFlags, o *serveOptions, targets []string) error {
 	if !o.mcpConfig {
 		slog.SetDefault(slog.New(logs))
 	}
+	var m *metrics.Metrics
+	if o.metrics && !o.mcpConfig {
+		m = metrics.New()
+		g.poolEvents = func(lang string, e pool.Event) { m.PoolEvent(lang, string(e)) }
+	}
 	var programs []httpserve.Program
 	var stops []func()
 	defer func() {
@@ -111,9 +121,10 @@ func runServe(g *globalFlags, o *serveOptions, targets []string) error {
 		Host: o.host, Port: o.port, AuthToken: o.token, AllowNoAuth: o.allowNoAuth,
 		AllowedOrigins: o.origins, AllowedHosts: o.hosts, MaxBody: o.maxBody,
 		MaxSessions: o.maxSessions, MaxCalls: o.maxCalls, SessionIdle: o.sessionIdle, Grace: o.grace,
-		Info:   serveInfo(programs),
-		MCP:    mcp.Options{Logs: logs},
-		Logger: stderrLog,
+		Info:    serveInfo(programs),
+		MCP:     mcp.Options{Logs: logs},
+		Logger:  stderrLog,
+		Metrics: m,
 	}, programs)
 	if err != nil {
 		return usageErrorf("serve: %v", err)

@@ -2,11 +2,13 @@ package httpserve
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/nexus-mcp/nexus/internal/argmap"
 	"github.com/nexus-mcp/nexus/internal/eval"
@@ -70,6 +72,12 @@ func (s *Server) serveCall(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "unknown command '%s' in module '%s'", command, module)
 		return
 	}
+	if m := s.cfg.Metrics; m != nil {
+		// /call's outcomes, in MCP's words: a 400 is a protocol error.
+		start, outcome := time.Now(), mcp.OutcomeProtocolError
+		defer func() { m.Call(module, command, string(outcome), time.Since(start)) }()
+		w = &outcomeWriter{ResponseWriter: w, outcome: &outcome, ctx: r.Context()}
+	}
 	body, ok := s.readAPIBody(w, r)
 	if !ok {
 		return
@@ -97,6 +105,9 @@ func (s *Server) serveCall(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	raw, err := p.Caller.Call(r.Context(), call, mcp.CallHooks{})
+	if ow, ok := w.(*outcomeWriter); ok {
+		ow.callErr, ow.called = err, true
+	}
 	if err != nil {
 		var ce *pool.CallError
 		var ee *eval.Error
@@ -311,4 +322,28 @@ func (s *Server) moduleNames() []string {
 		names[i] = p.name
 	}
 	return names
+}
+
+// outcomeWriter works out a /call's outcome for /metrics from the status
+// it answers with and, once the function ran, what its caller returned.
+type outcomeWriter struct {
+	http.ResponseWriter
+	outcome *mcp.Outcome
+	ctx     context.Context
+	called  bool  // the call reached the function
+	callErr error // and what it returned
+}
+
+func (w *outcomeWriter) WriteHeader(code int) {
+	switch {
+	case !w.called:
+		*w.outcome = mcp.OutcomeProtocolError // the request was refused before any call
+	case w.callErr != nil:
+		*w.outcome = mcp.OutcomeOf(w.ctx, w.callErr)
+	case code == http.StatusOK:
+		*w.outcome = mcp.OutcomeOK
+	default:
+		*w.outcome = mcp.OutcomeError // a wrong-typed or unreadable result
+	}
+	w.ResponseWriter.WriteHeader(code)
 }

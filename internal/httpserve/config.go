@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nexus-mcp/nexus/internal/metrics"
+
 	"github.com/nexus-mcp/nexus/internal/mcp"
 )
 
@@ -61,6 +63,9 @@ type Config struct {
 	// MCP tunes the shared MCP server (the logger defaults to Logger).
 	MCP    mcp.Options
 	Logger *slog.Logger
+	// Metrics, when set, is served at GET /metrics (behind the same auth as
+	// the rest) and counts this server's calls, sessions and requests.
+	Metrics *metrics.Metrics
 }
 
 func (c *Config) setDefaults() {

@@ -125,6 +125,10 @@ func (f *fakeCaller) cancelledCalls() []string {
 
 // loadProgram reads one of the repository's example programs.
 func loadProgram(t *testing.T, name string, caller mcp.Caller) Program {
+	return loadProgramB(t, name, caller)
+}
+
+func loadProgramB(t testing.TB, name string, caller mcp.Caller) Program {
 	t.Helper()
 	m, err := manifest.Load(filepath.Join("..", "..", "testdata", name))
 	if err != nil {

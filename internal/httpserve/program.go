@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/nexus-mcp/nexus/internal/metrics"
+
 	"github.com/nexus-mcp/nexus/internal/argmap"
 	"github.com/nexus-mcp/nexus/internal/manifest"
 	"github.com/nexus-mcp/nexus/internal/mcp"
@@ -117,4 +119,34 @@ func (l limitedCaller) Call(ctx context.Context, call argmap.Call, hooks mcp.Cal
 	}
 	defer func() { <-l.slots }()
 	return l.next.Call(ctx, call, hooks)
+}
+
+// toolOwner is the program and command a tool name stands for, as
+// /metrics labels a call.
+type toolOwner struct{ program, command string }
+
+// toolOwners maps each served tool's name to its owner. A name that is no
+// tool maps to the zero toolOwner: "" labels, so that a client's made-up
+// names cannot grow the metrics without bound.
+func toolOwners(programs []*program) map[string]toolOwner {
+	owners := map[string]toolOwner{}
+	for _, p := range programs {
+		for _, t := range p.Tools {
+			owners[t.Name] = toolOwner{program: p.name, command: t.Command.Name}
+		}
+	}
+	return owners
+}
+
+// countingCaller counts a program's calls in flight for /metrics.
+type countingCaller struct {
+	next    mcp.Caller
+	program string
+	metrics *metrics.Metrics
+}
+
+func (c countingCaller) Call(ctx context.Context, call argmap.Call, hooks mcp.CallHooks) (ndarray.Value, error) {
+	c.metrics.CallStarted(c.program)
+	defer c.metrics.CallEnded(c.program)
+	return c.next.Call(ctx, call, hooks)
 }

@@ -45,6 +45,16 @@ func New(cfg Config, programs []Program) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if m := cfg.Metrics; m != nil {
+		owners := toolOwners(progs)
+		cfg.MCP.OnCall = func(tool string, outcome mcp.Outcome, took time.Duration) {
+			o := owners[tool]
+			m.Call(o.program, o.command, string(outcome), took)
+		}
+		for _, p := range progs {
+			p.Caller = countingCaller{next: p.Caller, program: p.name, metrics: m}
+		}
+	}
 	info := cfg.Info
 	if info.Name == "" {
 		if len(progs) == 1 {
@@ -71,6 +81,10 @@ func New(cfg Config, programs []Program) (*Server, error) {
 	mux.HandleFunc("/discover", s.serveDiscover)
 	mux.HandleFunc("/discover/", s.serveDiscover)
 	mux.HandleFunc("/health", s.serveHealth)
+	if cfg.Metrics != nil {
+		mux.Handle("/metrics", cfg.Metrics.Handler())
+		cfg.Metrics.Sessions(s.sessions.count)
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "not found: %s (endpoints: /mcp, /call/<module>/<command>, /discover, /health)", r.URL.Path)
 	})
@@ -178,6 +192,10 @@ func (s *Server) track(next http.Handler) http.Handler {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r)
+		if rec.status == 0 {
+			rec.status = http.StatusOK // nothing written: net/http sends 200
+		}
+		s.cfg.Metrics.Request(rec.status)
 		s.log.Debug("http", "method", r.Method, "path", r.URL.Path, "status", rec.status, "took", time.Since(start))
 	})
 }

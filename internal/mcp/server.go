@@ -40,6 +40,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -89,6 +90,38 @@ type Options struct {
 	// Logs, when set, sends nexus's own log records to the sessions that ask
 	// for them (logging/setLevel); every session joins it.
 	Logs *LogHub
+	// OnCall, when set, learns how each tools/call ended and how long it
+	// took (nexus serve's /metrics). tool is "" for a name that is no tool.
+	OnCall func(tool string, outcome Outcome, took time.Duration)
+}
+
+// Outcome is how a tools/call ended, as the client saw it.
+type Outcome string
+
+const (
+	OutcomeOK            Outcome = "ok"             // a result
+	OutcomeError         Outcome = "isError"        // a result with isError: the function failed, its pool died, a wrong-typed result
+	OutcomeProtocolError Outcome = "protocol_error" // a JSON-RPC error: unknown tool, invalid arguments
+	OutcomeTimeout       Outcome = "timeout"        // isError: the call's timeout passed
+	OutcomeCancelled     Outcome = "cancelled"      // the client cancelled it
+)
+
+// timeoutReporter is how a Caller's error says it is a timeout (as net.Error
+// does), so that mcp need not know the pool's types.
+type timeoutReporter interface{ Timeout() bool }
+
+// OutcomeOf classifies what a Caller returned for a call whose context is ctx.
+func OutcomeOf(ctx context.Context, err error) Outcome {
+	var te timeoutReporter
+	switch {
+	case err == nil:
+		return OutcomeOK
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return OutcomeCancelled
+	case errors.As(err, &te) && te.Timeout():
+		return OutcomeTimeout
+	}
+	return OutcomeError
 }
 
 // DefaultPageSize is the number of tools per tools/list page.

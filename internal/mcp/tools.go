@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/nexus-mcp/nexus/internal/argmap"
@@ -227,7 +228,24 @@ type client struct {
 
 // callTool answers tools/call.
 func (s *Server) callTool(ctx context.Context, r *Request, c client) (any, *Error) {
-	res, rpcErr := s.runTool(ctx, r, c)
+	var res *CallToolResult
+	var rpcErr *Error
+	if s.opts.OnCall == nil {
+		res, rpcErr = s.runTool(ctx, r, c, nil)
+	} else {
+		start := time.Now()
+		o := observed{}
+		res, rpcErr = s.runTool(ctx, r, c, &o)
+		switch {
+		case rpcErr != nil:
+			o.outcome = OutcomeProtocolError
+		case o.outcome == "" && res.IsError:
+			o.outcome = OutcomeError // a result nexus could not read, or wrong-typed
+		case o.outcome == "":
+			o.outcome = OutcomeOK
+		}
+		s.opts.OnCall(o.tool, o.outcome, time.Since(start))
+	}
 	if rpcErr != nil {
 		return nil, rpcErr
 	}
@@ -270,7 +288,14 @@ func toolCallParams(r *Request) (callToolParams, error) {
 	return p, nil
 }
 
-func (s *Server) runTool(ctx context.Context, r *Request, c client) (res *CallToolResult, rpcErr *Error) {
+// observed is what runTool tells Options.OnCall: the tool, once known, and
+// how its call ended where the result alone does not say.
+type observed struct {
+	tool    string
+	outcome Outcome
+}
+
+func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observed) (res *CallToolResult, rpcErr *Error) {
 	var unchecked json.RawMessage // arguments skipped over when the line was read
 	if r.unchecked {
 		// A call that reads them whole has checked them; one that fails
@@ -295,6 +320,9 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client) (res *CallTo
 	tool := s.byName[*p.Name]
 	if tool == nil {
 		return nil, errorf(CodeInvalidParams, "unknown tool '%s'", *p.Name)
+	}
+	if obs != nil {
+		obs.tool = tool.Name
 	}
 	if missing := missingCapabilities(tool.Command.Metadata["requiredClientCapabilities"], c.capabilities); missing != nil {
 		names := make([]string, 0, len(missing))
@@ -334,6 +362,9 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client) (res *CallTo
 	cmd := call.Command
 	raw, err := s.caller.Call(ctx, call, hooks)
 	if err != nil {
+		if obs != nil {
+			obs.outcome = OutcomeOf(ctx, err)
+		}
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return errorResult("call to '" + tool.Name + "' was cancelled"), nil
 		}

@@ -54,6 +54,10 @@ func (e *TimeoutError) Error() string {
 	return msg
 }
 
+// Timeout reports true: this error is a timeout (the net.Error
+// convention, which mcp reads without knowing this type).
+func (e *TimeoutError) Timeout() bool { return true }
+
 // shortDuration writes d as time.Duration does, without zero units: 5m, not 5m0s.
 func shortDuration(d time.Duration) string {
 	s := d.String()

@@ -52,6 +52,15 @@ func DefaultWorkers(lang string) int {
 	}
 }
 
+// Event is a moment in a pool process's life, for Options.OnEvent.
+type Event string
+
+const (
+	EventStarted   Event = "started"   // a process said it is ready
+	EventCrashed   Event = "crashed"   // a ready process ended without being asked to
+	EventRestarted Event = "restarted" // a process is started again: after a crash, or in place of a stuck one
+)
+
 // Options tunes a Set. Zero values take the defaults.
 type Options struct {
 	Stderr       io.Writer     // where pool output goes, line by line and prefixed; default os.Stderr
@@ -59,6 +68,10 @@ type Options struct {
 	// is a record ("pool output", pool, text), so that a JSON log stays
 	// JSON lines (nexus --log-format json).
 	OutputLog *slog.Logger
+	// OnEvent, when set, learns of each pool process's life (nexus serve's
+	// /metrics): lang is the pool's language ("py", "r", "cpp"). It is
+	// called with the pool's lock held and must not block.
+	OnEvent func(lang string, e Event)
 	Logger       *slog.Logger  // default slog.Default()
 	StartTimeout time.Duration // how long a pool may take to become ready; default 30s
 	StopGrace    time.Duration // how long a pool may take to exit at each stop step; default 2s

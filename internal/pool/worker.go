@@ -128,6 +128,8 @@ func (w *worker) launch() *attempt {
 		if a.err != nil {
 			w.failed(a.err, false)
 			s.opts.Logger.Error("pool failed to start", "pool", w.label, "err", a.err)
+		} else {
+			w.event(EventStarted)
 		}
 	}()
 	return a
@@ -145,6 +147,8 @@ func (w *worker) died(a *attempt, p *process, err error) {
 	healthy := p.answeredAny() || p.upFor() >= w.set.opts.HealthyAfter
 	delay := w.failed(err, healthy)
 	w.set.opts.Logger.Info("restarting pool", "pool", w.label, "in", delay, "failures", w.failures)
+	w.event(EventCrashed)
+	w.event(EventRestarted)
 	if delay == 0 {
 		w.launch()
 		return
@@ -165,6 +169,7 @@ func (w *worker) stuck(a *attempt, p *process, why string) {
 	w.mu.Lock()
 	if !w.closed {
 		w.set.opts.Logger.Warn("replacing a stuck pool process", "pool", w.label, "pid", p.cmd.Process.Pid, "why", why)
+		w.event(EventRestarted)
 		live := w.retired[:0]
 		for _, r := range w.retired {
 			select {
@@ -226,4 +231,11 @@ func (w *worker) stop() {
 		}
 	}
 	wg.Wait()
+}
+
+// event tells Options.OnEvent, if any, of e.
+func (w *worker) event(e Event) {
+	if f := w.set.opts.OnEvent; f != nil {
+		f(w.spec.Lang, e)
+	}
 }

@@ -1,0 +1,103 @@
+package e2e
+
+import (
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// scrape GETs path from srv with headers (name, value, ...).
+func scrape(t *testing.T, srv *httpServer, method, path, body string, headers ...string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, srv.base+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func sample(page, series string) float64 {
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(series) + ` (\S+)$`).FindStringSubmatch(page)
+	if m == nil {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(m[1], 64)
+	return v
+}
+
+// nexus serve's GET /metrics (issue 12 §6), with real Python pools: calls
+// by outcome, a timeout, a pool that crashes and is restarted, and the
+// same auth as the rest; --metrics=false turns it off.
+func TestMetricsEndpoint(t *testing.T) {
+	if why := pythonAvailable(); why != "" {
+		missingTool(t, why)
+	}
+	srv := startHTTP(t, []string{"NEXUS_AUTH_TOKEN=tok"}, "serve", "--port", "0", "--timeout", "1s", program("bad/unruly"))
+	auth := []string{"Authorization", "Bearer tok"}
+	for _, c := range []struct {
+		path, body string
+		status     int
+	}{
+		{"/call/unruly/ok", `[1]`, 200},
+		{"/call/unruly/ok", `[2]`, 200},
+		{"/call/unruly/fail", `["boom"]`, 500},
+		{"/call/unruly/slow", `[5000]`, 502}, // times out after 1s
+		{"/call/unruly/crash", `[3]`, 502},   // its pool dies and is restarted
+		{"/call/unruly/ok", `[3]`, 200},      // on the new process
+	} {
+		if code, body := scrape(t, srv, http.MethodPost, c.path, c.body, auth...); code != c.status {
+			t.Fatalf("POST %s %s: %d %s, want %d", c.path, c.body, code, body, c.status)
+		}
+	}
+	stateless := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ok","arguments":{"_1":5},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	if resp, body := srv.rpc(stateless, append([]string{"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "ok"}, auth...)...); resp.StatusCode != 200 || !strings.Contains(body, `"text":"6"`) {
+		t.Fatalf("MCP tools/call ok: %d %s", resp.StatusCode, body)
+	}
+
+	if code, _ := scrape(t, srv, http.MethodGet, "/metrics", ""); code != http.StatusUnauthorized {
+		t.Errorf("GET /metrics without the token: %d, want 401", code)
+	}
+	code, page := scrape(t, srv, http.MethodGet, "/metrics", "", auth...)
+	if code != 200 {
+		t.Fatalf("GET /metrics: %d\n%s", code, page)
+	}
+	for series, want := range map[string]float64{
+		`nexus_calls_total{outcome="ok",program="unruly",tool="ok"}`:        4, // three on /call, one over MCP
+		`nexus_calls_total{outcome="isError",program="unruly",tool="fail"}`: 1,
+		`nexus_calls_total{outcome="timeout",program="unruly",tool="slow"}`: 1,
+		`nexus_calls_total{outcome="isError",program="unruly",tool="crash"}`: 1,
+		`nexus_pool_events_total{event="crashed",lang="py"}`:                  1,
+		`nexus_pool_events_total{event="restarted",lang="py"}`:                1,
+		`nexus_pool_events_total{event="started",lang="py"}`:                  2,
+		`nexus_calls_in_flight{program="unruly"}`:                             0,
+		`nexus_call_duration_seconds_count{program="unruly",tool="ok"}`:      4,
+	} {
+		if got := sample(page, series); got != want {
+			t.Errorf("%s = %v, want %v", series, got, want)
+		}
+	}
+	if got := sample(page, `nexus_http_requests_total{code="200"}`); got < 4 {
+		t.Errorf(`nexus_http_requests_total{code="200"} = %v, want at least 4`, got)
+	}
+	if t.Failed() {
+		t.Logf("/metrics:\n%s", page)
+	}
+
+	off := startHTTP(t, nil, "serve", "--port", "0", "--metrics=false", program("bad/unruly"))
+	if code, _ := scrape(t, off, http.MethodGet, "/metrics", ""); code != http.StatusNotFound {
+		t.Errorf("GET /metrics with --metrics=false: %d, want 404", code)
+	}
+}
