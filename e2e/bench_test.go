@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // TestBenchDriverTiny runs the benchmark driver (cmd/nexus-bench) once in
@@ -17,7 +19,7 @@ import (
 // per language. Its figures are not checked: speed is judged by the bench,
 // never by tests.
 func TestBenchDriverTiny(t *testing.T) {
-	longTest(t)
+	testenv.Long(t)
 	langs := []string{"py", "r", "cpp"}
 	missing := map[string]string{}
 	if _, err := exec.LookPath("Rscript"); err != nil {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // requireCppPool skips when the example C++ pool could not be built (no
@@ -13,7 +15,7 @@ import (
 func requireCppPool(t *testing.T) {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(program("numeric"), "pools", "cpp", "pool-cpp.out")); err != nil {
-		missingTool(t, "testdata/numeric's C++ pool is not built (needs g++ and nlohmann-json3-dev; run make deps)")
+		testenv.MissingTool(t, "testdata/numeric's C++ pool is not built (needs g++ and nlohmann-json3-dev; run make deps)")
 	}
 }
 

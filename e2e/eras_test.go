@@ -15,6 +15,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // langCase is what the real-client tests do in one pool language: a quick
@@ -208,7 +210,7 @@ func firstText(t *testing.T, res *sdk.CallToolResult) string {
 // 2025-06-18 handshake. In each, per pool language: list tools, call one,
 // receive progress, cancel a long call (the function stops, the pool stays usable).
 func TestGoSDKClientEras(t *testing.T) {
-	longTest(t)
+	testenv.Long(t)
 	for _, era := range []struct{ name, pin, want string }{
 		{"default (2026-07-28)", "", "2026-07-28"},
 		{"pinned 2025-06-18", "2025-06-18", "2025-06-18"},
@@ -217,7 +219,7 @@ func TestGoSDKClientEras(t *testing.T) {
 			for _, lc := range langCases {
 				t.Run(lc.lang, func(t *testing.T) {
 					if why := lc.available(); why != "" {
-						missingTool(t, why)
+						testenv.MissingTool(t, why)
 					}
 					t.Parallel()
 					goSDKLanguage(t, lc, era.pin, era.want)
@@ -370,20 +372,20 @@ func waitForMarker(t *testing.T, marker string) {
 // initialize. Per pool language: list tools, call one, receive progress,
 // cancel a long call (the function stops, the pool stays usable).
 func TestTypeScriptSDKClientStdio(t *testing.T) {
-	longTest(t)
+	testenv.Long(t)
 	node, err := exec.LookPath("node")
 	if err != nil {
-		missingTool(t, "node is not installed: the TypeScript SDK client cannot run")
+		testenv.MissingTool(t, "node is not installed: the TypeScript SDK client cannot run")
 	}
 	dir := filepath.Join(repoRoot, "e2e", "tsclient")
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
 		msg := "the TypeScript SDK is not installed in e2e/tsclient: run scripts/install-deps.sh"
-		missingTool(t, msg)
+		testenv.MissingTool(t, msg)
 	}
 	for _, lc := range langCases {
 		t.Run(lc.lang, func(t *testing.T) {
 			if why := lc.available(); why != "" {
-				missingTool(t, why)
+				testenv.MissingTool(t, why)
 			}
 			t.Parallel()
 			tsLanguage(t, node, dir, lc)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // The fidelity program (testdata/fidelity) implements the same functions in
@@ -291,11 +293,11 @@ func requireFidelity(t *testing.T) {
 	t.Helper()
 	for _, why := range []string{pythonAvailable(), rAvailable()} {
 		if why != "" {
-			missingTool(t, why)
+			testenv.MissingTool(t, why)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(program("fidelity"), "pools", "cpp", "pool-cpp.out")); err != nil {
-		missingTool(t, "testdata/fidelity's C++ pool is not built (needs g++ and nlohmann-json3-dev; run make deps)")
+		testenv.MissingTool(t, "testdata/fidelity's C++ pool is not built (needs g++ and nlohmann-json3-dev; run make deps)")
 	}
 }
 

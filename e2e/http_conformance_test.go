@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // conformanceDir holds the pinned conformance suite and Node 22, installed
@@ -18,14 +20,14 @@ func conformanceDir() string { return filepath.Join(repoRoot, "e2e", "conformanc
 // cannot avoid are listed, with reasons, in e2e/conformance/baseline.yml;
 // the suite fails on any other failure and on a baseline entry that passes.
 func TestHTTPConformance(t *testing.T) {
-	longTest(t)
+	testenv.Long(t)
 	dir := conformanceDir()
 	node := filepath.Join(dir, "node_modules", ".bin", "node")
 	suite := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
 	for _, f := range []string{node, suite} {
 		if _, err := os.Stat(f); err != nil {
 			msg := "the MCP conformance suite is not installed (" + f + "): run scripts/install-deps.sh"
-			missingTool(t, msg)
+			testenv.MissingTool(t, msg)
 		}
 	}
 	srv := startHTTP(t, nil, "serve", "--port", "0", program("everything"))

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // The TypeScript SDK's StreamableHTTPClientTransport, an independent client:
@@ -19,7 +21,7 @@ func TestHTTPTypeScriptSDKClient(t *testing.T) {
 	node := filepath.Join(dir, "node_modules", ".bin", "node")
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
 		msg := "the TypeScript SDK is not installed in e2e/conformance: run scripts/install-deps.sh"
-		missingTool(t, msg)
+		testenv.MissingTool(t, msg)
 	}
 	srv := startHTTP(t, nil, "serve", "--port", "0", program("everything"))
 	marker := filepath.Join(t.TempDir(), "cancelled")

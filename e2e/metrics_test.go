@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // scrape GETs path from srv with headers (name, value, ...).
@@ -43,7 +45,7 @@ func sample(page, series string) float64 {
 // same auth as the rest; --metrics=false turns it off.
 func TestMetricsEndpoint(t *testing.T) {
 	if why := pythonAvailable(); why != "" {
-		missingTool(t, why)
+		testenv.MissingTool(t, why)
 	}
 	srv := startHTTP(t, []string{"NEXUS_AUTH_TOKEN=tok"}, "serve", "--port", "0", "--timeout", "1s", program("bad/unruly"))
 	auth := []string{"Authorization", "Bearer tok"}
@@ -75,14 +77,14 @@ func TestMetricsEndpoint(t *testing.T) {
 		t.Fatalf("GET /metrics: %d\n%s", code, page)
 	}
 	for series, want := range map[string]float64{
-		`nexus_calls_total{outcome="ok",program="unruly",tool="ok"}`:        4, // three on /call, one over MCP
-		`nexus_calls_total{outcome="isError",program="unruly",tool="fail"}`: 1,
-		`nexus_calls_total{outcome="timeout",program="unruly",tool="slow"}`: 1,
+		`nexus_calls_total{outcome="ok",program="unruly",tool="ok"}`:         4, // three on /call, one over MCP
+		`nexus_calls_total{outcome="isError",program="unruly",tool="fail"}`:  1,
+		`nexus_calls_total{outcome="timeout",program="unruly",tool="slow"}`:  1,
 		`nexus_calls_total{outcome="isError",program="unruly",tool="crash"}`: 1,
-		`nexus_pool_events_total{event="crashed",lang="py"}`:                  1,
-		`nexus_pool_events_total{event="restarted",lang="py"}`:                1,
-		`nexus_pool_events_total{event="started",lang="py"}`:                  2,
-		`nexus_calls_in_flight{program="unruly"}`:                             0,
+		`nexus_pool_events_total{event="crashed",lang="py"}`:                 1,
+		`nexus_pool_events_total{event="restarted",lang="py"}`:               1,
+		`nexus_pool_events_total{event="started",lang="py"}`:                 2,
+		`nexus_calls_in_flight{program="unruly"}`:                            0,
 		`nexus_call_duration_seconds_count{program="unruly",tool="ok"}`:      4,
 	} {
 		if got := sample(page, series); got != want {

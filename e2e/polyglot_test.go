@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // Robustness across languages, end to end: stray output of Python, R and
@@ -208,7 +210,7 @@ var combatPools = map[string]string{"py": "pools/py/pool.py", "r": "pools/r/pool
 func TestCombatStartsBothPools(t *testing.T) {
 	for _, why := range []string{pythonAvailable(), rAvailable()} {
 		if why != "" {
-			missingTool(t, why)
+			testenv.MissingTool(t, why)
 		}
 	}
 	s := startServer(t, program("combat"))

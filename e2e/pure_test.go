@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // testdata/pure holds one pure command for each command of the PURE.md §6
@@ -495,7 +497,7 @@ func TestPureCommandsCLI(t *testing.T) {
 // A pure command beside Python pools (testdata/shapes' pureAnswer).
 func TestShapesPureAnswer(t *testing.T) {
 	if why := pythonAvailable(); why != "" {
-		missingTool(t, why)
+		testenv.MissingTool(t, why)
 	}
 	s := startServer(t, program("shapes"))
 	s.handshake()

@@ -5,13 +5,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // A broken pool is reported on stderr when nexus starts, its calls get
 // isError with the same reason, and the program's other pool keeps serving
 // (testdata/bad/README.md).
 func TestBadPrograms(t *testing.T) {
-	longTest(t)
+	testenv.Long(t)
 	bad := func(name string) string { return program(filepath.Join("bad", name)) }
 	tests := []struct {
 		name   string

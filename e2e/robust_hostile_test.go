@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // reply is what a hostile input may be answered with (one JSON-RPC reply).
@@ -340,7 +342,7 @@ func vmStatus(t *testing.T, pid int, field string) int {
 // stays under twice the 64 MiB cap over what it used before. (The race
 // detector multiplies memory, so this runs a plain build.)
 func TestHugeLineMemoryIsBounded(t *testing.T) {
-	longTest(t)
+	testenv.Long(t)
 	bin, err := plainBuild()
 	if err != nil {
 		t.Fatalf("building a plain nexus: %v", err)

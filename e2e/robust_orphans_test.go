@@ -5,12 +5,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // However nexus ends, its pools end with it, and so do the processes their
 // functions started (docs/pool-protocol.md, "Process group and death").
 func TestNoOrphansAfterMCP(t *testing.T) {
-	longTest(t)
+	testenv.Long(t)
 	tests := []struct {
 		name   string
 		end    func(s *server)
@@ -64,7 +66,7 @@ func TestNoOrphansAfterMCP(t *testing.T) {
 
 // The same for a CLI run, whose call is running when nexus is told to stop.
 func TestNoOrphansAfterRun(t *testing.T) {
-	longTest(t)
+	testenv.Long(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) {
 			cmd := exec.Command(nexusBin, "run", unruly(), "spawnAndWait")
@@ -92,7 +94,7 @@ func TestNoOrphansAfterRun(t *testing.T) {
 // cannot catch SIGTERM and the C++ runtime does not kill its group, so on
 // SIGKILL it is nexus's reaper that ends their children.
 func TestNoOrphansAnyLanguage(t *testing.T) {
-	longTest(t)
+	testenv.Long(t)
 	p := newPolyglot(t)
 	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {

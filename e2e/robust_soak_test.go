@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // polyglot is testdata/bad/polyglot, ready to run: a copy in a temporary
@@ -115,7 +117,7 @@ func newPolyglot(t *testing.T) *polyglot {
 		t.Logf("the soak leaves C++ out: %s", why)
 	}
 	if len(p.langs) == 0 {
-		missingTool(t, "no language of the polyglot program can run here")
+		testenv.MissingTool(t, "no language of the polyglot program can run here")
 	}
 	return p
 }
@@ -152,7 +154,7 @@ func collateral(lang, text string) bool {
 // is the function's own or explained by a pool that crashed; and the pools
 // still serve afterwards, leaving no process behind.
 func TestSoak(t *testing.T) {
-	longTest(t)
+	testenv.Long(t)
 	const total, inFlight = 10000, 64
 	calls := total
 	p := newPolyglot(t)

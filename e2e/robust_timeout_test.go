@@ -5,13 +5,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // A command's metadata.timeout bounds its calls: the client gets isError
 // at once, the stuck pool process is replaced, and a call already running
 // in it finishes undisturbed.
 func TestTimeoutFromManifest(t *testing.T) {
-	longTest(t)
+	testenv.Long(t)
 	s := startServer(t, unruly())
 	s.handshake()
 	old := s.mustInt(1, "pid", nil)
@@ -47,7 +49,7 @@ func TestTimeoutFromManifest(t *testing.T) {
 
 // --timeout bounds every command that sets none.
 func TestTimeoutFlag(t *testing.T) {
-	longTest(t)
+	testenv.Long(t)
 	s := startServer(t, unruly(), "--timeout", "700ms")
 	s.handshake()
 	text, isErr := s.callTool(1, "block", map[string]any{"_1": 60})
@@ -69,7 +71,7 @@ func TestTimeoutFlag(t *testing.T) {
 // never began and is sent to the fresh process; in Python and C++ it runs
 // beside the stuck one and answers at once.
 func TestTimeoutAnyLanguage(t *testing.T) {
-	longTest(t)
+	testenv.Long(t)
 	p := newPolyglot(t)
 	s := startServer(t, p.dir, "--workers", "1") // <lang>Block's own timeout is 1s
 	s.handshake()

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 func manifestVersion(t *testing.T, name string) string {
@@ -225,7 +227,7 @@ func TestFraming(t *testing.T) {
 
 // Lines of tens of MiB pass (no bufio.Scanner limit); values come back whole.
 func TestLargeArgument(t *testing.T) {
-	longTest(t)
+	testenv.Long(t)
 	s := startServer(t, program("shapes"))
 	s.handshake()
 	big := strings.Repeat("abcdefghij", 2<<20) // 20 MiB
@@ -242,7 +244,7 @@ func TestLargeArgument(t *testing.T) {
 // 50 concurrent calls: a fast call sent after a slow one is answered first,
 // and every request gets exactly one reply with its own id.
 func TestConcurrentCalls(t *testing.T) {
-	longTest(t)
+	testenv.Long(t)
 	s := startServer(t, program("shapes"))
 	s.handshake()
 	s.send(`{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"sleepMs","arguments":{"_1":3000}}}`)

@@ -21,10 +21,11 @@ import (
 	"time"
 
 	"github.com/nexus-mcp/nexus/internal/ndarray"
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 func TestCppArrays(t *testing.T) {
-	longTest(t)
+	testenv.Long(t)
 	exe := buildCppTestPool(t)
 	t.Run("ready", func(t *testing.T) { testCppArraysReady(t, exe) })
 	t.Run("arguments", func(t *testing.T) { testCppArrayArguments(t, exe) })

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // The mids of testdata/cpp/pool.cpp.
@@ -113,12 +115,12 @@ func buildCppProgram(t testing.TB, name string) string {
 	t.Helper()
 	gxx, err := exec.LookPath("g++")
 	if err != nil {
-		missingTool(t, "g++ is not installed")
+		testenv.MissingTool(t, "g++ is not installed")
 	}
 	probe := exec.Command(gxx, "-std=c++17", "-fsyntax-only", "-x", "c++", "-")
 	probe.Stdin = strings.NewReader("#include <nlohmann/json.hpp>\n")
 	if out, err := probe.CombinedOutput(); err != nil {
-		missingTool(t, fmt.Sprintf("nlohmann/json is not installed (nlohmann-json3-dev): %v\n%s", err, out))
+		testenv.MissingTool(t, fmt.Sprintf("nlohmann/json is not installed (nlohmann-json3-dev): %v\n%s", err, out))
 	}
 	runtimeDir, err := filepath.Abs(filepath.Join("runtime", "cpp"))
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/nexus-mcp/nexus/internal/ndarray"
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // The mids of testdata/r/arrays.R.
@@ -382,7 +383,7 @@ func slicesEqual(a, b []int) bool {
 // Blobs that do not match the call's arrays break the protocol: the pool
 // says what it saw and exits with status 2.
 func TestRArrayProtocolErrors(t *testing.T) {
-	longTest(t)
+	testenv.Long(t)
 	four := i4Values([]any{0}, []int{4}, 1, 2, 3, 4)
 	tests := []struct {
 		name       string

@@ -24,6 +24,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // The mids of testdata/r/pool.R.
@@ -69,7 +71,7 @@ var rMissing = sync.OnceValue(func() string {
 func needR(t *testing.T) {
 	t.Helper()
 	if why := rMissing(); why != "" {
-		missingTool(t, why)
+		testenv.MissingTool(t, why)
 	}
 }
 
@@ -464,7 +466,7 @@ func TestRWorkersShareCalls(t *testing.T) {
 // (nexus_sleep here) keeps its process; one that does not look is stuck,
 // and its process is replaced after the cancel grace.
 func TestRCancel(t *testing.T) {
-	longTest(t)
+	testenv.Long(t)
 	tests := []struct {
 		name         string
 		mid          int
@@ -666,7 +668,7 @@ func TestRCancelFrames(t *testing.T) {
 }
 
 func TestRExit(t *testing.T) {
-	longTest(t)
+	testenv.Long(t)
 	tests := []struct {
 		name       string
 		send       func(p *rawPool, t *testing.T)
@@ -773,7 +775,7 @@ func TestRPoolRefusesToRunStandalone(t *testing.T) {
 // frames that end on a block's edge must all arrive, whether read while
 // the pool waits or by a poll while a call runs.
 func TestRFrameEdges(t *testing.T) {
-	longTest(t)
+	testenv.Long(t)
 	p := startRRawPool(t)
 	p.recv(t) // ready
 	// echo's call, its frame (header included) size bytes long.

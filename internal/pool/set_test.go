@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // The mids of testdata/pools/pool.py.
@@ -142,7 +144,7 @@ func startTestSet(t *testing.T, spec Spec, opts Options) *testSet {
 func needPython(t *testing.T) {
 	t.Helper()
 	if _, err := exec.LookPath("python3"); err != nil {
-		missingTool(t, "python3 is not installed")
+		testenv.MissingTool(t, "python3 is not installed")
 	}
 }
 

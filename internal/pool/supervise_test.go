@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // Every call in flight on a process that dies fails with the reason; the
@@ -75,7 +77,7 @@ func TestCrashFailsCallsInFlightAndRestarts(t *testing.T) {
 // before each start; calls meanwhile fail at once with the reason, and one
 // healthy run starts the count afresh.
 func TestCrashLoopBacksOff(t *testing.T) {
-	longTest(t)
+	testenv.Long(t)
 	ts := startTestSet(t, Spec{Exec: []string{"python3", "pool.py"}}, Options{RestartDelay: 2 * time.Second})
 	ts.pid(t) // healthy: it answered
 	for i, want := range []string{"pool py died (exit status 3)", "pool py died (exit status 3)"} {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // callWith runs one call with options and a generous overall bound.
@@ -160,7 +162,7 @@ func TestTimeoutWhileStarting(t *testing.T) {
 // never began: "concurrent": false lets nexus send them to the fresh
 // process; without the member it cannot know, so they fail with the reason.
 func TestStuckSequentialPool(t *testing.T) {
-	longTest(t)
+	testenv.Long(t)
 	tests := []struct {
 		claim   string
 		wantErr string // for the queued call; "" means it succeeds
@@ -202,7 +204,7 @@ func TestStuckSequentialPool(t *testing.T) {
 // A call waiting to be written to a pool that is busy (one call at a time,
 // not reading) can still be cancelled, however big its arguments.
 func TestCancelWhileThePipeIsFull(t *testing.T) {
-	longTest(t)
+	testenv.Long(t)
 	ts := startTestSet(t, Spec{Exec: []string{"python3", "sequential.py", "false"}}, Options{CancelGrace: 10 * time.Second})
 	seqPID(t, ts)
 	go ts.CallWith(context.Background(), 0, 2, rawArgs(t, 2), CallOptions{}) //nolint:errcheck // keeps the pool busy
