@@ -80,8 +80,8 @@ func (p *printer) value(v Value, t *Type) error {
 			return mismatch(t, v)
 		}
 		p.str(v.s)
-	case kList:
-		if v.k != vSeq {
+	case kList, kTuple:
+		if v.k != vSeq || t.kind == kTuple && len(v.seq) != len(t.items) {
 			return mismatch(t, v)
 		}
 		p.buf = append(p.buf, '[')
@@ -89,24 +89,11 @@ func (p *printer) value(v Value, t *Type) error {
 			if i > 0 {
 				p.buf = append(p.buf, ',')
 			}
-			if err := p.value(x, t.elem); err != nil {
-				return err
+			elem := t.elem
+			if t.kind == kTuple {
+				elem = t.items[i]
 			}
-			if err := p.grew(); err != nil {
-				return err
-			}
-		}
-		p.buf = append(p.buf, ']')
-	case kTuple:
-		if v.k != vSeq || len(v.seq) != len(t.items) {
-			return mismatch(t, v)
-		}
-		p.buf = append(p.buf, '[')
-		for i, x := range v.seq {
-			if i > 0 {
-				p.buf = append(p.buf, ',')
-			}
-			if err := p.value(x, t.items[i]); err != nil {
+			if err := p.value(x, elem); err != nil {
 				return err
 			}
 			if err := p.grew(); err != nil {
