@@ -2,7 +2,6 @@ package httpserve
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -72,11 +71,12 @@ func (s *Server) serveCall(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "unknown command '%s' in module '%s'", command, module)
 		return
 	}
+	// /call's outcome for /metrics, in MCP's words: until the function
+	// runs, a refusal (400, 413) is a protocol error.
+	outcome := mcp.OutcomeProtocolError
 	if m := s.cfg.Metrics; m != nil {
-		// /call's outcomes, in MCP's words: a 400 is a protocol error.
-		start, outcome := time.Now(), mcp.OutcomeProtocolError
+		start := time.Now()
 		defer func() { m.Call(module, command, string(outcome), time.Since(start)) }()
-		w = &outcomeWriter{ResponseWriter: w, outcome: &outcome, ctx: r.Context()}
 	}
 	body, ok := s.readAPIBody(w, r)
 	if !ok {
@@ -105,9 +105,7 @@ func (s *Server) serveCall(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	raw, err := p.Caller.Call(r.Context(), call, mcp.CallHooks{})
-	if ow, ok := w.(*outcomeWriter); ok {
-		ow.callErr, ow.called = err, true
-	}
+	outcome = mcp.OutcomeOf(r.Context(), err)
 	if err != nil {
 		var ce *pool.CallError
 		var ee *eval.Error
@@ -126,6 +124,9 @@ func (s *Server) serveCall(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	value, err := argmap.ResultValue(&call.Command.Return, raw)
+	if err != nil {
+		outcome = mcp.OutcomeError // a wrong-typed or unreadable result
+	}
 	var tm *argmap.TypeMismatch
 	switch {
 	case errors.As(err, &tm):
@@ -322,28 +323,4 @@ func (s *Server) moduleNames() []string {
 		names[i] = p.name
 	}
 	return names
-}
-
-// outcomeWriter works out a /call's outcome for /metrics from the status
-// it answers with and, once the function ran, what its caller returned.
-type outcomeWriter struct {
-	http.ResponseWriter
-	outcome *mcp.Outcome
-	ctx     context.Context
-	called  bool  // the call reached the function
-	callErr error // and what it returned
-}
-
-func (w *outcomeWriter) WriteHeader(code int) {
-	switch {
-	case !w.called:
-		*w.outcome = mcp.OutcomeProtocolError // the request was refused before any call
-	case w.callErr != nil:
-		*w.outcome = mcp.OutcomeOf(w.ctx, w.callErr)
-	case code == http.StatusOK:
-		*w.outcome = mcp.OutcomeOK
-	default:
-		*w.outcome = mcp.OutcomeError // a wrong-typed or unreadable result
-	}
-	w.ResponseWriter.WriteHeader(code)
 }
