@@ -362,10 +362,11 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observe
 	cmd := call.Command
 	raw, err := s.caller.Call(ctx, call, hooks)
 	if err != nil {
+		outcome := OutcomeOf(ctx, err)
 		if obs != nil {
-			obs.outcome = OutcomeOf(ctx, err)
+			obs.outcome = outcome
 		}
-		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		if outcome == OutcomeCancelled {
 			return errorResult("call to '" + tool.Name + "' was cancelled"), nil
 		}
 		s.callFailed(tool.Name, err, notify, logLevel)
