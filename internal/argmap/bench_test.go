@@ -12,19 +12,27 @@ import (
 	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
-// BenchmarkToPositionalLargeList measures a call carrying 100k integers.
-func BenchmarkToPositionalLargeList(b *testing.B) {
-	tool := jsonHelpTool(b, "sumMany")
+// intList is the JSON list of n integers f(0), f(1), ...
+func intList(n int, f func(int) int) string {
 	var sb strings.Builder
-	sb.WriteString(`{"_1":[`)
-	for i := 0; i < 100000; i++ {
+	sb.WriteByte('[')
+	for i := range n {
 		if i > 0 {
 			sb.WriteByte(',')
 		}
-		sb.WriteString(strconv.Itoa(i * 7919))
+		sb.WriteString(strconv.Itoa(f(i)))
 	}
-	sb.WriteString(`]}`)
-	args := json.RawMessage(sb.String())
+	sb.WriteByte(']')
+	return sb.String()
+}
+
+// millionInts spreads the benchmarks' integers over 0..999999.
+func millionInts(i int) int { return (i * 7919) % 1000000 }
+
+// BenchmarkToPositionalLargeList measures a call carrying 100k integers.
+func BenchmarkToPositionalLargeList(b *testing.B) {
+	tool := jsonHelpTool(b, "sumMany")
+	args := json.RawMessage(`{"_1":` + intList(100_000, func(i int) int { return i * 7919 }) + `}`)
 	b.SetBytes(int64(len(args)))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -39,16 +47,7 @@ func BenchmarkToPositionalLargeList(b *testing.B) {
 // fast path declines.
 func BenchmarkFullPositionalLargeList(b *testing.B) {
 	tool := jsonHelpTool(b, "sumMany")
-	var sb strings.Builder
-	sb.WriteString(`{"_1":[`)
-	for i := 0; i < 100000; i++ {
-		if i > 0 {
-			sb.WriteByte(',')
-		}
-		sb.WriteString(strconv.Itoa(i * 7919))
-	}
-	sb.WriteString(`]}`)
-	args := json.RawMessage(sb.String())
+	args := json.RawMessage(`{"_1":` + intList(100_000, func(i int) int { return i * 7919 }) + `}`)
 	b.SetBytes(int64(len(args)))
 	for b.Loop() {
 		if _, err := tool.fullPositional(args); err != nil {
@@ -61,16 +60,7 @@ func BenchmarkFullPositionalLargeList(b *testing.B) {
 // integers, read into an array.
 func BenchmarkFastPositionalMillionInts(b *testing.B) {
 	tool := jsonHelpTool(b, "sumMany")
-	var sb strings.Builder
-	sb.WriteString(`{"_1":[`)
-	for i := 0; i < 1_000_000; i++ {
-		if i > 0 {
-			sb.WriteByte(',')
-		}
-		sb.WriteString(strconv.Itoa((i * 7919) % 1000000))
-	}
-	sb.WriteString(`]}`)
-	args := []byte(sb.String())
+	args := []byte(`{"_1":` + intList(1_000_000, millionInts) + `}`)
 	b.SetBytes(int64(len(args)))
 	for b.Loop() {
 		call, ok := tool.fastPositional(args)
@@ -116,16 +106,7 @@ func BenchmarkResultValueJSONInts(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var sb strings.Builder
-	sb.WriteByte('[')
-	for i := 0; i < 1_000_000; i++ {
-		if i > 0 {
-			sb.WriteByte(',')
-		}
-		sb.WriteString(strconv.Itoa((i * 7919) % 1000000))
-	}
-	sb.WriteByte(']')
-	raw := []byte(sb.String())
+	raw := []byte(intList(1_000_000, millionInts))
 	b.SetBytes(int64(len(raw)))
 	for b.Loop() {
 		if _, err := ResultValue(&manifest.Return{T: ty}, ndarray.Value{JSON: raw}); err != nil {
@@ -159,18 +140,7 @@ func BenchmarkResultValueArrayReals(b *testing.B) {
 // ("checked") and with none ("unchecked": still validated and compacted,
 // which any reply needs). The ratio checked/unchecked is the check's price.
 func BenchmarkResultCheck(b *testing.B) {
-	ints := func() []byte {
-		var sb strings.Builder
-		sb.WriteByte('[')
-		for i := 0; i < 1_000_000; i++ {
-			if i > 0 {
-				sb.WriteByte(',')
-			}
-			sb.WriteString(strconv.Itoa((i * 7919) % 1000000))
-		}
-		sb.WriteByte(']')
-		return []byte(sb.String())
-	}
+	ints := func() []byte { return []byte(intList(1_000_000, millionInts)) }
 	rows := func() []byte {
 		var sb strings.Builder
 		sb.WriteByte('[')
