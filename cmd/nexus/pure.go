@@ -88,7 +88,7 @@ func (c programCaller) Call(ctx context.Context, call argmap.Call, h mcp.CallHoo
 		return ndarray.Value{}, fmt.Errorf("command '%s' needs a pool, and none was started", cmd.Name)
 	}
 	return c.set.CallWith(ctx, cmd.Pool, cmd.Mid, call.Args, pool.CallOptions{
-		Hooks:  pool.Hooks{Progress: h.Progress, Log: h.Log, Content: h.Content},
+		Hooks:  pool.Hooks{Progress: h.Progress, Log: h.Log, Content: h.Content, Ask: h.Ask},
 		Arrays: call.Arrays,
 		Ret:    call.Ret,
 	})

@@ -59,6 +59,11 @@ type CallHooks struct {
 	// answered with, before Call returns; the client sees them in place of
 	// the value's text.
 	Content func(blocks json.RawMessage)
+	// Ask carries a request the function makes of the client (kind
+	// "elicit", "sample" or "roots"; params the MCP request's params) and
+	// returns the client's result object. It may block until the client
+	// answers; ctx ends with the call.
+	Ask func(ctx context.Context, kind string, params json.RawMessage) (json.RawMessage, error)
 }
 
 // Caller runs one call (its command, in the pool its manifest names, with

@@ -120,6 +120,14 @@ type Hooks struct {
 	// some, just before Call returns the result's value. Without it the
 	// blocks are dropped.
 	Content func(blocks json.RawMessage)
+	// Ask answers a request the function makes of the client while it runs
+	// (an `ask` message, docs/pool-protocol.md): kind is "elicit", "sample"
+	// or "roots", params the MCP request's params (elicitation/create,
+	// sampling/createMessage, roots/list). It returns the client's result
+	// object, or an error whose text the function sees. It runs on a
+	// goroutine of its own and may block; ctx ends with the call. Without
+	// it the function's ask fails ("this call cannot ask the client").
+	Ask func(ctx context.Context, kind string, params json.RawMessage) (json.RawMessage, error)
 }
 
 // CallError reports that the pool's function failed (it raised, or its
