@@ -57,8 +57,12 @@ func newMCPCmd(g *globalFlags) *cobra.Command {
 			slog.SetDefault(slog.New(logs))
 			caller, stopPools := prog.caller(g)
 			defer stopPools()
+			key, err := stateKey()
+			if err != nil {
+				return err
+			}
 			srv := mcp.NewServer(serverInfo(m), prog.tools, caller, mcp.Options{
-				Logger: stderrLog, MaxLine: maxLine, PageSize: pageSize, Logs: logs})
+				Logger: stderrLog, MaxLine: maxLine, PageSize: pageSize, Logs: logs, StateKey: key})
 
 			// SIGTERM/SIGINT: stop every pool and exit 0 (stdin may never close).
 			sig := make(chan os.Signal, 1)

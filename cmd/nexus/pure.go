@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -88,7 +89,7 @@ func (c programCaller) Call(ctx context.Context, call argmap.Call, h mcp.CallHoo
 		return ndarray.Value{}, fmt.Errorf("command '%s' needs a pool, and none was started", cmd.Name)
 	}
 	return c.set.CallWith(ctx, cmd.Pool, cmd.Mid, call.Args, pool.CallOptions{
-		Hooks:  pool.Hooks{Progress: h.Progress, Log: h.Log, Content: h.Content, Ask: h.Ask},
+		Hooks:  pool.Hooks{Progress: h.Progress, Log: h.Log, Content: h.Content, Ask: askHook(h.Ask)},
 		Arrays: call.Arrays,
 		Ret:    call.Ret,
 	})
@@ -102,4 +103,15 @@ func evalFailure(err error) error {
 		return &exitError{code: 1, err: fmt.Errorf("evaluation failed: %s", ee.Msg), plain: true}
 	}
 	return err
+}
+
+// askHook lets a pool's function put its questions through the MCP call's
+// Ask (nil when the call cannot ask).
+func askHook(ask func(context.Context, mcp.Question) (json.RawMessage, error)) func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	if ask == nil {
+		return nil
+	}
+	return func(ctx context.Context, kind string, params json.RawMessage) (json.RawMessage, error) {
+		return ask(ctx, mcp.Question{Kind: kind, Params: params})
+	}
 }

@@ -117,12 +117,16 @@ func runServe(g *globalFlags, o *serveOptions, targets []string) error {
 		}
 		programs = append(programs, p)
 	}
+	key, err := stateKey()
+	if err != nil {
+		return err
+	}
 	srv, err := httpserve.New(httpserve.Config{
 		Host: o.host, Port: o.port, AuthToken: o.token, AllowNoAuth: o.allowNoAuth,
 		AllowedOrigins: o.origins, AllowedHosts: o.hosts, MaxBody: o.maxBody,
 		MaxSessions: o.maxSessions, MaxCalls: o.maxCalls, SessionIdle: o.sessionIdle, Grace: o.grace,
 		Info:    serveInfo(programs),
-		MCP:     mcp.Options{Logs: logs},
+		MCP:     mcp.Options{Logs: logs, StateKey: key},
 		Logger:  stderrLog,
 		Metrics: m,
 	}, programs)

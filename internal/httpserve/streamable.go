@@ -134,8 +134,11 @@ func (s *Server) postMCP(w http.ResponseWriter, r *http.Request) {
 		// JSON-RPC fault in the body itself: an HTTP error with the JSON-RPC error.
 		writeJSON(w, http.StatusBadRequest, it.Reply)
 		return
+	case it.Answer != nil:
+		s.deliver(w, r, it.Answer)
+		return
 	case it.Request == nil:
-		w.WriteHeader(http.StatusAccepted) // a response from the client: nothing to do
+		w.WriteHeader(http.StatusAccepted)
 		return
 	}
 	req := it.Request
@@ -148,6 +151,19 @@ func (s *Server) postMCP(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.postInSession(w, r, req, pv, acc)
 	}
+}
+
+// deliver hands a client's response to the session whose function asked
+// (MCP Streamable HTTP: the client POSTs its response to a server request,
+// and gets 202 Accepted).
+func (s *Server) deliver(w http.ResponseWriter, r *http.Request, a *mcp.Answer) {
+	sess, ok := s.session(w, r, nil, r.Header.Get(hdrProtocolVersion))
+	if !ok {
+		return
+	}
+	defer s.sessions.release(sess)
+	sess.mcp.Deliver(a)
+	w.WriteHeader(http.StatusAccepted)
 }
 
 // readBody reads the whole body within the cap (413 beyond it).

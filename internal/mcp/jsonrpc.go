@@ -182,13 +182,18 @@ func marshalLine(v any) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// Notification is an outgoing server notification.
+// Notification is an outgoing server message that travels as a
+// notification does (on stdout, on the request's SSE stream): a
+// notification, or, when ID is set, a request the server makes of the
+// client (elicitation/create, sampling/createMessage, roots/list), whose
+// reply comes back as an Item's Answer.
 type Notification struct {
+	ID     json.RawMessage
 	Method string
 	Params any
 }
 
-// MarshalJSON writes {"jsonrpc":"2.0","method":...,"params":...}.
+// MarshalJSON writes {"jsonrpc":"2.0",["id":...,]"method":...,"params":...}.
 func (n *Notification) MarshalJSON() ([]byte, error) {
 	m, _ := json.Marshal(n.Method)
 	p, err := marshalCompact(n.Params)
@@ -196,7 +201,13 @@ func (n *Notification) MarshalJSON() ([]byte, error) {
 		return nil, err
 	}
 	var b bytes.Buffer
-	b.WriteString(`{"jsonrpc":"2.0","method":`)
+	b.WriteString(`{"jsonrpc":"2.0",`)
+	if n.ID != nil {
+		b.WriteString(`"id":`)
+		b.Write(n.ID)
+		b.WriteByte(',')
+	}
+	b.WriteString(`"method":`)
 	b.Write(m)
 	b.WriteString(`,"params":`)
 	b.Write(p)
@@ -216,11 +227,21 @@ func marshalCompact(v any) ([]byte, error) {
 }
 
 // Item is one element of an incoming message: a Request to handle, a Reply
-// to send at once (the element was invalid), or neither (a response from
-// the client, which this server never asked for: nothing to do).
+// to send at once (the element was invalid), an Answer (the client's
+// response to a request the server made: give it to Session.Deliver), or
+// none of them (nothing to do).
 type Item struct {
 	Request *Request
 	Reply   *Response
+	Answer  *Answer
+}
+
+// Answer is a response from the client to a server request: exactly one
+// of Result and Error is set.
+type Answer struct {
+	ID     json.RawMessage
+	Result json.RawMessage
+	Error  *Error
 }
 
 // ParseMessages parses one transport message (a stdio line, an HTTP body):
@@ -312,7 +333,7 @@ func decodeMessage(raw json.RawMessage) Item {
 // checks it as it reads (a large call's arguments are most of the line).
 // It is checked here in any other message.
 func decodeObject(raw []byte, start int, lazy bool) (Item, bool) {
-	var id, version, method, params json.RawMessage
+	var id, version, method, params, result, rpcError json.RawMessage
 	var hasID, hasVersion, hasMethod, hasParams, hasResult, hasError bool
 	var members []member
 	skipped := -1 // where the skipped arguments start
@@ -367,9 +388,9 @@ func decodeObject(raw []byte, start int, lazy bool) (Item, bool) {
 			params, hasParams = v, true
 			members, skipped = nil, -1
 		case "result":
-			hasResult = true
+			result, hasResult = v, true
 		case "error":
-			hasError = true
+			rpcError, hasError = v, true
 		}
 		return ve, nil
 	}, 1)
@@ -377,6 +398,9 @@ func decodeObject(raw []byte, start int, lazy bool) (Item, bool) {
 		return Item{}, false
 	}
 	it := messageItem(id, version, method, params, members, hasID, hasVersion, hasMethod, hasParams, hasResult, hasError)
+	if it.Answer != nil {
+		it.Answer.Result, it.Answer.Error = answerOf(result, rpcError, hasResult)
+	}
 	if skipped >= 0 {
 		if r := it.Request; r != nil && r.Method == "tools/call" && !r.IsNotification() {
 			r.unchecked = true // runTool checks them as it reads them
@@ -410,7 +434,7 @@ func messageItem(id, version, method, params json.RawMessage, members []member, 
 	}
 	if !hasMethod {
 		if (hasResult || hasError) && hasID {
-			return Item{} // a response to a request we never sent: nothing to do
+			return Item{Answer: &Answer{ID: replyID}} // a response to a server request
 		}
 		return Item{Reply: &Response{ID: replyID, Error: errorf(CodeInvalidRequest, `invalid request: missing "method"`)}}
 	}
@@ -436,6 +460,19 @@ func messageItem(id, version, method, params json.RawMessage, members []member, 
 	}
 	req.members.Store(&members)
 	return Item{Request: req}
+}
+
+// answerOf reads a client response's result or error member; a response
+// whose error is not an error object answers with an internal error.
+func answerOf(result, rpcError json.RawMessage, hasResult bool) (json.RawMessage, *Error) {
+	if hasResult {
+		return bytes.Clone(result), nil
+	}
+	var e Error
+	if err := json.Unmarshal(rpcError, &e); err != nil || e.Message == "" && e.Code == 0 {
+		return nil, errorf(CodeInternalError, "the client answered with a malformed error: %s", rpcError)
+	}
+	return nil, &e
 }
 
 // jsonKind names the JSON type of a raw value for error messages.

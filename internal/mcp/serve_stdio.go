@@ -88,6 +88,10 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 			send(it.Reply)
 			continue
 		}
+		if it.Answer != nil {
+			ss.Deliver(it.Answer) // the client answers a function's question
+			continue
+		}
 		if it.Request == nil {
 			continue
 		}
@@ -140,6 +144,8 @@ func (ss *Session) startBatch(ctx context.Context, items []Item, notify func(*No
 		switch {
 		case it.Reply != nil:
 			replies[i] = it.Reply
+		case it.Answer != nil:
+			ss.Deliver(it.Answer)
 		case it.Request != nil && isSlow(it.Request):
 			run := ss.start(ctx, it.Request, notify)
 			wg.Go(func() { replies[i] = run() })

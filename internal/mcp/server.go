@@ -63,7 +63,7 @@ type CallHooks struct {
 	// "elicit", "sample" or "roots"; params the MCP request's params) and
 	// returns the client's result object. It may block until the client
 	// answers; ctx ends with the call.
-	Ask func(ctx context.Context, kind string, params json.RawMessage) (json.RawMessage, error)
+	Ask func(ctx context.Context, q Question) (json.RawMessage, error)
 }
 
 // Caller runs one call (its command, in the pool its manifest names, with
@@ -98,6 +98,13 @@ type Options struct {
 	// OnCall, when set, learns how each tools/call ended and how long it
 	// took (nexus serve's /metrics). tool is "" for a name that is no tool.
 	OnCall func(tool string, outcome Outcome, took time.Duration)
+	// StateKey signs the requestState of 2026-07-28 input_required results
+	// (HMAC-SHA256). Nodes behind one load balancer share it, so that a
+	// retry may reach any of them; nil picks a random key for this process.
+	StateKey []byte
+	// StateTTL is how long a requestState is accepted (default
+	// DefaultStateTTL).
+	StateTTL time.Duration
 }
 
 // Outcome is how a tools/call ended, as the client saw it.
@@ -109,6 +116,7 @@ const (
 	OutcomeProtocolError Outcome = "protocol_error" // a JSON-RPC error: unknown tool, invalid arguments
 	OutcomeTimeout       Outcome = "timeout"        // isError: the call's timeout passed
 	OutcomeCancelled     Outcome = "cancelled"      // the client cancelled it
+	OutcomeInputRequired Outcome = "input_required" // 2026-07-28: the function asked the client something (MRTR)
 )
 
 // timeoutReporter is how a Caller's error says it is a timeout (as net.Error
@@ -149,6 +157,8 @@ type Server struct {
 
 	infoMetaOnce sync.Once
 	infoMetaJSON json.RawMessage
+	// stateKey signs requestStates (mrtr.go).
+	stateKey []byte
 }
 
 // NewServer builds a server for one program's tools.
@@ -171,10 +181,16 @@ func NewServer(info Implementation, tools []*argmap.Tool, caller Caller, opts Op
 	if opts.PageSize <= 0 {
 		opts.PageSize = DefaultPageSize
 	}
-	s := &Server{info: info, tools: tools, caller: caller, opts: opts, log: opts.Logger,
+	if opts.StateTTL <= 0 {
+		opts.StateTTL = DefaultStateTTL
+	}
+	s := &Server{info: info, tools: tools, caller: caller, opts: opts, log: opts.Logger, stateKey: opts.StateKey,
 		byName: make(map[string]*argmap.Tool, len(tools))}
 	for _, t := range tools {
 		s.byName[t.Name] = t
+	}
+	if len(s.stateKey) == 0 {
+		s.stateKey = newStateKey()
 	}
 	return s
 }

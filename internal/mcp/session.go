@@ -25,6 +25,8 @@ type Session struct {
 	capabilities json.RawMessage
 	inflight     map[string]*inflightCall
 	closed       bool
+	// asks are the server requests waiting for the client (ask.go).
+	asks pendingAsks
 }
 
 type inflightCall struct {
@@ -151,7 +153,7 @@ func (ss *Session) dispatch(ctx context.Context, r *Request) (any, *Error) {
 		ss.mu.Lock()
 		caps := ss.capabilities
 		ss.mu.Unlock()
-		return ss.srv.callTool(ctx, r, client{version: version, logLevel: ss.LogLevel, capabilities: caps})
+		return ss.srv.callTool(ctx, r, client{version: version, logLevel: ss.LogLevel, capabilities: caps, session: ss})
 	case "logging/setLevel":
 		return ss.setLevel(r.Params)
 	}

@@ -224,21 +224,27 @@ type client struct {
 	logLevel func() string
 	// capabilities are the client's declared capabilities (a JSON object).
 	capabilities json.RawMessage
+	// session, in the handshake era, is where a function's questions go
+	// as server requests; nil for a stateless request, whose questions end
+	// the call with input_required (mrtr.go).
+	session *Session
 }
 
 // callTool answers tools/call.
 func (s *Server) callTool(ctx context.Context, r *Request, c client) (any, *Error) {
 	var res *CallToolResult
 	var rpcErr *Error
+	var o observed
 	if s.opts.OnCall == nil {
-		res, rpcErr = s.runTool(ctx, r, c, nil)
+		res, rpcErr = s.runTool(ctx, r, c, &o)
 	} else {
 		start := time.Now()
-		o := observed{}
 		res, rpcErr = s.runTool(ctx, r, c, &o)
 		switch {
 		case rpcErr != nil:
 			o.outcome = OutcomeProtocolError
+		case o.input != nil:
+			o.outcome = OutcomeInputRequired
 		case o.outcome == "" && res.IsError:
 			o.outcome = OutcomeError // a result nexus could not read, or wrong-typed
 		case o.outcome == "":
@@ -248,6 +254,9 @@ func (s *Server) callTool(ctx context.Context, r *Request, c client) (any, *Erro
 	}
 	if rpcErr != nil {
 		return nil, rpcErr
+	}
+	if o.input != nil {
+		return o.input, nil
 	}
 	if featuresOf(c.version).stateless {
 		res.ResultType = "complete"
@@ -293,6 +302,9 @@ func toolCallParams(r *Request) (callToolParams, error) {
 type observed struct {
 	tool    string
 	outcome Outcome
+	// input, when set, is the call's answer in place of a result: the
+	// function asked what a stateless client must answer (MRTR).
+	input object
 }
 
 func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observed) (res *CallToolResult, rpcErr *Error) {
@@ -321,9 +333,7 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observe
 	if tool == nil {
 		return nil, errorf(CodeInvalidParams, "unknown tool '%s'", *p.Name)
 	}
-	if obs != nil {
-		obs.tool = tool.Name
-	}
+	obs.tool = tool.Name
 	if missing := missingCapabilities(tool.Command.Metadata["requiredClientCapabilities"], c.capabilities); missing != nil {
 		names := make([]string, 0, len(missing))
 		for k := range missing {
@@ -339,12 +349,18 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observe
 		return nil, errorf(CodeInvalidParams, "%s", err.Error())
 	}
 	unchecked = nil // read whole, so valid; and it must not keep the line in memory
+	version, logLevel := c.version, c.logLevel
+	f := featuresOf(version)
+	var round *inputRound
+	if f.stateless {
+		if round, rpcErr = s.openRound(r, tool.Name, p.Arguments, c.capabilities); rpcErr != nil {
+			return nil, rpcErr
+		}
+	}
 	// The arguments are in the call now; what is kept of params is copied.
 	token := bytes.Clone(p.Meta.ProgressToken)
 	p = callToolParams{}
 	r.releaseParams()
-	version, logLevel := c.version, c.logLevel
-	f := featuresOf(version)
 	notify := notifierFrom(ctx)
 	var blocksMu sync.Mutex
 	var blocks json.RawMessage
@@ -359,13 +375,32 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observe
 	if len(token) > 0 && string(token) != "null" {
 		hooks.Progress = progressNotifier(notify, token, f.progressMessage)
 	}
+	callCtx := ctx
+	switch {
+	case round != nil:
+		var cancel context.CancelFunc
+		callCtx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		round.cancel = cancel
+		hooks.Ask = round.ask
+	case c.session != nil:
+		ss := c.session
+		hooks.Ask = func(ctx context.Context, q Question) (json.RawMessage, error) {
+			return ss.askClient(ctx, notify, q.Kind, q.Params)
+		}
+	}
 	cmd := call.Command
-	raw, err := s.caller.Call(ctx, call, hooks)
+	raw, err := s.caller.Call(callCtx, call, hooks)
+	if round != nil && ctx.Err() == nil && round.needsInput() {
+		// SEP-2322: the function asked what only the client can answer.
+		if obs.input, err = s.inputRequired(round); err != nil {
+			return errorResult("call to '" + tool.Name + "' asked the client something nexus could not pass on: " + err.Error()), nil
+		}
+		return nil, nil
+	}
 	if err != nil {
 		outcome := OutcomeOf(ctx, err)
-		if obs != nil {
-			obs.outcome = outcome
-		}
+		obs.outcome = outcome
 		if outcome == OutcomeCancelled {
 			return errorResult("call to '" + tool.Name + "' was cancelled"), nil
 		}
