@@ -63,6 +63,16 @@ func (f *fakeCaller) call(ctx context.Context, cmd *manifest.Command, args []jso
 	case "shout":
 		var s string
 		json.Unmarshal(args[0], &s)
+		if f.label == "ask" {
+			// The function asks the client for the word to shout (issue 11).
+			res, err := h.Ask(ctx, mcp.Question{Kind: "elicit", Params: json.RawMessage(`{"message":"` + s + `","requestedSchema":{"type":"object","properties":{"word":{"type":"string"}}}}`)})
+			if err != nil {
+				return nil, err
+			}
+			var a struct{ Content struct{ Word string } }
+			json.Unmarshal(res, &a)
+			s = a.Content.Word
+		}
 		return json.Marshal(strings.ToUpper(s) + "!" + f.label)
 	case "fail":
 		return nil, &pool.CallError{Lang: "py", Message: "ValueError: boom"}

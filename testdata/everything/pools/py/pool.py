@@ -4,7 +4,9 @@ conformance suite (@modelcontextprotocol/conformance) calls by name, plus
 """
 
 import io
+import json
 import struct
+import threading
 import time
 import wave
 import zlib
@@ -121,6 +123,146 @@ def cancel_probe(marker):
     return steps
 
 
+# --- Functions that talk back (issue 11): the conformance suite's fixtures.
+# Each asks through nexus.elicit / nexus.sample / nexus.roots; nexus sends
+# the question as a server request (handshake era) or ends the call with
+# input_required and runs the function again with the answers (2026-07-28).
+# key= names a question as the suite expects to find it in inputRequests.
+
+_NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+_CONFIRM = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+
+
+def _compact(value):
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+def test_sampling(prompt):
+    return "LLM response: " + nexus.sample(prompt, max_tokens=100)
+
+
+def test_elicitation(message):
+    answer = nexus.elicit(message, {
+        "type": "object",
+        "properties": {
+            "username": {"type": "string", "description": "User's response"},
+            "email": {"type": "string", "description": "User's email address"},
+        },
+        "required": ["username", "email"],
+    })
+    return "User response: action=%s, content=%s" % (answer["action"], _compact(answer.get("content")))
+
+
+def test_elicitation_sep1034_defaults():
+    answer = nexus.elicit("Please review and update the form fields with defaults", {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "User name", "default": "John Doe"},
+            "age": {"type": "integer", "description": "User age", "default": 30},
+            "score": {"type": "number", "description": "User score", "default": 95.5},
+            "status": {"type": "string", "description": "User status",
+                       "enum": ["active", "inactive", "pending"], "default": "active"},
+            "verified": {"type": "boolean", "description": "Verification status", "default": True},
+        },
+        "required": [],
+    })
+    return "Elicitation completed: action=%s, content=%s" % (answer["action"], _compact(answer.get("content")))
+
+
+def test_elicitation_sep1330_enums():
+    answer = nexus.elicit("Please select options from the enum fields", {
+        "type": "object",
+        "properties": {
+            "untitledSingle": {"type": "string", "description": "Choose an option",
+                               "enum": ["option1", "option2", "option3"]},
+            "titledSingle": {"type": "string", "description": "Choose a titled option", "oneOf": [
+                {"const": "value1", "title": "First Option"},
+                {"const": "value2", "title": "Second Option"},
+                {"const": "value3", "title": "Third Option"}]},
+            "legacyEnum": {"type": "string", "description": "Choose a legacy option",
+                           "enum": ["opt1", "opt2", "opt3"],
+                           "enumNames": ["Option One", "Option Two", "Option Three"]},
+            "untitledMulti": {"type": "array", "description": "Choose multiple options",
+                              "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+            "titledMulti": {"type": "array", "description": "Choose multiple titled options", "items": {"anyOf": [
+                {"const": "value1", "title": "First Choice"},
+                {"const": "value2", "title": "Second Choice"},
+                {"const": "value3", "title": "Third Choice"}]}},
+        },
+        "required": [],
+    })
+    return "Elicitation completed: action=%s, content=%s" % (answer["action"], _compact(answer.get("content")))
+
+
+def test_input_required_result_elicitation():
+    answer = nexus.elicit("What is your name?", _NAME, key="user_name")
+    return "Hello, %s!" % (answer.get("content") or {}).get("name", answer["action"])
+
+
+def test_input_required_result_sampling():
+    return "The model says: " + nexus.sample("What is the capital of France?", max_tokens=100, key="capital_question")
+
+
+def test_input_required_result_list_roots():
+    roots = nexus.roots(key="client_roots")
+    return "Roots: " + ", ".join(r["uri"] for r in roots)
+
+
+def test_input_required_result_request_state():
+    answer = nexus.elicit("Please confirm", _CONFIRM, key="confirm")
+    return "state-ok: the requestState was verified; confirmed=%s" % (answer.get("content") or {}).get("ok")
+
+
+def test_input_required_result_multiple_inputs():
+    # Three questions at once, from three threads: they go out in one round.
+    out = {}
+
+    def ask(name, fn):
+        out[name] = fn()
+
+    jobs = [
+        threading.Thread(target=ask, args=("name", lambda: nexus.elicit("What is your name?", _NAME, key="user_name"))),
+        threading.Thread(target=ask, args=("greeting", lambda: nexus.sample("Generate a greeting", max_tokens=50, key="greeting"))),
+        threading.Thread(target=ask, args=("roots", lambda: nexus.roots(key="client_roots"))),
+    ]
+    for j in jobs:
+        j.start()
+    for j in jobs:
+        j.join()
+    if len(out) != 3:
+        raise RuntimeError("a question went unanswered")
+    return "%s; %s; %d roots" % ((out["name"].get("content") or {}).get("name"), out["greeting"], len(out["roots"]))
+
+
+def test_input_required_result_multi_round():
+    step1 = nexus.elicit("Step 1: What is your name?", _NAME, key="step1")
+    name = (step1.get("content") or {}).get("name")
+    step2 = nexus.elicit("Step 2: What is your favorite color?", {
+        "type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]}, key="step2")
+    return "%s likes %s" % (name, (step2.get("content") or {}).get("color"))
+
+
+def test_input_required_result_tampered_state():
+    answer = nexus.elicit("Please confirm", _CONFIRM, key="confirm")
+    return "confirmed=%s" % (answer.get("content") or {}).get("ok")
+
+
+def test_input_required_result_capabilities():
+    # Only what the client declared is asked: without elicitation the first
+    # question fails at once, and the function asks the model alone.
+    try:
+        name = (nexus.elicit("What is your name?", _NAME, key="user_name").get("content") or {}).get("name")
+    except nexus.AskError as e:
+        name = "(no elicitation: %s)" % e
+    return "%s; %s" % (name, nexus.sample("Say hello", max_tokens=20, key="hello"))
+
+
+def test_streaming_elicitation():
+    answer = nexus.elicit("Pick a value while the call runs", {
+        "type": "object", "properties": {"value": {"type": "string"}}, "required": ["value"]}, key="value")
+    return "value=%s" % (answer.get("content") or {}).get("value")
+
+
 if __name__ == "__main__":
     nexus.serve({
         1: test_simple_text,
@@ -136,4 +278,17 @@ if __name__ == "__main__":
         11: json_schema_2020_12_tool,
         12: slow_count,
         13: cancel_probe,
+        40: test_sampling,
+        41: test_elicitation,
+        42: test_elicitation_sep1034_defaults,
+        43: test_elicitation_sep1330_enums,
+        44: test_input_required_result_elicitation,
+        45: test_input_required_result_sampling,
+        46: test_input_required_result_list_roots,
+        47: test_input_required_result_request_state,
+        48: test_input_required_result_multiple_inputs,
+        49: test_input_required_result_multi_round,
+        50: test_input_required_result_tampered_state,
+        51: test_input_required_result_capabilities,
+        52: test_streaming_elicitation,
     })
