@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // The mids of the ask test pools; 8 and up are Python's only.
@@ -243,7 +245,7 @@ func testAskEndsWithCall(t *testing.T, s *Set, timeout bool) {
 	defer cancel()
 	opts := CallOptions{Hooks: h, Name: "waitCancel"}
 	if timeout {
-		opts.Timeout = 2 * time.Second
+		opts.Timeout = time.Second
 	}
 	done := make(chan error, 1)
 	go func() {
@@ -444,5 +446,54 @@ func TestAppendAnswer(t *testing.T) {
 				t.Errorf("got  %s\nwant %s", got[frameHeader:], tt.want)
 			}
 		})
+	}
+}
+
+// TestAskRQueuesCalls: while an R call waits for its answer, the runtime
+// keeps reading: a call that arrives meanwhile waits its turn and runs
+// after, and one cancelled meanwhile is answered cancelled without running.
+func TestAskRQueuesCalls(t *testing.T) {
+	testenv.Long(t)
+	s := startAskPool(t, "r")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	type outcome struct {
+		v   json.RawMessage
+		err error
+	}
+	queued := make(chan outcome, 1)
+	dropped := make(chan outcome, 1)
+	dropCtx, drop := context.WithCancel(ctx)
+	defer drop()
+	answer := func(name string) Hooks {
+		return Hooks{Ask: answerWith(`{"action":"accept","content":{"name":"`+name+`"}}`, nil)}
+	}
+	first := Hooks{Ask: func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+		// Two more calls reach the pool while this one waits for its answer.
+		go func() {
+			v, err := s.Call(ctx, 0, askGreet, nil, answer("second"))
+			queued <- outcome{v, err}
+		}()
+		go func() {
+			v, err := s.Call(dropCtx, 0, askGreet, nil, answer("dropped"))
+			dropped <- outcome{v, err}
+		}()
+		time.Sleep(300 * time.Millisecond)
+		drop()
+		time.Sleep(300 * time.Millisecond)
+		return json.RawMessage(`{"action":"accept","content":{"name":"first"}}`), nil
+	}}
+	v, err := s.Call(ctx, 0, askGreet, nil, first)
+	if err != nil || string(v) != `"Hello, first!"` {
+		t.Fatalf("first call: %s, %v", v, err)
+	}
+	if o := <-queued; o.err != nil || string(o.v) != `"Hello, second!"` {
+		t.Errorf("the call that came while the first waited: %s, %v", o.v, o.err)
+	}
+	if o := <-dropped; !errors.Is(o.err, context.Canceled) {
+		t.Errorf("the call cancelled while queued: %s, %v; want context.Canceled", o.v, o.err)
+	}
+	if v, err := s.Call(ctx, 0, askGreet, nil, answer("last")); err != nil || string(v) != `"Hello, last!"` {
+		t.Errorf("the call after: %s, %v", v, err)
 	}
 }
