@@ -20,7 +20,8 @@ import (
 	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
-// The mids of the ask test pools; 8 and up are Python's only.
+// The mids of the ask test pools; askParallel is Python's and C++'s, and
+// those after it Python's only.
 const (
 	askGreet = iota + 1
 	askSummarise
@@ -294,35 +295,43 @@ func testAskEndsWithCall(t *testing.T, s *Set, timeout bool) {
 	}
 }
 
-// TestAskPythonThreads: threads of one Python call ask at once and get
+// TestAskThreads: threads of one call (Python, C++) ask at once and get
 // their own answers, whatever order they come in.
-func TestAskPythonThreads(t *testing.T) {
-	s := startAskPool(t, "py")
-	secondAnswered := make(chan struct{})
-	hook := func(ctx context.Context, kind string, params json.RawMessage) (json.RawMessage, error) {
-		var p struct{ Message string }
-		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, err
-		}
-		if p.Message == "first" {
-			select { // answered last: after the second
-			case <-secondAnswered:
-			case <-ctx.Done():
-				return nil, ctx.Err()
+func TestAskThreads(t *testing.T) {
+	for _, lang := range []string{"py", "cpp"} {
+		t.Run(lang, func(t *testing.T) {
+			s := startAskPool(t, lang)
+			secondAnswered := make(chan struct{})
+			hook := func(ctx context.Context, kind string, params json.RawMessage) (json.RawMessage, error) {
+				var p struct{ Message string }
+				if err := json.Unmarshal(params, &p); err != nil {
+					return nil, err
+				}
+				if p.Message == "first" {
+					select { // answered last: after the second
+					case <-secondAnswered:
+					case <-ctx.Done():
+						return nil, ctx.Err()
+					}
+				} else {
+					defer close(secondAnswered)
+				}
+				return json.Marshal(map[string]any{"action": "accept", "content": map[string]string{"name": p.Message + "-name"}})
 			}
-		} else {
-			defer close(secondAnswered)
-		}
-		return json.Marshal(map[string]any{"action": "accept", "content": map[string]string{"name": p.Message + "-name"}})
+			got, err := callAsk(t, s, askParallel, nil, Hooks{Ask: hook})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := `["first-name","second-name"]`; string(got) != want {
+				t.Errorf("result %s, want %s", got, want)
+			}
+		})
 	}
-	got, err := callAsk(t, s, askParallel, nil, Hooks{Ask: hook})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := `["first-name","second-name"]`; string(got) != want {
-		t.Errorf("result %s, want %s", got, want)
-	}
+}
 
+// TestAskPythonMisuse: what a Python function that asks wrongly is told.
+func TestAskPythonMisuse(t *testing.T) {
+	s := startAskPool(t, "py")
 	tests := []struct {
 		name string
 		mid  int
