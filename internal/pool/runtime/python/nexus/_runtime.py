@@ -592,17 +592,23 @@ def _ask(kind, params, name):
     if call is None:
         raise AskError("%s: not in a call: only a function nexus runs can ask the client "
                        "(on a thread of your own, wrap the work in nexus.within_call)" % name)
-    frames = None
+    n = None
     slot = [_thread.allocate_lock(), None]
     slot[0].acquire()
     with _lock:
         if not call.cancelled and not call.done:
             n = call.asked = call.asked + 1
-            frames = _frames(_encode({"type": "ask", "id": call.id, "ask": n, "kind": kind, "params": params}))
             if call.asks is None:
                 call.asks = {}
             call.asks[n] = slot
-    if frames is not None:
+    if n is not None:
+        try:
+            frames = _frames(_encode({"type": "ask", "id": call.id, "ask": n, "kind": kind, "params": params}))
+        except BaseException:  # params that JSON cannot hold: the function's error
+            with _lock:
+                if call.asks:
+                    call.asks.pop(n, None)
+            raise
         _write(frames)
         slot[0].acquire()  # released by the answer, a cancel or the call's end
     answer = slot[1]
