@@ -92,6 +92,12 @@ type pendingCall struct {
 	hookMu   sync.Mutex // hooks never run after the caller has returned
 	hooks    Hooks
 	finished bool
+
+	// For asks (ask.go), made on the first one: a call that never asks
+	// costs no context. ctx is the caller's; askCtx ends at finish.
+	ctx       context.Context
+	askCtx    context.Context
+	askCancel context.CancelFunc
 }
 
 type callReply struct {
@@ -157,7 +163,7 @@ func (p *process) call(ctx context.Context, c *callRequest) (ndarray.Value, erro
 	if len(payload)-frameHeader > MaxFrameSize {
 		return ndarray.Value{}, fmt.Errorf("pool %s: the call's arguments take %d bytes, over the %d MiB frame limit", p.label, len(payload)-frameHeader, MaxFrameSize>>20)
 	}
-	pc := &pendingCall{hooks: h, reply: make(chan callReply, 1)}
+	pc := &pendingCall{hooks: h, ctx: ctx, reply: make(chan callReply, 1)}
 	p.mu.Lock()
 	if err := p.unusableErr(); err != nil {
 		p.mu.Unlock()
@@ -407,7 +413,11 @@ func (c *pendingCall) log(level string, data json.RawMessage) bool {
 func (c *pendingCall) finish() {
 	c.hookMu.Lock()
 	c.finished = true
+	cancelAsks := c.askCancel
 	c.hookMu.Unlock()
+	if cancelAsks != nil {
+		cancelAsks() // the call is over: asks still waiting for the client give up
+	}
 }
 
 // validUTF8 replaces invalid UTF-8 in arguments with U+FFFD: the protocol

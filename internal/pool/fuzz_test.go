@@ -26,6 +26,7 @@ func FuzzPoolFrames(f *testing.F) {
 		append(frameOf(`{"type":"result","id":1,"value":[1,"a",null],"content":[{"type":"text","text":"x"}]}`), frameOf(`{"type":"error","id":2,"message":"m","traceback":"t"}`)...),
 		frameOf(`{"type":"progress","id":3,"progress":1.5,"total":2,"message":"m"}`),
 		frameOf(`{"type":"log","level":"warning","data":{"k":1}}`),
+		frameOf(`{"type":"ask","id":4,"ask":1,"kind":"elicit","params":{"message":"m"}}`), frameOf(`{"type":"ask","id":4,"ask":"1","kind":"roots"}`),
 		frameOf(`{"type":"result","id":18446744073709551615,"value":1}`),
 		frameOf(`{"type":"result","id":-1}`), frameOf(`{"type":"progress","id":1}`), frameOf(`{}`), frameOf(`[]`),
 		frameOf(`{"type":"result","content":5}`), {0, 0, 0, 1, '{'}, {0xff, 0xff, 0xff, 0xff}, {0, 0}, {},
@@ -68,6 +69,8 @@ func FuzzPoolFrames(f *testing.F) {
 				t.Fatalf("decodeInbound(%q): progress without a value", payload)
 			case msg.Type == typeResult && msg.Value == nil:
 				t.Fatalf("decodeInbound(%q): result without a value", payload)
+			case msg.Type == typeAsk && (msg.ID == nil || msg.Ask == nil || msg.Kind == ""):
+				t.Fatalf("decodeInbound(%q): an ask without its id, number or kind", payload)
 			}
 			if msg.Content != nil {
 				_ = checkContent(msg.Content) // must not panic either

@@ -98,6 +98,11 @@ type inbound struct {
 	// log
 	Level string          `json:"level"`
 	Data  json.RawMessage `json:"data"`
+
+	// ask (ask.go): Ask is the runtime's number for it, unique in the call
+	Ask    *int64          `json:"ask"`
+	Kind   string          `json:"kind"`
+	Params json.RawMessage `json:"params"`
 }
 
 // decodeInbound parses one message's payload and checks the members the
@@ -154,6 +159,15 @@ func decodeInbound(payload []byte) (*inbound, error) {
 			m.Data = raw
 		case "arrays":
 			m.Arrays = raw
+		case "params":
+			m.Params = raw
+		case "ask":
+			if v, ok := jsontext.ParseInt64(raw); ok {
+				m.Ask = &v
+			}
+			return nil // not an integer: an ask message without one is refused below
+		case "kind":
+			target = &m.Kind
 		case "type":
 			target = &m.Type
 		case "id":
@@ -201,13 +215,16 @@ func decodeInbound(payload []byte) (*inbound, error) {
 		return nil, protocolErrorf("message without a type: %.200q", payload)
 	}
 	switch m.Type {
-	case typeResult, typeError, typeProgress:
+	case typeResult, typeError, typeProgress, typeAsk:
 		if m.ID == nil {
 			return nil, protocolErrorf("%s message without an id: %.200q", m.Type, payload)
 		}
 	}
 	if m.Type == typeProgress && m.Progress == nil {
 		return nil, protocolErrorf("progress message without a progress value: %.200q", payload)
+	}
+	if m.Type == typeAsk && (m.Ask == nil || m.Kind == "") {
+		return nil, protocolErrorf("ask message without an integer ask and a kind: %.200q", payload)
 	}
 	if m.Type == typeResult && (m.Value == nil || string(m.Value) == "null") {
 		m.Value = json.RawMessage("null")

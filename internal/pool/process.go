@@ -372,6 +372,8 @@ func (p *process) readLoop() {
 			if pc := p.pending(*msg.ID); pc != nil {
 				pc.progress(*msg.Progress, msg.Total, msg.Message)
 			}
+		case msg.Type == typeAsk:
+			p.startAsk(msg)
 		}
 	}
 }

@@ -125,8 +125,9 @@ type Hooks struct {
 	// or "roots", params the MCP request's params (elicitation/create,
 	// sampling/createMessage, roots/list). It returns the client's result
 	// object, or an error whose text the function sees. It runs on a
-	// goroutine of its own and may block; ctx ends with the call. Without
-	// it the function's ask fails ("this call cannot ask the client").
+	// goroutine of its own and may block; ctx ends with the call, and what
+	// it returns after that is dropped (Call may have returned by then).
+	// Without it the function's ask fails ("this call cannot ask the client").
 	Ask func(ctx context.Context, kind string, params json.RawMessage) (json.RawMessage, error)
 }
 

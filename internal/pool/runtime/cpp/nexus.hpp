@@ -95,6 +95,13 @@ inline constexpr int protocol_version = 2;
 // `catch (const std::exception&)` in user code does not swallow it.
 struct Cancelled {};
 
+// AskError is thrown by elicit(), sample() and roots() when the client gives
+// no answer: what() says why (the client did not declare the capability,
+// it answered with an error, or the call cannot ask anyone).
+struct AskError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
 // ConversionError reports a value that does not convert: the message names
 // where ("argument 2 at [3].age: 300 does not fit in int8_t").
 struct ConversionError : std::runtime_error {
@@ -1252,10 +1259,16 @@ struct CallState {
     long long mid = 0;
     bool progress = false;  // the client asked for progress
     std::atomic<bool> cancelled{false};
-    std::mutex mu;  // with cv: wakes sleep_for on cancel
+    std::mutex mu;  // with cv: wakes sleep_for and asks on cancel, asks on their answer
     std::condition_variable cv;
     const Handler* handler = nullptr;
     CallInput input;
+    // Asks (elicit, sample, roots): the answers awaited, by ask number, under
+    // mu. ended and asking order a call's end against a thread that asks.
+    long long asked = 0;
+    std::map<long long, std::optional<json>> asks;
+    std::atomic<bool> asking{false};
+    std::atomic<bool> ended{false};
 };
 
 // Worker is a thread that runs calls; idle, it waits for next.
@@ -1579,6 +1592,12 @@ inline Outgoing run_call(CallState& call) {
     current_call = &call;
     Outgoing out = reply(call);
     current_call = nullptr;
+    call.ended = true;
+    if (call.asking) {
+        // Threads of the call still waiting for an answer: none will come.
+        std::lock_guard<std::mutex> lock(call.mu);
+        call.cv.notify_all();
+    }
     Runtime& rt = runtime();
     std::lock_guard<std::mutex> lock(rt.calls_mu);
     rt.calls.erase(call.id_text);
@@ -1750,6 +1769,28 @@ inline void cancel_call(const json& message) {
     {
         std::lock_guard<std::mutex> lock(call->mu);
         call->cancelled = true;
+    }
+    call->cv.notify_all();
+}
+
+// answer_ask hands nexus's answer to the thread of the call waiting for it.
+inline void answer_ask(json& message) {
+    auto id_it = message.find("id");
+    auto ask_it = message.find("ask");
+    if (id_it == message.end() || ask_it == message.end() || !ask_it->is_number_integer()) return;
+    std::shared_ptr<CallState> call;
+    {
+        Runtime& rt = runtime();
+        std::lock_guard<std::mutex> lock(rt.calls_mu);
+        auto it = rt.calls.find(id_text(*id_it));
+        if (it == rt.calls.end()) return;  // finished already
+        call = it->second;
+    }
+    {
+        std::lock_guard<std::mutex> lock(call->mu);
+        auto it = call->asks.find(ask_it->get<long long>());
+        if (it == call->asks.end() || it->second) return;
+        it->second = std::move(message);
     }
     call->cv.notify_all();
 }
@@ -2072,6 +2113,7 @@ inline void serve_loop() {
         std::vector<InArray> arrays = take_arrays(message, type, blobs);
         if (type == "call") start_call(message, std::move(arrays), std::move(typed));
         else if (type == "cancel") cancel_call(message);
+        else if (type == "answer") answer_ask(message);
         else if (type == "shutdown") break;
         // other types are ignored: newer nexus versions may send them
     }
@@ -2313,6 +2355,170 @@ void log(const std::string& level, const T& data) {
 }
 
 inline void log(const std::string& level, const char* text) { log(level, std::string(text)); }
+
+// --- asking the client ------------------------------------------------------------
+
+namespace detail {
+
+// ask sends an ask for the current call and waits for nexus's answer: it
+// returns the client's result object, or throws AskError, or Cancelled
+// when the call is cancelled meanwhile.
+inline json ask(const char* kind, json params, const std::string& fname) {
+    CallState* call = current_call;
+    if (call == nullptr || runtime().out_fd < 0)
+        throw AskError(fname + ": not in a call: only a function nexus runs can ask the client "
+                               "(on a thread of your own, wrap the work in nexus::within_call)");
+    call->asking = true;  // before looking at ended: run_call stores ended, then reads asking
+    long long n = 0;
+    {
+        std::lock_guard<std::mutex> lock(call->mu);
+        if (call->cancelled) throw Cancelled{};
+        if (call->ended) throw AskError(fname + ": the call ended before the client answered");
+        n = ++call->asked;
+        call->asks.emplace(n, std::nullopt);
+    }
+    json frame = {{"type", "ask"}, {"id", call->id}, {"ask", n}, {"kind", kind}, {"params", std::move(params)}};
+    write_frame(frame.dump(-1, ' ', false, json::error_handler_t::replace));
+    std::optional<json> answer;
+    {
+        std::unique_lock<std::mutex> lock(call->mu);
+        auto it = call->asks.find(n);
+        call->cv.wait(lock, [&] { return it->second.has_value() || call->cancelled.load() || call->ended.load(); });
+        answer = std::move(it->second);
+        call->asks.erase(it);
+    }
+    if (!answer) {
+        if (call->cancelled) throw Cancelled{};
+        throw AskError(fname + ": the call ended before the client answered");
+    }
+    auto error = answer->find("error");
+    if (error != answer->end()) throw AskError(error->is_string() ? error->get<std::string>() : error->dump());
+    auto result = answer->find("result");
+    if (result == answer->end() || !result->is_object()) throw AskError(fname + ": nexus answered without a result");
+    return std::move(*result);
+}
+
+// sample_messages makes sample's prompt MCP sampling messages: a string
+// is one user message; each message's string content a text block.
+inline json sample_messages(const json& prompt) {
+    if (prompt.is_string()) return json::array({{{"role", "user"}, {"content", nexus::text(prompt.get<std::string>())}}});
+    if (!prompt.is_array() || prompt.empty())
+        throw std::invalid_argument("nexus::sample: prompt must be a string or a non-empty array of {\"role\", \"content\"} objects");
+    json messages = json::array();
+    for (std::size_t i = 0; i < prompt.size(); ++i) {
+        const json& m = prompt[i];
+        if (!m.is_object() || !m.contains("role") || !m["role"].is_string() || !m.contains("content"))
+            throw std::invalid_argument("nexus::sample: message " + std::to_string(i) + " is not an object with a string role and a content");
+        json message = m;
+        const json& content = m["content"];
+        if (content.is_string()) message["content"] = nexus::text(content.get<std::string>());
+        else if (!content.is_object() && !content.is_array())
+            throw std::invalid_argument("nexus::sample: message " + std::to_string(i) + ": content must be a string or a content block");
+        messages.push_back(std::move(message));
+    }
+    return messages;
+}
+
+// reply_text is the text of a sampling result: its text block, or its
+// text blocks joined.
+inline std::string reply_text(const json& result) {
+    auto content = result.find("content");
+    json blocks = content == result.end() ? json::array() : content->is_array() ? *content : json::array({*content});
+    std::string text, kinds;
+    bool found = false;
+    for (const json& b : blocks) {
+        bool typed = b.is_object() && b.contains("type") && b["type"].is_string();
+        if (!kinds.empty()) kinds += ", ";
+        kinds += typed ? b["type"].get<std::string>() : std::string("?");
+        if (typed && b["type"] == "text" && b.contains("text") && b["text"].is_string()) {
+            text += b["text"].get<std::string>();
+            found = true;
+        }
+    }
+    if (!found) throw AskError("nexus::sample: the model's reply holds no text (content: " + kinds + ")");
+    return text;
+}
+
+// current_call_shared is the current call, kept alive, or null.
+inline std::shared_ptr<CallState> current_call_shared() {
+    if (current_call == nullptr) return nullptr;
+    Runtime& rt = runtime();
+    std::lock_guard<std::mutex> lock(rt.calls_mu);
+    auto it = rt.calls.find(current_call->id_text);
+    return it == rt.calls.end() ? nullptr : it->second;
+}
+
+}  // namespace detail
+
+// elicit asks the user, through the client, for the values schema describes
+// (a JSON Schema object of flat properties, as json or as JSON text; MCP
+// elicitation's requestedSchema). It blocks until the user answers and
+// returns the client's answer as it came: {"action": "accept", "content":
+// {...}}, or {"action": "decline"} or {"action": "cancel"}. It throws
+// AskError when the client cannot answer, Cancelled when the call is
+// cancelled meanwhile, std::invalid_argument for a schema that is no object.
+inline json elicit(const std::string& message, const json& schema) {
+    json requested = schema;
+    if (schema.is_string()) {
+        try {
+            requested = json::parse(schema.get<std::string>());
+        } catch (const json::exception& e) {
+            throw std::invalid_argument("nexus::elicit: schema is not valid JSON: " + detail::strip_nlohmann(e.what()));
+        }
+    }
+    if (!requested.is_object()) throw std::invalid_argument("nexus::elicit: schema must be a JSON object (a JSON Schema)");
+    return detail::ask("elicit", json{{"message", message}, {"requestedSchema", std::move(requested)}}, "nexus::elicit");
+}
+
+// sample asks the client's language model and returns the text of its
+// reply. prompt is one user message, or (the json overload) an array of
+// {"role": "user" or "assistant", "content": a string or a content block}.
+// It blocks until the reply comes; it throws AskError when the client
+// cannot answer or the reply holds no text, Cancelled when the call is
+// cancelled meanwhile.
+inline std::string sample(const json& messages, int max_tokens = 1000, const std::string& system = std::string()) {
+    if (max_tokens < 1) throw std::invalid_argument("nexus::sample: max_tokens must be positive");
+    json params = {{"messages", detail::sample_messages(messages)}, {"maxTokens", max_tokens}};
+    if (!system.empty()) params["systemPrompt"] = system;
+    return detail::reply_text(detail::ask("sample", std::move(params), "nexus::sample"));
+}
+
+inline std::string sample(const std::string& prompt, int max_tokens = 1000, const std::string& system = std::string()) {
+    return sample(json(prompt), max_tokens, system);
+}
+
+inline std::string sample(const char* prompt, int max_tokens = 1000, const std::string& system = std::string()) {
+    return sample(json(prompt), max_tokens, system);
+}
+
+// roots returns the client's roots (the directories the user opened): an
+// array of {"uri", "name"} objects ("name" may be missing). It throws
+// AskError when the client cannot tell, Cancelled when the call is
+// cancelled meanwhile.
+inline json roots() {
+    json result = detail::ask("roots", json::object(), "nexus::roots");
+    auto found = result.find("roots");
+    if (found == result.end() || !found->is_array()) throw AskError("nexus::roots: the client's answer holds no list of roots");
+    return std::move(*found);
+}
+
+// within_call wraps fn so that, run on another thread, it belongs to the
+// current call: elicit, sample, roots, progress, log and cancelled find
+// their call through the thread that runs them, and a thread the function
+// starts has none.
+//
+//     auto summary = std::async(std::launch::async, nexus::within_call([&] { return nexus::sample(text); }));
+template <class F>
+auto within_call(F fn) {
+    return [call = detail::current_call_shared(), fn = std::move(fn)](auto&&... args) mutable -> decltype(auto) {
+        struct Restore {
+            detail::CallState* previous;
+            ~Restore() { detail::current_call = previous; }
+        } restore{detail::current_call};
+        detail::current_call = call.get();
+        return fn(std::forward<decltype(args)>(args)...);
+    };
+}
 
 }  // namespace nexus
 

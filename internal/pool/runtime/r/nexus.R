@@ -14,13 +14,15 @@
 # parallelism by starting several worker processes.
 #
 # Public functions: nexus_serve, nexus_progress, nexus_log, nexus_cancelled,
-# nexus_sleep. Everything else lives in a private environment.
+# nexus_sleep, and nexus_elicit, nexus_sample, nexus_roots, which ask the
+# client. Everything else lives in a private environment.
 
 if (!requireNamespace("jsonlite", quietly = TRUE)) {
   stop("the nexus R runtime needs the jsonlite package (Debian: apt install r-cran-jsonlite)")
 }
 
 nexus_serve <- nexus_progress <- nexus_log <- nexus_cancelled <- nexus_sleep <- NULL
+nexus_elicit <- nexus_sample <- nexus_roots <- NULL
 
 local({
   PROTOCOL <- 2L
@@ -72,6 +74,9 @@ local({
   state$reply <- NULL # a frame the loop sends when it starts again
   state$suspect <- FALSE # as_r saw a number from 2^53 up: check the text
   state$value_error <- NULL # why as_r could not convert an argument
+  state$asked <- 0 # asks sent: the last ask number
+  state$waiting <- NULL # the number of the ask waiting for its answer
+  state$answer <- NULL # its answer, once read
 
   # --- public API ------------------------------------------------------------
 
@@ -148,6 +153,26 @@ local({
       Sys.sleep(min(left, 0.05))
     }
     invisible(NULL)
+  }
+
+  nexus_elicit <<- function(message, schema) {
+    text <- json_strings(paste(as.character(message), collapse = "\n"))
+    natural(ask("elicit", paste0('{"message":', text, ',"requestedSchema":', schema_json(schema), "}"), "nexus_elicit"))
+  }
+
+  nexus_sample <<- function(prompt, max_tokens = 1000, system = NULL) {
+    if (!is.numeric(max_tokens) || length(max_tokens) != 1 || is.na(max_tokens) || max_tokens < 1 || max_tokens != trunc(max_tokens)) {
+      stop("nexus_sample: max_tokens must be one positive whole number", call. = FALSE)
+    }
+    params <- paste0('{"messages":', sample_messages(prompt), ',"maxTokens":', sprintf("%.0f", max_tokens))
+    if (!is.null(system)) params <- paste0(params, ',"systemPrompt":', json_strings(paste(as.character(system), collapse = "\n")))
+    reply_text(ask("sample", paste0(params, "}"), "nexus_sample"))
+  }
+
+  nexus_roots <<- function() {
+    roots <- ask("roots", "{}", "nexus_roots")[["roots"]]
+    if (!is.list(roots) || !is.null(names(roots))) stop(ask_error("nexus_roots: the client's answer holds no list of roots"))
+    lapply(roots, natural)
   }
 
   # --- the dispatch table ----------------------------------------------------
@@ -469,6 +494,7 @@ local({
       switch(message[["type"]],
         shutdown = exit(0),
         cancel = mark_cancelled(message[["id"]]),
+        answer = take_answer(message),
         call = {
           assign(as.character(state$qtail), message, envir = state$queue)
           state$qtail <- state$qtail + 1L
@@ -480,6 +506,113 @@ local({
   }
 
   now <- function() proc.time()[["elapsed"]]
+
+  # --- asks ------------------------------------------------------------------
+
+  # ask sends an ask for the current call and reads fd 3 until its answer
+  # comes, as the serving loop would: a cancel for the call ends the wait
+  # (nexus_cancelled), shutdown exits, calls wait in the queue. It returns
+  # the answer's result, parsed but not converted.
+  ask <- function(kind, params, fname) {
+    call <- state$current
+    if (is.null(call) || !state$serving) {
+      stop(ask_error(paste0(fname, ": not in a call: only a function nexus runs can ask the client")))
+    }
+    check_cancel(force = TRUE)
+    state$asked <- state$asked + 1
+    n <- state$asked
+    state$waiting <- n
+    state$answer <- NULL
+    on.exit(state$waiting <- NULL)
+    send(paste0('{"type":"ask","id":', call$id_json, ',"ask":', sprintf("%.0f", n), ',"kind":"', kind, '","params":', params, "}"))
+    repeat {
+      handle_buffered()
+      check_cancel()
+      if (!is.null(state$answer)) break
+      chunk <- tryCatch(readBin(state$in_con, "raw", read_size()), error = function(e) protocol_error(paste0("reading the pipe: ", conditionMessage(e))))
+      if (!length(chunk)) leave() # end of file without shutdown: nexus is gone
+      add_bytes(chunk)
+    }
+    answer <- state$answer
+    state$answer <- NULL
+    if (!is.null(answer[["error"]])) stop(ask_error(paste(as.character(answer[["error"]]), collapse = "\n")))
+    result <- answer[["result"]]
+    if (!is.list(result)) stop(ask_error(paste0(fname, ": nexus answered without a result")))
+    result
+  }
+
+  # take_answer keeps the answer the running call waits for; others are late.
+  take_answer <- function(message) {
+    if (!is.null(state$waiting) && !is.null(state$current) &&
+      isTRUE(message[["id"]] == state$current$id) && isTRUE(message[["ask"]] == state$waiting)) {
+      state$answer <- message
+    }
+    invisible(NULL)
+  }
+
+  # ask_error is the condition an ask signals when the client gives no answer.
+  ask_error <- function(text) structure(class = c("nexus_ask_error", "error", "condition"), list(message = text, call = NULL))
+
+  # natural converts a parsed answer as arguments are: vectors, named lists.
+  natural <- function(x) {
+    suspect <- state$suspect
+    value_error <- state$value_error
+    on.exit({
+      state$suspect <- suspect
+      state$value_error <- value_error
+    })
+    as_r(x)
+  }
+
+  # schema_json is a schema given as a list, or as JSON text, as JSON text.
+  schema_json <- function(schema) {
+    if (is.character(schema) && length(schema) == 1 && !is.na(schema)) {
+      if (!isTRUE(jsonlite::validate(schema))) stop("nexus_elicit: schema is not valid JSON text", call. = FALSE)
+      return(as.character(schema))
+    }
+    if (!is.list(schema)) stop("nexus_elicit: schema must be a named list or JSON text (a JSON Schema object)", call. = FALSE)
+    json_encode(schema)
+  }
+
+  sample_messages <- function(prompt) {
+    if (is.character(prompt) && length(prompt) == 1 && !is.na(prompt)) prompt <- list(list(role = "user", content = prompt))
+    if (!is.list(prompt) || !length(prompt) || !is.null(names(prompt))) {
+      stop("nexus_sample: prompt must be a string or an unnamed list of messages, list(role = \"user\", content = \"...\")", call. = FALSE)
+    }
+    parts <- vapply(seq_along(prompt), function(i) {
+      m <- prompt[[i]]
+      role <- if (is.list(m)) m[["role"]]
+      content <- if (is.list(m)) m[["content"]]
+      if (!is.character(role) || length(role) != 1 || is.null(content)) {
+        stop(sprintf("nexus_sample: message %d is not list(role = \"user\" or \"assistant\", content = ...)", i), call. = FALSE)
+      }
+      block <- if (is.character(content) && length(content) == 1) {
+        paste0('{"type":"text","text":', json_strings(content), "}")
+      } else if (is.list(content)) {
+        json_encode(content)
+      } else {
+        stop(sprintf("nexus_sample: message %d: content must be a string or a content block (a named list)", i), call. = FALSE)
+      }
+      paste0('{"role":', json_strings(role), ',"content":', block, "}")
+    }, "")
+    paste0("[", paste(parts, collapse = ","), "]")
+  }
+
+  # reply_text is the text of a sampling result: its text block, or its
+  # text blocks joined.
+  reply_text <- function(result) {
+    content <- result[["content"]]
+    blocks <- if (is.list(content) && is.null(names(content))) content else list(content)
+    texts <- character(0)
+    kinds <- character(0)
+    for (b in blocks) {
+      type <- if (is.list(b)) b[["type"]]
+      kinds <- c(kinds, if (is.character(type)) type else "?")
+      if (identical(type, "text") && is.character(b[["text"]])) texts <- c(texts, b[["text"]])
+    }
+    if (!length(texts)) stop(ask_error(paste0("nexus_sample: the model's reply holds no text (content: ", paste(kinds, collapse = ", "), ")")))
+    paste(texts, collapse = "")
+  }
 
   # --- values: JSON to R ---------------------------------------------------
 

@@ -24,8 +24,8 @@ _dont_write_bytecode = sys.dont_write_bytecode
 sys.dont_write_bytecode = False
 try:
     from ._runtime import (  # noqa: F401
-        MAX_FRAME, PROTOCOL, Cancelled, Content, NexusCancelled, __all__, audio, cancelled, image, log,
-        progress, resource, serve, sleep, text,
+        MAX_FRAME, PROTOCOL, AskError, Cancelled, Content, NexusCancelled, __all__, audio, cancelled, elicit,
+        image, log, progress, resource, roots, sample, serve, sleep, text, within_call,
     )
 finally:
     sys.dont_write_bytecode = _dont_write_bytecode

@@ -16,6 +16,7 @@ import time
 __all__ = [
     "serve", "progress", "log", "cancelled", "sleep", "Cancelled",
     "Content", "text", "image", "audio", "resource",
+    "elicit", "sample", "roots", "AskError", "within_call",
 ]
 
 PROTOCOL = 2
@@ -41,6 +42,14 @@ class Cancelled(BaseException):
 NexusCancelled = Cancelled  # the name docs/pool-protocol.md uses
 
 
+class AskError(Exception):
+    """Raised by elicit, sample and roots when the client gives no answer.
+
+    Its message says why: the client did not declare the capability, it
+    answered with an error, or the call cannot ask anyone (the command line).
+    """
+
+
 class _ProtocolError(Exception):
     pass
 
@@ -48,7 +57,7 @@ class _ProtocolError(Exception):
 class _Call:
     """One call in flight. Its cancellation state is guarded by _lock."""
 
-    __slots__ = ("id", "progress", "ret", "arrays", "thread_id", "cancelled", "interrupted", "done", "woken")
+    __slots__ = ("id", "progress", "ret", "arrays", "thread_id", "cancelled", "interrupted", "done", "woken", "asked", "asks")
 
     def __init__(self, call_id, progress, ret, arrays):
         self.id = call_id
@@ -60,6 +69,8 @@ class _Call:
         self.interrupted = False  # Cancelled was sent to the thread (at most once)
         self.done = False  # the function has returned: never interrupt it now
         self.woken = None  # a lock nexus.sleep waits on, released on cancel
+        self.asked = 0  # asks sent so far: the last ask number
+        self.asks = None  # {ask number: [lock, answer]} waiting for nexus; released on answer, cancel and end
 
 
 class _Worker:
@@ -232,6 +243,74 @@ def sleep(seconds):
     raise Cancelled()
 
 
+def elicit(message, schema):
+    """Ask the user, through the client, for the values `schema` describes.
+
+    `schema` is a JSON Schema object of flat properties (MCP elicitation's
+    requestedSchema). Blocks until the user answers, and returns the client's
+    answer as it came: {"action": "accept", "content": {...}}, or
+    {"action": "decline"} or {"action": "cancel"}. Raises AskError when the
+    client cannot answer, Cancelled when the call is cancelled meanwhile.
+    """
+    if not isinstance(schema, dict):
+        raise TypeError("nexus.elicit: schema must be a dict (a JSON Schema object), not %s" % type(schema).__name__)
+    return _ask("elicit", {"message": str(message), "requestedSchema": schema}, "nexus.elicit")
+
+
+def sample(prompt, max_tokens=1000, system=None):
+    """Ask the client's language model, and return the text of its reply.
+
+    `prompt` is a str (one user message), or a list of {"role", "content"}
+    dicts ("user" or "assistant"; content a str or an MCP content block).
+    Blocks until the reply comes. Raises AskError when the client cannot
+    answer or the reply holds no text, Cancelled when the call is cancelled.
+    """
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise ValueError("nexus.sample: max_tokens must be a positive int, not %r" % (max_tokens,))
+    params = {"messages": _sample_messages(prompt), "maxTokens": max_tokens}
+    if system is not None:
+        params["systemPrompt"] = str(system)
+    return _reply_text(_ask("sample", params, "nexus.sample"))
+
+
+def roots():
+    """The client's roots (the directories the user opened), as a list of
+    {"uri", "name"} dicts ("name" may be missing). Raises AskError when the
+    client cannot tell, Cancelled when the call is cancelled meanwhile.
+    """
+    result = _ask("roots", {}, "nexus.roots")
+    found = result.get("roots")
+    if type(found) is not list:
+        raise AskError("nexus.roots: the client's answer holds no list of roots")
+    return found
+
+
+def within_call(fn):
+    """Wrap fn so that, run on another thread, it belongs to the current call.
+
+    elicit, sample, roots, progress, log and cancelled find their call
+    through the thread that runs it; a thread the function starts has none:
+
+        with ThreadPoolExecutor() as ex:
+            summaries = list(ex.map(nexus.within_call(summarise), texts))
+
+    Outside a call it returns fn unchanged.
+    """
+    call = getattr(_current, "call", None)
+    if call is None:
+        return fn
+
+    def run(*args, **kwargs):
+        previous = getattr(_current, "call", None)
+        _current.call = call
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _current.call = previous
+
+    return run
+
+
 class Content:
     """A function's reply as MCP content blocks, optionally with a value.
 
@@ -320,6 +399,8 @@ def _read_loop(reader, table):
             _start_call(table, message, arrays)
         elif kind == "cancel":
             _cancel(message.get("id"))
+        elif kind == "answer":
+            _answer(message)
         elif kind == "shutdown":
             return
         # other types are ignored: newer nexus versions may send them
@@ -440,6 +521,8 @@ def _run(job, tid):
                 call.done = True
                 if call.interrupted:
                     _set_async_exc(tid, None)  # drop it if not yet raised
+                if call.asks:
+                    _wake_asks(call)  # threads of the call still waiting: no answer will come
     except Cancelled:
         frames = _frames(_cancelled_payload(call.id))
     except BaseException as err:  # the runtime itself failed: still answer once
@@ -492,10 +575,108 @@ def _cancel(call_id):
         call.cancelled = True
         if call.woken is not None:
             call.woken.release()  # wakes nexus.sleep
+        if call.asks:
+            _wake_asks(call)
         if call.done or call.thread_id is None:
             return  # finished, or not started (it checks call.cancelled)
         call.interrupted = True
         _set_async_exc(call.thread_id, Cancelled)
+
+
+# --- asks -------------------------------------------------------------------
+
+
+def _ask(kind, params, name):
+    """Send an ask for the current call and wait for nexus's answer: its result object."""
+    call = getattr(_current, "call", None)
+    if call is None:
+        raise AskError("%s: not in a call: only a function nexus runs can ask the client "
+                       "(on a thread of your own, wrap the work in nexus.within_call)" % name)
+    n = None
+    slot = [_thread.allocate_lock(), None]
+    slot[0].acquire()
+    with _lock:
+        if not call.cancelled and not call.done:
+            n = call.asked = call.asked + 1
+            if call.asks is None:
+                call.asks = {}
+            call.asks[n] = slot
+    if n is not None:
+        try:
+            frames = _frames(_encode({"type": "ask", "id": call.id, "ask": n, "kind": kind, "params": params}))
+        except BaseException:  # params that JSON cannot hold: the function's error
+            with _lock:
+                if call.asks:
+                    call.asks.pop(n, None)
+            raise
+        _write(frames)
+        slot[0].acquire()  # released by the answer, a cancel or the call's end
+    answer = slot[1]
+    if answer is None:
+        if call.cancelled:
+            with _lock:
+                # Raise here, once, on the call's own thread: drop the Cancelled sent to it.
+                if call.interrupted and call.thread_id == _thread.get_ident():
+                    _set_async_exc(call.thread_id, None)
+            raise Cancelled()
+        raise AskError("%s: the call ended before the client answered" % name)
+    if "error" in answer:
+        raise AskError(str(answer["error"]))
+    result = answer.get("result")
+    if type(result) is not dict:
+        raise AskError("%s: nexus answered without a result" % name)
+    return result
+
+
+def _answer(message):
+    """Hand nexus's answer to the thread waiting for it (the reader never waits)."""
+    call = _calls.get(message.get("id"))
+    n = message.get("ask")
+    if call is None or type(n) is not int:
+        return  # the call is over, or a stray answer
+    with _lock:
+        slot = call.asks.pop(n, None) if call.asks else None
+        if slot is not None:
+            slot[1] = message
+            slot[0].release()
+
+
+def _wake_asks(call):
+    """Release every thread of the call waiting for an answer; _lock is held."""
+    asks, call.asks = call.asks, None
+    for slot in asks.values():
+        slot[0].release()
+
+
+def _sample_messages(prompt):
+    if isinstance(prompt, str):
+        return [{"role": "user", "content": {"type": "text", "text": prompt}}]
+    if not isinstance(prompt, (list, tuple)) or not prompt:
+        raise TypeError("nexus.sample: prompt must be a str or a non-empty list of {\"role\", \"content\"} dicts, not %r" % (prompt,))
+    messages = []
+    for i, m in enumerate(prompt):
+        if not isinstance(m, dict) or not isinstance(m.get("role"), str) or "content" not in m:
+            raise TypeError("nexus.sample: message %d is not a dict with a str role and a content" % i)
+        content = m["content"]
+        if isinstance(content, str):
+            content = {"type": "text", "text": content}
+        elif not isinstance(content, (dict, list)):
+            raise TypeError("nexus.sample: message %d: content must be a str or a content block dict, not %s" % (i, type(content).__name__))
+        m = dict(m)
+        m["content"] = content
+        messages.append(m)
+    return messages
+
+
+def _reply_text(result):
+    """The text of a sampling result: its text block, or its text blocks joined."""
+    content = result.get("content")
+    blocks = content if isinstance(content, list) else [content]
+    texts = [b["text"] for b in blocks if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)]
+    if not texts:
+        kinds = ", ".join(str(b.get("type")) if isinstance(b, dict) else type(b).__name__ for b in blocks)
+        raise AskError("nexus.sample: the model's reply holds no text (content: %s)" % kinds)
+    return "".join(texts)
 
 
 _api = []
