@@ -107,11 +107,11 @@ func evalFailure(err error) error {
 
 // askHook lets a pool's function put its questions through the MCP call's
 // Ask (nil when the call cannot ask).
-func askHook(ask func(context.Context, mcp.Question) (json.RawMessage, error)) func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+func askHook(ask func(context.Context, mcp.Question) (json.RawMessage, error)) func(context.Context, string, string, json.RawMessage) (json.RawMessage, error) {
 	if ask == nil {
 		return nil
 	}
-	return func(ctx context.Context, kind string, params json.RawMessage) (json.RawMessage, error) {
-		return ask(ctx, mcp.Question{Kind: kind, Params: params})
+	return func(ctx context.Context, kind, key string, params json.RawMessage) (json.RawMessage, error) {
+		return ask(ctx, mcp.Question{Kind: kind, Key: key, Params: params})
 	}
 }

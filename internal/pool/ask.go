@@ -44,13 +44,13 @@ func (p *process) startAsk(msg *inbound) {
 		return
 	}
 	p.logger.Debug("pool asks the client", "pool", p.label, "id", id, "ask", n, "kind", msg.Kind)
-	go p.runAsk(ctx, id, pc, hook, n, msg.Kind, msg.Params)
+	go p.runAsk(ctx, id, pc, hook, n, msg.Kind, msg.Key, msg.Params)
 }
 
 // runAsk gets the answer to one ask and sends it, unless the call has
 // ended meanwhile (the pool has stopped waiting then).
-func (p *process) runAsk(ctx context.Context, id uint64, pc *pendingCall, hook askHook, n int64, kind string, params json.RawMessage) {
-	result, err := askClient(ctx, hook, kind, params)
+func (p *process) runAsk(ctx context.Context, id uint64, pc *pendingCall, hook askHook, n int64, kind, key string, params json.RawMessage) {
+	result, err := askClient(ctx, hook, kind, key, params)
 	// ctx ends only with the call (its caller gave up, it timed out, its
 	// reply came): the pool hears of that through cancel, not an answer.
 	if ctx.Err() != nil || !pc.live() || p.pending(id) != pc {
@@ -63,11 +63,11 @@ func (p *process) runAsk(ctx context.Context, id uint64, pc *pendingCall, hook a
 	p.out.push(outFrame{payload: payload})
 }
 
-type askHook = func(ctx context.Context, kind string, params json.RawMessage) (json.RawMessage, error)
+type askHook = func(ctx context.Context, kind, key string, params json.RawMessage) (json.RawMessage, error)
 
 // askClient runs the hook for one ask and checks what it returns: the
 // pool gets a JSON object or an error, never a broken frame.
-func askClient(ctx context.Context, hook askHook, kind string, params json.RawMessage) (json.RawMessage, error) {
+func askClient(ctx context.Context, hook askHook, kind, key string, params json.RawMessage) (json.RawMessage, error) {
 	switch kind {
 	case AskElicit, AskSample, AskRoots:
 	default:
@@ -80,7 +80,7 @@ func askClient(ctx context.Context, hook askHook, kind string, params json.RawMe
 	if len(params) == 0 || string(params) == "null" {
 		params = json.RawMessage("{}")
 	}
-	result, err := hook(ctx, kind, params)
+	result, err := hook(ctx, kind, key, params)
 	if err != nil {
 		return nil, err
 	}

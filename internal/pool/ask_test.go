@@ -52,7 +52,7 @@ func startAskPool(t *testing.T, lang string) *Set {
 
 // askRecorder is a Hooks.Ask that answers with answer and records each ask.
 type askRecorder struct {
-	answer func(ctx context.Context, kind string, params json.RawMessage) (json.RawMessage, error)
+	answer func(ctx context.Context, kind, key string, params json.RawMessage) (json.RawMessage, error)
 
 	mu   sync.Mutex
 	asks []recordedAsk
@@ -63,11 +63,11 @@ type recordedAsk struct {
 	params json.RawMessage
 }
 
-func (r *askRecorder) hook(ctx context.Context, kind string, params json.RawMessage) (json.RawMessage, error) {
+func (r *askRecorder) hook(ctx context.Context, kind, key string, params json.RawMessage) (json.RawMessage, error) {
 	r.mu.Lock()
 	r.asks = append(r.asks, recordedAsk{kind, append(json.RawMessage(nil), params...)})
 	r.mu.Unlock()
-	return r.answer(ctx, kind, params)
+	return r.answer(ctx, kind, key, params)
 }
 
 func (r *askRecorder) recorded() []recordedAsk {
@@ -77,8 +77,8 @@ func (r *askRecorder) recorded() []recordedAsk {
 }
 
 // answerWith answers every ask with result, or with err when it is set.
-func answerWith(result string, err error) func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
-	return func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+func answerWith(result string, err error) func(context.Context, string, string, json.RawMessage) (json.RawMessage, error) {
+	return func(context.Context, string, string, json.RawMessage) (json.RawMessage, error) {
 		if err != nil {
 			return nil, err
 		}
@@ -236,7 +236,7 @@ func testAskEndsWithCall(t *testing.T, s *Set, timeout bool) {
 	marker := filepath.Join(t.TempDir(), "marker")
 	asked := make(chan struct{})
 	hookDone := make(chan error, 1)
-	h := Hooks{Ask: func(ctx context.Context, kind string, params json.RawMessage) (json.RawMessage, error) {
+	h := Hooks{Ask: func(ctx context.Context, kind, key string, params json.RawMessage) (json.RawMessage, error) {
 		close(asked)
 		<-ctx.Done()
 		hookDone <- ctx.Err()
@@ -302,7 +302,7 @@ func TestAskThreads(t *testing.T) {
 		t.Run(lang, func(t *testing.T) {
 			s := startAskPool(t, lang)
 			secondAnswered := make(chan struct{})
-			hook := func(ctx context.Context, kind string, params json.RawMessage) (json.RawMessage, error) {
+			hook := func(ctx context.Context, kind, key string, params json.RawMessage) (json.RawMessage, error) {
 				var p struct{ Message string }
 				if err := json.Unmarshal(params, &p); err != nil {
 					return nil, err
@@ -477,7 +477,7 @@ func TestAskRQueuesCalls(t *testing.T) {
 	answer := func(name string) Hooks {
 		return Hooks{Ask: answerWith(`{"action":"accept","content":{"name":"`+name+`"}}`, nil)}
 	}
-	first := Hooks{Ask: func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	first := Hooks{Ask: func(context.Context, string, string, json.RawMessage) (json.RawMessage, error) {
 		// Two more calls reach the pool while this one waits for its answer.
 		go func() {
 			v, err := s.Call(ctx, 0, askGreet, nil, answer("second"))

@@ -102,6 +102,7 @@ type inbound struct {
 	// ask (ask.go): Ask is the runtime's number for it, unique in the call
 	Ask    *int64          `json:"ask"`
 	Kind   string          `json:"kind"`
+	Key    string          `json:"key"`
 	Params json.RawMessage `json:"params"`
 }
 
@@ -168,6 +169,8 @@ func decodeInbound(payload []byte) (*inbound, error) {
 			return nil // not an integer: an ask message without one is refused below
 		case "kind":
 			target = &m.Kind
+		case "key":
+			target = &m.Key
 		case "type":
 			target = &m.Type
 		case "id":

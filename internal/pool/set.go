@@ -122,13 +122,14 @@ type Hooks struct {
 	Content func(blocks json.RawMessage)
 	// Ask answers a request the function makes of the client while it runs
 	// (an `ask` message, docs/pool-protocol.md): kind is "elicit", "sample"
-	// or "roots", params the MCP request's params (elicitation/create,
+	// or "roots"; key the name the function gave the question ("" for
+	// none; 2026-07-28 inputRequests keys); params the MCP request's params (elicitation/create,
 	// sampling/createMessage, roots/list). It returns the client's result
 	// object, or an error whose text the function sees. It runs on a
 	// goroutine of its own and may block; ctx ends with the call, and what
 	// it returns after that is dropped (Call may have returned by then).
 	// Without it the function's ask fails ("this call cannot ask the client").
-	Ask func(ctx context.Context, kind string, params json.RawMessage) (json.RawMessage, error)
+	Ask func(ctx context.Context, kind, key string, params json.RawMessage) (json.RawMessage, error)
 }
 
 // CallError reports that the pool's function failed (it raised, or its

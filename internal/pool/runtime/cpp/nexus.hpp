@@ -2363,7 +2363,7 @@ namespace detail {
 // ask sends an ask for the current call and waits for nexus's answer: it
 // returns the client's result object, or throws AskError, or Cancelled
 // when the call is cancelled meanwhile.
-inline json ask(const char* kind, json params, const std::string& fname) {
+inline json ask(const char* kind, json params, const std::string& fname, const std::string& key = std::string()) {
     CallState* call = current_call;
     if (call == nullptr || runtime().out_fd < 0)
         throw AskError(fname + ": not in a call: only a function nexus runs can ask the client "
@@ -2378,6 +2378,7 @@ inline json ask(const char* kind, json params, const std::string& fname) {
         call->asks.emplace(n, std::nullopt);
     }
     json frame = {{"type", "ask"}, {"id", call->id}, {"ask", n}, {"kind", kind}, {"params", std::move(params)}};
+    if (!key.empty()) frame["key"] = key;
     write_frame(frame.dump(-1, ' ', false, json::error_handler_t::replace));
     std::optional<json> answer;
     {
@@ -2457,7 +2458,10 @@ inline std::shared_ptr<CallState> current_call_shared() {
 // {...}}, or {"action": "decline"} or {"action": "cancel"}. It throws
 // AskError when the client cannot answer, Cancelled when the call is
 // cancelled meanwhile, std::invalid_argument for a schema that is no object.
-inline json elicit(const std::string& message, const json& schema) {
+//
+// key (all three) names the question where a client sees it by name
+// (2026-07-28's inputRequests); empty, nexus names it after its content.
+inline json elicit(const std::string& message, const json& schema, const std::string& key = std::string()) {
     json requested = schema;
     if (schema.is_string()) {
         try {
@@ -2467,7 +2471,7 @@ inline json elicit(const std::string& message, const json& schema) {
         }
     }
     if (!requested.is_object()) throw std::invalid_argument("nexus::elicit: schema must be a JSON object (a JSON Schema)");
-    return detail::ask("elicit", json{{"message", message}, {"requestedSchema", std::move(requested)}}, "nexus::elicit");
+    return detail::ask("elicit", json{{"message", message}, {"requestedSchema", std::move(requested)}}, "nexus::elicit", key);
 }
 
 // sample asks the client's language model and returns the text of its
@@ -2476,27 +2480,27 @@ inline json elicit(const std::string& message, const json& schema) {
 // It blocks until the reply comes; it throws AskError when the client
 // cannot answer or the reply holds no text, Cancelled when the call is
 // cancelled meanwhile.
-inline std::string sample(const json& messages, int max_tokens = 1000, const std::string& system = std::string()) {
+inline std::string sample(const json& messages, int max_tokens = 1000, const std::string& system = std::string(), const std::string& key = std::string()) {
     if (max_tokens < 1) throw std::invalid_argument("nexus::sample: max_tokens must be positive");
     json params = {{"messages", detail::sample_messages(messages)}, {"maxTokens", max_tokens}};
     if (!system.empty()) params["systemPrompt"] = system;
-    return detail::reply_text(detail::ask("sample", std::move(params), "nexus::sample"));
+    return detail::reply_text(detail::ask("sample", std::move(params), "nexus::sample", key));
 }
 
-inline std::string sample(const std::string& prompt, int max_tokens = 1000, const std::string& system = std::string()) {
-    return sample(json(prompt), max_tokens, system);
+inline std::string sample(const std::string& prompt, int max_tokens = 1000, const std::string& system = std::string(), const std::string& key = std::string()) {
+    return sample(json(prompt), max_tokens, system, key);
 }
 
-inline std::string sample(const char* prompt, int max_tokens = 1000, const std::string& system = std::string()) {
-    return sample(json(prompt), max_tokens, system);
+inline std::string sample(const char* prompt, int max_tokens = 1000, const std::string& system = std::string(), const std::string& key = std::string()) {
+    return sample(json(prompt), max_tokens, system, key);
 }
 
 // roots returns the client's roots (the directories the user opened): an
 // array of {"uri", "name"} objects ("name" may be missing). It throws
 // AskError when the client cannot tell, Cancelled when the call is
 // cancelled meanwhile.
-inline json roots() {
-    json result = detail::ask("roots", json::object(), "nexus::roots");
+inline json roots(const std::string& key = std::string()) {
+    json result = detail::ask("roots", json::object(), "nexus::roots", key);
     auto found = result.find("roots");
     if (found == result.end() || !found->is_array()) throw AskError("nexus::roots: the client's answer holds no list of roots");
     return std::move(*found);

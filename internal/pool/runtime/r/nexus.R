@@ -155,22 +155,22 @@ local({
     invisible(NULL)
   }
 
-  nexus_elicit <<- function(message, schema) {
+  nexus_elicit <<- function(message, schema, key = NULL) {
     text <- json_strings(paste(as.character(message), collapse = "\n"))
-    natural(ask("elicit", paste0('{"message":', text, ',"requestedSchema":', schema_json(schema), "}"), "nexus_elicit"))
+    natural(ask("elicit", paste0('{"message":', text, ',"requestedSchema":', schema_json(schema), "}"), "nexus_elicit", key))
   }
 
-  nexus_sample <<- function(prompt, max_tokens = 1000, system = NULL) {
+  nexus_sample <<- function(prompt, max_tokens = 1000, system = NULL, key = NULL) {
     if (!is.numeric(max_tokens) || length(max_tokens) != 1 || is.na(max_tokens) || max_tokens < 1 || max_tokens != trunc(max_tokens)) {
       stop("nexus_sample: max_tokens must be one positive whole number", call. = FALSE)
     }
     params <- paste0('{"messages":', sample_messages(prompt), ',"maxTokens":', sprintf("%.0f", max_tokens))
     if (!is.null(system)) params <- paste0(params, ',"systemPrompt":', json_strings(paste(as.character(system), collapse = "\n")))
-    reply_text(ask("sample", paste0(params, "}"), "nexus_sample"))
+    reply_text(ask("sample", paste0(params, "}"), "nexus_sample", key))
   }
 
-  nexus_roots <<- function() {
-    roots <- ask("roots", "{}", "nexus_roots")[["roots"]]
+  nexus_roots <<- function(key = NULL) {
+    roots <- ask("roots", "{}", "nexus_roots", key)[["roots"]]
     if (!is.list(roots) || !is.null(names(roots))) stop(ask_error("nexus_roots: the client's answer holds no list of roots"))
     lapply(roots, natural)
   }
@@ -513,7 +513,10 @@ local({
   # comes, as the serving loop would: a cancel for the call ends the wait
   # (nexus_cancelled), shutdown exits, calls wait in the queue. It returns
   # the answer's result, parsed but not converted.
-  ask <- function(kind, params, fname) {
+  ask <- function(kind, params, fname, key = NULL) {
+    if (!is.null(key) && (!is.character(key) || length(key) != 1 || is.na(key))) {
+      stop(paste0(fname, ": key must be one string"), call. = FALSE)
+    }
     call <- state$current
     if (is.null(call) || !state$serving) {
       stop(ask_error(paste0(fname, ": not in a call: only a function nexus runs can ask the client")))
@@ -524,7 +527,8 @@ local({
     state$waiting <- n
     state$answer <- NULL
     on.exit(state$waiting <- NULL)
-    send(paste0('{"type":"ask","id":', call$id_json, ',"ask":', sprintf("%.0f", n), ',"kind":"', kind, '","params":', params, "}"))
+    key_json <- if (is.null(key)) "" else paste0(',"key":', json_strings(key))
+    send(paste0('{"type":"ask","id":', call$id_json, ',"ask":', sprintf("%.0f", n), ',"kind":"', kind, '"', key_json, ',"params":', params, "}"))
     repeat {
       handle_buffered()
       check_cancel()

@@ -221,9 +221,9 @@ def test_input_required_result_multiple_inputs():
         out[name] = fn()
 
     jobs = [
-        threading.Thread(target=ask, args=("name", lambda: nexus.elicit("What is your name?", _NAME, key="user_name"))),
-        threading.Thread(target=ask, args=("greeting", lambda: nexus.sample("Generate a greeting", max_tokens=50, key="greeting"))),
-        threading.Thread(target=ask, args=("roots", lambda: nexus.roots(key="client_roots"))),
+        threading.Thread(target=nexus.within_call(ask), args=("name", lambda: nexus.elicit("What is your name?", _NAME, key="user_name"))),
+        threading.Thread(target=nexus.within_call(ask), args=("greeting", lambda: nexus.sample("Generate a greeting", max_tokens=50, key="greeting"))),
+        threading.Thread(target=nexus.within_call(ask), args=("roots", lambda: nexus.roots(key="client_roots"))),
     ]
     for j in jobs:
         j.start()

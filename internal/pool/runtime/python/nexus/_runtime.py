@@ -243,7 +243,7 @@ def sleep(seconds):
     raise Cancelled()
 
 
-def elicit(message, schema):
+def elicit(message, schema, key=None):
     """Ask the user, through the client, for the values `schema` describes.
 
     `schema` is a JSON Schema object of flat properties (MCP elicitation's
@@ -251,13 +251,15 @@ def elicit(message, schema):
     answer as it came: {"action": "accept", "content": {...}}, or
     {"action": "decline"} or {"action": "cancel"}. Raises AskError when the
     client cannot answer, Cancelled when the call is cancelled meanwhile.
+    `key` names the question where a client sees it by name (2026-07-28's
+    inputRequests); without it nexus names it after its content.
     """
     if not isinstance(schema, dict):
         raise TypeError("nexus.elicit: schema must be a dict (a JSON Schema object), not %s" % type(schema).__name__)
-    return _ask("elicit", {"message": str(message), "requestedSchema": schema}, "nexus.elicit")
+    return _ask("elicit", {"message": str(message), "requestedSchema": schema}, "nexus.elicit", key)
 
 
-def sample(prompt, max_tokens=1000, system=None):
+def sample(prompt, max_tokens=1000, system=None, key=None):
     """Ask the client's language model, and return the text of its reply.
 
     `prompt` is a str (one user message), or a list of {"role", "content"}
@@ -270,15 +272,15 @@ def sample(prompt, max_tokens=1000, system=None):
     params = {"messages": _sample_messages(prompt), "maxTokens": max_tokens}
     if system is not None:
         params["systemPrompt"] = str(system)
-    return _reply_text(_ask("sample", params, "nexus.sample"))
+    return _reply_text(_ask("sample", params, "nexus.sample", key))
 
 
-def roots():
+def roots(key=None):
     """The client's roots (the directories the user opened), as a list of
     {"uri", "name"} dicts ("name" may be missing). Raises AskError when the
     client cannot tell, Cancelled when the call is cancelled meanwhile.
     """
-    result = _ask("roots", {}, "nexus.roots")
+    result = _ask("roots", {}, "nexus.roots", key)
     found = result.get("roots")
     if type(found) is not list:
         raise AskError("nexus.roots: the client's answer holds no list of roots")
@@ -586,8 +588,10 @@ def _cancel(call_id):
 # --- asks -------------------------------------------------------------------
 
 
-def _ask(kind, params, name):
+def _ask(kind, params, name, key=None):
     """Send an ask for the current call and wait for nexus's answer: its result object."""
+    if key is not None and not isinstance(key, str):
+        raise TypeError("%s: key must be a str, not %s" % (name, type(key).__name__))
     call = getattr(_current, "call", None)
     if call is None:
         raise AskError("%s: not in a call: only a function nexus runs can ask the client "
@@ -603,7 +607,10 @@ def _ask(kind, params, name):
             call.asks[n] = slot
     if n is not None:
         try:
-            frames = _frames(_encode({"type": "ask", "id": call.id, "ask": n, "kind": kind, "params": params}))
+            message = {"type": "ask", "id": call.id, "ask": n, "kind": kind, "params": params}
+            if key is not None:
+                message["key"] = key
+            frames = _frames(_encode(message))
         except BaseException:  # params that JSON cannot hold: the function's error
             with _lock:
                 if call.asks:
