@@ -23,7 +23,7 @@ import (
 
 // toolView is what a protocol version shows of a tool.
 func toolView(f features) argmap.ToolView {
-	return argmap.ToolView{Title: f.title, OutputSchema: f.structured, Annotations: f.annotations}
+	return argmap.ToolView{Title: f.title, OutputSchema: f.structured, Annotations: f.annotations, Execution: f.execution}
 }
 
 type listToolsParams struct {
@@ -224,6 +224,8 @@ type client struct {
 	logLevel func() string
 	// capabilities are the client's declared capabilities (a JSON object).
 	capabilities json.RawMessage
+	// task is the task the call runs as, nil for a plain call.
+	task *task
 }
 
 // callTool answers tools/call.
@@ -360,8 +362,14 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observe
 		hooks.Progress = progressNotifier(notify, token, f.progressMessage)
 	}
 	cmd := call.Command
+	if c.task != nil {
+		hooks.Ask = c.task.ask(hooks.Ask) // tasks.go: the task's status follows the function's questions
+	}
 	raw, err := s.caller.Call(ctx, call, hooks)
 	if err != nil {
+		if c.task != nil {
+			c.task.callErr = err
+		}
 		outcome := OutcomeOf(ctx, err)
 		if obs != nil {
 			obs.outcome = outcome
