@@ -58,7 +58,7 @@ func newMCPCmd(g *globalFlags) *cobra.Command {
 			caller, stopPools := prog.caller(g)
 			defer stopPools()
 			srv := mcp.NewServer(serverInfo(m), prog.tools, caller, mcp.Options{
-				Logger: stderrLog, MaxLine: maxLine, PageSize: pageSize, Logs: logs})
+				Logger: stderrLog, MaxLine: maxLine, PageSize: pageSize, Logs: logs, MaxTasks: httpOpts.maxTasks})
 
 			// SIGTERM/SIGINT: stop every pool and exit 0 (stdin may never close).
 			sig := make(chan os.Signal, 1)
