@@ -62,7 +62,7 @@ func newMCPCmd(g *globalFlags) *cobra.Command {
 				return err
 			}
 			srv := mcp.NewServer(serverInfo(m), prog.tools, caller, mcp.Options{
-				Logger: stderrLog, MaxLine: maxLine, PageSize: pageSize, Logs: logs, StateKey: key})
+				Logger: stderrLog, MaxLine: maxLine, PageSize: pageSize, Logs: logs, StateKey: key, MaxTasks: httpOpts.maxTasks})
 
 			// SIGTERM/SIGINT: stop every pool and exit 0 (stdin may never close).
 			sig := make(chan os.Signal, 1)

@@ -34,6 +34,7 @@ type serveOptions struct {
 	maxBody        int64
 	maxSessions    int
 	maxCalls       int
+	maxTasks       int
 	sessionIdle    time.Duration
 	grace          time.Duration
 	mcpConfig      bool
@@ -51,6 +52,7 @@ func (o *serveOptions) register(fs *pflag.FlagSet, portFlag string) {
 	fs.Int64Var(&o.maxBody, "max-body", httpserve.DefaultMaxBody, "largest accepted request body, in bytes")
 	fs.IntVar(&o.maxSessions, "max-sessions", httpserve.DefaultMaxSessions, "most live MCP sessions at once")
 	fs.IntVar(&o.maxCalls, "max-calls", httpserve.DefaultMaxCalls, "most function calls running at once (more wait for a slot)")
+	fs.IntVar(&o.maxTasks, "max-tasks", mcp.DefaultMaxTasks, "most MCP tasks kept at once, running or finished within their ttl (more are refused)")
 	fs.DurationVar(&o.sessionIdle, "session-idle", httpserve.DefaultSessionIdle, "end an MCP session unused for this long")
 	fs.DurationVar(&o.grace, "grace", httpserve.DefaultGrace, "on SIGTERM, how long calls in flight may run on")
 	fs.BoolVar(&o.metrics, "metrics", true, "serve Prometheus metrics at GET /metrics, behind the same auth as the rest (--metrics=false: off)")
@@ -126,7 +128,7 @@ func runServe(g *globalFlags, o *serveOptions, targets []string) error {
 		AllowedOrigins: o.origins, AllowedHosts: o.hosts, MaxBody: o.maxBody,
 		MaxSessions: o.maxSessions, MaxCalls: o.maxCalls, SessionIdle: o.sessionIdle, Grace: o.grace,
 		Info:    serveInfo(programs),
-		MCP:     mcp.Options{Logs: logs, StateKey: key},
+		MCP:     mcp.Options{Logs: logs, StateKey: key, MaxTasks: o.maxTasks},
 		Logger:  stderrLog,
 		Metrics: m,
 	}, programs)

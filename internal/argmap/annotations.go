@@ -88,19 +88,20 @@ func (a *Annotations) object(withTitle bool) Object {
 
 // ToolView selects the optional members of a tool object, which older MCP
 // versions lack: annotations came with 2025-03-26, title and outputSchema
-// with 2025-06-18.
+// with 2025-06-18, execution (task support) with 2025-11-25.
 type ToolView struct {
 	Title        bool
 	OutputSchema bool
 	Annotations  bool
+	Execution    bool
 }
 
 // FullView shows every member (the newest protocol versions).
-var FullView = ToolView{Title: true, OutputSchema: true, Annotations: true}
+var FullView = ToolView{Title: true, OutputSchema: true, Annotations: true, Execution: true}
 
 // Object is the tool as an MCP client of the given view sees it, keys in
 // the order {name, title?, description, inputSchema, outputSchema?,
-// annotations?}. Without a top-level title, the title is kept inside
+// annotations?, execution?}. Without a top-level title, the title is kept inside
 // annotations (where 2025-03-26 carried it).
 func (t *Tool) Object(v ToolView) Object {
 	o := Object{{"name", t.Name}}
@@ -114,6 +115,11 @@ func (t *Tool) Object(v ToolView) Object {
 	if v.Annotations {
 		if ann := t.Annotations.object(true); len(ann) > 0 {
 			o = append(o, Member{"annotations", ann})
+		}
+	}
+	if v.Execution {
+		if ex := t.execution(); ex != nil {
+			o = append(o, Member{"execution", ex})
 		}
 	}
 	return o

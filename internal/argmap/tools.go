@@ -36,7 +36,7 @@ type Tool struct {
 }
 
 // MarshalJSON writes the tool with every member (FullView):
-// {"name","title"?,"description","inputSchema","outputSchema"?,"annotations"?}.
+// {"name","title"?,"description","inputSchema","outputSchema"?,"annotations"?,"execution"?}.
 func (t *Tool) MarshalJSON() ([]byte, error) {
 	return t.Object(FullView).MarshalJSON()
 }

@@ -52,6 +52,10 @@ func (e *Error) Error() string { return e.Msg }
 // a cancelled evaluation.
 func (e *Error) Unwrap() error { return e.err }
 
+// FunctionFailed reports true: the program's own code failed, as a pool
+// function that raises does (mcp's tasks tell a tool error by it).
+func (e *Error) FunctionFailed() bool { return true }
+
 // Catchable reports whether @catch intercepts the error.
 func (e *Error) Catchable() bool { return e.Kind == Thrown }
 

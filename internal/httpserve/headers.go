@@ -10,11 +10,16 @@ import (
 )
 
 // nameSource names the body field Mcp-Name mirrors, for the methods that
-// require the header (2026-07-28 Streamable HTTP, "Standard Request Headers").
+// require the header (2026-07-28 Streamable HTTP, "Standard Request
+// Headers"; the tasks extension adds its methods' taskId, SEP-2663
+// "Streamable HTTP: Routing Headers").
 var nameSource = map[string]string{
 	"tools/call":     "name",
 	"prompts/get":    "name",
 	"resources/read": "uri",
+	"tasks/get":      "taskId",
+	"tasks/update":   "taskId",
+	"tasks/cancel":   "taskId",
 }
 
 // checkRoutingHeaders compares MCP-Protocol-Version, Mcp-Method and

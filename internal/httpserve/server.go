@@ -3,6 +3,7 @@ package httpserve
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -31,6 +32,9 @@ type Server struct {
 	inflight sync.WaitGroup // requests being handled, for a hard stop
 	closing  chan struct{}  // closed when shutdown begins: GET streams end
 	closeOne sync.Once
+	// taskOwner owns the tasks of stateless requests when auth is on: the
+	// token's hash (a session's tasks are the session's).
+	taskOwner string
 }
 
 // New builds a server for programs. With several programs, their tools are
@@ -96,6 +100,7 @@ func New(cfg Config, programs []Program) (*Server, error) {
 	if cfg.AuthToken != "" {
 		sum := sha256.Sum256([]byte(cfg.AuthToken))
 		g.tokenHash = &sum
+		s.taskOwner = "token:" + hex.EncodeToString(sum[:])
 	}
 	s.handler = s.track(g)
 	return s, nil
@@ -177,6 +182,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 	}
 	s.sessions.closeAll()
+	s.mcp.CloseTasks() // no client could fetch what they would return
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("http server: %w", err)
 	}

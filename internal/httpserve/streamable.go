@@ -262,6 +262,9 @@ func (s *Server) postStateless(w http.ResponseWriter, r *http.Request, req *mcp.
 	}
 	metaOK := hasStatelessMeta(req)
 	s.respond(w, r, acc, func(ctx context.Context, notify func(*mcp.Notification)) *mcp.Response {
+		if s.taskOwner != "" && (req.Method == "tools/call" || strings.HasPrefix(req.Method, "tasks/")) {
+			ctx = mcp.WithTaskOwner(ctx, s.taskOwner) // a task is its token's, no one else's
+		}
 		return s.mcp.HandleStateless(ctx, req, notify)
 	}, func(resp *mcp.Response) int {
 		if resp == nil || resp.Error == nil {

@@ -278,7 +278,7 @@ func waitFor(t *testing.T, ok func() bool) {
 }
 
 // stateless runs one 2026-07-28 request and returns the reply decoded.
-func stateless(t *testing.T, srv *Server, caps, params string) map[string]any {
+func mrtrCall(t *testing.T, srv *Server, caps, params string) map[string]any {
 	t.Helper()
 	line := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + params + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + `}}}`
 	resp := srv.HandleStateless(context.Background(), req(t, line), nil)
@@ -289,7 +289,7 @@ func stateless(t *testing.T, srv *Server, caps, params string) map[string]any {
 	return out
 }
 
-func result(t *testing.T, reply map[string]any) map[string]any {
+func mrtrResult(t *testing.T, reply map[string]any) map[string]any {
 	t.Helper()
 	r, ok := reply["result"].(map[string]any)
 	if !ok {
@@ -298,9 +298,9 @@ func result(t *testing.T, reply map[string]any) map[string]any {
 	return r
 }
 
-func resultText(t *testing.T, reply map[string]any) string {
+func completeText(t *testing.T, reply map[string]any) string {
 	t.Helper()
-	r := result(t, reply)
+	r := mrtrResult(t, reply)
 	if r["resultType"] != "complete" {
 		t.Fatalf("not complete: %v", r)
 	}
@@ -324,7 +324,7 @@ const allCaps = `{"elicitation":{},"sampling":{},"roots":{}}`
 // (SEP-2322, issue 11 §2).
 func TestInputRequired(t *testing.T) {
 	srv, pool := newAskServer(t, Options{})
-	first := result(t, stateless(t, srv, allCaps, `"name":"greet","arguments":{"_1":"Name?"}`))
+	first := mrtrResult(t, mrtrCall(t, srv, allCaps, `"name":"greet","arguments":{"_1":"Name?"}`))
 	if first["resultType"] != "input_required" {
 		t.Fatalf("round 1: %v", first)
 	}
@@ -344,17 +344,17 @@ func TestInputRequired(t *testing.T) {
 	}
 	state := first["requestState"].(string)
 	ans := responses(map[string]string{key: `{"action":"accept","content":{"name":"Ada"}}`})
-	second := stateless(t, srv, allCaps, `"name":"greet","arguments":{"_1":"Name?"},"inputResponses":`+ans+`,"requestState":"`+state+`"`)
-	if got := resultText(t, second); got != "Hello, Ada!" {
+	second := mrtrCall(t, srv, allCaps, `"name":"greet","arguments":{"_1":"Name?"},"inputResponses":`+ans+`,"requestState":"`+state+`"`)
+	if got := completeText(t, second); got != "Hello, Ada!" {
 		t.Errorf("round 2: %q", got)
 	}
 	// Without the state the answers still count: they are the client's own.
-	third := stateless(t, srv, allCaps, `"name":"greet","arguments":{"_1":"Name?"},"inputResponses":`+ans)
-	if got := resultText(t, third); got != "Hello, Ada!" {
+	third := mrtrCall(t, srv, allCaps, `"name":"greet","arguments":{"_1":"Name?"},"inputResponses":`+ans)
+	if got := completeText(t, third); got != "Hello, Ada!" {
 		t.Errorf("no state: %q", got)
 	}
 	// A response to the wrong key asks again (SEP-2322 re-request), not an error.
-	again := result(t, stateless(t, srv, allCaps, `"name":"greet","arguments":{"_1":"Name?"},"inputResponses":{"wrong_key":{"action":"accept"}}`))
+	again := mrtrResult(t, mrtrCall(t, srv, allCaps, `"name":"greet","arguments":{"_1":"Name?"},"inputResponses":{"wrong_key":{"action":"accept"}}`))
 	if again["resultType"] != "input_required" {
 		t.Errorf("wrong key: %v", again)
 	}
@@ -366,7 +366,7 @@ func TestInputRequired(t *testing.T) {
 // TestInputRequiredRefusals: what a retry must not get away with.
 func TestInputRequiredRefusals(t *testing.T) {
 	srv, _ := newAskServer(t, Options{})
-	first := result(t, stateless(t, srv, allCaps, `"name":"greet","arguments":{"_1":"Name?"}`))
+	first := mrtrResult(t, mrtrCall(t, srv, allCaps, `"name":"greet","arguments":{"_1":"Name?"}`))
 	state := first["requestState"].(string)
 	var key string
 	for k := range first["inputRequests"].(map[string]any) {
@@ -375,7 +375,7 @@ func TestInputRequiredRefusals(t *testing.T) {
 	ans := responses(map[string]string{key: `{"action":"accept","content":{"name":"Ada"}}`})
 	body, mac, _ := strings.Cut(state, ".")
 	expired, _ := newAskServer(t, Options{StateTTL: time.Nanosecond})
-	old := result(t, stateless(t, expired, allCaps, `"name":"greet","arguments":{"_1":"Name?"}`))["requestState"].(string)
+	old := mrtrResult(t, mrtrCall(t, expired, allCaps, `"name":"greet","arguments":{"_1":"Name?"}`))["requestState"].(string)
 	tests := []struct {
 		name, params, want string
 	}{
@@ -390,7 +390,7 @@ func TestInputRequiredRefusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := stateless(t, srv, allCaps, tt.params)
+			got := mrtrCall(t, srv, allCaps, tt.params)
 			e, ok := got["error"].(map[string]any)
 			if !ok {
 				t.Fatalf("not an error: %v", got)
@@ -402,7 +402,7 @@ func TestInputRequiredRefusals(t *testing.T) {
 	}
 	t.Run("expired", func(t *testing.T) {
 		time.Sleep(2 * time.Millisecond)
-		got := stateless(t, expired, allCaps, `"name":"greet","arguments":{"_1":"Name?"},"requestState":"`+old+`"`)
+		got := mrtrCall(t, expired, allCaps, `"name":"greet","arguments":{"_1":"Name?"},"requestState":"`+old+`"`)
 		if e, ok := got["error"].(map[string]any); !ok || !strings.Contains(e["message"].(string), "expired") {
 			t.Errorf("expired state: %v", got)
 		}
@@ -415,9 +415,9 @@ func TestInputRequiredSharedKey(t *testing.T) {
 	key := []byte("a key every node of the deployment shares")
 	a, _ := newAskServer(t, Options{StateKey: key})
 	b, _ := newAskServer(t, Options{StateKey: key})
-	first := result(t, stateless(t, a, allCaps, `"name":"rounds","arguments":{}`))
+	first := mrtrResult(t, mrtrCall(t, a, allCaps, `"name":"rounds","arguments":{}`))
 	ans := responses(map[string]string{"step1": `{"action":"accept","content":{"name":"Ada"}}`})
-	second := result(t, stateless(t, b, allCaps, `"name":"rounds","arguments":{},"inputResponses":`+ans+`,"requestState":"`+first["requestState"].(string)+`"`))
+	second := mrtrResult(t, mrtrCall(t, b, allCaps, `"name":"rounds","arguments":{},"inputResponses":`+ans+`,"requestState":"`+first["requestState"].(string)+`"`))
 	if second["resultType"] != "input_required" || second["inputRequests"].(map[string]any)["step2"] == nil {
 		t.Fatalf("round 2 on node b: %v", second)
 	}
@@ -426,8 +426,8 @@ func TestInputRequiredSharedKey(t *testing.T) {
 	}
 	// Round 3 on node a: the answer of round 1 travelled in the state.
 	ans2 := responses(map[string]string{"step2": `{"action":"accept","content":{"name":"blue"}}`})
-	third := stateless(t, a, allCaps, `"name":"rounds","arguments":{},"inputResponses":`+ans2+`,"requestState":"`+second["requestState"].(string)+`"`)
-	if got := resultText(t, third); got != "Ada+blue" {
+	third := mrtrCall(t, a, allCaps, `"name":"rounds","arguments":{},"inputResponses":`+ans2+`,"requestState":"`+second["requestState"].(string)+`"`)
+	if got := completeText(t, third); got != "Ada+blue" {
 		t.Errorf("round 3: %q", got)
 	}
 }
@@ -435,7 +435,7 @@ func TestInputRequiredSharedKey(t *testing.T) {
 // TestInputRequiredSeveral: questions asked at once go out in one round.
 func TestInputRequiredSeveral(t *testing.T) {
 	srv, _ := newAskServer(t, Options{})
-	first := result(t, stateless(t, srv, allCaps, `"name":"all3","arguments":{}`))
+	first := mrtrResult(t, mrtrCall(t, srv, allCaps, `"name":"all3","arguments":{}`))
 	reqs, _ := first["inputRequests"].(map[string]any)
 	for key, method := range map[string]string{"user_name": "elicitation/create", "greeting": "sampling/createMessage", "client_roots": "roots/list"} {
 		if r, ok := reqs[key].(map[string]any); !ok || r["method"] != method {
@@ -447,7 +447,7 @@ func TestInputRequiredSeveral(t *testing.T) {
 		"greeting":     `{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}`,
 		"client_roots": `{"roots":[]}`,
 	})
-	got := resultText(t, stateless(t, srv, allCaps, `"name":"all3","arguments":{},"inputResponses":`+ans+`,"requestState":"`+first["requestState"].(string)+`"`))
+	got := completeText(t, mrtrCall(t, srv, allCaps, `"name":"all3","arguments":{},"inputResponses":`+ans+`,"requestState":"`+first["requestState"].(string)+`"`))
 	if !strings.HasPrefix(got, "Ada|") || !strings.HasSuffix(got, `|{"roots":[]}`) {
 		t.Errorf("round 2: %q", got)
 	}
@@ -457,13 +457,13 @@ func TestInputRequiredSeveral(t *testing.T) {
 // is asked; the rest fails in the function, which may carry on.
 func TestInputRequiredCapabilities(t *testing.T) {
 	srv, _ := newAskServer(t, Options{})
-	first := result(t, stateless(t, srv, `{"sampling":{}}`, `"name":"polite","arguments":{}`))
+	first := mrtrResult(t, mrtrCall(t, srv, `{"sampling":{}}`, `"name":"polite","arguments":{}`))
 	reqs := first["inputRequests"].(map[string]any)
 	if len(reqs) != 1 || reqs["poem"] == nil {
 		t.Fatalf("inputRequests: %v", reqs)
 	}
 	ans := responses(map[string]string{"poem": `{"role":"assistant","content":{"type":"text","text":"roses"},"model":"m"}`})
-	got := resultText(t, stateless(t, srv, `{"sampling":{}}`, `"name":"polite","arguments":{},"inputResponses":`+ans+`,"requestState":"`+first["requestState"].(string)+`"`))
+	got := completeText(t, mrtrCall(t, srv, `{"sampling":{}}`, `"name":"polite","arguments":{},"inputResponses":`+ans+`,"requestState":"`+first["requestState"].(string)+`"`))
 	if !strings.Contains(got, "did not declare the elicitation capability") || !strings.Contains(got, "roses") {
 		t.Errorf("round 2: %q", got)
 	}

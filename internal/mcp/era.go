@@ -87,6 +87,7 @@ type features struct {
 	stateless       bool // resultType, ttlMs/cacheScope, serverInfo in _meta (2026-07-28)
 	progressMessage bool // notifications/progress "message" (2025-03-26)
 	allCapabilities bool // prompts, resources, completions, logging declared (2025-11-25)
+	execution       bool // tool execution.taskSupport (2025-11-25)
 }
 
 // featuresOf returns the features of a supported version. Versions are
@@ -99,5 +100,6 @@ func featuresOf(version string) features {
 		stateless:       version >= StatelessVersion,
 		progressMessage: version >= "2025-03-26",
 		allCapabilities: version >= "2025-11-25",
+		execution:       version >= "2025-11-25",
 	}
 }

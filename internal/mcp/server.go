@@ -3,7 +3,8 @@
 // (era.go; the stateless 2026-07-28 rules in stateless.go), the stdio
 // transport (stdio.go, serve_stdio.go), the MCP methods a tool server
 // answers (session.go: lifecycle, logging/setLevel, cancellation;
-// tools.go: tools/list pages, tools/call, progress, content), and log
+// tools.go: tools/list pages, tools/call, progress, content; tasks.go:
+// tools/call as a task, tasks/* in both eras), and log
 // messages to clients (logging.go: a function's own records, and LogHub for
 // nexus's warnings). It reaches the language pools only through the small
 // Caller interface, which package pool implements.
@@ -105,6 +106,9 @@ type Options struct {
 	// StateTTL is how long a requestState is accepted (default
 	// DefaultStateTTL).
 	StateTTL time.Duration
+	// MaxTasks caps the tasks that exist at once, running or kept for
+	// their ttl (default DefaultMaxTasks; tasks.go).
+	MaxTasks int
 }
 
 // Outcome is how a tools/call ended, as the client saw it.
@@ -154,6 +158,7 @@ type Server struct {
 	caller Caller
 	opts   Options
 	log    *slog.Logger
+	tasks  *taskStore
 
 	infoMetaOnce sync.Once
 	infoMetaJSON json.RawMessage
@@ -185,7 +190,7 @@ func NewServer(info Implementation, tools []*argmap.Tool, caller Caller, opts Op
 		opts.StateTTL = DefaultStateTTL
 	}
 	s := &Server{info: info, tools: tools, caller: caller, opts: opts, log: opts.Logger, stateKey: opts.StateKey,
-		byName: make(map[string]*argmap.Tool, len(tools))}
+		byName: make(map[string]*argmap.Tool, len(tools)), tasks: newTaskStore(tools, opts.MaxTasks)}
 	for _, t := range tools {
 		s.byName[t.Name] = t
 	}

@@ -27,6 +27,8 @@ type Session struct {
 	closed       bool
 	// asks are the server requests waiting for the client (ask.go).
 	asks pendingAsks
+	// taskOwner names this session as the owner of its tasks (tasks.go).
+	taskOwner string
 }
 
 type inflightCall struct {
@@ -42,7 +44,7 @@ func (s *Server) NewSession(notify func(*Notification)) *Session {
 	if notify == nil {
 		notify = func(*Notification) {}
 	}
-	ss := &Session{srv: s, notify: notify, inflight: map[string]*inflightCall{}}
+	ss := &Session{srv: s, notify: notify, inflight: map[string]*inflightCall{}, taskOwner: newSessionOwner()}
 	if s.opts.Logs != nil {
 		s.opts.Logs.join(ss)
 	}
@@ -50,8 +52,9 @@ func (s *Server) NewSession(notify func(*Notification)) *Session {
 }
 
 // isSlow reports whether a request may run long and so is dispatched on
-// its own goroutine; lifecycle messages are handled in arrival order.
-func isSlow(r *Request) bool { return r.Method == "tools/call" }
+// its own goroutine (tasks/result waits for its task); lifecycle messages
+// are handled in arrival order.
+func isSlow(r *Request) bool { return r.Method == "tools/call" || r.Method == "tasks/result" }
 
 // Handle answers one request or notification. It returns nil when no reply
 // must be sent: for every notification, and for a request the client
@@ -100,7 +103,11 @@ func (ss *Session) start(ctx context.Context, r *Request, notify func(*Notificat
 		var result any
 		var rpcErr *Error
 		if IsStateless(r) {
-			result, rpcErr = ss.srv.dispatchStateless(ctx, r)
+			sctx := ctx
+			if r.Method == "tools/call" || isTaskMethod(r.Method) {
+				sctx = WithTaskOwner(ctx, ss.taskOwner) // a session's tasks are its own, in every era
+			}
+			result, rpcErr = ss.srv.dispatchStateless(sctx, r)
 		} else {
 			result, rpcErr = ss.dispatch(ctx, r)
 		}
@@ -140,7 +147,7 @@ func (ss *Session) dispatch(ctx context.Context, r *Request) (any, *Error) {
 	ready, version := ss.initialized, ss.version
 	ss.mu.Unlock()
 	switch {
-	case r.Method == "tools/list", r.Method == "tools/call", r.Method == "logging/setLevel", isEmptyFeature(r.Method):
+	case r.Method == "tools/list", r.Method == "tools/call", r.Method == "logging/setLevel", isEmptyFeature(r.Method), isTaskMethod(r.Method):
 		if !ready {
 			// SPEC §4.2: tools/* before the handshake are rejected with -32600.
 			return nil, errorf(CodeInvalidRequest, "session not initialized: send initialize before %s (or, with protocol %s, name the version in params._meta[%q])", r.Method, StatelessVersion, MetaProtocolVersion)
@@ -153,12 +160,21 @@ func (ss *Session) dispatch(ctx context.Context, r *Request) (any, *Error) {
 		ss.mu.Lock()
 		caps := ss.capabilities
 		ss.mu.Unlock()
-		return ss.srv.callTool(ctx, r, client{version: version, logLevel: ss.LogLevel, capabilities: caps, session: ss})
+		c := client{version: version, logLevel: ss.LogLevel, capabilities: caps, session: ss}
+		if hasHandshakeTasks(version) && ss.srv.tasks.enabled() {
+			if res, rpcErr, ok := ss.handshakeToolCall(ctx, r, c); ok {
+				return res, rpcErr
+			}
+		}
+		return ss.srv.callTool(ctx, r, c)
 	case "logging/setLevel":
 		return ss.setLevel(r.Params)
 	}
 	if res, rpcErr, ok := ss.srv.emptyFeature(r.Method, r.Params, version); ok {
 		return res, rpcErr
+	}
+	if isTaskMethod(r.Method) {
+		return ss.handshakeTaskMethod(ctx, r, version)
 	}
 	return nil, errorf(CodeMethodNotFound, "method not found: %s", r.Method)
 }
@@ -216,6 +232,12 @@ func (s *Server) capabilities(version string) map[string]any {
 		tools = map[string]any{}
 	}
 	caps := map[string]any{"tools": tools}
+	if hasHandshakeTasks(version) && s.tasks.enabled() {
+		caps["tasks"] = tasksCapability() // only where a tool may run as one
+	}
+	if f.stateless && s.tasks.enabled() {
+		caps["extensions"] = map[string]any{TasksExtension: map[string]any{}}
+	}
 	if f.allCapabilities {
 		caps["prompts"] = map[string]any{"listChanged": false}
 		caps["resources"] = map[string]any{"subscribe": false, "listChanged": false}
@@ -227,7 +249,9 @@ func (s *Server) capabilities(version string) map[string]any {
 	if f.stateless {
 		// 2026-07-28 capability objects carry no listChanged flags.
 		for k := range caps {
-			caps[k] = map[string]any{}
+			if k != "extensions" {
+				caps[k] = map[string]any{}
+			}
 		}
 	}
 	return caps
@@ -333,6 +357,7 @@ func (ss *Session) Close() {
 	for _, c := range calls {
 		c.cancel()
 	}
+	ss.srv.tasks.closeOwner(ss.taskOwner, false) // no one else can reach them
 }
 
 // idKey canonicalises a request id so that the id in notifications/cancelled

@@ -71,7 +71,17 @@ func (s *Server) dispatchStateless(ctx context.Context, r *Request) (any, *Error
 	case "tools/list":
 		return s.listTools(r.Params, m.version)
 	case "tools/call":
-		return s.callTool(ctx, r, client{version: m.version, logLevel: func() string { return m.logLevel }, capabilities: m.capabilities})
+		c := client{version: m.version, logLevel: func() string { return m.logLevel }, capabilities: m.capabilities}
+		if s.tasks.enabled() {
+			if res, rpcErr, ok := s.statelessToolCall(ctx, r, c); ok {
+				return res, rpcErr
+			}
+		}
+		return s.callTool(ctx, r, c)
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		if s.tasks.enabled() {
+			return s.statelessTaskMethod(ctx, r, m)
+		}
 	}
 	if res, rpcErr, ok := s.emptyFeature(r.Method, r.Params, m.version); ok {
 		return res, rpcErr

@@ -23,7 +23,7 @@ import (
 
 // toolView is what a protocol version shows of a tool.
 func toolView(f features) argmap.ToolView {
-	return argmap.ToolView{Title: f.title, OutputSchema: f.structured, Annotations: f.annotations}
+	return argmap.ToolView{Title: f.title, OutputSchema: f.structured, Annotations: f.annotations, Execution: f.execution}
 }
 
 type listToolsParams struct {
@@ -228,6 +228,8 @@ type client struct {
 	// as server requests; nil for a stateless request, whose questions end
 	// the call with input_required (mrtr.go).
 	session *Session
+	// task is the task the call runs as, nil for a plain call.
+	task *task
 }
 
 // callTool answers tools/call.
@@ -390,6 +392,9 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observe
 		}
 	}
 	cmd := call.Command
+	if c.task != nil {
+		hooks.Ask = c.task.ask(hooks.Ask) // tasks.go: the task's status follows the function's questions
+	}
 	raw, err := s.caller.Call(callCtx, call, hooks)
 	if round != nil && ctx.Err() == nil && round.needsInput() {
 		// SEP-2322: the function asked what only the client can answer.
@@ -399,6 +404,9 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observe
 		return nil, nil
 	}
 	if err != nil {
+		if c.task != nil {
+			c.task.callErr = err
+		}
 		outcome := OutcomeOf(ctx, err)
 		obs.outcome = outcome
 		if outcome == OutcomeCancelled {

@@ -142,6 +142,10 @@ type CallError struct {
 
 func (e *CallError) Error() string { return e.Message }
 
+// FunctionFailed reports true: the function failed, not its pool (how mcp
+// tells a task's tool error from a failed task without knowing this type).
+func (e *CallError) FunctionFailed() bool { return true }
+
 // errClosed is returned by calls made after Close.
 var errClosed = errors.New("the pools are shut down")
 
