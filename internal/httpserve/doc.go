@@ -5,7 +5,9 @@
 // around them (loopback by default, bearer tokens, Host and Origin checks,
 // body caps, timeouts, a session cap with idle expiry, graceful shutdown).
 // Several programs may share one port; their tools are then named
-// <module>__<command>.
+// <module>__<command>. With a certificate it serves HTTPS, and with HTTP3
+// also HTTP/3 over QUIC (quic-go) on the UDP port of the same number,
+// through the same handler and guards (issue 12 §3).
 //
 // It speaks MCP through package mcp's transport-facing API (ParseMessages,
 // Session.Handle, Server.HandleStateless) and reaches pools only through
