@@ -46,6 +46,7 @@ import (
 	"time"
 
 	"github.com/nexus-mcp/nexus/internal/argmap"
+	"github.com/nexus-mcp/nexus/internal/generation"
 	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
@@ -87,8 +88,13 @@ type Options struct {
 	// (default 30s).
 	DrainTimeout time.Duration
 	// CacheTTL is the ttlMs hint on 2026-07-28 tools/list and server/discover
-	// results: the tool surface never changes while nexus runs (default 1h).
+	// results: how long a client may keep the tool surface. Default 1h, as
+	// it never changes while nexus runs; with ListChanged 0, since it may
+	// change at any moment (a client asks again each time).
 	CacheTTL time.Duration
+	// ListChanged says the tool surface may change while nexus runs (nexus
+	// --watch, see SetTools): initialize declares tools.listChanged true.
+	ListChanged bool
 	// PageSize is the number of tools per tools/list page (default
 	// DefaultPageSize).
 	PageSize int
@@ -138,17 +144,15 @@ type Implementation struct {
 	Version string `json:"version"`
 }
 
-// Server holds what every session shares: the tool surface and the pools.
+// Server holds what every session shares: the tool surface and the pools,
+// swapped as one by SetTools, and the live sessions.
 type Server struct {
-	info   Implementation
-	tools  []*argmap.Tool
-	byName map[string]*argmap.Tool
-	caller Caller
-	opts   Options
-	log    *slog.Logger
+	surface *generation.Cell[surface]
+	opts    Options
+	log     *slog.Logger
 
-	infoMetaOnce sync.Once
-	infoMetaJSON json.RawMessage
+	sessionsMu sync.Mutex
+	sessions   map[*Session]struct{}
 }
 
 // NewServer builds a server for one program's tools.
@@ -167,14 +171,13 @@ func NewServer(info Implementation, tools []*argmap.Tool, caller Caller, opts Op
 	}
 	if opts.CacheTTL <= 0 {
 		opts.CacheTTL = time.Hour
+		if opts.ListChanged {
+			opts.CacheTTL = 0
+		}
 	}
 	if opts.PageSize <= 0 {
 		opts.PageSize = DefaultPageSize
 	}
-	s := &Server{info: info, tools: tools, caller: caller, opts: opts, log: opts.Logger,
-		byName: make(map[string]*argmap.Tool, len(tools))}
-	for _, t := range tools {
-		s.byName[t.Name] = t
-	}
-	return s
+	return &Server{surface: generation.NewCell(newSurface(info, tools, caller)), opts: opts, log: opts.Logger,
+		sessions: map[*Session]struct{}{}}
 }

@@ -44,6 +44,9 @@ func (s *Server) NewSession(notify func(*Notification)) *Session {
 	if s.opts.Logs != nil {
 		s.opts.Logs.join(ss)
 	}
+	s.sessionsMu.Lock()
+	s.sessions[ss] = struct{}{}
+	s.sessionsMu.Unlock()
 	return ss
 }
 
@@ -193,7 +196,7 @@ func (ss *Session) initialize(params json.RawMessage) (any, *Error) {
 	return &initializeResult{
 		ProtocolVersion: version,
 		Capabilities:    ss.srv.capabilities(version),
-		ServerInfo:      ss.srv.info,
+		ServerInfo:      ss.srv.current().info,
 	}, nil
 }
 
@@ -209,7 +212,7 @@ func (ss *Session) initialize(params json.RawMessage) (any, *Error) {
 // that chose a level.
 func (s *Server) capabilities(version string) map[string]any {
 	f := featuresOf(version)
-	tools := map[string]any{"listChanged": false}
+	tools := map[string]any{"listChanged": s.opts.ListChanged}
 	if f.stateless {
 		tools = map[string]any{}
 	}
@@ -328,6 +331,9 @@ func (ss *Session) Close() {
 	if ss.srv.opts.Logs != nil {
 		ss.srv.opts.Logs.leave(ss)
 	}
+	ss.srv.sessionsMu.Lock()
+	delete(ss.srv.sessions, ss)
+	ss.srv.sessionsMu.Unlock()
 	for _, c := range calls {
 		c.cancel()
 	}

@@ -82,19 +82,12 @@ func (s *Server) dispatchStateless(ctx context.Context, r *Request) (any, *Error
 
 // statelessResult adds what every 2026-07-28 result carries: resultType and
 // the server's identity in _meta.
-func (s *Server) statelessResult(o object) object {
+func (s *Server) statelessResult(o object) object { return s.current().statelessResult(o) }
+
+func (sf *surface) statelessResult(o object) object {
 	return append(o,
 		member{Key: "resultType", Value: "complete"},
-		member{Key: "_meta", Value: s.infoMeta()})
-}
-
-// infoMeta is the _meta of every 2026-07-28 result: the server's info,
-// encoded once.
-func (s *Server) infoMeta() json.RawMessage {
-	s.infoMetaOnce.Do(func() {
-		s.infoMetaJSON, _ = marshalCompact(map[string]any{MetaServerInfo: s.info})
-	})
-	return s.infoMetaJSON
+		member{Key: "_meta", Value: sf.infoMeta})
 }
 
 func (s *Server) discover() object {
