@@ -39,6 +39,7 @@ type serveOptions struct {
 	mcpConfig      bool
 	metrics        bool
 	pageSize       int
+	watch          bool
 }
 
 func (o *serveOptions) register(fs *pflag.FlagSet, portFlag string) {
@@ -55,6 +56,7 @@ func (o *serveOptions) register(fs *pflag.FlagSet, portFlag string) {
 	fs.DurationVar(&o.grace, "grace", httpserve.DefaultGrace, "on SIGTERM, how long calls in flight may run on")
 	fs.BoolVar(&o.metrics, "metrics", true, "serve Prometheus metrics at GET /metrics, behind the same auth as the rest (--metrics=false: off)")
 	fs.BoolVar(&o.mcpConfig, "mcp-config", false, "print the client config for this server (JSON on stdout, a claude mcp add line on stderr) and exit")
+	fs.BoolVar(&o.watch, "watch", false, "reload the program when its manifest or pool files change, telling clients with notifications/tools/list_changed")
 }
 
 func newServeCmd(g *globalFlags) *cobra.Command {
@@ -97,12 +99,15 @@ func runServe(g *globalFlags, o *serveOptions, targets []string) error {
 		g.poolEvents = func(lang string, e pool.Event) { m.PoolEvent(lang, string(e)) }
 	}
 	var programs []httpserve.Program
+	var running []*loaded
 	var stops []func()
-	defer func() {
+	pools := newLivePools() // every generation's pools (reloads)
+	defer pools.stopAll()
+	current := pools.add(func() {
 		for _, stop := range stops {
 			stop()
 		}
-	}()
+	})
 	for _, t := range targets {
 		p, l, err := loadServed(t)
 		if err != nil {
@@ -116,13 +121,14 @@ func runServe(g *globalFlags, o *serveOptions, targets []string) error {
 			p.Caller = programCaller{}
 		}
 		programs = append(programs, p)
+		running = append(running, l)
 	}
 	srv, err := httpserve.New(httpserve.Config{
 		Host: o.host, Port: o.port, AuthToken: o.token, AllowNoAuth: o.allowNoAuth,
 		AllowedOrigins: o.origins, AllowedHosts: o.hosts, MaxBody: o.maxBody,
 		MaxSessions: o.maxSessions, MaxCalls: o.maxCalls, SessionIdle: o.sessionIdle, Grace: o.grace,
 		Info:    serveInfo(programs),
-		MCP:     mcp.Options{Logs: logs},
+		MCP:     mcp.Options{Logs: logs, ListChanged: o.watch},
 		Logger:  stderrLog,
 		Metrics: m,
 	}, programs)
@@ -135,6 +141,12 @@ func runServe(g *globalFlags, o *serveOptions, targets []string) error {
 		_, err := os.Stdout.Write(cc.JSON())
 		return err
 	}
+	// SIGHUP reloads the programs (and, with --watch, a change to their files).
+	stopReloads, err := serveReloads(g, targets, running, pools, current, srv, o.watch)
+	if err != nil {
+		return err
+	}
+	defer stopReloads()
 	ln, err := srv.Listen()
 	if err != nil {
 		return err
@@ -152,7 +164,7 @@ func runServe(g *globalFlags, o *serveOptions, targets []string) error {
 		fmt.Fprintf(os.Stderr, "nexus serve: listening on %s\nnexus serve: register with: %s\n", url, register)
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	return srv.Serve(ctx, ln)
 }
