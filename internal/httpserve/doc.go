@@ -5,7 +5,8 @@
 // around them (loopback by default, bearer tokens, Host and Origin checks,
 // body caps, timeouts, a session cap with idle expiry, graceful shutdown).
 // Several programs may share one port; their tools are then named
-// <module>__<command>.
+// <module>__<command>. Server.Reload swaps in new programs while requests
+// in flight finish on the old ones (hot reload, reload.go).
 //
 // It speaks MCP through package mcp's transport-facing API (ParseMessages,
 // Session.Handle, Server.HandleStateless) and reaches pools only through

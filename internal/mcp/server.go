@@ -35,6 +35,10 @@
 //     expect); SupportedVersions lists every version.
 //   - Session.Close cancels whatever the session still runs and takes the
 //     session off Options.Logs; call it when the client is gone.
+//   - Server.SetTools swaps in a new tool surface and caller (hot reload,
+//     surface.go); NotifyToolsChanged then tells sessions whose notify is
+//     their only stream (stdio), and ToolsChangedNotification is the
+//     message for a transport that routes it itself (HTTP).
 package mcp
 
 import (

@@ -49,8 +49,9 @@ func (s *Server) SetTools(info Implementation, tools []*argmap.Tool, caller Call
 	return s.surface.Swap(newSurface(info, tools, caller)).Drained()
 }
 
-// NotifyToolsChanged sends notifications/tools/list_changed to every
-// initialized session through its notify (stdout for stdio). A transport
+// NotifyToolsChanged sends notifications/tools/list_changed (MCP server
+// tools, "List Changed Notification") to every initialized session through
+// its notify (stdout for stdio). A transport
 // that routes session messages itself (HTTP) uses ToolsChangedNotification
 // with its own sessions instead.
 func (s *Server) NotifyToolsChanged() {
