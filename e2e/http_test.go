@@ -32,7 +32,7 @@ type httpServer struct {
 	exit   error
 }
 
-var listeningRE = regexp.MustCompile(`listening on (http://\S+)/mcp`)
+var listeningRE = regexp.MustCompile(`listening on (https?://\S+)/mcp`)
 
 // startHTTP runs nexus with args (which should pick port 0) and waits for
 // its "listening on" line. env is added to nexus's environment.

@@ -39,6 +39,9 @@ type serveOptions struct {
 	mcpConfig      bool
 	metrics        bool
 	pageSize       int
+	tlsCert        string
+	tlsKey         string
+	http3          bool
 	watch          bool
 }
 
@@ -55,6 +58,9 @@ func (o *serveOptions) register(fs *pflag.FlagSet, portFlag string) {
 	fs.DurationVar(&o.sessionIdle, "session-idle", httpserve.DefaultSessionIdle, "end an MCP session unused for this long")
 	fs.DurationVar(&o.grace, "grace", httpserve.DefaultGrace, "on SIGTERM, how long calls in flight may run on")
 	fs.BoolVar(&o.metrics, "metrics", true, "serve Prometheus metrics at GET /metrics, behind the same auth as the rest (--metrics=false: off)")
+	fs.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS with this PEM certificate (chain); needs --tls-key")
+	fs.StringVar(&o.tlsKey, "tls-key", "", "the PEM private key of --tls-cert")
+	fs.BoolVar(&o.http3, "http3", false, "also serve HTTP/3 (QUIC) on the UDP port of the same number, advertised by Alt-Svc; needs --tls-cert and --tls-key")
 	fs.BoolVar(&o.mcpConfig, "mcp-config", false, "print the client config for this server (JSON on stdout, a claude mcp add line on stderr) and exit")
 	fs.BoolVar(&o.watch, "watch", false, "reload the program when its manifest or pool files change, telling clients with notifications/tools/list_changed")
 }
@@ -67,7 +73,8 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 		Long: "Serve programs over HTTP on one port: MCP (Streamable HTTP, every protocol era) at /mcp,\n" +
 			"POST /call/<module>/<command>, GET /discover, GET /health. With several programs, tools are\n" +
 			"named <module>__<command>. Each TARGET is a manifest file, a directory holding manifest.json,\n" +
-			"or a launcher script.",
+			"or a launcher script. --tls-cert and --tls-key serve HTTPS; --http3 adds HTTP/3 (QUIC) on the\n" +
+			"UDP port of the same number.",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErrorf("missing program: usage: nexus serve [--host H] [--port P] TARGET...")
@@ -127,6 +134,7 @@ func runServe(g *globalFlags, o *serveOptions, targets []string) error {
 		Host: o.host, Port: o.port, AuthToken: o.token, AllowNoAuth: o.allowNoAuth,
 		AllowedOrigins: o.origins, AllowedHosts: o.hosts, MaxBody: o.maxBody,
 		MaxSessions: o.maxSessions, MaxCalls: o.maxCalls, SessionIdle: o.sessionIdle, Grace: o.grace,
+		TLSCert: o.tlsCert, TLSKey: o.tlsKey, HTTP3: o.http3,
 		Info:    serveInfo(programs),
 		MCP:     mcp.Options{Logs: logs, ListChanged: o.watch},
 		Logger:  stderrLog,
@@ -151,7 +159,7 @@ func runServe(g *globalFlags, o *serveOptions, targets []string) error {
 	if err != nil {
 		return err
 	}
-	url := httpserve.URL(ln)
+	url := srv.URL(ln)
 	// Never print the token itself: logs are read by more people than the config.
 	cc := clientconfig.URL{Name: serveInfo(programs).Name, URL: url}
 	if o.token != "" {

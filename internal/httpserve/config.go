@@ -57,6 +57,12 @@ type Config struct {
 	ReadHeaderTimeout, ReadTimeout, IdleTimeout time.Duration
 	// Grace is how long in-flight requests may run on at shutdown (default 30s).
 	Grace time.Duration
+	// TLSCert and TLSKey are PEM files (certificate chain, private key);
+	// with both, the server speaks HTTPS (HTTP/1.1 and h2) instead of HTTP.
+	TLSCert, TLSKey string
+	// HTTP3 serves HTTP/3 (QUIC) too, on the UDP port of the same number,
+	// and advertises it to TCP clients with Alt-Svc. It needs TLSCert and TLSKey.
+	HTTP3 bool
 	// Info is MCP's serverInfo; defaults to the program's own name and
 	// version when one program is served, else to "nexus".
 	Info mcp.Implementation
@@ -118,7 +124,7 @@ func (c *Config) check() error {
 	if strings.ContainsAny(c.AuthToken, " \t\r\n") {
 		return errors.New("the auth token must not contain white space")
 	}
-	return nil
+	return c.checkTLS()
 }
 
 // IsLoopback reports whether host (a name or an IP, without port) only

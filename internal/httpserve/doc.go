@@ -5,8 +5,11 @@
 // around them (loopback by default, bearer tokens, Host and Origin checks,
 // body caps, timeouts, a session cap with idle expiry, graceful shutdown).
 // Several programs may share one port; their tools are then named
-// <module>__<command>. Server.Reload swaps in new programs while requests
-// in flight finish on the old ones (hot reload, reload.go).
+// <module>__<command>. With a certificate it serves HTTPS, and with HTTP3
+// also HTTP/3 over QUIC (quic-go) on the UDP port of the same number,
+// through the same handler and guards (issue 12 §3). Server.Reload swaps
+// in new programs while requests in flight finish on the old ones (hot
+// reload, reload.go).
 //
 // It speaks MCP through package mcp's transport-facing API (ParseMessages,
 // Session.Handle, Server.HandleStateless) and reaches pools only through

@@ -3,6 +3,7 @@ package httpserve
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -30,6 +31,7 @@ type Server struct {
 	sessions *sessionStore
 	log      *slog.Logger
 	handler  http.Handler
+	tls      *tls.Config    // nil: plain HTTP
 	inflight sync.WaitGroup // requests being handled, for a hard stop
 	closing  chan struct{}  // closed when shutdown begins: GET streams end
 	closeOne sync.Once
@@ -43,11 +45,16 @@ func New(cfg Config, programs []Program) (*Server, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
+	tlsConf, err := cfg.loadTLS()
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{
 		cfg:      cfg,
 		slots:    make(chan struct{}, cfg.MaxCalls),
 		sessions: newSessionStore(cfg.MaxSessions, cfg.SessionIdle),
 		log:      cfg.Logger,
+		tls:      tlsConf,
 		closing:  make(chan struct{}),
 	}
 	first, err := s.build(programs)
@@ -105,8 +112,12 @@ func (s *Server) Addr() string {
 	return net.JoinHostPort(strings.TrimSuffix(strings.TrimPrefix(s.cfg.Host, "["), "]"), strconv.Itoa(s.cfg.Port))
 }
 
-// Listen binds the configured address.
+// Listen binds the configured address: its TCP port, and with HTTP3 the
+// UDP port of the same number.
 func (s *Server) Listen() (net.Listener, error) {
+	if s.cfg.HTTP3 {
+		return s.listenDual()
+	}
 	ln, err := net.Listen("tcp", s.Addr())
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", s.Addr(), err)
@@ -118,11 +129,22 @@ func (s *Server) Listen() (net.Listener, error) {
 // it stops accepting, lets requests in flight finish within Grace, then
 // cancels what still runs (which cancels those calls in their pools) and
 // ends every session. The pools are the caller's to stop afterwards.
+// With TLS it serves HTTPS on ln, and with HTTP3 also QUIC on the UDP port
+// of ln's number (bound by Listen, or here), under the same handler chain.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	base, hardStop := context.WithCancel(context.Background())
 	defer hardStop()
+	q, err := s.startQUIC(ln)
+	if err != nil {
+		return err
+	}
+	tcpHandler := s.handler
+	if q != nil {
+		tcpHandler = q.advertise(s.handler)
+	}
 	hs := &http.Server{
-		Handler:           s.handler,
+		Handler:           tcpHandler,
+		TLSConfig:         s.tls,
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
 		ReadTimeout:       s.cfg.ReadTimeout,
 		IdleTimeout:       s.cfg.IdleTimeout,
@@ -132,8 +154,21 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	// Long-lived GET streams would hold Shutdown for the whole grace period.
 	hs.RegisterOnShutdown(func() { s.closeOne.Do(func() { close(s.closing) }) })
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	servers := 1
+	if q != nil {
+		servers = 2
+	}
+	served := make(chan error, servers)
+	go func() {
+		if hs.TLSConfig != nil {
+			served <- hs.ServeTLS(ln, "", "") // HTTP/1.1 and h2
+			return
+		}
+		served <- hs.Serve(ln)
+	}()
+	if q != nil {
+		go func() { served <- q.serve() }()
+	}
 
 	sweep := time.NewTicker(min(s.cfg.SessionIdle/2, time.Minute))
 	defer sweep.Stop()
@@ -151,10 +186,22 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.log.Info("shutting down: refusing new requests, letting calls in flight finish", "grace", s.cfg.Grace)
 	graceCtx, cancel := context.WithTimeout(context.Background(), s.cfg.Grace)
 	defer cancel()
-	if err := hs.Shutdown(graceCtx); err != nil {
+	if q != nil {
+		q.shutdown(graceCtx) // GOAWAY: QUIC clients send no new requests
+	}
+	err = hs.Shutdown(graceCtx)
+	if err == nil && q != nil {
+		// hs.Shutdown waited for TCP only; idle QUIC connections are not
+		// waited for, their requests are.
+		err = q.wait(graceCtx)
+	}
+	if err != nil {
 		s.log.Warn("grace period over: cancelling the calls still running")
 		hardStop()
 		hs.Close()
+		if q != nil {
+			go q.close() // ends QUIC requests' contexts; waits for their handlers
+		}
 		done := make(chan struct{})
 		go func() { s.inflight.Wait(); close(done) }()
 		select {
@@ -163,9 +210,15 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			s.log.Warn("some requests did not end after cancellation")
 		}
 	}
+	if q != nil && err == nil {
+		q.linger(graceCtx) // the last responses still travel
+		q.close()
+	}
 	s.sessions.closeAll()
-	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("http server: %w", err)
+	for range servers {
+		if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("http server: %w", err)
+		}
 	}
 	return nil
 }
@@ -220,24 +273,24 @@ func URL(ln net.Listener) string {
 	if err != nil {
 		return "http://" + ln.Addr().String() + "/mcp"
 	}
-	return endpointURL(host, port)
+	return endpointURL("http", host, port)
 }
 
 // ClientURL is the MCP endpoint's address for clients, from the
 // configuration alone (nothing is bound).
 func (s *Server) ClientURL() string {
-	return endpointURL(strings.TrimSuffix(strings.TrimPrefix(s.cfg.Host, "["), "]"), strconv.Itoa(s.cfg.Port))
+	return endpointURL(s.scheme(), strings.TrimSuffix(strings.TrimPrefix(s.cfg.Host, "["), "]"), strconv.Itoa(s.cfg.Port))
 }
 
-// endpointURL names host:port/mcp, with a wildcard host replaced by this
-// machine's name (a client cannot connect to 0.0.0.0).
-func endpointURL(host, port string) string {
+// endpointURL names scheme://host:port/mcp, with a wildcard host replaced
+// by this machine's name (a client cannot connect to 0.0.0.0).
+func endpointURL(scheme, host, port string) string {
 	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
 		if name, err := osHostname(); err == nil && name != "" {
 			host = name
 		}
 	}
-	return "http://" + net.JoinHostPort(host, port) + "/mcp"
+	return scheme + "://" + net.JoinHostPort(host, port) + "/mcp"
 }
 
 var osHostname = os.Hostname
