@@ -56,20 +56,30 @@ func newMCPCmd(g *globalFlags) *cobra.Command {
 			logs := mcp.NewLogHub(stderrLog.Handler())
 			slog.SetDefault(slog.New(logs))
 			caller, stopPools := prog.caller(g)
-			defer stopPools()
+			pools := newLivePools() // with --watch, every generation's pools
+			current := pools.add(stopPools)
+			defer pools.stopAll()
 			key, err := stateKey()
 			if err != nil {
 				return err
 			}
 			srv := mcp.NewServer(serverInfo(m), prog.tools, caller, mcp.Options{
-				Logger: stderrLog, MaxLine: maxLine, PageSize: pageSize, Logs: logs, StateKey: key, MaxTasks: httpOpts.maxTasks})
+				Logger: stderrLog, MaxLine: maxLine, PageSize: pageSize, Logs: logs, StateKey: key,
+				MaxTasks: httpOpts.maxTasks, ListChanged: httpOpts.watch})
+			if httpOpts.watch && once == "" {
+				stopWatching, err := watchStdio(g, args[0], prog, pools, current, srv)
+				if err != nil {
+					return err
+				}
+				defer stopWatching()
+			}
 
 			// SIGTERM/SIGINT: stop every pool and exit 0 (stdin may never close).
 			sig := make(chan os.Signal, 1)
 			signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 			go func() {
 				<-sig
-				stopPools()
+				pools.stopAll()
 				os.Exit(0)
 			}()
 

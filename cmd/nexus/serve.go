@@ -43,6 +43,7 @@ type serveOptions struct {
 	tlsCert        string
 	tlsKey         string
 	http3          bool
+	watch          bool
 }
 
 func (o *serveOptions) register(fs *pflag.FlagSet, portFlag string) {
@@ -63,6 +64,7 @@ func (o *serveOptions) register(fs *pflag.FlagSet, portFlag string) {
 	fs.StringVar(&o.tlsKey, "tls-key", "", "the PEM private key of --tls-cert")
 	fs.BoolVar(&o.http3, "http3", false, "also serve HTTP/3 (QUIC) on the UDP port of the same number, advertised by Alt-Svc; needs --tls-cert and --tls-key")
 	fs.BoolVar(&o.mcpConfig, "mcp-config", false, "print the client config for this server (JSON on stdout, a claude mcp add line on stderr) and exit")
+	fs.BoolVar(&o.watch, "watch", false, "reload the program when its manifest or pool files change, telling clients with notifications/tools/list_changed")
 }
 
 func newServeCmd(g *globalFlags) *cobra.Command {
@@ -106,12 +108,15 @@ func runServe(g *globalFlags, o *serveOptions, targets []string) error {
 		g.poolEvents = func(lang string, e pool.Event) { m.PoolEvent(lang, string(e)) }
 	}
 	var programs []httpserve.Program
+	var running []*loaded
 	var stops []func()
-	defer func() {
+	pools := newLivePools() // every generation's pools (reloads)
+	defer pools.stopAll()
+	current := pools.add(func() {
 		for _, stop := range stops {
 			stop()
 		}
-	}()
+	})
 	for _, t := range targets {
 		p, l, err := loadServed(t)
 		if err != nil {
@@ -125,6 +130,7 @@ func runServe(g *globalFlags, o *serveOptions, targets []string) error {
 			p.Caller = programCaller{}
 		}
 		programs = append(programs, p)
+		running = append(running, l)
 	}
 	key, err := stateKey()
 	if err != nil {
@@ -136,7 +142,7 @@ func runServe(g *globalFlags, o *serveOptions, targets []string) error {
 		MaxSessions: o.maxSessions, MaxCalls: o.maxCalls, SessionIdle: o.sessionIdle, Grace: o.grace,
 		TLSCert: o.tlsCert, TLSKey: o.tlsKey, HTTP3: o.http3,
 		Info:    serveInfo(programs),
-		MCP:     mcp.Options{Logs: logs, StateKey: key, MaxTasks: o.maxTasks},
+		MCP:     mcp.Options{Logs: logs, StateKey: key, MaxTasks: o.maxTasks, ListChanged: o.watch},
 		Logger:  stderrLog,
 		Metrics: m,
 	}, programs)
@@ -149,6 +155,12 @@ func runServe(g *globalFlags, o *serveOptions, targets []string) error {
 		_, err := os.Stdout.Write(cc.JSON())
 		return err
 	}
+	// SIGHUP reloads the programs (and, with --watch, a change to their files).
+	stopReloads, err := serveReloads(g, targets, running, pools, current, srv, o.watch)
+	if err != nil {
+		return err
+	}
+	defer stopReloads()
 	ln, err := srv.Listen()
 	if err != nil {
 		return err
@@ -166,7 +178,7 @@ func runServe(g *globalFlags, o *serveOptions, targets []string) error {
 		fmt.Fprintf(os.Stderr, "nexus serve: listening on %s\nnexus serve: register with: %s\n", url, register)
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	return srv.Serve(ctx, ln)
 }

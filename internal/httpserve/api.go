@@ -57,9 +57,14 @@ func (s *Server) serveCall(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "not found: use /call/<module>/<command>")
 		return
 	}
-	p := s.byModule[module]
+	// The call holds its generation of the programs to the end: a reload
+	// meanwhile leaves its pools running until it is done.
+	gen := s.served.Acquire()
+	defer gen.Release()
+	st := &gen.Value
+	p := st.byModule[module]
 	if p == nil {
-		apiError(w, http.StatusNotFound, "unknown module '%s' (served: %s)", module, strings.Join(s.moduleNames(), ", "))
+		apiError(w, http.StatusNotFound, "unknown module '%s' (served: %s)", module, strings.Join(st.moduleNames(), ", "))
 		return
 	}
 	tool := p.byName[command]
@@ -275,17 +280,18 @@ func (s *Server) serveDiscover(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rest := strings.Trim(strings.TrimPrefix(r.URL.Path, "/discover"), "/")
+	st := &s.served.Load().Value
 	if rest == "" {
-		mods := make([]*discoverModule, 0, len(s.programs))
-		for _, p := range s.programs {
+		mods := make([]*discoverModule, 0, len(st.programs))
+		for _, p := range st.programs {
 			mods = append(mods, describe(p))
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"modules": mods})
 		return
 	}
-	p := s.byModule[rest]
+	p := st.byModule[rest]
 	if p == nil {
-		apiError(w, http.StatusNotFound, "unknown module '%s' (served: %s)", rest, strings.Join(s.moduleNames(), ", "))
+		apiError(w, http.StatusNotFound, "unknown module '%s' (served: %s)", rest, strings.Join(st.moduleNames(), ", "))
 		return
 	}
 	writeJSON(w, http.StatusOK, describe(p))
@@ -317,9 +323,9 @@ func describe(p *program) *discoverModule {
 	return d
 }
 
-func (s *Server) moduleNames() []string {
-	names := make([]string, len(s.programs))
-	for i, p := range s.programs {
+func (st *served) moduleNames() []string {
+	names := make([]string, len(st.programs))
+	for i, p := range st.programs {
 		names[i] = p.name
 	}
 	return names

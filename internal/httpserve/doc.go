@@ -7,7 +7,9 @@
 // Several programs may share one port; their tools are then named
 // <module>__<command>. With a certificate it serves HTTPS, and with HTTP3
 // also HTTP/3 over QUIC (quic-go) on the UDP port of the same number,
-// through the same handler and guards (issue 12 §3).
+// through the same handler and guards (issue 12 §3). Server.Reload swaps
+// in new programs while requests in flight finish on the old ones (hot
+// reload, reload.go).
 //
 // It speaks MCP through package mcp's transport-facing API (ParseMessages,
 // Session.Handle, Server.HandleStateless) and reaches pools only through

@@ -36,13 +36,12 @@ type program struct {
 
 // prepare checks the programs and, when there are several, renames their
 // tools <module>__<command> in place (the tools belong to the server from
-// here on). Every program's calls share maxCalls slots.
-func prepare(programs []Program, maxCalls int) ([]*program, error) {
+// here on). Every program's calls share the slots.
+func prepare(programs []Program, slots chan struct{}) ([]*program, error) {
 	if len(programs) == 0 {
 		return nil, fmt.Errorf("no program to serve")
 	}
 	seen := map[string]bool{}
-	slots := make(chan struct{}, maxCalls)
 	var out []*program
 	for i, p := range programs {
 		if p.Manifest == nil || p.Caller == nil {

@@ -17,15 +17,17 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nexus-mcp/nexus/internal/generation"
 	"github.com/nexus-mcp/nexus/internal/mcp"
 )
 
 // Server serves one or more programs over HTTP: MCP at /mcp and the plain
 // JSON API beside it.
 type Server struct {
-	cfg      Config
-	programs []*program
-	byModule map[string]*program
+	cfg Config
+	// served holds the programs; Reload swaps them (reload.go).
+	served   *generation.Cell[served]
+	slots    chan struct{} // MaxCalls, shared by every program and generation
 	mcp      *mcp.Server
 	sessions *sessionStore
 	log      *slog.Logger
@@ -51,41 +53,26 @@ func New(cfg Config, programs []Program) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	progs, err := prepare(programs, cfg.MaxCalls)
-	if err != nil {
-		return nil, err
-	}
-	if m := cfg.Metrics; m != nil {
-		owners := toolOwners(progs)
-		cfg.MCP.OnCall = func(tool string, outcome mcp.Outcome, took time.Duration) {
-			o := owners[tool]
-			m.Call(o.program, o.command, string(outcome), took)
-		}
-		for _, p := range progs {
-			p.Caller = countingCaller{next: p.Caller, program: p.name, metrics: m}
-		}
-	}
-	info := cfg.Info
-	if info.Name == "" {
-		if len(progs) == 1 {
-			info = mcp.Implementation{Name: progs[0].name, Version: progs[0].Manifest.Version()}
-		} else {
-			info = mcp.Implementation{Name: "nexus", Version: "0.0.0"}
-		}
-	}
 	s := &Server{
 		cfg:      cfg,
-		programs: progs,
-		byModule: map[string]*program{},
-		mcp:      mcp.NewServer(info, allTools(progs), newRoutingCaller(progs), cfg.MCP),
+		slots:    make(chan struct{}, cfg.MaxCalls),
 		sessions: newSessionStore(cfg.MaxSessions, cfg.SessionIdle),
 		log:      cfg.Logger,
 		tls:      tlsConf,
 		closing:  make(chan struct{}),
 	}
-	for _, p := range progs {
-		s.byModule[p.name] = p
+	first, err := s.build(programs)
+	if err != nil {
+		return nil, err
 	}
+	s.served = generation.NewCell(first)
+	if m := cfg.Metrics; m != nil {
+		cfg.MCP.OnCall = func(tool string, outcome mcp.Outcome, took time.Duration) {
+			o := s.served.Load().Value.owners[tool]
+			m.Call(o.program, o.command, string(outcome), took)
+		}
+	}
+	s.mcp = mcp.NewServer(s.info(first), allTools(first.programs), newRoutingCaller(first.programs), cfg.MCP)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/mcp", s.serveMCP)
 	mux.HandleFunc("/call/", s.serveCall)

@@ -23,6 +23,11 @@ type session struct {
 	notes     chan *mcp.Notification
 	listening atomic.Bool
 	done      chan struct{} // closed when the session ends
+	// streams are the notifies of calls in flight whose reply may be an
+	// SSE stream (nil: a free slot), for a session notification when no
+	// GET stream is open (reload.go).
+	streamsMu sync.Mutex
+	streams   []func(*mcp.Notification)
 
 	// guarded by sessionStore.mu
 	lastUsed time.Time

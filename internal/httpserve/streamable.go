@@ -220,6 +220,10 @@ func (s *Server) postInSession(w http.ResponseWriter, r *http.Request, req *mcp.
 		return
 	}
 	s.respond(w, r, acc, func(ctx context.Context, notify func(*mcp.Notification)) *mcp.Response {
+		if acc.sse && req.Method == "tools/call" {
+			// A session notification may come this way (a reload's list_changed).
+			defer sess.dropStream(sess.addStream(notify))
+		}
 		return sess.mcp.Handle(ctx, req, notify)
 	}, nil)
 }

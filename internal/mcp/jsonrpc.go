@@ -193,13 +193,11 @@ type Notification struct {
 	Params any
 }
 
-// MarshalJSON writes {"jsonrpc":"2.0",["id":...,]"method":...,"params":...}.
+// MarshalJSON writes {"jsonrpc":"2.0",["id":...,]"method":...,"params":...},
+// without params when there are none (JSON-RPC 2.0 §4.2: params is
+// structured or absent).
 func (n *Notification) MarshalJSON() ([]byte, error) {
 	m, _ := json.Marshal(n.Method)
-	p, err := marshalCompact(n.Params)
-	if err != nil {
-		return nil, err
-	}
 	var b bytes.Buffer
 	b.WriteString(`{"jsonrpc":"2.0",`)
 	if n.ID != nil {
@@ -209,8 +207,14 @@ func (n *Notification) MarshalJSON() ([]byte, error) {
 	}
 	b.WriteString(`"method":`)
 	b.Write(m)
-	b.WriteString(`,"params":`)
-	b.Write(p)
+	if n.Params != nil {
+		p, err := marshalCompact(n.Params)
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString(`,"params":`)
+		b.Write(p)
+	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
 }

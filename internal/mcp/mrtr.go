@@ -280,6 +280,6 @@ func (s *Server) inputRequired(rd *inputRound) (object, error) {
 		{Key: "resultType", Value: "input_required"},
 		{Key: "inputRequests", Value: reqs},
 		{Key: "requestState", Value: state},
-		{Key: "_meta", Value: s.infoMeta()},
+		{Key: "_meta", Value: s.current().infoMeta},
 	}, nil
 }

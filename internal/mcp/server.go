@@ -36,6 +36,10 @@
 //     expect); SupportedVersions lists every version.
 //   - Session.Close cancels whatever the session still runs and takes the
 //     session off Options.Logs; call it when the client is gone.
+//   - Server.SetTools swaps in a new tool surface and caller (hot reload,
+//     surface.go); NotifyToolsChanged then tells sessions whose notify is
+//     their only stream (stdio), and ToolsChangedNotification is the
+//     message for a transport that routes it itself (HTTP).
 package mcp
 
 import (
@@ -47,6 +51,7 @@ import (
 	"time"
 
 	"github.com/nexus-mcp/nexus/internal/argmap"
+	"github.com/nexus-mcp/nexus/internal/generation"
 	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
@@ -88,8 +93,13 @@ type Options struct {
 	// (default 30s).
 	DrainTimeout time.Duration
 	// CacheTTL is the ttlMs hint on 2026-07-28 tools/list and server/discover
-	// results: the tool surface never changes while nexus runs (default 1h).
+	// results: how long a client may keep the tool surface. Default 1h, as
+	// it never changes while nexus runs; with ListChanged 0, since it may
+	// change at any moment (a client asks again each time).
 	CacheTTL time.Duration
+	// ListChanged says the tool surface may change while nexus runs (nexus
+	// --watch, see SetTools): initialize declares tools.listChanged true.
+	ListChanged bool
 	// PageSize is the number of tools per tools/list page (default
 	// DefaultPageSize).
 	PageSize int
@@ -150,18 +160,16 @@ type Implementation struct {
 	Version string `json:"version"`
 }
 
-// Server holds what every session shares: the tool surface and the pools.
+// Server holds what every session shares: the tool surface and the pools,
+// swapped as one by SetTools, and the live sessions.
 type Server struct {
-	info   Implementation
-	tools  []*argmap.Tool
-	byName map[string]*argmap.Tool
-	caller Caller
-	opts   Options
-	log    *slog.Logger
-	tasks  *taskStore
+	surface *generation.Cell[surface]
+	opts    Options
+	log     *slog.Logger
 
-	infoMetaOnce sync.Once
-	infoMetaJSON json.RawMessage
+	sessionsMu sync.Mutex
+	sessions   map[*Session]struct{}
+	tasks   *taskStore
 	// stateKey signs requestStates (mrtr.go).
 	stateKey []byte
 }
@@ -182,6 +190,9 @@ func NewServer(info Implementation, tools []*argmap.Tool, caller Caller, opts Op
 	}
 	if opts.CacheTTL <= 0 {
 		opts.CacheTTL = time.Hour
+		if opts.ListChanged {
+			opts.CacheTTL = 0
+		}
 	}
 	if opts.PageSize <= 0 {
 		opts.PageSize = DefaultPageSize
@@ -189,11 +200,8 @@ func NewServer(info Implementation, tools []*argmap.Tool, caller Caller, opts Op
 	if opts.StateTTL <= 0 {
 		opts.StateTTL = DefaultStateTTL
 	}
-	s := &Server{info: info, tools: tools, caller: caller, opts: opts, log: opts.Logger, stateKey: opts.StateKey,
-		byName: make(map[string]*argmap.Tool, len(tools)), tasks: newTaskStore(tools, opts.MaxTasks)}
-	for _, t := range tools {
-		s.byName[t.Name] = t
-	}
+	s := &Server{surface: generation.NewCell(newSurface(info, tools, caller)), opts: opts, log: opts.Logger,
+		sessions: map[*Session]struct{}{}, tasks: newTaskStore(opts.MaxTasks), stateKey: opts.StateKey}
 	if len(s.stateKey) == 0 {
 		s.stateKey = newStateKey()
 	}

@@ -48,6 +48,9 @@ func (s *Server) NewSession(notify func(*Notification)) *Session {
 	if s.opts.Logs != nil {
 		s.opts.Logs.join(ss)
 	}
+	s.sessionsMu.Lock()
+	s.sessions[ss] = struct{}{}
+	s.sessionsMu.Unlock()
 	return ss
 }
 
@@ -161,7 +164,7 @@ func (ss *Session) dispatch(ctx context.Context, r *Request) (any, *Error) {
 		caps := ss.capabilities
 		ss.mu.Unlock()
 		c := client{version: version, logLevel: ss.LogLevel, capabilities: caps, session: ss}
-		if hasHandshakeTasks(version) && ss.srv.tasks.enabled() {
+		if hasHandshakeTasks(version) && ss.srv.tasksEnabled() {
 			if res, rpcErr, ok := ss.handshakeToolCall(ctx, r, c); ok {
 				return res, rpcErr
 			}
@@ -211,7 +214,7 @@ func (ss *Session) initialize(params json.RawMessage) (any, *Error) {
 	return &initializeResult{
 		ProtocolVersion: version,
 		Capabilities:    ss.srv.capabilities(version),
-		ServerInfo:      ss.srv.info,
+		ServerInfo:      ss.srv.current().info,
 	}, nil
 }
 
@@ -227,15 +230,15 @@ func (ss *Session) initialize(params json.RawMessage) (any, *Error) {
 // that chose a level.
 func (s *Server) capabilities(version string) map[string]any {
 	f := featuresOf(version)
-	tools := map[string]any{"listChanged": false}
+	tools := map[string]any{"listChanged": s.opts.ListChanged}
 	if f.stateless {
 		tools = map[string]any{}
 	}
 	caps := map[string]any{"tools": tools}
-	if hasHandshakeTasks(version) && s.tasks.enabled() {
+	if hasHandshakeTasks(version) && s.tasksEnabled() {
 		caps["tasks"] = tasksCapability() // only where a tool may run as one
 	}
-	if f.stateless && s.tasks.enabled() {
+	if f.stateless && s.tasksEnabled() {
 		caps["extensions"] = map[string]any{TasksExtension: map[string]any{}}
 	}
 	if f.allCapabilities {
@@ -354,6 +357,9 @@ func (ss *Session) Close() {
 	if ss.srv.opts.Logs != nil {
 		ss.srv.opts.Logs.leave(ss)
 	}
+	ss.srv.sessionsMu.Lock()
+	delete(ss.srv.sessions, ss)
+	ss.srv.sessionsMu.Unlock()
 	for _, c := range calls {
 		c.cancel()
 	}

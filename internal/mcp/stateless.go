@@ -72,14 +72,14 @@ func (s *Server) dispatchStateless(ctx context.Context, r *Request) (any, *Error
 		return s.listTools(r.Params, m.version)
 	case "tools/call":
 		c := client{version: m.version, logLevel: func() string { return m.logLevel }, capabilities: m.capabilities}
-		if s.tasks.enabled() {
+		if s.tasksEnabled() {
 			if res, rpcErr, ok := s.statelessToolCall(ctx, r, c); ok {
 				return res, rpcErr
 			}
 		}
 		return s.callTool(ctx, r, c)
 	case "tasks/get", "tasks/update", "tasks/cancel":
-		if s.tasks.enabled() {
+		if s.tasksEnabled() {
 			return s.statelessTaskMethod(ctx, r, m)
 		}
 	}
@@ -92,19 +92,12 @@ func (s *Server) dispatchStateless(ctx context.Context, r *Request) (any, *Error
 
 // statelessResult adds what every 2026-07-28 result carries: resultType and
 // the server's identity in _meta.
-func (s *Server) statelessResult(o object) object {
+func (s *Server) statelessResult(o object) object { return s.current().statelessResult(o) }
+
+func (sf *surface) statelessResult(o object) object {
 	return append(o,
 		member{Key: "resultType", Value: "complete"},
-		member{Key: "_meta", Value: s.infoMeta()})
-}
-
-// infoMeta is the _meta of every 2026-07-28 result: the server's info,
-// encoded once.
-func (s *Server) infoMeta() json.RawMessage {
-	s.infoMetaOnce.Do(func() {
-		s.infoMetaJSON, _ = marshalCompact(map[string]any{MetaServerInfo: s.info})
-	})
-	return s.infoMetaJSON
+		member{Key: "_meta", Value: sf.infoMeta})
 }
 
 func (s *Server) discover() object {

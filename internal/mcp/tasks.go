@@ -122,9 +122,6 @@ type pendingInput struct {
 // taskStore holds a server's tasks.
 type taskStore struct {
 	max int
-	// support is each task-capable tool's taskSupport; empty when no tool
-	// allows tasks, and then nexus declares none and serves no tasks/*.
-	support map[*argmap.Tool]string
 
 	mu     sync.Mutex
 	byID   map[string]*task
@@ -132,21 +129,15 @@ type taskStore struct {
 	closed bool
 }
 
-func newTaskStore(tools []*argmap.Tool, max int) *taskStore {
+func newTaskStore(max int) *taskStore {
 	if max <= 0 {
 		max = DefaultMaxTasks
 	}
-	st := &taskStore{max: max, support: map[*argmap.Tool]string{}, byID: map[string]*task{}}
-	for _, t := range tools {
-		if s := argmap.TaskSupport(t.Command); s != argmap.TaskForbidden {
-			st.support[t] = s
-		}
-	}
-	return st
+	return &taskStore{max: max, byID: map[string]*task{}}
 }
 
-// enabled reports whether any tool may run as a task.
-func (st *taskStore) enabled() bool { return len(st.support) > 0 }
+// tasksEnabled reports whether any tool now served may run as a task.
+func (s *Server) tasksEnabled() bool { return s.current().taskTools }
 
 // errTaskLimit answers a task beyond Options.MaxTasks.
 func (st *taskStore) limitError() *Error {
@@ -275,8 +266,14 @@ func (s *Server) taskTool(r *Request) (*argmap.Tool, string) {
 	if !ok {
 		return nil, ""
 	}
-	t := s.byName[name]
-	return t, s.tasks.support[t]
+	t := s.current().byName[name]
+	if t == nil {
+		return nil, ""
+	}
+	if support := argmap.TaskSupport(t.Command); support != argmap.TaskForbidden {
+		return t, support
+	}
+	return t, ""
 }
 
 // hasHandshakeTasks reports whether a handshake version has tasks.
@@ -358,7 +355,7 @@ func (s *Server) statelessToolCall(ctx context.Context, r *Request, c client) (r
 		return nil, rpcErr, true
 	}
 	res[0].Value = "task" // resultType: a CreateTaskResult, flat
-	return append(res, member{Key: "_meta", Value: s.infoMeta()}), nil, true
+	return append(res, member{Key: "_meta", Value: s.current().infoMeta}), nil, true
 }
 
 // declaresExtension reports whether client capabilities declare extension.
@@ -696,7 +693,7 @@ func isTaskMethod(method string) bool { return strings.HasPrefix(method, "tasks/
 // handshakeTaskMethod serves tasks/* in a 2025-11-25 session.
 func (ss *Session) handshakeTaskMethod(ctx context.Context, r *Request, version string) (any, *Error) {
 	srv := ss.srv
-	if !hasHandshakeTasks(version) || !srv.tasks.enabled() || r.Method == "tasks/update" {
+	if !hasHandshakeTasks(version) || !srv.tasksEnabled() || r.Method == "tasks/update" {
 		return nil, errorf(CodeMethodNotFound, "method not found: %s", r.Method)
 	}
 	if r.Method == "tasks/list" {
@@ -781,7 +778,7 @@ func (s *Server) statelessTaskMethod(ctx context.Context, r *Request, m stateles
 	}
 	switch r.Method {
 	case "tasks/get":
-		return append(t.view(true), member{Key: "_meta", Value: s.infoMeta()}), nil
+		return append(t.view(true), member{Key: "_meta", Value: s.current().infoMeta}), nil
 	case "tasks/update":
 		if raw, ok := r.param("inputResponses"); !ok || jsonKind(raw) != "object" {
 			return nil, errorf(CodeInvalidParams, "invalid tasks/update params: params.inputResponses must be an object of answers keyed as the task's inputRequests")

@@ -3,9 +3,7 @@ package mcp
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,29 +37,30 @@ func (s *Server) listTools(params json.RawMessage, version string) (any, *Error)
 			return nil, errorf(CodeInvalidParams, "invalid tools/list params: %v", err)
 		}
 	}
+	sf := s.current()
 	start := 0
 	if p.Cursor != nil {
 		var ok bool
-		if start, ok = s.decodeCursor(*p.Cursor); !ok {
+		if start, ok = sf.decodeCursor(*p.Cursor); !ok {
 			return nil, errorf(CodeInvalidParams, "invalid params: unknown or stale cursor %q (use the nextCursor of a previous tools/list)", *p.Cursor)
 		}
 	}
-	end := min(start+s.opts.PageSize, len(s.tools))
+	end := min(start+s.opts.PageSize, len(sf.tools))
 	f := featuresOf(version)
 	view := toolView(f)
 	page := make([]argmap.Object, 0, end-start)
-	for _, t := range s.tools[start:end] {
+	for _, t := range sf.tools[start:end] {
 		page = append(page, t.Object(view))
 	}
 	res := object{{Key: "tools", Value: page}}
-	if end < len(s.tools) {
-		res = append(res, member{Key: "nextCursor", Value: s.encodeCursor(end)})
+	if end < len(sf.tools) {
+		res = append(res, member{Key: "nextCursor", Value: sf.encodeCursor(end)})
 	}
 	if f.stateless {
 		res = append(res,
 			member{Key: "ttlMs", Value: s.opts.CacheTTL.Milliseconds()},
 			member{Key: "cacheScope", Value: "public"})
-		res = s.statelessResult(res)
+		res = sf.statelessResult(res)
 	}
 	return res, nil
 }
@@ -71,21 +70,12 @@ func (s *Server) listTools(params json.RawMessage, version string) (any, *Error)
 // refused rather than silently misread. Clients must treat it as opaque.
 const cursorPrefix = "nx1."
 
-func (s *Server) surfaceFingerprint() uint32 {
-	h := sha256.New()
-	h.Write([]byte(s.info.Name + "\x00" + s.info.Version))
-	for _, t := range s.tools {
-		h.Write([]byte("\x00" + t.Name))
-	}
-	return binary.BigEndian.Uint32(h.Sum(nil))
-}
-
-func (s *Server) encodeCursor(offset int) string {
-	raw := strconv.Itoa(offset) + ":" + strconv.FormatUint(uint64(s.surfaceFingerprint()), 16)
+func (sf *surface) encodeCursor(offset int) string {
+	raw := strconv.Itoa(offset) + ":" + strconv.FormatUint(uint64(sf.fingerprint), 16)
 	return cursorPrefix + base64.RawURLEncoding.EncodeToString([]byte(raw))
 }
 
-func (s *Server) decodeCursor(c string) (int, bool) {
+func (sf *surface) decodeCursor(c string) (int, bool) {
 	body, ok := strings.CutPrefix(c, cursorPrefix)
 	if !ok {
 		return 0, false
@@ -99,10 +89,10 @@ func (s *Server) decodeCursor(c string) (int, bool) {
 		return 0, false
 	}
 	offset, err := strconv.Atoi(off)
-	if err != nil || offset <= 0 || offset >= len(s.tools) {
+	if err != nil || offset <= 0 || offset >= len(sf.tools) {
 		return 0, false
 	}
-	if fp != strconv.FormatUint(uint64(s.surfaceFingerprint()), 16) {
+	if fp != strconv.FormatUint(uint64(sf.fingerprint), 16) {
 		return 0, false
 	}
 	return offset, true
@@ -111,7 +101,7 @@ func (s *Server) decodeCursor(c string) (int, bool) {
 // ToolsPayload is the tools/list result, as `--mcp-tools` prints it: every
 // tool, every member.
 func (s *Server) ToolsPayload() any {
-	tools := s.tools
+	tools := s.current().tools
 	if tools == nil {
 		tools = []*argmap.Tool{}
 	}
@@ -262,7 +252,7 @@ func (s *Server) callTool(ctx context.Context, r *Request, c client) (any, *Erro
 	}
 	if featuresOf(c.version).stateless {
 		res.ResultType = "complete"
-		res.Meta = s.infoMeta()
+		res.Meta = s.current().infoMeta
 	}
 	return res, nil
 }
@@ -331,7 +321,12 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observe
 	if p.Name == nil {
 		return nil, errorf(CodeInvalidParams, "invalid tools/call params: missing tool name (params.name must be a string)")
 	}
-	tool := s.byName[*p.Name]
+	// The call holds its generation of the surface to the end: a reload
+	// meanwhile leaves its tool, caller and pools as they were.
+	gen := s.surface.Acquire()
+	defer gen.Release()
+	sf := &gen.Value
+	tool := sf.byName[*p.Name]
 	if tool == nil {
 		return nil, errorf(CodeInvalidParams, "unknown tool '%s'", *p.Name)
 	}
@@ -395,7 +390,7 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observe
 	if c.task != nil {
 		hooks.Ask = c.task.ask(hooks.Ask) // tasks.go: the task's status follows the function's questions
 	}
-	raw, err := s.caller.Call(callCtx, call, hooks)
+	raw, err := sf.caller.Call(callCtx, call, hooks)
 	if round != nil && ctx.Err() == nil && round.needsInput() {
 		// SEP-2322: the function asked what only the client can answer.
 		if obs.input, err = s.inputRequired(round); err != nil {
@@ -434,11 +429,11 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observe
 		collectIfLarge(len(value)) // and now the pool's result
 	}
 	if len(content) > 0 {
-		if res.Content, err = contentFor(content, f, s.resourceURI(tool.Name)); err != nil {
+		if res.Content, err = contentFor(content, f, sf.resourceURI(tool.Name)); err != nil {
 			return errorResult("tool '" + tool.Name + "' returned content nexus cannot read: " + err.Error()), nil
 		}
 	} else if mime := cmd.Return.Mime; mime != "" {
-		if res.Content, err = mimeContent(value, mime, f, s.resourceURI(tool.Name)); err != nil {
+		if res.Content, err = mimeContent(value, mime, f, sf.resourceURI(tool.Name)); err != nil {
 			return errorResult("tool '" + tool.Name + "' returned " + mime + " that nexus cannot read: " + err.Error()), nil
 		}
 	} else {
@@ -485,8 +480,8 @@ func missingCapabilities(required, declared json.RawMessage) map[string]json.Raw
 
 // resourceURI names the embedded resource a tool answers with, when its
 // bytes have no block of their own.
-func (s *Server) resourceURI(tool string) string {
-	return "nexus://" + url.PathEscape(s.info.Name) + "/" + url.PathEscape(tool) + "/result"
+func (sf *surface) resourceURI(tool string) string {
+	return "nexus://" + url.PathEscape(sf.info.Name) + "/" + url.PathEscape(tool) + "/result"
 }
 
 type mediaBlock struct {

@@ -165,6 +165,10 @@ type Set struct {
 	pools  map[int]*poolGroup
 	ctx    context.Context // ends when the set closes: starts in progress give up
 	cancel context.CancelFunc
+	// started closes once every worker's first start has ended; startErr
+	// is then the first failure (see Ready).
+	started  chan struct{}
+	startErr error
 
 	closeOnce sync.Once
 }
@@ -205,7 +209,7 @@ func Start(ctx context.Context, specs []Spec, opts Options) *Set {
 	if opts.CancelGrace <= 0 {
 		opts.CancelGrace = 2 * time.Second
 	}
-	s := &Set{opts: opts, pools: make(map[int]*poolGroup), reaperUp: make(chan struct{}), gate: make(chan struct{})}
+	s := &Set{opts: opts, pools: make(map[int]*poolGroup), reaperUp: make(chan struct{}), gate: make(chan struct{}), started: make(chan struct{})}
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	// The reaper starts in the background too: Start returns at once, and
 	// nexus answers its client while processes are forked.
@@ -261,11 +265,26 @@ func Start(ctx context.Context, specs []Spec, opts Options) *Set {
 	}
 	go func() {
 		started := time.Now()
-		if err := g.Wait(); err == nil {
+		err := g.Wait()
+		if err == nil {
 			opts.Logger.Debug("all pools ready", "pools", len(specs), "took", time.Since(started))
 		}
+		s.startErr = err
+		close(s.started)
 	}()
 	return s
+}
+
+// Ready waits until every pool's first start has ended and returns the
+// first failure, nil when every pool is ready. A reload waits on it, so
+// that a rebuilt program whose pool cannot start leaves the old one serving.
+func (s *Set) Ready(ctx context.Context) error {
+	select {
+	case <-s.started:
+		return s.startErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Call runs function mid of pool (its manifest index) on args, one JSON

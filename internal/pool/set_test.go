@@ -920,3 +920,31 @@ func TestExecErrors(t *testing.T) {
 		}
 	}
 }
+
+// Ready reports whether every pool started: nil once they are up, the
+// start's failure otherwise, without a call (a reload waits on it).
+func TestReady(t *testing.T) {
+	tests := []struct {
+		name string
+		exec []string
+		want string // "" for ready
+	}{
+		{"ready", []string{"python3", "pool.py"}, ""},
+		{"exits at once", []string{"python3", "exits.py"}, "pool py failed to start: exited before it was ready"},
+		{"missing executable", []string{"python9-nexus-missing", "pool.py"}, "python9-nexus-missing is not installed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ts := startTestSet(t, Spec{Exec: tt.exec}, Options{})
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			err := ts.Ready(ctx)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("Ready: %v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Fatalf("Ready: %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
