@@ -520,14 +520,19 @@ type Value struct {
 	Arrays []Array
 }
 
-// Ret tells a pool that a call's result may come as an array: the declared
-// return type is Rank nested lists of numbers declared as Number.
+// Ret is what a call tells its pool of the result: when Rank > 0, that it
+// may come as an array (the declared return type is Rank nested lists of
+// numbers declared as Number; the call's "ret" member); and when Type is
+// set, the declared type itself (the call's "returns" member, JSON), by
+// which a runtime shapes the value (docs/pool-protocol.md, "Declared
+// types"). A Ret is shared by every call of its command: never modify one.
 type Ret struct {
 	Rank   int
 	Number Number
+	Type   []byte
 }
 
-// AppendRet writes the call's "ret" member value.
+// AppendRet writes the call's "ret" member value (r.Rank > 0).
 func AppendRet(dst []byte, r *Ret) []byte {
 	dst = append(dst, `{"rank":`...)
 	dst = strconv.AppendInt(dst, int64(r.Rank), 10)

@@ -150,8 +150,8 @@ func (p *process) call(ctx context.Context, c *callRequest) (ndarray.Value, erro
 		return ndarray.Value{}, fmt.Errorf("pool %s: encoding the call's arguments: %w", p.label, err)
 	}
 	ret := c.opts.Ret
-	if len(p.dtypes) == 0 {
-		ret = nil
+	if ret != nil && ret.Rank > 0 && len(p.dtypes) == 0 {
+		ret = &ndarray.Ret{Type: ret.Type} // no arrays: the declared type alone
 	}
 	payload := appendCall(id, c.mid, validUTF8(args), h.Progress != nil, arrays, ret)
 	if len(payload)-frameHeader > MaxFrameSize {

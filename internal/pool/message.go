@@ -33,6 +33,9 @@ func appendCall(id uint64, mid int, args []json.RawMessage, progress bool, array
 	for _, a := range args {
 		size += len(a) + 1
 	}
+	if ret != nil {
+		size += len(ret.Type)
+	}
 	b := make([]byte, frameHeader, size)
 	b = append(b, `{"type":"call","id":`...)
 	b = strconv.AppendUint(b, id, 10)
@@ -51,9 +54,13 @@ func appendCall(id uint64, mid int, args []json.RawMessage, progress bool, array
 		b = append(b, `,"arrays":`...)
 		b = ndarray.AppendDescriptors(b, arrays)
 	}
-	if ret != nil {
+	if ret != nil && ret.Rank > 0 {
 		b = append(b, `,"ret":`...)
 		b = ndarray.AppendRet(b, ret)
+	}
+	if ret != nil && len(ret.Type) > 0 {
+		b = append(b, `,"returns":`...)
+		b = append(b, ret.Type...)
 	}
 	return append(b, '}')
 }

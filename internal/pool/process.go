@@ -41,7 +41,7 @@ type processConfig struct {
 	dir   string
 	env   []string
 
-	stderr       io.Writer // where the pool's stdout and stderr lines go
+	stderr       io.Writer    // where the pool's stdout and stderr lines go
 	outputLog    *slog.Logger // if set, takes those lines as records instead
 	logger       *slog.Logger
 	startTimeout time.Duration

@@ -63,7 +63,7 @@ const (
 
 // Options tunes a Set. Zero values take the defaults.
 type Options struct {
-	Stderr       io.Writer     // where pool output goes, line by line and prefixed; default os.Stderr
+	Stderr io.Writer // where pool output goes, line by line and prefixed; default os.Stderr
 	// OutputLog, when set, takes pool output instead of Stderr: each line
 	// is a record ("pool output", pool, text), so that a JSON log stays
 	// JSON lines (nexus --log-format json).
@@ -71,7 +71,7 @@ type Options struct {
 	// OnEvent, when set, learns of each pool process's life (nexus serve's
 	// /metrics): lang is the pool's language ("py", "r", "cpp"). It is
 	// called with the pool's lock held and must not block.
-	OnEvent func(lang string, e Event)
+	OnEvent      func(lang string, e Event)
 	Logger       *slog.Logger  // default slog.Default()
 	StartTimeout time.Duration // how long a pool may take to become ready; default 30s
 	StopGrace    time.Duration // how long a pool may take to exit at each stop step; default 2s
@@ -156,9 +156,9 @@ type Set struct {
 	gate     chan struct{}
 	gateOnce sync.Once
 	called   atomic.Bool
-	pools  map[int]*poolGroup
-	ctx    context.Context // ends when the set closes: starts in progress give up
-	cancel context.CancelFunc
+	pools    map[int]*poolGroup
+	ctx      context.Context // ends when the set closes: starts in progress give up
+	cancel   context.CancelFunc
 
 	closeOnce sync.Once
 }
