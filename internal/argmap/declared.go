@@ -21,6 +21,20 @@ func declaredType(r *manifest.Return) []byte {
 	return appendDeclared(nil, r.T, 0)
 }
 
+// declaredArgs writes the declared types of a command's arguments, one per
+// manifest argument, as a JSON array of declaredType's forms: a call's
+// "takes" member, sent to pools that asked for it.
+func declaredArgs(c *manifest.Command) []byte {
+	b := []byte{'['}
+	for i := range c.Args {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendDeclared(b, argType(&c.Args[i]), 0)
+	}
+	return append(b, ']')
+}
+
 func appendDeclared(b []byte, t *manifest.Type, depth int) []byte {
 	t = t.Unwrap()
 	if t == nil || depth > 64 {

@@ -145,11 +145,11 @@ func retOf(c *manifest.Command) *ndarray.Ret {
 	if r, ok := rets.Load(c); ok {
 		return r.(*ndarray.Ret)
 	}
-	r := &ndarray.Ret{Type: declaredType(&c.Return)}
+	r := &ndarray.Ret{Type: declaredType(&c.Return), Args: declaredArgs(c)}
 	if rank, kind, ok := numericNest(c.Return.T); ok {
 		r.Rank, r.Number = rank, kind
 	}
-	if r.Rank == 0 && r.Type == nil {
+	if r.Rank == 0 && r.Type == nil && r.Args == nil {
 		r = nil
 	}
 	rets.Store(c, r)

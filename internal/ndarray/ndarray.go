@@ -530,6 +530,10 @@ type Ret struct {
 	Rank   int
 	Number Number
 	Type   []byte
+	// Args are the declared types of the arguments, a JSON array of them
+	// in the form of Type: the call's "takes" member, for a pool that
+	// asked for them (its manifest says "arrays": "numpy").
+	Args []byte
 }
 
 // AppendRet writes the call's "ret" member value (r.Rank > 0).

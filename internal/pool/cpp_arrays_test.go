@@ -96,7 +96,7 @@ func (p *rawPool) sendCall(t *testing.T, id uint64, mid int, args string, arrays
 	for _, a := range arrays {
 		p.sendBlob(t, a.Data)
 	}
-	p.send(t, string(appendCall(id, mid, cppArgs(t, args), false, arrays, ret)[frameHeader:]))
+	p.send(t, string(appendCall(id, mid, cppArgs(t, args), false, arrays, ret, false)[frameHeader:]))
 }
 
 // jsonForm is args with each array written where its null is, as nexus
@@ -221,7 +221,7 @@ func testCppArrayArguments(t *testing.T, exe string) {
 			p.sendCall(t, id, tt.mid, tt.args, tt.arrays, nil)
 			withArrays := p.recv(t)
 			id++
-			p.send(t, string(appendCall(id, tt.mid, cppArgs(t, jsonForm(t, tt.args, tt.arrays)), false, nil, nil)[frameHeader:]))
+			p.send(t, string(appendCall(id, tt.mid, cppArgs(t, jsonForm(t, tt.args, tt.arrays)), false, nil, nil, false)[frameHeader:]))
 			asJSON := p.recv(t)
 			delete(withArrays, "id")
 			delete(asJSON, "id")

@@ -25,6 +25,9 @@ type Spec struct {
 	Exec    []string // argv; a relative first element with a slash is resolved against Dir
 	Dir     string   // the manifest's directory: the pool's working directory
 	Workers int      // identical processes to spread calls over; 0 means DefaultWorkers(Lang)
+	// ArgTypes sends each call its arguments' declared types ("takes"):
+	// the manifest's metadata.arrays is "numpy".
+	ArgTypes bool
 
 	// Functions describes the pool's functions by mid, as the manifest
 	// knows them: names for messages, timeouts. Calls of other mids are

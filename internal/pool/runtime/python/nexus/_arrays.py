@@ -73,13 +73,26 @@ def places(call_id, args, arrays):
                 container = container[key]
         if container[key] is not None:
             raise _ProtocolError("call %s: array path %s holds a value, not the null placeholder" % (call_id, _dumps(path, str, True)))
-        found.append((container, key, blob, fmt, shape))
+        found.append((container, key, blob, fmt, shape, len(path) == 1))
     return found
 
 
-def fill(places):
-    for container, key, blob, fmt, shape in places:
-        container[key] = _unpack(blob, fmt, shape)
+def fill(places, numpy=False):
+    """Put the arrays in their places; with numpy, an argument that is a
+    whole array (a shape, not a number) as an ndarray, straight from its blob."""
+    np = None
+    if numpy:
+        np = sys.modules.get("numpy")
+        if np is None:
+            import numpy as np  # the manifest asked for numpy arrays
+    for container, key, blob, fmt, shape, whole in places:
+        if np is not None and shape and whole:
+            container[key] = np.frombuffer(blob, dtype=_NUMPY[fmt]).reshape(shape).copy()
+        else:
+            container[key] = _unpack(blob, fmt, shape)
+
+
+_NUMPY = {"q": "<i8", "i": "<i4", "d": "<f8"}
 
 
 def _unpack(blob, fmt, shape):

@@ -49,7 +49,7 @@ class _Call:
     """One call in flight. Its cancellation state is guarded by _lock."""
 
     __slots__ = ("id", "progress", "ret", "arrays", "thread_id", "cancelled", "interrupted", "done", "woken",
-                 "returns", "shaped")
+                 "returns", "shaped", "takes")
 
     def __init__(self, call_id, progress, ret, arrays):
         self.id = call_id
@@ -57,7 +57,8 @@ class _Call:
         self.ret = ret  # the call's "ret" hint, or None
         self.returns = None  # the declared return type ("returns"), or None
         self.shaped = False  # the result is always given its declared shape (see _values)
-        self.arrays = arrays  # [(container, key, blob, format, shape)] to fill in before the call
+        self.takes = None  # the arguments' declared types, sent when they are to be numpy arrays
+        self.arrays = arrays  # [(container, key, blob, format, shape, whole argument)] to fill in before the call
         self.thread_id = None
         self.cancelled = False
         self.interrupted = False  # Cancelled was sent to the thread (at most once)
@@ -373,6 +374,7 @@ def _start_call(table, message, arrays):
     if arrays:
         arrays = _array_code().places(call_id, args, arrays)
     call = _Call(call_id, message.get("progress") is True, message.get("ret"), arrays)
+    call.takes = message.get("takes")
     returns = call.returns = message.get("returns")
     if returns is not None:
         shaped = _shaped.get(mid)
@@ -466,8 +468,10 @@ def _invoke(call, fn, args):
     """Apply fn and encode the reply; any failure becomes an error reply."""
     try:
         if call.arrays:
-            _array_code().fill(call.arrays)
+            _array_code().fill(call.arrays, call.takes is not None)
             call.arrays = None
+        if call.takes is not None:
+            args = _value_code().numpy_args(args, call.takes)
         value = fn(*args)
     except Cancelled:
         return _frames(_cancelled_payload(call.id))

@@ -375,3 +375,28 @@ def returns_of(call):
     for _ in range(ret.get("rank", 1)):
         t = {"list": t}
     return t
+
+
+def numpy_args(args, takes):
+    """The arguments, each declared a list of numbers (or lists of them) as
+    an ndarray of int64 or float64, for a pool whose manifest says
+    "arrays": "numpy". What numpy cannot hold in that dtype and rank (a
+    ragged list, an integer beyond 64 bits) stays a list."""
+    if type(takes) is not list:
+        return args
+    np = sys.modules.get("numpy")
+    if np is None:
+        import numpy as np  # the manifest asked for numpy arrays
+    for i, t in enumerate(takes):
+        if i >= len(args) or type(args[i]) is not list:
+            continue  # already an ndarray (a blob), or not a list
+        elem, rank = _elements(t)
+        if rank == 0 or elem not in ("int", "real"):
+            continue
+        try:
+            a = np.array(args[i], dtype=np.float64 if elem == "real" else np.int64)
+        except (ValueError, TypeError, OverflowError):
+            continue
+        if a.ndim == rank:
+            args[i] = a
+    return args
