@@ -34,7 +34,7 @@ FUNCTIONS = [
     ("rows", [], ("am24names5score?f8", "[Row]"), "py r cpp", "Two rows, the second without a score"),
     ("levels", [], ("as", "[Str]"), "py r cpp", "The labels lo, hi, lo"),
     ("missing", [], ("?j", "?Int"), "py r cpp", "Nothing"),
-    ("tally", [], ("<dict>at2sj", "Map Str Int"), "py r cpp", "The counts a: 2, b: 1"),
+    ("tally", [], ("<dict>at2sj", "Map Str Int"), "py r cpp", "The count a: 2"),
     ("uniq", [], ("aj", "[Int]"), "py r cpp", "The distinct numbers of 3, 1, 3, 2, sorted"),
     ("triple", [], ("a:3j", "Vector 3 Int"), "py r cpp", "The numbers 7, 8, 9"),
     # One language alone.

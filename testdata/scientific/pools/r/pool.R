@@ -28,7 +28,7 @@ grid <- function() matrix(1:6, 2)
 rows <- function() data.frame(name = c("a", "b"), score = c(0.5, NA))
 levels <- function() factor(c("lo", "hi", "lo"))
 missing <- function() NA_integer_
-tally <- function() list(a = 2L, b = 1L)
+tally <- function() c(a = 2L) # a named vector
 uniq <- function() sort(unique(c(3L, 1L, 3L, 2L)))
 triple <- function() 7:9
 scalarFromList <- function() list(1.5)
