@@ -393,8 +393,12 @@ def numpy_args(args, takes):
         elem, rank = _elements(t)
         if rank == 0 or elem not in ("int", "real"):
             continue
+        dtype = np.float64 if elem == "real" else np.int64
+        if not args[i]:
+            args[i] = np.empty((0,) * rank, dtype)  # no rows, of no columns
+            continue
         try:
-            a = np.array(args[i], dtype=np.float64 if elem == "real" else np.int64)
+            a = np.array(args[i], dtype=dtype)
         except (ValueError, TypeError, OverflowError):
             continue
         if a.ndim == rank:
