@@ -12,7 +12,7 @@ import (
 )
 
 // Phases, as -skip names them, in the order they run.
-var allPhases = []string{"floors", "startup", "small", "memory", "concurrency", "large", "http"}
+var allPhases = []string{"floors", "startup", "small", "memory", "concurrency", "large", "numpy", "http"}
 
 var allLangs = []string{"py", "r", "cpp"}
 

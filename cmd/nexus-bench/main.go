@@ -164,6 +164,7 @@ func (b *bench) run() {
 		{"start-up", b.cfg.skip["startup"], b.startupPhase},
 		{"small calls, memory, concurrency", b.cfg.skip["small"] && b.cfg.skip["memory"] && b.cfg.skip["concurrency"], b.sessionPhases},
 		{"large data", b.cfg.skip["large"], b.largePhase},
+		{"numpy", b.cfg.skip["numpy"], b.numpyPhase},
 		{"HTTP", b.cfg.skip["http"], b.httpPhase},
 	}
 	for _, ph := range phases {

@@ -67,7 +67,7 @@ func poolSpecs(m *manifest.Manifest, g *globalFlags, only []int) []pool.Spec {
 			workers = g.workers // 0 too: the language's default
 		}
 		specs = append(specs, pool.Spec{Index: i, Lang: p.Lang, Exec: p.Exec, Dir: m.Dir, Workers: workers,
-			Functions: poolFunctions(m, i)})
+			Functions: poolFunctions(m, i), ArgTypes: p.Arrays == "numpy"})
 	}
 	return specs
 }

@@ -134,7 +134,7 @@ func runProgram(g *globalFlags, target string, argv []string) error {
 			return &exitError{code: 1, err: fmt.Errorf("%s: %w", c.Name, err)}
 		}
 	}
-	value, err := argmap.ResultValue(&entry.Return, raw)
+	value, err := argmap.CLIResultValue(&entry.Return, raw)
 	var tm *argmap.TypeMismatch
 	switch {
 	case errors.As(err, &tm):

@@ -77,7 +77,9 @@ func cliOptionTable(c *manifest.Command, p *plan) *cliOptions {
 	return o
 }
 
-var negativeNumber = regexp.MustCompile(`^-[0-9.]`)
+// negativeNumber is a positional that starts with '-': a negative number,
+// -inf among them, unless a short option takes the letter.
+var negativeNumber = regexp.MustCompile(`^-([0-9.]|(?i:inf|infinity)$)`)
 
 // FromCLI parses a command's argv (SPEC §3, CLI mode) into one JSON value
 // per manifest argument: positionals in order, each token read by its type
@@ -113,7 +115,8 @@ func CLICall(m *manifest.Manifest, c *manifest.Command, argv []string) (Call, er
 			return Call{}, fmt.Errorf("%s: output projection %s names no command '%s'", c.Name, terminalSpelling(term), term.Entry)
 		}
 	}
-	return Call{Command: cmd, Args: args, Ret: retOf(cmd)}, nil
+	args, arrays := nonFiniteArrays(c, args)
+	return Call{Command: cmd, Args: args, Arrays: arrays, Ret: retOf(cmd)}, nil
 }
 
 func terminalSpelling(t *manifest.Terminal) string {

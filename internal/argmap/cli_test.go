@@ -1,10 +1,13 @@
 package argmap
 
 import (
+	"encoding/binary"
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/nexus-mcp/nexus/internal/manifest"
+	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
 func TestFromCLI(t *testing.T) {
@@ -200,5 +203,58 @@ func TestUsage(t *testing.T) {
 	text := ProgramUsage(grouped)
 	if !strings.Contains(text, "\nCommands:\n  b ") || !strings.Contains(text, "\nmath: Arithmetic\n  a ") {
 		t.Errorf("grouped help:\n%s", text)
+	}
+}
+
+// nan, inf and -inf are Reals on the CLI, as in morloc's: each reaches a
+// pool as a rank-0 f8 array in its place, and a callee without arrays as
+// the wire's string. Elsewhere they are what they always were.
+func TestCLINonFinite(t *testing.T) {
+	m := manifestOf(t,
+		remote("real", "f8", pos("f8", ``)+","+opt("?f8", "scale", `"1.0"`, ``)+","+pos("s", ``), ``),
+		remote("int", "j", pos("j", ``), ``))
+	cases := []struct {
+		cmd    string
+		argv   []string
+		args   string // with the arrays' places null
+		arrays []float64
+		json   string // JSONArgs: what a callee without arrays gets
+		err    string
+	}{
+		{"real", []string{"nan", "NaN"}, `[null,1.0,"NaN"]`, []float64{math.NaN()}, `["NaN",1.0,"NaN"]`, ""},
+		{"real", []string{"inf", "x", "--scale", "-inf"}, `[null,null,"x"]`, []float64{math.Inf(1), math.Inf(-1)}, `["Infinity","-Infinity","x"]`, ""},
+		{"real", []string{"-Infinity", "x"}, `[null,1.0,"x"]`, []float64{math.Inf(-1)}, `["-Infinity",1.0,"x"]`, ""},
+		{"real", []string{"-inf", "x", "--scale", "inf"}, `[null,null,"x"]`, []float64{math.Inf(-1), math.Inf(1)}, `["-Infinity","Infinity","x"]`, ""},
+		{"real", []string{"nano", "x"}, "", nil, "", `expected a number, got "nano"`},
+		{"int", []string{"nan"}, "", nil, "", `expected an integer, got "nan"`},
+	}
+	for _, c := range cases {
+		call, err := CLICall(m, m.Command(c.cmd), c.argv)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%v: error %v, want %q", c.argv, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%v: %v", c.argv, err)
+			continue
+		}
+		if got := joinArgs(call.Args); got != c.args {
+			t.Errorf("%v: args %s, want %s", c.argv, got, c.args)
+		}
+		if len(call.Arrays) != len(c.arrays) {
+			t.Fatalf("%v: %d arrays, want %d", c.argv, len(call.Arrays), len(c.arrays))
+		}
+		for k, a := range call.Arrays {
+			f := math.Float64frombits(binary.LittleEndian.Uint64(a.Data))
+			if a.DType != ndarray.F8 || len(a.Shape) != 0 || f != c.arrays[k] && !(math.IsNaN(f) && math.IsNaN(c.arrays[k])) {
+				t.Errorf("%v: array %d is %+v (%v), want the scalar %v", c.argv, k, a, f, c.arrays[k])
+			}
+		}
+		js, err := call.JSONArgs()
+		if err != nil || joinArgs(js) != c.json {
+			t.Errorf("%v: JSONArgs %s, %v; want %s", c.argv, joinArgs(js), err, c.json)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/nexus-mcp/nexus/internal/jsontext"
 	"github.com/nexus-mcp/nexus/internal/manifest"
@@ -133,18 +134,30 @@ func fastProps(p *plan) map[string]propTarget {
 	return m
 }
 
-// retOf tells a pool when a command's result may come as an array: its
-// return type is nested lists of numbers.
+// retOf is what a pool is told of a command's result (ndarray.Ret): its
+// declared type, and whether it may come as an array (its return type is
+// nested lists of numbers). It is made once per command and shared by its
+// calls, so a call costs no allocation for it.
 func retOf(c *manifest.Command) *ndarray.Ret {
 	if c == nil {
 		return nil
 	}
-	rank, kind, ok := numericNest(c.Return.T)
-	if !ok {
-		return nil
+	if r, ok := rets.Load(c); ok {
+		return r.(*ndarray.Ret)
 	}
-	return &ndarray.Ret{Rank: rank, Number: kind}
+	r := &ndarray.Ret{Type: declaredType(&c.Return), Args: declaredArgs(c)}
+	if rank, kind, ok := numericNest(c.Return.T); ok {
+		r.Rank, r.Number = rank, kind
+	}
+	if r.Rank == 0 && r.Type == nil && r.Args == nil {
+		r = nil
+	}
+	rets.Store(c, r)
+	return r
 }
+
+// rets caches retOf by command: manifests live as long as nexus.
+var rets sync.Map // *manifest.Command → *ndarray.Ret
 
 // numericNest reports whether t is rank ≥ 1 nested lists of Int or Real
 // (hints and recursive declarations aside; a Map is not a list here).

@@ -76,14 +76,27 @@ func found(tok []byte) string {
 // (docs/pool-protocol.md, "Arrays") are written in their places as the same
 // numbers would be. On the way, the value is checked against its type: a
 // value that does not have it gives a *TypeMismatch. Without a type the
-// value passes through as it is.
+// value passes through as it is. A NaN or an infinity where a Real is
+// declared (a pool sends the strings "NaN", "Infinity", "-Infinity") is
+// written as one of those strings (docs/pool-protocol.md, "NaN and
+// infinity").
 func ResultValue(ret *manifest.Return, v ndarray.Value) (json.RawMessage, error) {
+	return resultValue(ret, v, ndarray.ClientSpelling)
+}
+
+// CLIResultValue is ResultValue for the CLI, which writes NaN and the
+// infinities as morloc does: "nan", "inf", "-inf" (PURE.md §2).
+func CLIResultValue(ret *manifest.Return, v ndarray.Value) (json.RawMessage, error) {
+	return resultValue(ret, v, ndarray.MorlocSpelling)
+}
+
+func resultValue(ret *manifest.Return, v ndarray.Value, sp *ndarray.Spelling) (json.RawMessage, error) {
 	b := v.JSON
 	var t *manifest.Type
 	if ret != nil {
 		t = ret.T
 	}
-	w := &resultWriter{b: b, arrays: v.Arrays, out: make([]byte, 0, len(b)+arraysSize(t, v.Arrays))}
+	w := &resultWriter{b: b, arrays: v.Arrays, spelling: sp, out: make([]byte, 0, len(b)+arraysSize(t, v.Arrays))}
 	start := jsontext.SkipSpace(b, 0)
 	end, err := w.walk(t, start)
 	if err == nil {
@@ -129,6 +142,8 @@ type resultWriter struct {
 	placed int        // arrays written so far
 	path   []pathElem // where the value being written is, while arrays remain
 	depth  int        // nesting of walk calls: a recursive type cannot make it unbounded
+	// spelling writes a Real's NaN and infinities.
+	spelling *ndarray.Spelling
 }
 
 type scoped struct {
@@ -264,6 +279,17 @@ func (w *resultWriter) value(t *manifest.Type, i int) (int, error) {
 			}
 			return end, w.number(t, b[i:end], integer)
 		}
+		if c == '"' && t.Kind == manifest.Float {
+			end, escaped, err := jsontext.String(b, i)
+			if err != nil {
+				return end, err
+			}
+			if f, ok := ndarray.NonFinite(string(b[i+1 : end-1])); ok && !escaped {
+				w.out = w.spelling.Append(w.out, f)
+				return end, nil
+			}
+			return end, mismatch(found(b[i:end]), expectedName(t))
+		}
 	case manifest.Recursive:
 		w.scope = append(w.scope, scoped{t, w.rewrites(t.Elem)})
 		end, err := w.walk(t.Elem, i)
@@ -356,7 +382,7 @@ func (w *resultWriter) array(t *manifest.Type, a *ndarray.Array, i int) (int, er
 			return end, err
 		}
 	}
-	w.out, err = ndarray.AppendJSON(w.out, a, kind)
+	w.out, err = ndarray.AppendJSONSpelled(w.out, a, kind, w.spelling)
 	var ne *ndarray.NotWhole
 	if errors.As(err, &ne) {
 		return end, mismatch("the number "+ne.Text, "integer")

@@ -46,7 +46,8 @@ func TestResultValueArrays(t *testing.T) {
 		{"m21xaf81ys", `{"y":"s","x":null}`, []ndarray.Array{{Path: []any{"x"}, DType: ndarray.F8, Shape: []int{1}, Data: f8s(3)}}, `{"y":"s","x":[3]}`, ""},
 		{"<dict>at2saj", `{"k":null}`, []ndarray.Array{{Path: []any{"k"}, DType: ndarray.I8, Shape: []int{1}, Data: i8s(5)}}, `[["k",[5]]]`, ""},
 		{"am11vaf8", `[{"v":[1]},{"v":null}]`, []ndarray.Array{{Path: []any{1, "v"}, DType: ndarray.F8, Shape: []int{1}, Data: f8s(2)}}, `[{"v":[1]},{"v":[2]}]`, ""},
-		{"af8", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.F8, Shape: []int{2}, Data: f8s(1, math.NaN())}}, "", "NaN or an infinity"},
+		{"af8", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.F8, Shape: []int{3}, Data: f8s(1, math.NaN(), math.Inf(-1))}}, `[1,"NaN","-Infinity"]`, ""},
+		{"aj", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.F8, Shape: []int{2}, Data: f8s(1, math.NaN())}}, "", "NaN or an infinity"},
 		{"af8", `[1]`, []ndarray.Array{{Path: []any{}, DType: ndarray.F8, Shape: []int{1}, Data: f8s(1)}}, "", "at no null"},
 		{"af8", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.F8, Shape: []int{3}, Data: f8s(1)}}, "", "needs 24 bytes, the blob has 8"},
 		{"a:2a:3j", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.I8, Shape: []int{2, 3}, Data: i8s(1, 2, 3, 4, 5, 6)}}, `[[1,2,3],[4,5,6]]`, ""},
@@ -83,7 +84,10 @@ func TestResultTypeMismatch(t *testing.T) {
 		{"j", `null`, "null where its type says integer"},
 		{"i1", `300`, "the integer 300 where its type says an integer from -128 to 127 (i1)"},
 		{"u1", `[1]`, "an array where its type says integer"},
-		{"f8", `"NaN"`, "a string where its type says number"},
+		{"f8", `"pi"`, "a string where its type says number"},
+		{"f8", `"1.5"`, "a string where its type says number"},
+		{"f8", `"N\u0061N"`, "a string where its type says number"},
+		{"j", `"NaN"`, "a string where its type says integer"},
 		{"f8", `1e999`, "the number 1e999 where its type says a number within the range of a double"},
 		{"s", `5`, "the integer 5 where its type says string"},
 		{"b", `"true"`, "a string where its type says boolean"},
@@ -149,5 +153,44 @@ func TestResultTypeMismatch(t *testing.T) {
 	ty, _ := manifest.ParseType("m24names3age?j")
 	if got, err := ResultValue(&manifest.Return{T: ty}, ndarray.Value{JSON: []byte(`{"name":"x"}`)}); err != nil || string(got) != `{"name":"x"}` {
 		t.Errorf("optional field left out: %s, %v", got, err)
+	}
+}
+
+// NaN and the infinities, which JSON has no numbers for, travel as
+// strings where a Real is declared: clients get "NaN", "Infinity",
+// "-Infinity"; the CLI morloc's "nan", "inf", "-inf" (PURE.md §2). A
+// string anywhere else is left alone.
+func TestResultNonFinite(t *testing.T) {
+	tests := []struct{ schema, in, client, cli string }{
+		{"f8", `"NaN"`, `"NaN"`, `"nan"`},
+		{"f8", `"Infinity"`, `"Infinity"`, `"inf"`},
+		{"f4", `"-Infinity"`, `"-Infinity"`, `"-inf"`},
+		{"f8", `"nan"`, `"NaN"`, `"nan"`},
+		{"f8", `"-inf"`, `"-Infinity"`, `"-inf"`},
+		{"f8", `"Inf"`, `"Infinity"`, `"inf"`},
+		{"af8", `[1.5,"NaN","Infinity","-Infinity",2]`, `[1.5,"NaN","Infinity","-Infinity",2]`, `[1.5,"nan","inf","-inf",2]`},
+		{"aaf8", `[["NaN"],[1]]`, `[["NaN"],[1]]`, `[["nan"],[1]]`},
+		{"?f8", `"NaN"`, `"NaN"`, `"nan"`},
+		{"m21xf81ys", `{"x":"Infinity","y":"NaN"}`, `{"x":"Infinity","y":"NaN"}`, `{"x":"inf","y":"NaN"}`},
+		{"t2f8s", `["NaN","NaN"]`, `["NaN","NaN"]`, `["nan","NaN"]`},
+		{"*", `["NaN"]`, `["NaN"]`, `["NaN"]`},
+	}
+	for _, tt := range tests {
+		ty, err := manifest.ParseType(tt.schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ret := &manifest.Return{T: ty}
+		if got, err := ResultValue(ret, ndarray.Value{JSON: []byte(tt.in)}); err != nil || string(got) != tt.client {
+			t.Errorf("%s %s: %s, %v; want %s", tt.schema, tt.in, got, err, tt.client)
+		}
+		if got, err := CLIResultValue(ret, ndarray.Value{JSON: []byte(tt.in)}); err != nil || string(got) != tt.cli {
+			t.Errorf("CLI %s %s: %s, %v; want %s", tt.schema, tt.in, got, err, tt.cli)
+		}
+	}
+	ty, _ := manifest.ParseType("aaf8")
+	arr := []ndarray.Array{{Path: []any{}, DType: ndarray.F8, Shape: []int{2, 2}, Data: f8s(math.Inf(1), 0.5, math.NaN(), math.Inf(-1))}}
+	if got, err := CLIResultValue(&manifest.Return{T: ty}, ndarray.Value{JSON: []byte(`null`), Arrays: arr}); err != nil || string(got) != `[["inf",0.5],["nan","-inf"]]` {
+		t.Errorf("CLI array: %s, %v", got, err)
 	}
 }

@@ -6,8 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nexus-mcp/nexus/internal/manifest"
 	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/nexus-mcp/nexus/internal/manifest"
 )
 
 // TestTypeSchema covers every row of SPEC §4.5's type table.

@@ -444,7 +444,11 @@ func parseText(text string, t *manifest.Type, raw bool) (json.RawMessage, string
 		out := text
 		if !numberText.MatchString(text) || text[0] == '+' || !json.Valid([]byte(text)) {
 			f, err := strconv.ParseFloat(text, 64)
-			if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			if err == nil && (math.IsInf(f, 0) || math.IsNaN(f)) {
+				// nan, inf, -inf, as morloc's CLI takes them (issue 13)
+				return nonFiniteText(f), ""
+			}
+			if err != nil {
 				return nil, fmt.Sprintf("expected a number, got %s", strconv.Quote(text))
 			}
 			out = strconv.FormatFloat(f, 'g', -1, 64)

@@ -73,8 +73,8 @@ func TestURL(t *testing.T) {
 
 func TestIsWSLVersion(t *testing.T) {
 	for v, want := range map[string]bool{
-		"Linux version 5.15.153.1-microsoft-standard-WSL2 (root@941d701f84f1) (gcc (GCC) 11.2.0)": true,
-		"Linux version 4.4.0-19041-Microsoft (Microsoft@Microsoft.com) (gcc version 5.4.0 (GCC) )": true,
+		"Linux version 5.15.153.1-microsoft-standard-WSL2 (root@941d701f84f1) (gcc (GCC) 11.2.0)":   true,
+		"Linux version 4.4.0-19041-Microsoft (Microsoft@Microsoft.com) (gcc version 5.4.0 (GCC) )":  true,
 		"Linux version 6.1.0-18-amd64 (debian-kernel@lists.debian.org) (gcc-12 (Debian 12.2.0-14))": false,
 	} {
 		if got := isWSLVersion(v); got != want {

@@ -142,7 +142,7 @@ func (d *decoder) value(n *jnode, t *Type) (Value, *decodeError) {
 		text := n.s
 		if n.k == jStr {
 			switch n.s {
-			case "nan", "inf", "-inf":
+			case "nan", "inf", "-inf", "NaN", "Infinity", "-Infinity": // morloc's, and the pool wire's
 			default:
 				return unit, derr("expected F%d, got %s", t.bits, jshow(n))
 			}

@@ -13,7 +13,9 @@ const (
 	// clientForm is how nexus sends results to clients, whoever computed
 	// them: integers exact, a real as the shortest text that reads back as
 	// the same float64 (float32 for f4), as encoding/json writes it; NaN
-	// and infinities have no JSON form and fail, as a pool's would.
+	// and infinities as the strings "NaN", "Infinity", "-Infinity", as a
+	// pool sends them (docs/pool-protocol.md, "NaN and infinity"): the
+	// result writer then spells them for MCP or the CLI.
 	clientForm form = iota
 	// morlocForm is morloc's own JSON text (PURE.md §2), which @show
 	// returns and @savej writes: reals as C's %.15g (%.7g for f4), NaN and
@@ -196,8 +198,16 @@ func (p *printer) float(f float64, bits int) error {
 		}
 		return nil
 	}
-	if !isFinite(f) {
-		return internal("the result holds %s, which JSON cannot represent", strconv.FormatFloat(f, 'g', -1, 64))
+	switch {
+	case math.IsNaN(f):
+		p.buf = append(p.buf, `"NaN"`...)
+		return nil
+	case math.IsInf(f, 1):
+		p.buf = append(p.buf, `"Infinity"`...)
+		return nil
+	case math.IsInf(f, -1):
+		p.buf = append(p.buf, `"-Infinity"`...)
+		return nil
 	}
 	p.buf = appendReal(p.buf, f, bits)
 	return nil

@@ -1,7 +1,6 @@
 package eval
 
 import (
-	"math"
 	"math/big"
 	"strconv"
 )
@@ -112,5 +111,3 @@ func roundFloat(t *Type, f float64) float64 {
 	}
 	return f
 }
-
-func isFinite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }

@@ -239,6 +239,9 @@ func (m *Manifest) validate() error {
 			return fail(at+".metadata.workers", "%v", err)
 		}
 		m.Pools[i].Workers = w
+		if m.Pools[i].Arrays, err = parseArrays(p.Metadata["arrays"]); err != nil {
+			return fail(at+".metadata.arrays", "%v", err)
+		}
 	}
 	names := map[string]int{}
 	for i := range m.Commands {

@@ -44,6 +44,9 @@ type Pool struct {
 	Metadata        map[string]json.RawMessage `json:"metadata"`
 	// Workers is metadata.workers: the pool's process count, 0 when unset.
 	Workers int `json:"-"`
+	// Arrays is metadata.arrays: "numpy" when the pool's functions take
+	// their numeric list arguments as numpy arrays (issue 13), else "".
+	Arrays string `json:"-"`
 }
 
 // Group is a CLI help section.

@@ -30,6 +30,20 @@ func parseWorkers(raw json.RawMessage) (int, error) {
 	return n, nil
 }
 
+// parseArrays reads metadata.arrays: "numpy" asks for numeric list
+// arguments as numpy arrays (docs/pool-protocol.md, "Declared types");
+// "" when it does not say.
+func parseArrays(raw json.RawMessage) (string, error) {
+	if raw == nil || string(raw) == "null" {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil || s != "numpy" {
+		return "", fmt.Errorf("expected \"numpy\", got %s", raw)
+	}
+	return s, nil
+}
+
 // parseTimeout reads metadata.timeout: a Go duration string ("90s", "2m") or
 // a number of seconds; 0 is NoTimeout; absent is 0 (the server's default).
 func parseTimeout(raw json.RawMessage) (time.Duration, error) {

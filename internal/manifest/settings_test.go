@@ -57,17 +57,18 @@ func TestParseWorkers(t *testing.T) {
 
 // The settings are read at load, and a bad one is refused with its JSON path.
 func TestSettingsAtLoad(t *testing.T) {
-	const good = `{"name":"p","pools":[{"lang":"r","exec":["Rscript","pool.R"],"metadata":{"workers":3}}],
+	const good = `{"name":"p","pools":[{"lang":"r","exec":["Rscript","pool.R"],"metadata":{"workers":3,"arrays":"numpy"}}],
 	 "commands":[{"name":"slow","type":"remote","mid":1,"pool":0,"args":[],"return":{"schema":"j"},"metadata":{"timeout":"90s"}}]}`
 	m, err := Parse("/p/manifest.json", []byte(good))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Pools[0].Workers != 3 || m.Commands[0].Timeout != 90*time.Second {
-		t.Errorf("workers %d timeout %v, want 3 and 90s", m.Pools[0].Workers, m.Commands[0].Timeout)
+	if m.Pools[0].Workers != 3 || m.Commands[0].Timeout != 90*time.Second || m.Pools[0].Arrays != "numpy" {
+		t.Errorf("workers %d timeout %v arrays %q, want 3, 90s and numpy", m.Pools[0].Workers, m.Commands[0].Timeout, m.Pools[0].Arrays)
 	}
 	for _, tt := range []struct{ from, to, want string }{
 		{`"workers":3`, `"workers":0`, "manifest /p/manifest.json: at pools[0].metadata.workers: expected an integer from 1 to 256, got 0"},
+		{`"arrays":"numpy"`, `"arrays":"torch"`, `manifest /p/manifest.json: at pools[0].metadata.arrays: expected "numpy", got "torch"`},
 		{`"timeout":"90s"`, `"timeout":"soon"`, "manifest /p/manifest.json: at commands[0].metadata.timeout: expected a duration"},
 	} {
 		_, err := Parse("/p/manifest.json", []byte(strings.Replace(good, tt.from, tt.to, 1)))

@@ -204,8 +204,15 @@ var ErrNotFinite = errors.New("NaN or an infinity, which JSON cannot represent")
 // AppendJSON writes the nested lists a stands for, as nexus writes numbers
 // to clients: an Int as its integer digits, a Real as the shortest text
 // that reads back as the same double (AppendReal). An f8 element declared
-// Int must be whole (else a *NotWhole).
+// Int must be whole (else a *NotWhole); a NaN or an infinity is an error
+// (ErrNotFinite).
 func AppendJSON(dst []byte, a *Array, kind Number) ([]byte, error) {
+	return AppendJSONSpelled(dst, a, kind, nil)
+}
+
+// AppendJSONSpelled is AppendJSON writing a Real's NaN and infinities in
+// the spelling sp (nil: they are an error).
+func AppendJSONSpelled(dst []byte, a *Array, kind Number, sp *Spelling) ([]byte, error) {
 	if err := a.Check(); err != nil {
 		return nil, err
 	}
@@ -221,10 +228,10 @@ func AppendJSON(dst []byte, a *Array, kind Number) ([]byte, error) {
 		for p := 1; p < parts; p++ {
 			wg.Go(func() {
 				from, to := top*p/parts, top*(p+1)/parts
-				bufs[p], errs[p] = appendItems(make([]byte, 0, JSONSize(a, kind)/parts+64), a, kind, from, to)
+				bufs[p], errs[p] = appendItems(make([]byte, 0, JSONSize(a, kind)/parts+64), a, kind, sp, from, to)
 			})
 		}
-		dst, errs[0] = appendItems(dst, a, kind, 0, top/parts)
+		dst, errs[0] = appendItems(dst, a, kind, sp, 0, top/parts)
 		wg.Wait()
 		for p := 1; p < parts && errs[0] == nil; p++ {
 			if errs[p] != nil {
@@ -234,7 +241,7 @@ func AppendJSON(dst []byte, a *Array, kind Number) ([]byte, error) {
 		}
 		err = errs[0]
 	} else {
-		dst, err = appendItems(dst, a, kind, 0, top)
+		dst, err = appendItems(dst, a, kind, sp, 0, top)
 	}
 	if err != nil {
 		return nil, err
@@ -247,9 +254,9 @@ func AppendJSON(dst []byte, a *Array, kind Number) ([]byte, error) {
 const parallelMin = 1 << 16
 
 // appendItems writes a's top-level items [from, to), comma-separated.
-func appendItems(dst []byte, a *Array, kind Number, from, to int) ([]byte, error) {
+func appendItems(dst []byte, a *Array, kind Number, sp *Spelling, from, to int) ([]byte, error) {
 	if len(a.Shape) == 1 {
-		return appendRow(dst, a, kind, from, to)
+		return appendRow(dst, a, kind, sp, from, to)
 	}
 	inner := 1
 	for _, d := range a.Shape[1:] {
@@ -262,7 +269,7 @@ func appendItems(dst []byte, a *Array, kind Number, from, to int) ([]byte, error
 			dst = append(dst, ',')
 		}
 		sub := Array{Path: a.Path, DType: a.DType, Shape: a.Shape[1:], Data: a.Data[i*inner*size : (i+1)*inner*size]}
-		if dst, err = appendNested(dst, &sub, kind); err != nil {
+		if dst, err = appendNested(dst, &sub, kind, sp); err != nil {
 			return nil, err
 		}
 	}
@@ -270,10 +277,10 @@ func appendItems(dst []byte, a *Array, kind Number, from, to int) ([]byte, error
 }
 
 // appendNested writes a (checked) as nested lists, innermost rows at once.
-func appendNested(dst []byte, a *Array, kind Number) ([]byte, error) {
+func appendNested(dst []byte, a *Array, kind Number, sp *Spelling) ([]byte, error) {
 	dst = append(dst, '[')
 	var err error
-	if dst, err = appendItems(dst, a, kind, 0, a.Shape[0]); err != nil {
+	if dst, err = appendItems(dst, a, kind, sp, 0, a.Shape[0]); err != nil {
 		return nil, err
 	}
 	return append(dst, ']'), nil
@@ -307,7 +314,7 @@ func JSONSize(a *Array, kind Number) int {
 	var buf [32]byte
 	for i := 0; i < n; i += step {
 		one := Array{DType: a.DType, Shape: []int{1}, Data: a.Data[i*a.DType.Size() : (i+1)*a.DType.Size()]}
-		out, err := appendRow(buf[:0], &one, kind, 0, 1)
+		out, err := appendRow(buf[:0], &one, kind, ClientSpelling, 0, 1)
 		if err != nil {
 			return size + 24*n
 		}
@@ -395,7 +402,7 @@ func intDigits(v int64) int {
 
 // appendRow writes elements [from, to) of a, comma-separated: the loop of
 // every large result, one per dtype and kind.
-func appendRow(dst []byte, a *Array, kind Number, from, to int) ([]byte, error) {
+func appendRow(dst []byte, a *Array, kind Number, sp *Spelling, from, to int) ([]byte, error) {
 	d := a.Data
 	switch {
 	case a.DType == I4:
@@ -431,6 +438,8 @@ func appendRow(dst []byte, a *Array, kind Number, from, to int) ([]byte, error) 
 			}
 			f := math.Float64frombits(binary.LittleEndian.Uint64(d[8*i:]))
 			switch {
+			case (math.IsNaN(f) || math.IsInf(f, 0)) && kind == Real && sp != nil:
+				dst = sp.Append(dst, f)
 			case math.IsNaN(f) || math.IsInf(f, 0):
 				return nil, fmt.Errorf("array at %s: element %d is %w", pathString(a.Path), i, ErrNotFinite)
 			case kind == Int && f == math.Trunc(f):
@@ -511,14 +520,23 @@ type Value struct {
 	Arrays []Array
 }
 
-// Ret tells a pool that a call's result may come as an array: the declared
-// return type is Rank nested lists of numbers declared as Number.
+// Ret is what a call tells its pool of the result: when Rank > 0, that it
+// may come as an array (the declared return type is Rank nested lists of
+// numbers declared as Number; the call's "ret" member); and when Type is
+// set, the declared type itself (the call's "returns" member, JSON), by
+// which a runtime shapes the value (docs/pool-protocol.md, "Declared
+// types"). A Ret is shared by every call of its command: never modify one.
 type Ret struct {
 	Rank   int
 	Number Number
+	Type   []byte
+	// Args are the declared types of the arguments, a JSON array of them
+	// in the form of Type: the call's "takes" member, for a pool that
+	// asked for them (its manifest says "arrays": "numpy").
+	Args []byte
 }
 
-// AppendRet writes the call's "ret" member value.
+// AppendRet writes the call's "ret" member value (r.Rank > 0).
 func AppendRet(dst []byte, r *Ret) []byte {
 	dst = append(dst, `{"rank":`...)
 	dst = strconv.AppendInt(dst, int64(r.Rank), 10)

@@ -223,7 +223,7 @@ func TestAppendJSONInParts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := appendNested(nil, &a, Real)
+		want, err := appendNested(nil, &a, Real, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

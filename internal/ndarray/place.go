@@ -12,8 +12,15 @@ import (
 // AppendPoolJSON writes the nested lists a stands for as nexus writes them
 // to a pool that does not take a's dtype: integers as digits, and each f8
 // element as the shortest text that reads back as it, always with a
-// fraction or an exponent ("2.0"), so that a Real stays a float.
+// fraction or an exponent ("2.0"), so that a Real stays a float; a NaN or
+// an infinity as its string on the wire ("NaN", "Infinity", "-Infinity").
+// An f8 array of rank 0 (shape []) is one number, which is how a
+// non-finite Real argument travels (docs/pool-protocol.md, "NaN and
+// infinity").
 func AppendPoolJSON(dst []byte, a *Array) ([]byte, error) {
+	if a.DType == F8 && len(a.Shape) == 0 && len(a.Data) == 8 {
+		return appendPoolReal(dst, math.Float64frombits(binary.LittleEndian.Uint64(a.Data))), nil
+	}
 	if a.DType != F8 {
 		return AppendJSON(dst, a, Int)
 	}
@@ -23,15 +30,23 @@ func AppendPoolJSON(dst []byte, a *Array) ([]byte, error) {
 	n := a.Len()
 	flat := make([]byte, 0, n*8)
 	for i := 0; i < n; i++ {
-		f := math.Float64frombits(binary.LittleEndian.Uint64(a.Data[8*i:]))
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, fmt.Errorf("array at %s: element %d is %w", pathString(a.Path), i, ErrNotFinite)
-		}
-		flat = AppendFloatText(flat, f)
+		flat = appendPoolReal(flat, math.Float64frombits(binary.LittleEndian.Uint64(a.Data[8*i:])))
 		flat = append(flat, ',')
 	}
 	// Reuse AppendJSON's nesting on the rendered elements.
 	return nest(dst, a.Shape, flat), nil
+}
+
+func appendPoolReal(dst []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return ClientSpelling.Append(dst, f)
+	}
+	return AppendFloatText(dst, f)
+}
+
+// Scalar is a rank-0 f8 array: the one number f, at path.
+func Scalar(path []any, f float64) Array {
+	return Array{Path: path, DType: F8, Shape: []int{}, Data: binary.LittleEndian.AppendUint64(nil, math.Float64bits(f))}
 }
 
 // AppendFloatText writes f (finite) as the shortest JSON text that reads

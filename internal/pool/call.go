@@ -156,10 +156,10 @@ func (p *process) call(ctx context.Context, c *callRequest) (ndarray.Value, erro
 		return ndarray.Value{}, fmt.Errorf("pool %s: encoding the call's arguments: %w", p.label, err)
 	}
 	ret := c.opts.Ret
-	if len(p.dtypes) == 0 {
-		ret = nil
+	if ret != nil && ret.Rank > 0 && len(p.dtypes) == 0 {
+		ret = &ndarray.Ret{Type: ret.Type, Args: ret.Args} // no arrays: the declared types alone
 	}
-	payload := appendCall(id, c.mid, validUTF8(args), h.Progress != nil, arrays, ret)
+	payload := appendCall(id, c.mid, validUTF8(args), h.Progress != nil, arrays, ret, p.argTypes)
 	if len(payload)-frameHeader > MaxFrameSize {
 		return ndarray.Value{}, fmt.Errorf("pool %s: the call's arguments take %d bytes, over the %d MiB frame limit", p.label, len(payload)-frameHeader, MaxFrameSize>>20)
 	}

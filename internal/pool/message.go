@@ -28,10 +28,14 @@ const (
 
 // appendCall writes a call message (after frameHeader bytes of room) with
 // its arguments as they are: nexus made them, compact and valid.
-func appendCall(id uint64, mid int, args []json.RawMessage, progress bool, arrays []ndarray.Array, ret *ndarray.Ret) []byte {
+// takes adds ret.Args, the arguments' declared types.
+func appendCall(id uint64, mid int, args []json.RawMessage, progress bool, arrays []ndarray.Array, ret *ndarray.Ret, takes bool) []byte {
 	size := frameHeader + 96
 	for _, a := range args {
 		size += len(a) + 1
+	}
+	if ret != nil {
+		size += len(ret.Type) + len(ret.Args)
 	}
 	b := make([]byte, frameHeader, size)
 	b = append(b, `{"type":"call","id":`...)
@@ -51,9 +55,17 @@ func appendCall(id uint64, mid int, args []json.RawMessage, progress bool, array
 		b = append(b, `,"arrays":`...)
 		b = ndarray.AppendDescriptors(b, arrays)
 	}
-	if ret != nil {
+	if ret != nil && ret.Rank > 0 {
 		b = append(b, `,"ret":`...)
 		b = ndarray.AppendRet(b, ret)
+	}
+	if ret != nil && len(ret.Type) > 0 {
+		b = append(b, `,"returns":`...)
+		b = append(b, ret.Type...)
+	}
+	if takes && ret != nil && len(ret.Args) > 0 {
+		b = append(b, `,"takes":`...)
+		b = append(b, ret.Args...)
 	}
 	return append(b, '}')
 }

@@ -41,7 +41,7 @@ type processConfig struct {
 	dir   string
 	env   []string
 
-	stderr       io.Writer // where the pool's stdout and stderr lines go
+	stderr       io.Writer    // where the pool's stdout and stderr lines go
 	outputLog    *slog.Logger // if set, takes those lines as records instead
 	logger       *slog.Logger
 	startTimeout time.Duration
@@ -50,6 +50,7 @@ type processConfig struct {
 	cancelGrace time.Duration // how long a cancelled call may take to stop
 	reaper      *reaper       // told of the process group; may be nil
 	functions   map[int]Function
+	argTypes    bool // send calls their arguments' declared types (Spec.ArgTypes)
 
 	// onDeath, if set, learns that a process that had become ready ended
 	// without nexus asking it to, and why, before any call can see it gone.

@@ -25,6 +25,9 @@ type Spec struct {
 	Exec    []string // argv; a relative first element with a slash is resolved against Dir
 	Dir     string   // the manifest's directory: the pool's working directory
 	Workers int      // identical processes to spread calls over; 0 means DefaultWorkers(Lang)
+	// ArgTypes sends each call its arguments' declared types ("takes"):
+	// the manifest's metadata.arrays is "numpy".
+	ArgTypes bool
 
 	// Functions describes the pool's functions by mid, as the manifest
 	// knows them: names for messages, timeouts. Calls of other mids are
@@ -63,7 +66,7 @@ const (
 
 // Options tunes a Set. Zero values take the defaults.
 type Options struct {
-	Stderr       io.Writer     // where pool output goes, line by line and prefixed; default os.Stderr
+	Stderr io.Writer // where pool output goes, line by line and prefixed; default os.Stderr
 	// OutputLog, when set, takes pool output instead of Stderr: each line
 	// is a record ("pool output", pool, text), so that a JSON log stays
 	// JSON lines (nexus --log-format json).
@@ -71,7 +74,7 @@ type Options struct {
 	// OnEvent, when set, learns of each pool process's life (nexus serve's
 	// /metrics): lang is the pool's language ("py", "r", "cpp"). It is
 	// called with the pool's lock held and must not block.
-	OnEvent func(lang string, e Event)
+	OnEvent      func(lang string, e Event)
 	Logger       *slog.Logger  // default slog.Default()
 	StartTimeout time.Duration // how long a pool may take to become ready; default 30s
 	StopGrace    time.Duration // how long a pool may take to exit at each stop step; default 2s
@@ -162,9 +165,9 @@ type Set struct {
 	gate     chan struct{}
 	gateOnce sync.Once
 	called   atomic.Bool
-	pools  map[int]*poolGroup
-	ctx    context.Context // ends when the set closes: starts in progress give up
-	cancel context.CancelFunc
+	pools    map[int]*poolGroup
+	ctx      context.Context // ends when the set closes: starts in progress give up
+	cancel   context.CancelFunc
 	// started closes once every worker's first start has ended; startErr
 	// is then the first failure (see Ready).
 	started  chan struct{}

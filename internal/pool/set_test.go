@@ -246,7 +246,7 @@ func TestCallErrors(t *testing.T) {
 	}{
 		{"function raises", midFail, []any{"bad AC"}, "ValueError: bad AC", "in fail"},
 		{"unknown mid", 42, nil, "unknown mid 42 (this pool has " + strings.Join(mids, ", ") + ")", ""},
-		{"result is not JSON", midNotJSON, nil, "TypeError: Object of type set is not JSON serializable", ""},
+		{"result is not JSON", midNotJSON, nil, "TypeError: Object of type object is not JSON serializable", ""},
 		{"exception that cannot be printed", midFailUnprintably, nil, "Unprintable: <unprintable Unprintable>", "in fail_unprintably"},
 		{"wrong number of arguments", midAddOne, []any{1, 2}, "TypeError: add_one() takes 1 positional argument but 2 were given", ""},
 	}

@@ -115,6 +115,7 @@ func (w *worker) launch() *attempt {
 				grace:        s.opts.StopGrace,
 				cancelGrace:  s.opts.CancelGrace,
 				functions:    w.spec.Functions,
+				argTypes:     w.spec.ArgTypes,
 				reaper:       s.reaper,
 				onDeath:      func(p *process, err error) { w.died(a, p, err) },
 				onStuck:      func(p *process, why string) { w.stuck(a, p, why) },

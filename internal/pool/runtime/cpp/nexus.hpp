@@ -25,7 +25,8 @@
 // It needs nlohmann/json (Debian: nlohmann-json3-dev) and POSIX.
 //
 // Supported argument and result types: bool, every integer type (range
-// checked), float, double, std::string, std::vector, std::array, std::pair,
+// checked), float, double, std::string, std::vector, std::array, std::deque,
+// std::list, std::set, std::unordered_set, std::pair,
 // std::tuple, std::optional, std::map / std::unordered_map (string keys as
 // JSON objects, other keys as arrays of [key, value]), structs declared with
 // NEXUS_RECORD, nexus::Bytes (base64), std::nullptr_t (null),
@@ -53,13 +54,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <iostream>
 #include <limits>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -69,6 +73,7 @@
 #include <type_traits>
 #include <typeinfo>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -279,8 +284,23 @@ std::string floating_name() {
     else return "long double";
 }
 
+// nonfinite_name is how NaN and the infinities travel, as strings where a
+// Real is declared, since JSON has no numbers for them
+// (docs/pool-protocol.md, "NaN and infinity"); nullptr for a finite x.
+inline const char* nonfinite_name(double x) {
+    if (std::isnan(x)) return "NaN";
+    if (std::isinf(x)) return x > 0 ? "Infinity" : "-Infinity";
+    return nullptr;
+}
+
 template <class T>
 T decode_floating(const json& j) {
+    if (j.is_string()) {
+        const std::string& s = j.get_ref<const std::string&>();
+        if (s == "NaN") return std::numeric_limits<T>::quiet_NaN();
+        if (s == "Infinity") return std::numeric_limits<T>::infinity();
+        if (s == "-Infinity") return -std::numeric_limits<T>::infinity();
+    }
     if (!j.is_number()) expected("a number (" + floating_name<T>() + ")", j);
     double x = j.get<double>();
     if constexpr (std::is_same_v<T, float>) {
@@ -303,8 +323,7 @@ inline double shortest_float(float f) {
 
 template <class T>
 json encode_floating(T value) {
-    if (std::isnan(value)) fail("NaN has no JSON form");
-    if (std::isinf(value)) fail(std::string(value > 0 ? "" : "-") + "infinity has no JSON form");
+    if (const char* name = nonfinite_name(static_cast<double>(value))) return json(name);
     if constexpr (std::is_same_v<T, float>) return json(shortest_float(value));
     else return json(static_cast<double>(value));
 }
@@ -590,6 +609,58 @@ json encode_tuple(const Tuple& t, std::index_sequence<I...>) {
 }
 
 }  // namespace detail
+
+// SequenceCodec serves the other standard containers a list may be:
+// std::deque, std::list, std::set, std::multiset, std::unordered_set (a
+// list on the wire, in the container's order; a set's duplicates go).
+template <class C>
+struct SequenceCodec {
+    using T = typename C::value_type;
+    static C decode(const json& j, const std::string& name) {
+        if (!j.is_array()) detail::expected("an array (" + name + ")", j);
+        C out;
+        for (std::size_t i = 0; i < j.size(); ++i)
+            out.insert(out.end(), detail::with_index(i, [&] { return Codec<T>::decode(j[i]); }));
+        return out;
+    }
+    static json encode(const C& v) {
+        json out = json::array();
+        std::size_t i = 0;
+        for (const auto& e : v) {
+            out.push_back(detail::with_index(i, [&] { return Codec<T>::encode(e); }));
+            ++i;
+        }
+        return out;
+    }
+};
+
+template <class T, class A>
+struct Codec<std::deque<T, A>> : SequenceCodec<std::deque<T, A>> {
+    static std::string name() { return "deque<" + Codec<T>::name() + ">"; }
+    static std::deque<T, A> decode(const json& j) { return SequenceCodec<std::deque<T, A>>::decode(j, name()); }
+};
+template <class T, class A>
+struct Codec<std::list<T, A>> : SequenceCodec<std::list<T, A>> {
+    static std::string name() { return "list<" + Codec<T>::name() + ">"; }
+    static std::list<T, A> decode(const json& j) { return SequenceCodec<std::list<T, A>>::decode(j, name()); }
+};
+template <class T, class C, class A>
+struct Codec<std::set<T, C, A>> : SequenceCodec<std::set<T, C, A>> {
+    static std::string name() { return "set<" + Codec<T>::name() + ">"; }
+    static std::set<T, C, A> decode(const json& j) { return SequenceCodec<std::set<T, C, A>>::decode(j, name()); }
+};
+template <class T, class C, class A>
+struct Codec<std::multiset<T, C, A>> : SequenceCodec<std::multiset<T, C, A>> {
+    static std::string name() { return "multiset<" + Codec<T>::name() + ">"; }
+    static std::multiset<T, C, A> decode(const json& j) { return SequenceCodec<std::multiset<T, C, A>>::decode(j, name()); }
+};
+template <class T, class H, class E, class A>
+struct Codec<std::unordered_set<T, H, E, A>> : SequenceCodec<std::unordered_set<T, H, E, A>> {
+    static std::string name() { return "unordered_set<" + Codec<T>::name() + ">"; }
+    static std::unordered_set<T, H, E, A> decode(const json& j) {
+        return SequenceCodec<std::unordered_set<T, H, E, A>>::decode(j, name());
+    }
+};
 
 template <class... T>
 struct Codec<std::tuple<T...>> {
@@ -1183,7 +1254,13 @@ char* put_number(char* p, E x, std::size_t index) {
         if constexpr (std::is_signed_v<E>) return std::to_chars(p, p + 64, static_cast<std::int64_t>(x)).ptr;
         else return std::to_chars(p, p + 64, static_cast<std::uint64_t>(x)).ptr;
     } else {
-        if (!std::isfinite(x)) with_index(index, [&] { return encode_floating<E>(x); });  // throws
+        if (const char* name = nonfinite_name(static_cast<double>(x))) {
+            (void)index;
+            *p++ = '"';
+            for (; *name; ++name) *p++ = *name;
+            *p++ = '"';
+            return p;
+        }
         double d = wire_double(x);
         if (!std::isfinite(d)) return std::copy_n("null", 4, p);  // a long double past double's range, as nlohmann writes it
         return nlohmann::detail::to_chars(p, p + 64, d);
@@ -1861,7 +1938,8 @@ inline std::vector<InArray> take_arrays(const json& message, const std::string& 
         else if (name == "f8") a.dtype = DType::f8;
         else bad("unknown dtype (this pool takes i4, i8 and f8)");
         auto shape = d.find("shape");
-        if (shape == d.end() || !shape->is_array() || shape->empty()) bad("no shape (a list of at least one length)");
+        // shape [] (rank 0) is one number: how a NaN or an infinity comes as an argument
+        if (shape == d.end() || !shape->is_array()) bad("no shape (a list of lengths)");
         std::size_t count = 1;
         for (const json& n : *shape) {
             if (!n.is_number_unsigned()) bad("a length in the shape is not a non-negative integer");
@@ -2159,9 +2237,9 @@ struct signature_of<R (C::*)(A...) const noexcept> : signature_of<R (*)(A...)> {
 template <std::size_t N>
 void place_arrays(CallInput& in, const std::array<std::size_t, N>& ranks) {
     for (InArray& a : in.arrays) {
-        if (a.path.size() == 1 && ranks[a.arg] == a.shape.size()) continue;
+        if (a.path.size() == 1 && !a.shape.empty() && ranks[a.arg] == a.shape.size()) continue;
         std::size_t next = 0;
-        place_of(in.args, a, "") = array_json(a, 0, next);
+        place_of(in.args, a, "") = a.shape.empty() ? element_json(a, 0) : array_json(a, 0, next);
         a.placed = true;
         a.blob = Buffer();
     }

@@ -306,6 +306,7 @@ local({
       shown <- if (is.numeric(mid) && length(mid) == 1) format_number(mid) else gsub("\n", " ", json_encode(mid))
       return(send(error_payload(id_json, sprintf("unknown mid %s (this pool has %s)", shown, paste(mids, collapse = ", ")))))
     }
+    state$returns <- message[[".returns"]] # the declared return type, for result_reply
     invoke(entry, message[["args"]], id_json, message[[".box"]])
   }
 
@@ -415,7 +416,9 @@ local({
         return(list(payload = payload, array = array))
       }
     }
-    payload <- paste0('{"type":"result","id":', id_json, ',"value":', json_encode(value, box), "}")
+    returns <- state$returns
+    text <- if (box > 0L || is.null(returns)) json_encode(value, box) else typed_json(value, returns)
+    payload <- paste0('{"type":"result","id":', id_json, ',"value":', text, "}")
     size <- nchar(payload, type = "bytes")
     if (size > MAX_FRAME) {
       payload <- error_payload(id_json, sprintf("the result takes %.0f bytes, over the %d MiB frame limit", size, MAX_FRAME %/% 1048576))
@@ -800,7 +803,8 @@ local({
     size <- if (identical(dtype, "i4")) 4L else if (identical(dtype, "f8")) 8L else 0L
     if (!size) protocol_error(paste0(what, ": dtype ", gsub("\n", " ", json_encode(dtype)), " is not one this pool takes (i4, f8)"))
     shape <- d[["shape"]]
-    ok <- is.list(shape) && length(shape) > 0 && is.null(names(shape)) &&
+    # shape [] (rank 0) is one number: how a NaN or an infinity comes as an argument
+    ok <- is.list(shape) && is.null(names(shape)) &&
       all(vapply(shape, function(s) is.numeric(s) && length(s) == 1L && !is.na(s) && s >= 0 && s == trunc(s), NA))
     if (!ok) protocol_error(paste0(what, ": shape is not a list of lengths"))
     dims <- as.numeric(unlist(shape))
@@ -809,7 +813,9 @@ local({
       protocol_error(sprintf("%s: shape [%s] of %s needs %.0f bytes, but its blob has %.0f", what, paste(sprintf("%.0f", dims), collapse = ","), dtype, n * size, length(blob)))
     }
     v <- if (size == 4L) readBin(blob, "integer", n, size = 4L, endian = "little") else readBin(blob, "double", n, size = 8L, endian = "little")
-    if (size == 8L && !all(is.finite(v))) out_of_range()
+    if (!length(dims)) {
+      return(v)
+    }
     nest(v, dims)
   }
 
@@ -977,6 +983,104 @@ local({
     x
   }
 
+  # typed_json writes a result by its declared type t (the call's
+  # "returns": "int", "real", ..., list(list = T), list(record = list(...)),
+  # docs/pool-protocol.md, "Declared types"), where R's own shapes are
+  # ambiguous: a vector of length one where a list is declared is a
+  # one-element list, integer(0) and character(0) are [], a named list or
+  # a one-row data frame where a record is declared is an object, and a
+  # list where a scalar is declared is an error. Anything it does not know
+  # goes by json_encode, and nexus checks the outcome against the type.
+  typed_json <- function(x, t) {
+    if (is.character(t)) {
+      if (identical(t, "any") || is.null(x)) {
+        return(json_encode(x))
+      }
+      if (is.list(x)) stop(sprintf("the result is a %s where its type says %s", if (is.data.frame(x)) "data frame" else "list", type_name(t)))
+      return(json_encode(x))
+    }
+    if (!is.list(t)) {
+      return(json_encode(x))
+    }
+    if (!is.null(t[["opt"]])) {
+      if (is.null(x) || is.atomic(x) && length(x) == 1L && is.na(x)) {
+        return("null")
+      }
+      return(typed_json(x, t[["opt"]]))
+    }
+    if (!is.null(t[["list"]])) {
+      return(typed_list(x, t[["list"]]))
+    }
+    if (!is.null(t[["tuple"]])) {
+      items <- t[["tuple"]]
+      if (is.null(x) || is.data.frame(x)) {
+        return(json_encode(x))
+      }
+      x <- plain(x)
+      if (is.atomic(x)) x <- as.list(x)
+      parts <- vapply(seq_along(x), function(i) typed_json(x[[i]], if (i <= length(items)) items[[i]] else "any"), "")
+      return(paste0("[", paste(parts, collapse = ","), "]"))
+    }
+    if (!is.null(t[["record"]])) {
+      return(typed_object(x, t[["record"]], NULL))
+    }
+    if (!is.null(t[["map"]])) {
+      return(typed_object(x, NULL, t[["map"]]))
+    }
+    json_encode(x)
+  }
+
+  typed_list <- function(x, et) {
+    if (is.null(x)) {
+      return(json_encode(x))
+    }
+    if (is.data.frame(x)) {
+      return(json_rows(x))
+    }
+    x <- plain(x)
+    scalar <- is.character(et) && !identical(et, "any") || is.list(et) && is.character(et[["opt"]])
+    if (is.atomic(x) && length(dim(x)) == 2L) {
+      rows <- vapply(seq_len(nrow(x)), function(i) typed_json(x[i, ], et), "")
+      return(paste0("[", paste(rows, collapse = ","), "]"))
+    }
+    if (is.atomic(x) && (scalar || !length(x))) {
+      if (is.raw(x)) {
+        return(json_encode(x))
+      }
+      return(paste0("[", paste(json_elements(x), collapse = ","), "]"))
+    }
+    if (is.atomic(x)) x <- as.list(x)
+    if (!is.list(x)) {
+      return(json_encode(x))
+    }
+    parts <- vapply(seq_along(x), function(i) typed_json(x[[i]], et), "", USE.NAMES = FALSE)
+    paste0("[", paste(parts, collapse = ","), "]")
+  }
+
+  # typed_object writes a record (fields: their types by name) or a Map
+  # (values: the type of every value) from a named list, a named vector
+  # or a one-row data frame.
+  typed_object <- function(x, fields, values) {
+    if (is.data.frame(x)) {
+      if (nrow(x) != 1L) stop(sprintf("the result is a data frame of %d rows where its type says a record", nrow(x)))
+      x <- lapply(x, function(column) plain(column)[[1L]])
+    }
+    keys <- names(x)
+    if (is.null(x) || !length(x) || is.null(keys) || !(is.list(x) || is.atomic(x))) {
+      return(json_encode(x))
+    }
+    if (anyNA(keys) || !all(nzchar(keys))) {
+      return(json_encode(x))
+    }
+    parts <- vapply(seq_along(x), function(i) {
+      t <- if (is.null(fields)) values else fields[[keys[i]]]
+      typed_json(x[[i]], if (is.null(t)) "any" else t)
+    }, "", USE.NAMES = FALSE)
+    paste0("{", paste(paste0(json_strings(keys), ":", parts), collapse = ","), "}")
+  }
+
+  type_name <- function(t) switch(t, int = "Int", real = "Real", bool = "Bool", str = "Str", null = "()", t)
+
   # json_elements encodes each element of a vector or list on its own.
   json_elements <- function(x) {
     switch(typeof(x),
@@ -1001,11 +1105,16 @@ local({
   # json_doubles writes whole numbers below 1e21 as integers (their exact
   # value, as Go and JavaScript do) and others in the fewest significant
   # digits that read back as the same double.
+  # NaN and the infinities go as the strings nexus reads where a Real is
+  # declared (docs/pool-protocol.md, "NaN and infinity"); NA is null.
   json_doubles <- function(x) {
-    if (any(is.nan(x))) stop("the value holds NaN, which JSON cannot represent")
-    if (any(is.infinite(x))) stop("the value holds an infinite number, which JSON cannot represent")
     out <- rep("null", length(x))
-    known <- !is.na(x)
+    known <- is.finite(x)
+    if (!all(known | is.na(x) & !is.nan(x))) {
+      out[is.nan(x)] <- '"NaN"'
+      out[!is.na(x) & x == Inf] <- '"Infinity"'
+      out[!is.na(x) & x == -Inf] <- '"-Infinity"'
+    }
     whole <- known & x == trunc(x) & abs(x) < 1e21
     out[whole] <- sprintf("%.0f", x[whole])
     rest <- which(known & !whole)
@@ -1396,7 +1505,8 @@ local({
     ret <- message[["ret"]]
     list(
       type = "call", id = id, mid = message[["mid"]], progress = isTRUE(message[["progress"]]),
-      args = args, .id_json = id_json, .error = error, .box = if (is.null(ret)) 0L else ret_rank(ret)
+      args = args, .id_json = id_json, .error = error, .box = if (is.null(ret)) 0L else ret_rank(ret),
+      .returns = message[["returns"]]
     )
   }
 

@@ -36,8 +36,9 @@ def take(message, blobs):
         fmt = _DTYPES.get(dtype) if type(dtype) is str else None
         if fmt is None:
             raise _ProtocolError("%s message: arrays[%d] has dtype %s (want i4, i8 or f8)" % (kind, i, _dumps(dtype, str, True)))
-        if type(shape) is not list or not shape or not all(type(n) is int and n >= 0 for n in shape):
-            raise _ProtocolError("%s message: arrays[%d] has shape %s (want a list of at least one count)" % (kind, i, _dumps(shape, str, True)))
+        # shape [] (rank 0) is one number: how a NaN or an infinity comes as an argument
+        if type(shape) is not list or not all(type(n) is int and n >= 0 for n in shape):
+            raise _ProtocolError("%s message: arrays[%d] has shape %s (want a list of counts)" % (kind, i, _dumps(shape, str, True)))
         count = 1
         for n in shape:
             count *= n
@@ -72,17 +73,35 @@ def places(call_id, args, arrays):
                 container = container[key]
         if container[key] is not None:
             raise _ProtocolError("call %s: array path %s holds a value, not the null placeholder" % (call_id, _dumps(path, str, True)))
-        found.append((container, key, blob, fmt, shape))
+        found.append((container, key, blob, fmt, shape, len(path) == 1))
     return found
 
 
-def fill(places):
-    for container, key, blob, fmt, shape in places:
-        container[key] = _unpack(blob, fmt, shape)
+def fill(places, numpy=False):
+    """Put the arrays in their places; with numpy, an argument that is a
+    whole array (a shape, not a number) as an ndarray, straight from its blob."""
+    np = None
+    if numpy:
+        np = sys.modules.get("numpy")
+        if np is None:
+            import numpy as np  # the manifest asked for numpy arrays
+    for container, key, blob, fmt, shape, whole in places:
+        if np is not None and shape and whole:
+            container[key] = np.frombuffer(blob, dtype=_NUMPY[fmt]).reshape(shape).copy()
+        else:
+            container[key] = _unpack(blob, fmt, shape)
+
+
+_NUMPY = {"q": "<i8", "i": "<i4", "d": "<f8"}
 
 
 def _unpack(blob, fmt, shape):
     """The nested lists of ints or floats an array stands for, as JSON gives them."""
+    if not shape:  # rank 0: the number itself
+        one = array(fmt, blob)
+        if not _LITTLE:
+            one.byteswap()
+        return one[0]
     if _LITTLE and 0 not in shape and len(shape) <= _MAX_RANK:
         return memoryview(blob).cast(fmt, shape).tolist()  # no copy of the blob
     flat = array(fmt)

@@ -57,13 +57,17 @@ class _ProtocolError(Exception):
 class _Call:
     """One call in flight. Its cancellation state is guarded by _lock."""
 
-    __slots__ = ("id", "progress", "ret", "arrays", "thread_id", "cancelled", "interrupted", "done", "woken", "asked", "asks")
+    __slots__ = ("id", "progress", "ret", "arrays", "thread_id", "cancelled", "interrupted", "done", "woken",
+                 "asked", "asks", "returns", "shaped", "takes")
 
     def __init__(self, call_id, progress, ret, arrays):
         self.id = call_id
         self.progress = progress
         self.ret = ret  # the call's "ret" hint, or None
-        self.arrays = arrays  # [(container, key, blob, format, shape)] to fill in before the call
+        self.returns = None  # the declared return type ("returns"), or None
+        self.shaped = False  # the result is always given its declared shape (see _values)
+        self.takes = None  # the arguments' declared types, sent when they are to be numpy arrays
+        self.arrays = arrays  # [(container, key, blob, format, shape, whole argument)] to fill in before the call
         self.thread_id = None
         self.cancelled = False
         self.interrupted = False  # Cancelled was sent to the thread (at most once)
@@ -453,6 +457,17 @@ def _start_call(table, message, arrays):
     if arrays:
         arrays = _array_code().places(call_id, args, arrays)
     call = _Call(call_id, message.get("progress") is True, message.get("ret"), arrays)
+    call.takes = message.get("takes")
+    returns = call.returns = message.get("returns")
+    if returns is not None:
+        shaped = _shaped.get(mid)
+        if shaped is None:
+            # A record may come as a dataclass or a namedtuple, which json
+            # takes for something else or not at all: look at every such
+            # result. Anything else goes to json as it is, and is shaped
+            # only if json refuses it.
+            shaped = _shaped[mid] = type(returns) is dict and "record" in repr(returns)
+        call.shaped = shaped
     _calls[call_id] = call
     job = (call, fn, args)
     try:
@@ -538,8 +553,10 @@ def _invoke(call, fn, args):
     """Apply fn and encode the reply; any failure becomes an error reply."""
     try:
         if call.arrays:
-            _array_code().fill(call.arrays)
+            _array_code().fill(call.arrays, call.takes is not None)
             call.arrays = None
+        if call.takes is not None:
+            args = _value_code().numpy_args(args, call.takes)
         value = fn(*args)
     except Cancelled:
         return _frames(_cancelled_payload(call.id))
@@ -552,14 +569,34 @@ def _invoke(call, fn, args):
             frames = None
         if frames is not None:
             return frames
+    # numpy and pandas values count only when the function's module has
+    # imported them; the runtime never does.
+    scientific = "numpy" in _modules or "pandas" in _modules
+    shaped = False
+    try:
+        if scientific and call.ret is not None and type(value).__name__ == "ndarray":
+            frames = _value_code().ndarray_result(call, value)
+            if frames is not None:
+                return frames
+        if call.shaped or scientific and call.returns is not None and type(value) not in _JSON_SCALARS:
+            value = _value_code().shape(value, call.returns)
+            shaped = True
+    except Exception as err:
+        return _frames(_error_payload(call.id, err))
     frame = {"type": "result", "id": call.id, "value": value}
     if isinstance(value, Content):
         frame["value"] = value.value
         frame["content"] = value.blocks
     try:
         payload = _encode(frame)
-    except Exception as err:  # not JSON: a set, NaN, ...
-        return _frames(_error_payload(call.id, err))
+    except Exception as err:  # not JSON: a set, NaN, a numpy value, ...
+        if shaped or isinstance(value, Content):
+            return _frames(_error_payload(call.id, err))
+        try:  # given the declared shape, it may be
+            frame["value"] = _value_code().shape(value, "any" if call.returns is None else call.returns)
+            payload = _encode(frame)
+        except Exception as err2:
+            return _frames(_error_payload(call.id, err2))
     if len(payload) > MAX_FRAME:
         return _frames(_encode({"type": "error", "id": call.id, "message": "the result takes %d bytes, over the %d MiB frame limit" % (len(payload), MAX_FRAME >> 20)}))
     return _frames(payload)
@@ -732,6 +769,18 @@ def _array_code():
     from . import _arrays as module
 
     return module
+
+
+def _value_code():
+    """The code that gives results their declared shape, loaded when one needs it."""
+    from . import _values as module
+
+    return module
+
+
+_modules = sys.modules
+_shaped = {}  # mid -> whether its results are always shaped (_start_call)
+_JSON_SCALARS = frozenset((str, int, bool, type(None)))
 
 
 # --- values -----------------------------------------------------------------
