@@ -39,6 +39,7 @@ type serveOptions struct {
 	mcpConfig      bool
 	metrics        bool
 	pageSize       int
+	nodeID         string
 }
 
 func (o *serveOptions) register(fs *pflag.FlagSet, portFlag string) {
@@ -54,6 +55,7 @@ func (o *serveOptions) register(fs *pflag.FlagSet, portFlag string) {
 	fs.DurationVar(&o.sessionIdle, "session-idle", httpserve.DefaultSessionIdle, "end an MCP session unused for this long")
 	fs.DurationVar(&o.grace, "grace", httpserve.DefaultGrace, "on SIGTERM, how long calls in flight may run on")
 	fs.BoolVar(&o.metrics, "metrics", true, "serve Prometheus metrics at GET /metrics, behind the same auth as the rest (--metrics=false: off)")
+	fs.StringVar(&o.nodeID, "node-id", "", "this node's name behind a load balancer: the session ids it mints start with \"NAME.\", and its responses carry it in a Nexus-Node header (docs/deploy.md)")
 	fs.BoolVar(&o.mcpConfig, "mcp-config", false, "print the client config for this server (JSON on stdout, a claude mcp add line on stderr) and exit")
 }
 
@@ -125,6 +127,7 @@ func runServe(g *globalFlags, o *serveOptions, targets []string) error {
 		MCP:     mcp.Options{Logs: logs},
 		Logger:  stderrLog,
 		Metrics: m,
+		NodeID:  o.nodeID,
 	}, programs)
 	if err != nil {
 		return usageErrorf("serve: %v", err)

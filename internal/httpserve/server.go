@@ -29,6 +29,7 @@ type Server struct {
 	log      *slog.Logger
 	handler  http.Handler
 	inflight sync.WaitGroup // requests being handled, for a hard stop
+	node     []string       // the Nexus-Node header's value, or nil
 	closing  chan struct{}  // closed when shutdown begins: GET streams end
 	closeOne sync.Once
 }
@@ -68,12 +69,15 @@ func New(cfg Config, programs []Program) (*Server, error) {
 		programs: progs,
 		byModule: map[string]*program{},
 		mcp:      mcp.NewServer(info, allTools(progs), newRoutingCaller(progs), cfg.MCP),
-		sessions: newSessionStore(cfg.MaxSessions, cfg.SessionIdle),
+		sessions: newSessionStore(cfg.MaxSessions, cfg.SessionIdle, cfg.NodeID),
 		log:      cfg.Logger,
 		closing:  make(chan struct{}),
 	}
 	for _, p := range progs {
 		s.byModule[p.name] = p
+	}
+	if cfg.NodeID != "" {
+		s.node = []string{cfg.NodeID}
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/mcp", s.serveMCP)
@@ -189,6 +193,9 @@ func (s *Server) track(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.inflight.Add(1)
 		defer s.inflight.Done()
+		if s.node != nil {
+			w.Header()[hdrNode] = s.node // shared, never appended to: no allocation
+		}
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r)
