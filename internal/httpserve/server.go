@@ -3,7 +3,6 @@ package httpserve
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -29,8 +28,9 @@ type Server struct {
 	log      *slog.Logger
 	handler  http.Handler
 	inflight sync.WaitGroup // requests being handled, for a hard stop
+	conns    connCount      // open connections, for a drain
 	node     []string       // the Nexus-Node header's value, or nil
-	closing  chan struct{}  // closed when shutdown begins: GET streams end
+	closing  chan struct{}  // closed when the drain begins: GET streams end
 	closeOne sync.Once
 }
 
@@ -131,10 +131,10 @@ func (s *Server) Listen() (net.Listener, error) {
 	return ln, nil
 }
 
-// Serve answers requests on ln until ctx ends, then shuts down gracefully:
-// it stops accepting, lets requests in flight finish within Grace, then
-// cancels what still runs (which cancels those calls in their pools) and
-// ends every session. The pools are the caller's to stop afterwards.
+// Serve answers requests on ln until ctx ends, then drains (drain.go): it
+// stops accepting at once, lets requests in flight finish within Grace,
+// then cancels what still runs (which cancels those calls in their pools)
+// and ends every session. The pools are the caller's to stop afterwards.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	base, hardStop := context.WithCancel(context.Background())
 	defer hardStop()
@@ -146,9 +146,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		MaxHeaderBytes:    64 << 10,
 		BaseContext:       func(net.Listener) context.Context { return base },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		ConnState:         s.conns.track,
 	}
-	// Long-lived GET streams would hold Shutdown for the whole grace period.
-	hs.RegisterOnShutdown(func() { s.closeOne.Do(func() { close(s.closing) }) })
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 
@@ -165,25 +164,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		break
 	}
-	s.log.Info("shutting down: refusing new requests, letting calls in flight finish", "grace", s.cfg.Grace)
-	graceCtx, cancel := context.WithTimeout(context.Background(), s.cfg.Grace)
-	defer cancel()
-	if err := hs.Shutdown(graceCtx); err != nil {
-		s.log.Warn("grace period over: cancelling the calls still running")
-		hardStop()
-		hs.Close()
-		done := make(chan struct{})
-		go func() { s.inflight.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			s.log.Warn("some requests did not end after cancellation")
-		}
-	}
+	s.drain(hs, ln, hardStop)
 	s.sessions.closeAll()
-	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("http server: %w", err)
-	}
+	<-served // the error of the listener the drain closed
 	return nil
 }
 
