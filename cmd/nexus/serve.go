@@ -44,6 +44,7 @@ type serveOptions struct {
 	tlsKey         string
 	http3          bool
 	watch          bool
+	nodeID         string
 }
 
 func (o *serveOptions) register(fs *pflag.FlagSet, portFlag string) {
@@ -63,6 +64,7 @@ func (o *serveOptions) register(fs *pflag.FlagSet, portFlag string) {
 	fs.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS with this PEM certificate (chain); needs --tls-key")
 	fs.StringVar(&o.tlsKey, "tls-key", "", "the PEM private key of --tls-cert")
 	fs.BoolVar(&o.http3, "http3", false, "also serve HTTP/3 (QUIC) on the UDP port of the same number, advertised by Alt-Svc; needs --tls-cert and --tls-key")
+	fs.StringVar(&o.nodeID, "node-id", "", "this node's name behind a load balancer: the session ids it mints start with \"NAME.\", and its responses carry it in a Nexus-Node header (docs/deploy.md)")
 	fs.BoolVar(&o.mcpConfig, "mcp-config", false, "print the client config for this server (JSON on stdout, a claude mcp add line on stderr) and exit")
 	fs.BoolVar(&o.watch, "watch", false, "reload the program when its manifest or pool files change, telling clients with notifications/tools/list_changed")
 }
@@ -145,6 +147,7 @@ func runServe(g *globalFlags, o *serveOptions, targets []string) error {
 		MCP:     mcp.Options{Logs: logs, StateKey: key, MaxTasks: o.maxTasks, ListChanged: o.watch},
 		Logger:  stderrLog,
 		Metrics: m,
+		NodeID:  o.nodeID,
 	}, programs)
 	if err != nil {
 		return usageErrorf("serve: %v", err)

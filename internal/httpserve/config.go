@@ -72,6 +72,12 @@ type Config struct {
 	// Metrics, when set, is served at GET /metrics (behind the same auth as
 	// the rest) and counts this server's calls, sessions and requests.
 	Metrics *metrics.Metrics
+	// NodeID names this server among several behind one load balancer
+	// (docs/deploy.md, "Scale-out behind nginx"): the session ids it mints
+	// start with "<NodeID>." so the balancer can send a session's requests
+	// to the node that holds it, and every response carries it in a
+	// Nexus-Node header. Letters, digits, '-' and '_'; empty for none.
+	NodeID string
 }
 
 func (c *Config) setDefaults() {
@@ -124,7 +130,27 @@ func (c *Config) check() error {
 	if strings.ContainsAny(c.AuthToken, " \t\r\n") {
 		return errors.New("the auth token must not contain white space")
 	}
+	if err := checkNodeID(c.NodeID); err != nil {
+		return err
+	}
 	return c.checkTLS()
+}
+
+// maxNodeID bounds a node id: it prefixes every session id.
+const maxNodeID = 32
+
+// checkNodeID accepts what a load balancer can match in a session id
+// without escaping, and an MCP session id may hold (visible ASCII).
+func checkNodeID(id string) error {
+	if len(id) > maxNodeID {
+		return fmt.Errorf("node id %q: longer than %d characters", id, maxNodeID)
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return fmt.Errorf("node id %q: %q is not allowed (use letters, digits, '-' and '_')", id, r)
+		}
+	}
+	return nil
 }
 
 // IsLoopback reports whether host (a name or an IP, without port) only

@@ -34,7 +34,9 @@ type Server struct {
 	handler  http.Handler
 	tls      *tls.Config    // nil: plain HTTP
 	inflight sync.WaitGroup // requests being handled, for a hard stop
-	closing  chan struct{}  // closed when shutdown begins: GET streams end
+	conns    connCount      // open connections, for a drain
+	node     []string       // the Nexus-Node header's value, or nil
+	closing  chan struct{}  // closed when the drain begins: GET streams end
 	closeOne sync.Once
 	// taskOwner owns the tasks of stateless requests when auth is on: the
 	// token's hash (a session's tasks are the session's).
@@ -56,7 +58,7 @@ func New(cfg Config, programs []Program) (*Server, error) {
 	s := &Server{
 		cfg:      cfg,
 		slots:    make(chan struct{}, cfg.MaxCalls),
-		sessions: newSessionStore(cfg.MaxSessions, cfg.SessionIdle),
+		sessions: newSessionStore(cfg.MaxSessions, cfg.SessionIdle, cfg.NodeID),
 		log:      cfg.Logger,
 		tls:      tlsConf,
 		closing:  make(chan struct{}),
@@ -73,6 +75,9 @@ func New(cfg Config, programs []Program) (*Server, error) {
 		}
 	}
 	s.mcp = mcp.NewServer(s.info(first), allTools(first.programs), newRoutingCaller(first.programs), cfg.MCP)
+	if cfg.NodeID != "" {
+		s.node = []string{cfg.NodeID}
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/mcp", s.serveMCP)
 	mux.HandleFunc("/call/", s.serveCall)
@@ -130,10 +135,10 @@ func (s *Server) Listen() (net.Listener, error) {
 	return ln, nil
 }
 
-// Serve answers requests on ln until ctx ends, then shuts down gracefully:
-// it stops accepting, lets requests in flight finish within Grace, then
-// cancels what still runs (which cancels those calls in their pools) and
-// ends every session. The pools are the caller's to stop afterwards.
+// Serve answers requests on ln until ctx ends, then drains (drain.go): it
+// stops accepting at once, lets requests in flight finish within Grace,
+// then cancels what still runs (which cancels those calls in their pools)
+// and ends every session. The pools are the caller's to stop afterwards.
 // With TLS it serves HTTPS on ln, and with HTTP3 also QUIC on the UDP port
 // of ln's number (bound by Listen, or here), under the same handler chain.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
@@ -156,9 +161,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		MaxHeaderBytes:    64 << 10,
 		BaseContext:       func(net.Listener) context.Context { return base },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		ConnState:         s.conns.track,
 	}
-	// Long-lived GET streams would hold Shutdown for the whole grace period.
-	hs.RegisterOnShutdown(func() { s.closeOne.Do(func() { close(s.closing) }) })
 	servers := 1
 	if q != nil {
 		servers = 2
@@ -188,41 +192,28 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		break
 	}
-	s.log.Info("shutting down: refusing new requests, letting calls in flight finish", "grace", s.cfg.Grace)
 	graceCtx, cancel := context.WithTimeout(context.Background(), s.cfg.Grace)
 	defer cancel()
 	if q != nil {
 		q.shutdown(graceCtx) // GOAWAY: QUIC clients send no new requests
 	}
-	err = hs.Shutdown(graceCtx)
-	if err == nil && q != nil {
-		// hs.Shutdown waited for TCP only; idle QUIC connections are not
+	graceOver := s.drain(hs, ln, hardStop)
+	if q != nil {
+		// The drain waited for TCP only; idle QUIC connections are not
 		// waited for, their requests are.
-		err = q.wait(graceCtx)
-	}
-	if err != nil {
-		s.log.Warn("grace period over: cancelling the calls still running")
-		hardStop()
-		hs.Close()
-		if q != nil {
+		if graceOver || q.wait(graceCtx) != nil {
+			hardStop()
 			go q.close() // ends QUIC requests' contexts; waits for their handlers
+		} else {
+			q.linger(graceCtx) // the last responses still travel
+			q.close()
 		}
-		done := make(chan struct{})
-		go func() { s.inflight.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			s.log.Warn("some requests did not end after cancellation")
-		}
-	}
-	if q != nil && err == nil {
-		q.linger(graceCtx) // the last responses still travel
-		q.close()
 	}
 	s.sessions.closeAll()
 	s.mcp.CloseTasks() // no client could fetch what they would return
 	for range servers {
-		if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		// The TCP side ends with the error of the listener the drain closed.
+		if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
 			return fmt.Errorf("http server: %w", err)
 		}
 	}
@@ -235,6 +226,9 @@ func (s *Server) track(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.inflight.Add(1)
 		defer s.inflight.Done()
+		if s.node != nil {
+			w.Header()[hdrNode] = s.node // shared, never appended to: no allocation
+		}
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r)

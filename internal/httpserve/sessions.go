@@ -37,16 +37,21 @@ type session struct {
 // sessionStore holds the live sessions, at most max, each ending after idle
 // without a request.
 type sessionStore struct {
-	max  int
-	idle time.Duration
-	now  func() time.Time
+	max    int
+	idle   time.Duration
+	now    func() time.Time
+	prefix string // "<node id>." before every id, so a balancer can pin sessions
 
 	mu   sync.Mutex
 	byID map[string]*session
 }
 
-func newSessionStore(max int, idle time.Duration) *sessionStore {
-	return &sessionStore{max: max, idle: idle, now: time.Now, byID: map[string]*session{}}
+func newSessionStore(max int, idle time.Duration, nodeID string) *sessionStore {
+	st := &sessionStore{max: max, idle: idle, now: time.Now, byID: map[string]*session{}}
+	if nodeID != "" {
+		st.prefix = nodeID + "."
+	}
+	return st
 }
 
 // newSessionID returns 256 random bits in hex: visible ASCII, as MCP
@@ -70,7 +75,7 @@ func (st *sessionStore) create(srv *mcp.Server) (*session, error) {
 			return nil, errTooManySessions
 		}
 	}
-	s := &session{id: newSessionID(), notes: make(chan *mcp.Notification, notesBuffer), done: make(chan struct{}), lastUsed: st.now(), active: 1}
+	s := &session{id: st.prefix + newSessionID(), notes: make(chan *mcp.Notification, notesBuffer), done: make(chan struct{}), lastUsed: st.now(), active: 1}
 	s.mcp = srv.NewSession(s.notify)
 	st.byID[s.id] = s
 	return s, nil

@@ -20,6 +20,8 @@ const (
 	hdrProtocolVersion = "Mcp-Protocol-Version"
 	hdrMethod          = "Mcp-Method"
 	hdrName            = "Mcp-Name"
+	// hdrNode names the node that answered (Config.NodeID): not MCP's.
+	hdrNode = "Nexus-Node"
 )
 
 // MCP error codes of the 2026-07-28 HTTP transport.

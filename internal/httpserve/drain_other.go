@@ -1,0 +1,11 @@
+//go:build !linux
+
+package httpserve
+
+import (
+	"log/slog"
+	"net"
+)
+
+// closeListener stops accepting.
+func closeListener(ln net.Listener, _ *slog.Logger) { ln.Close() }
