@@ -1,6 +1,7 @@
 package httpserve
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"sync/atomic"
@@ -39,6 +40,13 @@ func (s *Server) drain(hs *http.Server, ln net.Listener, hardStop func()) (grace
 	s.closeOne.Do(func() { close(s.closing) }) // GET streams would hold the drain for all of Grace
 	hs.SetKeepAlivesEnabled(false)             // each connection ends with its response; idle ones close now
 	closeListener(ln, s.log)
+	if s.tls != nil { // not hs.TLSConfig: Serve sets one for HTTP/2 on any listener
+		// An HTTP/2 connection ends only with a GOAWAY, which net/http
+		// sends from Shutdown alone. Over TLS, then, a request read just
+		// after it began may be dropped as described above; load
+		// balancers reach nodes over plain HTTP, where this never runs.
+		go hs.Shutdown(context.Background()) //nolint:errcheck // ends with hs.Close below
+	}
 	deadline := time.Now().Add(s.cfg.Grace)
 	for s.conns.open.Load() > 0 {
 		if time.Now().After(deadline) {
