@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"os"
+	"strings"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -46,6 +47,25 @@ func TestHTTPConformance(t *testing.T) {
 			if err != nil {
 				t.Errorf("conformance --requirements %s: %v\n%s", requirements, err, out)
 			}
+			pass, all := scenarioScore(string(out))
+			t.Logf("requirements %s: %d of %d scenarios pass (the rest are in baseline.yml)", requirements, pass, all)
 		})
 	}
+}
+
+// scenarioScore counts the scenarios of a suite run's summary ("✓ name: 3
+// passed, 0 failed" or "✗ ..."), and those that passed.
+func scenarioScore(out string) (pass, all int) {
+	_, summary, _ := strings.Cut(out, "=== SUMMARY ===")
+	for line := range strings.SplitSeq(summary, "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(line, "✓ "):
+			pass++
+			all++
+		case strings.HasPrefix(line, "✗ "):
+			all++
+		}
+	}
+	return pass, all
 }
