@@ -65,6 +65,7 @@ func (r h3Request) do(t *testing.T, c *http.Client, base string) (*http.Response
 // HTTPS on TCP carry Alt-Svc; the guards refuse alike on both; SIGTERM
 // ends it all, pools included.
 func TestHTTP3(t *testing.T) {
+	testenv.Long(t) // the fast tier has the unit tests of this path
 	if why := pythonAvailable(); why != "" {
 		testenv.MissingTool(t, why)
 	}

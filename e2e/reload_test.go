@@ -166,6 +166,7 @@ func requirePython(t *testing.T) {
 // Python function) is served at once and announced with list_changed; a
 // call in flight finishes on the old pool, which then goes away.
 func TestWatchStdio(t *testing.T) {
+	testenv.Long(t) // the fast tier has the unit tests of this path
 	requirePython(t)
 	dir := copyProgram(t, "shapes")
 	s := startServer(t, dir, "--watch")

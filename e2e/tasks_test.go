@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // call sends a request over stdio and returns its reply, with the
@@ -131,6 +133,7 @@ func statelessTask(id int, method, params string) string {
 // 2025-11-25 session's task, out of another session's reach; and the
 // 2026-07-28 extension, routed by Mcp-Name, cancelled into its pool.
 func TestTasksHTTP(t *testing.T) {
+	testenv.Long(t) // the fast tier has the unit tests of this path
 	srv := startHTTP(t, nil, "serve", "--port", "0", "--max-tasks", "50", program("everything"))
 
 	a, b := srv.session(), srv.session()

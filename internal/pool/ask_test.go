@@ -110,6 +110,7 @@ func callAsk(t *testing.T, s *Set, mid int, args []json.RawMessage, h Hooks) (js
 func TestAsk(t *testing.T) {
 	for _, lang := range []string{"py", "r", "cpp"} {
 		t.Run(lang, func(t *testing.T) {
+			t.Parallel() // each language's pool of its own; most of the time is waiting
 			s := startAskPool(t, lang)
 			t.Run("answers", func(t *testing.T) { testAskAnswers(t, s) })
 			t.Run("errors", func(t *testing.T) { testAskErrors(t, s, lang) })
