@@ -53,8 +53,8 @@ if [ ! -x "$conformance/node_modules/.bin/node" ] || [ "$conformance/package-loc
 fi
 echo "deps: conformance suite $(cd "$conformance" && node_modules/.bin/node -p 'require("@modelcontextprotocol/conformance/package.json").version') on node $("$conformance/node_modules/.bin/node" --version)"
 
-# The stdio e2e test of the TypeScript SDK client (e2e/eras_test.go runs
-# e2e/tsclient/client.mjs with the system node).
+# The e2e tests of the TypeScript SDK client that run with the system node:
+# e2e/eras_test.go (client.mjs) and e2e/talkback_ts_test.go (talkback.mjs).
 tsclient="$(cd "$(dirname "$0")/.." && pwd)/e2e/tsclient"
 if [ ! -f "$tsclient/node_modules/@modelcontextprotocol/sdk/package.json" ] || [ "$tsclient/package-lock.json" -nt "$tsclient/node_modules/.package-lock.json" ]; then
   (cd "$tsclient" && npm ci --no-audit --no-fund --loglevel=error)
