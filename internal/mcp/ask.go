@@ -95,6 +95,12 @@ func (ss *Session) Deliver(a *Answer) {
 	ch <- a
 }
 
+// ask is a handshake-era call's CallHooks.Ask: the question goes out on
+// the stream of the request that made the call, which its ctx carries.
+func (ss *Session) ask(ctx context.Context, q Question) (json.RawMessage, error) {
+	return ss.askClient(ctx, notifierFrom(ctx), q.Kind, q.Params)
+}
+
 // askClient puts a function's question to the client as a server request
 // on notify (the call's own stream) and waits for the response, for ctx
 // (the call's life) to end, or for the session to close.

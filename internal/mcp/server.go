@@ -169,7 +169,7 @@ type Server struct {
 
 	sessionsMu sync.Mutex
 	sessions   map[*Session]struct{}
-	tasks   *taskStore
+	tasks      *taskStore
 	// stateKey signs requestStates (mrtr.go).
 	stateKey []byte
 }

@@ -27,6 +27,8 @@ type Session struct {
 	closed       bool
 	// asks are the server requests waiting for the client (ask.go).
 	asks pendingAsks
+	// askHook is ss.ask as a CallHooks.Ask, bound once.
+	askHook func(context.Context, Question) (json.RawMessage, error)
 	// taskOwner names this session as the owner of its tasks (tasks.go).
 	taskOwner string
 }
@@ -45,6 +47,7 @@ func (s *Server) NewSession(notify func(*Notification)) *Session {
 		notify = func(*Notification) {}
 	}
 	ss := &Session{srv: s, notify: notify, inflight: map[string]*inflightCall{}, taskOwner: newSessionOwner()}
+	ss.askHook = ss.ask
 	if s.opts.Logs != nil {
 		s.opts.Logs.join(ss)
 	}

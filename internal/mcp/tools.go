@@ -381,10 +381,7 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observe
 		round.cancel = cancel
 		hooks.Ask = round.ask
 	case c.session != nil:
-		ss := c.session
-		hooks.Ask = func(ctx context.Context, q Question) (json.RawMessage, error) {
-			return ss.askClient(ctx, notify, q.Kind, q.Params)
-		}
+		hooks.Ask = c.session.askHook // made once per session: a call that never asks pays nothing
 	}
 	cmd := call.Command
 	if c.task != nil {
