@@ -119,6 +119,10 @@ type Options struct {
 	// MaxTasks caps the tasks that exist at once, running or kept for
 	// their ttl (default DefaultMaxTasks; tasks.go).
 	MaxTasks int
+	// TaskInputSettle is how long a "taskInput":"before" call runs with no
+	// question unanswered before it becomes a task (default
+	// DefaultTaskInputSettle; taskinput.go).
+	TaskInputSettle time.Duration
 }
 
 // Outcome is how a tools/call ended, as the client saw it.

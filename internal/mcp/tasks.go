@@ -100,6 +100,9 @@ type task struct {
 	// callErr is the Caller's error, set by runTool on the task's own
 	// goroutine before the outcome is stored.
 	callErr error
+	// compose, for a "taskInput":"before" call, holds it in its MRTR round
+	// until it is handed over (taskinput.go).
+	compose *composition
 
 	mu      sync.Mutex
 	status  string
@@ -350,6 +353,10 @@ func (s *Server) statelessToolCall(ctx context.Context, r *Request, c client) (r
 		}
 		return nil, nil, false
 	}
+	if taskInputBefore(tool) {
+		res, rpcErr := s.composedToolCall(ctx, r, c) // taskinput.go: MRTR rounds, then a task
+		return res, rpcErr, true
+	}
 	res, rpcErr := s.startTask(ctx, r, c, taskOwnerFrom(ctx), true, defaultTaskTTL, nil)
 	if rpcErr != nil {
 		return nil, rpcErr, true
@@ -532,6 +539,9 @@ func (t *task) view(stateless bool) object {
 // ask returns the Ask a task's call gets, in place of the inner one the
 // call would have had.
 func (t *task) ask(inner askFunc) askFunc {
+	if t.compose != nil {
+		return t.compose.ask(inner)
+	}
 	if t.stateless {
 		return t.askByUpdate
 	}
