@@ -4,9 +4,9 @@
 // transport (stdio.go, serve_stdio.go), the MCP methods a tool server
 // answers (session.go: lifecycle, logging/setLevel, cancellation;
 // tools.go: tools/list pages, tools/call, progress, content; tasks.go:
-// tools/call as a task, tasks/* in both eras), and log
-// messages to clients (logging.go: a function's own records, and LogHub for
-// nexus's warnings). It reaches the language pools only through the small
+// tools/call as a task, tasks/* in both eras; taskinput.go: MRTR rounds
+// before a task), and log messages to clients (logging.go: a function's
+// own records, and LogHub for nexus's warnings). It reaches the language pools only through the small
 // Caller interface, which package pool implements.
 //
 // # Transport-facing API

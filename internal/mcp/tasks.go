@@ -14,11 +14,12 @@ package mcp
 //   - 2026-07-28 (the io.modelcontextprotocol/tasks extension, SEP-2663, as
 //     the conformance suite's pending tasks scenarios check it): the server
 //     decides, so a task-supporting tool called by a client that declares
-//     the extension is always a task; the result is flat (resultType
-//     "task", ttlMs, pollIntervalMs); tasks/get inlines the result or error
-//     and any inputRequests; tasks/update carries inputResponses to a
-//     function waiting for them; tasks/cancel and tasks/update answer an
-//     empty ack.
+//     the extension is always a task (one whose metadata says "taskInput":
+//     "before" once MRTR rounds have its input: taskinput.go); the result
+//     is flat (resultType "task", ttlMs, pollIntervalMs); tasks/get
+//     inlines the result or error and any inputRequests; tasks/update
+//     carries inputResponses to a function waiting for them; tasks/cancel
+//     and tasks/update answer an empty ack.
 //
 // Tasks live in memory (they are node-local: a function waiting for input
 // stays suspended here) until their TTL passes, at most Options.MaxTasks at
@@ -339,7 +340,8 @@ func (ss *Session) handshakeToolCall(ctx context.Context, r *Request, c client) 
 // a task when the client declares the extension (the server decides,
 // SEP-2663: any task-supporting tool runs as one), -32021 for a tool that
 // requires a task when it does not; ok is false for a plain call. A
-// params.task of an older client is ignored.
+// params.task of an older client is ignored. A "taskInput":"before" tool
+// gets MRTR rounds first (taskinput.go).
 func (s *Server) statelessToolCall(ctx context.Context, r *Request, c client) (result any, rpcErr *Error, ok bool) {
 	tool, support := s.taskTool(r)
 	if support == "" {
