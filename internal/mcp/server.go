@@ -4,9 +4,9 @@
 // transport (stdio.go, serve_stdio.go), the MCP methods a tool server
 // answers (session.go: lifecycle, logging/setLevel, cancellation;
 // tools.go: tools/list pages, tools/call, progress, content; tasks.go:
-// tools/call as a task, tasks/* in both eras), and log
-// messages to clients (logging.go: a function's own records, and LogHub for
-// nexus's warnings). It reaches the language pools only through the small
+// tools/call as a task, tasks/* in both eras; taskinput.go: MRTR rounds
+// before a task), and log messages to clients (logging.go: a function's
+// own records, and LogHub for nexus's warnings). It reaches the language pools only through the small
 // Caller interface, which package pool implements.
 //
 // # Transport-facing API
@@ -119,6 +119,10 @@ type Options struct {
 	// MaxTasks caps the tasks that exist at once, running or kept for
 	// their ttl (default DefaultMaxTasks; tasks.go).
 	MaxTasks int
+	// TaskInputSettle is how long a "taskInput":"before" call runs with no
+	// question unanswered before it becomes a task (default
+	// DefaultTaskInputSettle; taskinput.go).
+	TaskInputSettle time.Duration
 }
 
 // Outcome is how a tools/call ended, as the client saw it.

@@ -14,11 +14,12 @@ package mcp
 //   - 2026-07-28 (the io.modelcontextprotocol/tasks extension, SEP-2663, as
 //     the conformance suite's pending tasks scenarios check it): the server
 //     decides, so a task-supporting tool called by a client that declares
-//     the extension is always a task; the result is flat (resultType
-//     "task", ttlMs, pollIntervalMs); tasks/get inlines the result or error
-//     and any inputRequests; tasks/update carries inputResponses to a
-//     function waiting for them; tasks/cancel and tasks/update answer an
-//     empty ack.
+//     the extension is always a task (one whose metadata says "taskInput":
+//     "before" once MRTR rounds have its input: taskinput.go); the result
+//     is flat (resultType "task", ttlMs, pollIntervalMs); tasks/get
+//     inlines the result or error and any inputRequests; tasks/update
+//     carries inputResponses to a function waiting for them; tasks/cancel
+//     and tasks/update answer an empty ack.
 //
 // Tasks live in memory (they are node-local: a function waiting for input
 // stays suspended here) until their TTL passes, at most Options.MaxTasks at
@@ -100,6 +101,9 @@ type task struct {
 	// callErr is the Caller's error, set by runTool on the task's own
 	// goroutine before the outcome is stored.
 	callErr error
+	// compose, for a "taskInput":"before" call, holds it in its MRTR round
+	// until it is handed over (taskinput.go).
+	compose *composition
 
 	mu      sync.Mutex
 	status  string
@@ -336,7 +340,8 @@ func (ss *Session) handshakeToolCall(ctx context.Context, r *Request, c client) 
 // a task when the client declares the extension (the server decides,
 // SEP-2663: any task-supporting tool runs as one), -32021 for a tool that
 // requires a task when it does not; ok is false for a plain call. A
-// params.task of an older client is ignored.
+// params.task of an older client is ignored. A "taskInput":"before" tool
+// gets MRTR rounds first (taskinput.go).
 func (s *Server) statelessToolCall(ctx context.Context, r *Request, c client) (result any, rpcErr *Error, ok bool) {
 	tool, support := s.taskTool(r)
 	if support == "" {
@@ -349,6 +354,10 @@ func (s *Server) statelessToolCall(ctx context.Context, r *Request, c client) (r
 				Data:    map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}}}}, true
 		}
 		return nil, nil, false
+	}
+	if taskInputBefore(tool) {
+		res, rpcErr := s.composedToolCall(ctx, r, c) // taskinput.go: MRTR rounds, then a task
+		return res, rpcErr, true
 	}
 	res, rpcErr := s.startTask(ctx, r, c, taskOwnerFrom(ctx), true, defaultTaskTTL, nil)
 	if rpcErr != nil {
@@ -532,6 +541,9 @@ func (t *task) view(stateless bool) object {
 // ask returns the Ask a task's call gets, in place of the inner one the
 // call would have had.
 func (t *task) ask(inner askFunc) askFunc {
+	if t.compose != nil {
+		return t.compose.ask(inner)
+	}
 	if t.stateless {
 		return t.askByUpdate
 	}

@@ -53,7 +53,10 @@ def multi_input():
 
 
 def test_tool_with_task():
-    answer = nexus.elicit("What is your name?", {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]})
+    # "taskInput": "before" in the manifest: this question is an MRTR
+    # round (input_required, no task yet); the call becomes a task once
+    # it has its answer and runs on.
+    answer = nexus.elicit("What is your name?", {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}, key="user_name")
     name = (answer.get("content") or {}).get("name", "nobody")
     nexus.sleep(0.5)
     return "Hello, %s, from a task" % name
