@@ -647,8 +647,13 @@ func testCppArrayProtocolErrors(t *testing.T, exe string) {
 		}, "unknown dtype"},
 		{"no shape", func(p *rawPool, t *testing.T) {
 			p.sendBlob(t, blob)
-			p.send(t, `{"type":"call","id":1,"mid":42,"args":[null],"arrays":[{"path":[0],"dtype":"i8","shape":[]}]}`)
+			p.send(t, `{"type":"call","id":1,"mid":42,"args":[null],"arrays":[{"path":[0],"dtype":"i8"}]}`)
 		}, "no shape"},
+		{"rank 0 with more than one number", func(p *rawPool, t *testing.T) {
+			// Rank 0 (shape []) is one number: a NaN or infinity argument.
+			p.sendBlob(t, blob)
+			p.send(t, `{"type":"call","id":1,"mid":42,"args":[null],"arrays":[{"path":[0],"dtype":"i8","shape":[]}]}`)
+		}, "it needs 8 bytes, the blob has 24"},
 		{"a place that is not null", func(p *rawPool, t *testing.T) {
 			p.sendBlob(t, blob)
 			p.send(t, `{"type":"call","id":1,"mid":42,"args":[[1]],"arrays":[{"path":[0],"dtype":"i8","shape":[3]}]}`)
