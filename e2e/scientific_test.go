@@ -154,7 +154,15 @@ func TestScientificLanguageCases(t *testing.T) {
 		{"squares_py", `[0,1,4]`, false},
 		{"scalarFromList_r", "cannot encode the result as JSON: the result is a list where its type says Real", true},
 		{"oneRowFrame_r", `{"x":1.5,"y":-2}`, false},
+		// pandas (Debian's python3-pandas), imported by the functions themselves.
+		{"series_py", `[1.5,2.5,"NaN"]`, false},
+		{"frame_py", `[{"x":1.5,"y":-2},{"x":0,"y":1}]`, false},
 	} {
+		if strings.HasSuffix(c.name, "series_py") || strings.HasSuffix(c.name, "frame_py") {
+			if err := exec.Command("/usr/bin/python3", "-c", "import pandas").Run(); err != nil {
+				testenv.MissingTool(t, "/usr/bin/python3 has no pandas (Debian: apt-get install python3-pandas; make deps)")
+			}
+		}
 		got := s.callRaw(i+1, c.name, `{}`)
 		if got.isError != c.isError || got.text != c.want {
 			t.Errorf("%s = %q (isError %v), want %q (isError %v)", c.name, got.text, got.isError, c.want, c.isError)

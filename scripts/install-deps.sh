@@ -7,9 +7,11 @@
 set -euo pipefail
 need=()
 command -v python3 >/dev/null || need+=(python3)
-# testdata/scientific and make bench's numpy case run Debian's numpy under
+# testdata/scientific and make bench's numpy case run Debian's numpy (and
+# pandas, for the Series and DataFrame results) under
 # /usr/bin/python3, the interpreter it belongs to.
 [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import numpy' >/dev/null 2>&1 || need+=(python3-numpy)
+[ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import pandas' >/dev/null 2>&1 || need+=(python3-pandas)
 command -v Rscript >/dev/null || need+=(r-base-core)
 Rscript -e 'library(jsonlite)' >/dev/null 2>&1 || need+=(r-cran-jsonlite)
 command -v g++ >/dev/null || need+=(g++)

@@ -45,6 +45,8 @@ FUNCTIONS = [
     ("squares", [], ("aj", "[Int]"), "py", "A generator of 0, 1, 4"),
     ("argKinds", [("af8", "[Real]"), ("aaj", "[[Int]]"), ("s", "Str")], ("as", "[Str]"), "npy", "What each argument arrived as"),
     ("total", [("af8", "[Real]")], ("f8", "Real"), "npy", "The sum, by numpy"),
+    ("series", [], ("af8", "[Real]"), "py", "A pandas Series of 1.5, 2.5 and NaN"),
+    ("frame", [], ("am21xf81yf8", "[Point]"), "py", "A pandas DataFrame of two points, as records"),
 ]
 
 

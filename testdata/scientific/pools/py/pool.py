@@ -137,8 +137,20 @@ def total(xs):
     return np.sum(xs)
 
 
+def series():
+    import pandas as pd  # here, not at the top: the pool starts as fast without it
+
+    return pd.Series([1.5, 2.5, float("nan")])
+
+
+def frame():
+    import pandas as pd
+
+    return pd.DataFrame({"x": [1.5, 0.0], "y": [np.int64(-2), 1]})
+
+
 common = [doubled, count, eye, one, not_a_number, specials, in_record, id_real, ramp, pair, point, tags, no_ints,
           no_strs, grid, rows, levels, missing, tally, uniq, triple]
 table = {1001 + i: fn for i, fn in enumerate(common)}
-table.update({1022: floats_as_ints, 1025: named, 1026: squares, 4027: arg_kinds, 4028: total})
+table.update({1022: floats_as_ints, 1025: named, 1026: squares, 4027: arg_kinds, 4028: total, 1029: series, 1030: frame})
 nexus.serve(table)
