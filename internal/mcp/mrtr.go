@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -62,21 +63,33 @@ func questionKey(q Question) string {
 // requestState is what a retry brings back, signed (see sealState).
 type requestState struct {
 	Tool    string                     `json:"tool"`
-	Args    string                     `json:"args"`    // argsDigest of the call's arguments
+	Args    string                     `json:"args"`    // the arguments' argsDigest
 	Expires int64                      `json:"expires"` // Unix milliseconds
 	Answers map[string]json.RawMessage `json:"answers"` // every answer of the rounds before
 	Asked   []string                   `json:"asked"`   // the keys the last round asked for
 }
 
 // argsDigest identifies a call's arguments so that a state cannot be
-// replayed with others. CRC-32C (hardware, ~20 GB/s) keeps it free on a
+// replayed with others: their CRC-32C and length, which a state holds as
+// argsSum.String(). CRC-32C (hardware, ~20 GB/s) keeps it free on a
 // call of 100 MB; it guards against a retry with other arguments by
 // mistake, not against a client forging a collision, which would gain it
 // nothing: the answers in the state are the client's own.
-func argsDigest(args json.RawMessage) string {
+type argsDigest struct {
+	crc uint32
+	n   int
+}
+
+func digestArgs(args json.RawMessage) argsDigest {
+	return argsDigest{crc: crc32.Checksum(args, crc32cTable), n: len(args)}
+}
+
+// String is the digest as a state carries it, made only when a state is
+// sealed or opened.
+func (d argsDigest) String() string {
 	var b [12]byte
-	binary.BigEndian.PutUint32(b[:4], crc32.Checksum(args, crc32cTable))
-	binary.BigEndian.PutUint64(b[4:], uint64(len(args)))
+	binary.BigEndian.PutUint32(b[:4], d.crc)
+	binary.BigEndian.PutUint64(b[4:], uint64(d.n))
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
@@ -139,17 +152,25 @@ func (s *Server) openState(raw json.RawMessage, tool, args string) (*requestStat
 
 // inputRound is one run of a 2026-07-28 call: the answers it has, and the
 // questions it asked that have none yet.
+//
+// A call that never asks pays for the round struct alone: the answers map
+// exists only when the request brought answers, and the rest only once the
+// function asks what they do not hold.
 type inputRound struct {
-	tool, args   string
+	tool         string
+	args         argsDigest
 	capabilities json.RawMessage
-	answers      map[string]json.RawMessage
+	answers      map[string]json.RawMessage // nil when there are none
 
 	mu      sync.Mutex
-	pending map[string]inputRequest
-	order   []string
-	asked   chan struct{} // signalled at every unanswered question
+	pending []pendingQuestion // unanswered, in the order asked
+	asked   chan struct{}     // made at the first of them: signalled at each
 	cancel  context.CancelFunc
-	started bool
+}
+
+type pendingQuestion struct {
+	key     string
+	request inputRequest
 }
 
 type inputRequest struct {
@@ -157,21 +178,27 @@ type inputRequest struct {
 	Params json.RawMessage `json:"params"`
 }
 
+// answer records the client's answer to the question named key.
+func (rd *inputRound) answer(key string, v json.RawMessage) {
+	if rd.answers == nil {
+		rd.answers = map[string]json.RawMessage{}
+	}
+	rd.answers[key] = v
+}
+
 // openRound reads a 2026-07-28 tools/call's inputResponses and
 // requestState (SEP-2322) into the round its function runs in. args are
 // the call's raw arguments.
 func (s *Server) openRound(r *Request, tool string, args json.RawMessage, caps json.RawMessage) (*inputRound, *Error) {
-	round := &inputRound{tool: tool, args: argsDigest(args), capabilities: caps, answers: map[string]json.RawMessage{}, asked: make(chan struct{}, 1)}
+	round := &inputRound{tool: tool, args: digestArgs(args), capabilities: caps}
 	raw, hasState := r.param("requestState")
 	var asked map[string]bool
 	if hasState && !isNull(raw) {
-		st, rpcErr := s.openState(raw, tool, round.args)
+		st, rpcErr := s.openState(raw, tool, round.args.String())
 		if rpcErr != nil {
 			return nil, rpcErr
 		}
-		for k, v := range st.Answers {
-			round.answers[k] = v
-		}
+		round.answers = st.Answers
 		asked = make(map[string]bool, len(st.Asked))
 		for _, k := range st.Asked {
 			asked[k] = true
@@ -195,7 +222,7 @@ func (s *Server) openRound(r *Request, tool string, args json.RawMessage, caps j
 		if jsonKind(v) != "object" {
 			return nil, errorf(CodeInvalidParams, "invalid params: inputResponses[%q] must be the result object of the request, got %s", k, jsonKind(v))
 		}
-		round.answers[k] = v
+		round.answer(k, v)
 	}
 	return round, nil
 }
@@ -214,21 +241,20 @@ func (rd *inputRound) ask(ctx context.Context, q Question) (json.RawMessage, err
 		rd.mu.Unlock()
 		return a, nil
 	}
-	if _, dup := rd.pending[key]; !dup {
-		if rd.pending == nil {
-			rd.pending = map[string]inputRequest{}
-		}
-		rd.pending[key] = inputRequest{Method: k.method, Params: q.Params}
-		rd.order = append(rd.order, key)
+	if !slices.ContainsFunc(rd.pending, func(p pendingQuestion) bool { return p.key == key }) {
+		rd.pending = append(rd.pending, pendingQuestion{key, inputRequest{Method: k.method, Params: q.Params}})
 	}
-	start := !rd.started
-	rd.started = true
+	start := rd.asked == nil
+	if start {
+		rd.asked = make(chan struct{}, 1)
+	}
+	asked := rd.asked
 	rd.mu.Unlock()
 	if start {
-		go rd.watch()
+		go rd.watch(asked)
 	}
 	select {
-	case rd.asked <- struct{}{}:
+	case asked <- struct{}{}:
 	default:
 	}
 	<-ctx.Done()
@@ -236,12 +262,12 @@ func (rd *inputRound) ask(ctx context.Context, q Question) (json.RawMessage, err
 }
 
 // watch ends the call once no new question has come for inputQuiet.
-func (rd *inputRound) watch() {
+func (rd *inputRound) watch(asked <-chan struct{}) {
 	t := time.NewTimer(inputQuiet)
 	defer t.Stop()
 	for {
 		select {
-		case <-rd.asked:
+		case <-asked:
 			t.Reset(inputQuiet)
 		case <-t.C:
 			rd.cancel()
@@ -261,15 +287,16 @@ func (rd *inputRound) needsInput() bool {
 // retry must bring back.
 func (s *Server) inputRequired(rd *inputRound) (object, error) {
 	rd.mu.Lock()
-	keys := append([]string(nil), rd.order...)
-	reqs := make(object, 0, len(keys))
-	for _, k := range keys {
-		reqs = append(reqs, member{Key: k, Value: rd.pending[k]})
+	keys := make([]string, 0, len(rd.pending))
+	reqs := make(object, 0, len(rd.pending))
+	for _, p := range rd.pending {
+		keys = append(keys, p.key)
+		reqs = append(reqs, member{Key: p.key, Value: p.request})
 	}
 	rd.mu.Unlock()
 	sort.Strings(keys)
 	state, err := s.sealState(&requestState{
-		Tool: rd.tool, Args: rd.args,
+		Tool: rd.tool, Args: rd.args.String(),
 		Expires: time.Now().Add(s.opts.StateTTL).UnixMilli(),
 		Answers: rd.answers, Asked: keys,
 	})

@@ -50,6 +50,11 @@ import (
 // TasksExtension is the 2026-07-28 extension that carries tasks (SEP-2663).
 const TasksExtension = "io.modelcontextprotocol/tasks"
 
+// tasksRequired is the ClientCapabilities a 2026-07-28 task needs: checked
+// by missingCapabilities, as a command's requiredClientCapabilities are, and
+// named in the -32021 error's data.
+var tasksRequired = json.RawMessage(`{"extensions":{"` + TasksExtension + `":{}}}`)
+
 // metaRelatedTask ties a message to its task (2025-11-25).
 const metaRelatedTask = "io.modelcontextprotocol/related-task"
 
@@ -347,11 +352,11 @@ func (s *Server) statelessToolCall(ctx context.Context, r *Request, c client) (r
 	if support == "" {
 		return nil, nil, false
 	}
-	if !declaresExtension(c.capabilities, TasksExtension) {
+	if missingCapabilities(tasksRequired, c.capabilities) != nil {
 		if support == argmap.TaskRequired {
 			return nil, &Error{Code: CodeMissingClientCapability,
 				Message: fmt.Sprintf("tool '%s' runs only as a task: declare the %s extension in params._meta[%q].extensions", tool.Name, TasksExtension, MetaClientCapabilities),
-				Data:    map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}}}}, true
+				Data:    map[string]any{"requiredCapabilities": tasksRequired}}, true
 		}
 		return nil, nil, false
 	}
@@ -365,18 +370,6 @@ func (s *Server) statelessToolCall(ctx context.Context, r *Request, c client) (r
 	}
 	res[0].Value = "task" // resultType: a CreateTaskResult, flat
 	return append(res, member{Key: "_meta", Value: s.current().infoMeta}), nil, true
-}
-
-// declaresExtension reports whether client capabilities declare extension.
-func declaresExtension(caps json.RawMessage, extension string) bool {
-	var c struct {
-		Extensions map[string]json.RawMessage `json:"extensions"`
-	}
-	if json.Unmarshal(caps, &c) != nil {
-		return false
-	}
-	v, ok := c.Extensions[extension]
-	return ok && !isNull(v)
 }
 
 // startTask registers a task for the call r, starts it and returns the
@@ -652,16 +645,6 @@ func (t *task) askByUpdate(ctx context.Context, q Question) (json.RawMessage, er
 	}
 }
 
-// declaresCapability reports whether client capabilities hold name.
-func declaresCapability(caps json.RawMessage, name string) bool {
-	var c map[string]json.RawMessage
-	if json.Unmarshal(caps, &c) != nil {
-		return false
-	}
-	v, ok := c[name]
-	return ok && !isNull(v)
-}
-
 // update delivers answers to waiting questions (keys no question has are
 // ignored) and returns the task to working once none is left.
 func (t *task) update(answers map[string]json.RawMessage) {
@@ -779,10 +762,10 @@ func (s *Server) listTasks(params json.RawMessage, owner string) (any, *Error) {
 // statelessTaskMethod serves tasks/get, tasks/update and tasks/cancel of
 // the 2026-07-28 extension, which the request must declare (-32021).
 func (s *Server) statelessTaskMethod(ctx context.Context, r *Request, m statelessMeta) (any, *Error) {
-	if !declaresExtension(m.capabilities, TasksExtension) {
+	if missingCapabilities(tasksRequired, m.capabilities) != nil {
 		return nil, &Error{Code: CodeMissingClientCapability,
 			Message: fmt.Sprintf("%s needs the %s extension: declare it in params._meta[%q].extensions", r.Method, TasksExtension, MetaClientCapabilities),
-			Data:    map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}}}}
+			Data:    map[string]any{"requiredCapabilities": tasksRequired}}
 	}
 	t, p, rpcErr := s.findTask(r.Method, r.Params, taskOwnerFrom(ctx))
 	if rpcErr != nil {
