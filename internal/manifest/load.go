@@ -234,6 +234,11 @@ func (m *Manifest) validate() error {
 		if len(p.Exec) == 0 || p.Exec[0] == "" {
 			return fail(at+".exec", "expected a non-empty argv array to start the pool")
 		}
+		rt, err := parseRuntime(p.Metadata["runtime"])
+		if err != nil {
+			return fail(at+".metadata.runtime", "%v", err)
+		}
+		m.Pools[i].Runtime = rt
 		w, err := parseWorkers(p.Metadata["workers"])
 		if err != nil {
 			return fail(at+".metadata.workers", "%v", err)

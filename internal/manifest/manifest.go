@@ -42,6 +42,9 @@ type Pool struct {
 	PoolHash        string                     `json:"pool_hash"`
 	AllowStringNull bool                       `json:"allow_string_null"`
 	Metadata        map[string]json.RawMessage `json:"metadata"`
+	// Runtime is metadata.runtime: RuntimeNexus when the pool says
+	// "nexus", else RuntimeMorloc (settings.go, parseRuntime).
+	Runtime string `json:"-"`
 	// Workers is metadata.workers: the pool's process count, 0 when unset.
 	Workers int `json:"-"`
 	// Arrays is metadata.arrays: "numpy" when the pool's functions take
