@@ -214,6 +214,8 @@ func TestEmbeddedManifestErrors(t *testing.T) {
 			"at commands[0].pool: pool index 3 out of range: the manifest has 1 pool(s)"},
 		{"a description line", v1Launcher(strings.Replace(v1Base, `"return_desc":[]`, `"return_desc":[7]`, 1)),
 			"at commands[0].return_desc[0]: expected a string, got integer"},
+		{"a version beside a build object is the later schema's", v1Launcher(`{"name":"p","version":"2.1","build":{"path":"/b"},"pools":[],"commands":[],"inline_size":-2}`),
+			"at inline_size: expected a size in bytes"},
 		{"the later schema, broken", v1Launcher(`{"name":"p","build":{"path":"/b","time":"now"},"pools":[],"commands":[]}`),
 			"at build.time: expected an integer, got string"},
 		{"metadata.runtime in a launcher", v1Launcher(`{"name":"p","pools":[{"lang":"py","exec":["python3"],"metadata":{"runtime":"py"}}],"commands":[]}`),
