@@ -386,3 +386,28 @@ func TestDriverFields(t *testing.T) {
 		}
 	}
 }
+
+// A program moved after morloc built it says where its build directory was
+// recorded; one in place is fine.
+func TestCheckDir(t *testing.T) {
+	dir := t.TempDir()
+	inPlace := filepath.Join(dir, "nexus")
+	write(t, inPlace, v1Launcher(strings.Replace(v1Base, `"build_dir":"/b"`, `"build_dir":"`+dir+`"`, 1)))
+	m, err := Load(inPlace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CheckDir(); err != nil {
+		t.Errorf("in place: %v", err)
+	}
+	moved := filepath.Join(dir, "moved")
+	write(t, moved, v1Launcher(strings.Replace(v1Base, `"build_dir":"/b"`, `"build_dir":"`+dir+`/gone"`, 1)))
+	if m, err = Load(moved); err != nil {
+		t.Fatal(err)
+	}
+	err = m.CheckDir()
+	if err == nil || !strings.Contains(err.Error(), "the build directory "+dir+"/gone that "+moved+" records") ||
+		!strings.Contains(err.Error(), "run `morloc make` again") {
+		t.Errorf("moved: %v", err)
+	}
+}
