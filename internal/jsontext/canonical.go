@@ -36,7 +36,7 @@ func Canonical(b []byte, emit func([]byte)) error {
 	if i >= len(b) {
 		return errAt(i, "unexpected end of JSON input")
 	}
-	c := &canonicalizer{b: b, emit: emit, buf: make([]byte, 0, canonicalChunk)}
+	c := &canonicalizer{b: b, emit: emit, buf: make([]byte, 0, min(len(b)+64, canonicalChunk))}
 	end, err := c.value(i, 1)
 	if err != nil {
 		return err
