@@ -1003,7 +1003,8 @@ local({
       return(json_encode(x))
     }
     if (!is.null(t[["opt"]])) {
-      if (is.null(x) || is.atomic(x) && length(x) == 1L && is.na(x)) {
+      # NA is null; NaN is a number (is.na is TRUE for both)
+      if (is.null(x) || is.atomic(x) && length(x) == 1L && is.na(x) && !is.nan(x)) {
         return("null")
       }
       return(typed_json(x, t[["opt"]]))
