@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -193,4 +196,48 @@ func validateAgainst(schema, value any) error {
 		return err
 	}
 	return s.Validate(v)
+}
+
+// The same arguments through the plain HTTP API (POST /call) and MCP over
+// HTTP, to a remote command and to pure ones, which nexus evaluates
+// itself: the function gets NaN or the infinity, and gives it back.
+func TestNonFiniteArgumentsOverHTTP(t *testing.T) {
+	requireScientific(t)
+	srv := startHTTP(t, nil, "serve", "--port", "0", program("scientific"), pureProgram(t))
+	files := t.TempDir()
+	for _, c := range []struct{ path, body, want string }{
+		{"/call/scientific/idReal_cpp", `["-Infinity"]`, `"-Infinity"`},
+		{"/call/scientific/doubled_r", `[[0.5,"NaN","Infinity"]]`, `[1,"NaN","Infinity"]`},
+		{"/call/scientific/swap_py", `[{"x":"NaN","y":2}]`, `{"x":2,"y":"NaN"}`},
+		{"/call/pure/jsonReal", `["-Infinity",` + strconvQuote(filepath.Join(files, "r.json")) + `]`, `"-Infinity"`},
+		{"/call/pure/jsonFixedTupList", `[[[1,"NaN"]],` + strconvQuote(filepath.Join(files, "t.json")) + `]`, `[[1,"NaN"]]`},
+	} {
+		resp, err := http.Post(srv.base+c.path, "application/json", strings.NewReader(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var reply struct {
+			Status string          `json:"status"`
+			Result json.RawMessage `json:"result"`
+			Error  string          `json:"error"`
+		}
+		if json.Unmarshal(raw, &reply) != nil || resp.StatusCode != 200 || string(reply.Result) != c.want {
+			t.Errorf("POST %s %s: %d %s, want the result %s", c.path, c.body, resp.StatusCode, raw, c.want)
+		}
+	}
+	for i, c := range []struct{ name, args, want string }{
+		{"scientific__idReal_r", `{"_1":"NaN"}`, `"NaN"`},
+		{"pure__jsonReal", `{"_1":"Infinity","_2":` + strconvQuote(filepath.Join(files, "m.json")) + `}`, `"Infinity"`},
+	} {
+		if text, isErr := srv.statelessCall(i+1, c.name, c.args); isErr || text != c.want {
+			t.Errorf("MCP %s %s: %q (isError %v), want %s", c.name, c.args, text, isErr, c.want)
+		}
+	}
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
