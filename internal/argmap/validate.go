@@ -36,12 +36,12 @@ type schemaNode struct {
 	// one count messages name.
 	minItems, maxItems int
 	ref                *schemaNode // "$ref": a body under the root's "$defs"
-	// "anyOf", which nexus writes only as [S, {"type":"null"}] (a nullable
-	// $ref): orNull is S.
+	// "anyOf", which nexus writes in two forms only. [S, {"type":"null"}]
+	// (a nullable $ref): orNull is S.
 	orNull *schemaNode
-	// nonFinite: the node is a Real's, {"anyOf":[{"type":T},{"enum":
-	// ["NaN","Infinity","-Infinity"]}]} (realSchema), read as types T
-	// that also admit those three strings.
+	// [{"type":T}, {"enum":["NaN","Infinity","-Infinity"]}] (a Real's,
+	// realSchema): the node's types are T, and nonFinite says that they
+	// also admit those three strings.
 	nonFinite bool
 }
 

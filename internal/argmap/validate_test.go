@@ -295,6 +295,12 @@ func TestReadSchemaRefusesUnknownKeywords(t *testing.T) {
 		{{"anyOf", []any{Object{{"type", "string"}}, Object{{"type", "integer"}}}}},
 		{{"anyOf", []any{Object{{"type", "null"}}, Object{{"type", "string"}}}}}, // null not second
 		{{"anyOf", []any{Object{{"type", "string"}}}}},
+		// A Real's anyOf holds a type alone beside its enum, and no type
+		// beside it.
+		{{"anyOf", []any{Object{{"type", "number"}, {"minItems", 1}}, Object{{"enum", []any{"NaN", "Infinity", "-Infinity"}}}}}},
+		{{"anyOf", []any{Object{}, Object{{"enum", []any{"NaN", "Infinity", "-Infinity"}}}}}},
+		{{"type", "number"}, {"anyOf", []any{Object{{"type", "number"}}, Object{{"enum", []any{"NaN", "Infinity", "-Infinity"}}}}}},
+		{{"anyOf", []any{Object{{"type", "number"}}, Object{{"enum", []any{"NaN", "Infinity"}}}}}},
 		// A $ref that comes back to itself with no value between.
 		{{"$ref", "#/$defs/A"}, {"$defs", Object{{"A", Object{{"$ref", "#/$defs/B"}}}, {"B", Object{{"anyOf", []any{Object{{"$ref", "#/$defs/A"}}, Object{{"type", "null"}}}}}}}}},
 		{{"type", "array"}, {"minItems", 1}, {"maxItems", 2}},
