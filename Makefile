@@ -64,6 +64,7 @@ FUZZ_TARGETS := \
 	internal/argmap:FuzzResultValue \
 	internal/jsontext:FuzzWhole \
 	internal/jsontext:FuzzAppendString \
+	internal/jsontext:FuzzCanonical \
 	internal/ndarray:FuzzAppendReal \
 	internal/argmap:FuzzFromCLI \
 	internal/pool:FuzzPoolFrames

@@ -39,9 +39,13 @@ type schemaNode struct {
 	// together, the range of a sized integer.
 	minimum, maximum *big.Int
 	ref              *schemaNode // "$ref": a body under the root's "$defs"
-	// "anyOf", which nexus writes only as [S, {"type":"null"}] (a nullable
-	// $ref): orNull is S.
+	// "anyOf", which nexus writes in two forms only. [S, {"type":"null"}]
+	// (a nullable $ref): orNull is S.
 	orNull *schemaNode
+	// [{"type":T}, {"enum":["NaN","Infinity","-Infinity"]}] (a Real's,
+	// realSchema): the node's types are T, and nonFinite says that they
+	// also admit those three strings.
+	nonFinite bool
 }
 
 type schemaProp struct {
@@ -261,12 +265,21 @@ func (r *schemaReader) fill(n *schemaNode, doc Object, root bool) error {
 		case "anyOf":
 			x, ok := m.Value.([]any)
 			if !ok || len(x) != 2 {
-				return fmt.Errorf("anyOf is %v, not [S, {\"type\":\"null\"}]", m.Value)
+				return fmt.Errorf("anyOf is %v, not [S, {\"type\":\"null\"}] or a Real's", m.Value)
 			}
 			s, ok1 := x[0].(Object)
-			null, ok2 := x[1].(Object)
-			if !ok1 || !ok2 || len(null) != 1 || null[0].Key != "type" || null[0].Value != "null" {
-				return fmt.Errorf("anyOf is %v, not [S, {\"type\":\"null\"}]", m.Value)
+			second, ok2 := x[1].(Object)
+			if ok1 && ok2 && isNonFiniteEnum(second) {
+				// A Real's: its number branch holds a type alone.
+				c, err := r.read(s)
+				if err != nil || len(s) != 1 || s[0].Key != "type" || len(n.types) > 0 {
+					return fmt.Errorf("anyOf is %v, not a Real's {\"anyOf\":[{\"type\":T},{\"enum\":[...]}]} (%v)", m.Value, err)
+				}
+				n.types, n.nonFinite = c.types, true
+				continue
+			}
+			if !ok1 || !ok2 || len(second) != 1 || second[0].Key != "type" || second[0].Value != "null" {
+				return fmt.Errorf("anyOf is %v, not [S, {\"type\":\"null\"}] or a Real's", m.Value)
 			}
 			c, err := r.read(s)
 			if err != nil {
@@ -515,8 +528,14 @@ func (w *faultFinder) check(n *schemaNode, v any) {
 }
 
 // admits reports whether v has one of n's types; "integer" takes any
-// number of integral value (2.0, 1e3), as jsonschema reads it.
+// number of integral value (2.0, 1e3), as jsonschema reads it. A Real's
+// node also takes "NaN", "Infinity" and "-Infinity".
 func (n *schemaNode) admits(v any) bool {
+	if s, ok := v.(string); ok && n.nonFinite {
+		if _, ok := nonFiniteArg(s); ok {
+			return true
+		}
+	}
 	kind := valueType(v)
 	for _, t := range n.types {
 		if t == kind || t == "integer" && kind == "number" && integral(v.(json.Number)) {
@@ -608,6 +627,9 @@ func (t *Tool) describeFault(f *fault, args map[string]any) error {
 		if f.orNull {
 			want += " or null"
 		}
+		if n.nonFinite {
+			return &ArgError{Tool: t.Name, Arg: path, Msg: nonFiniteMismatch(want, inst)}
+		}
 		return &ArgError{Tool: t.Name, Arg: path, Msg: fmt.Sprintf("expected %s, got %s", want, jsonKind(inst))}
 	case "required":
 		obj, _ := inst.(map[string]any)
@@ -662,6 +684,17 @@ func (t *Tool) describeFault(f *fault, args map[string]any) error {
 	}
 	// fail records only the keywords above.
 	return fmt.Errorf("tool '%s': argument '%s' fails %s, which has no message", t.Name, path, f.keyword)
+}
+
+// nonFiniteMismatch words a value a Real's schema does not take: want is
+// its types ("number", "number or null"); a string is shown, since it is
+// most likely a NaN spelled otherwise ("nan", "inf").
+func nonFiniteMismatch(want string, inst any) string {
+	got := jsonKind(inst)
+	if s, ok := inst.(string); ok {
+		got = "string " + shortJSON(s)
+	}
+	return fmt.Sprintf(`expected %s or one of "NaN", "Infinity", "-Infinity", got %s`, want, got)
 }
 
 // strangers are obj's keys that are not n's properties, sorted.

@@ -49,6 +49,10 @@ FUNCTIONS = [
     ("total", [("af8", "[Real]")], ("f8", "Real"), "npy", "The sum, by numpy"),
     ("series", [], ("af8", "[Real]"), "py", "A pandas Series of 1.5, 2.5 and NaN"),
     ("frame", [], ("am21xf81yf8", "[Point]"), "py", "A pandas DataFrame of two points, as records"),
+    # NaN in records, lists of records and record arguments (issue 18 §3).
+    ("inRecords", [], ("am21xf81yf8", "[Point]"), "py r cpp", "The points (NaN, 1.5) and (infinity, -infinity)"),
+    ("inCloud", [], ("m26pointsam21xf81yf85scale?f8", "Cloud"), "py r cpp", "A cloud of the points (NaN, 0.5) and (1, infinity), scale NaN"),
+    ("swap", [("m21xf81yf8", "Point")], ("m21xf81yf8", "Point"), "py r cpp", "The point with x and y swapped"),
 ]
 
 
