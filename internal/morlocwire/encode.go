@@ -88,6 +88,7 @@ type encoder struct {
 	arrays []ndarray.Array
 	placed int   // arrays written so far
 	path   []seg // where the value being written is, while arrays remain
+	orNull bool  // the value being written is an optional's: null would do too
 }
 
 func (e *encoder) value(n *node, i int) (int, error) {
@@ -158,8 +159,12 @@ func expected(n *node) string {
 	return n.code
 }
 
-func (e *encoder) mismatch(n *node, i int) error {
-	return refuse(fmt.Sprintf("%s where %s belongs", e.found(i), expected(n)))
+func (e *encoder) mismatch(n *node, i int, orNull bool) error {
+	want := expected(n)
+	if orNull {
+		want += " or null"
+	}
+	return refuse(fmt.Sprintf("%s where %s belongs", e.found(i), want))
 }
 
 func (e *encoder) dispatch(n *node, i int) (int, error) {
@@ -168,6 +173,8 @@ func (e *encoder) dispatch(n *node, i int) (int, error) {
 		return i, refuse("unexpected end of the value")
 	}
 	c := b[i]
+	orNull := e.orNull
+	e.orNull = false
 	if c == 'n' && e.placed < len(e.arrays) {
 		if a := e.arrayHere(); a != nil {
 			end, err := jsontext.Value(b, i)
@@ -257,6 +264,7 @@ func (e *encoder) dispatch(n *node, i int) (int, error) {
 			e.out = mpNil(e.out)
 			return end, err
 		}
+		e.orNull = true
 		return e.value(n.elem, i)
 	case manifest.BackRef:
 		return e.value(n.elem, i)
@@ -266,7 +274,7 @@ func (e *encoder) dispatch(n *node, i int) (int, error) {
 	if _, err := jsontext.Value(b, i); err != nil {
 		return i, err
 	}
-	return i, e.mismatch(n, i)
+	return i, e.mismatch(n, i, orNull)
 }
 
 // integer writes the integer number tok for the sized or unbounded integer n.
@@ -344,8 +352,13 @@ func wholeNumber(tok []byte) (*big.Int, error) {
 // two's-complement u64 limbs, at least two (v0.98 mpack.rs:282-305; one
 // limb would be read as a relptr, since size 1 means an inline i64).
 func appendBigLimbs(dst []byte, z *big.Int) []byte {
-	// Limbs for z's magnitude plus a sign bit.
-	nl := max(2, (z.BitLen()+1+63)/64)
+	// The fewest limbs holding z and its sign bit (for a negative z, the
+	// bits of |z|-1), as decimal_to_limbs makes them (eval_ffi.rs:134-194).
+	bits := z.BitLen()
+	if z.Sign() < 0 {
+		bits = new(big.Int).Sub(new(big.Int).Neg(z), big.NewInt(1)).BitLen()
+	}
+	nl := max(2, (bits+1+63)/64)
 	mod := new(big.Int).Lsh(big.NewInt(1), uint(64*nl))
 	v := new(big.Int).Set(z)
 	if v.Sign() < 0 {
