@@ -2,6 +2,7 @@ package morlocwire
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -10,7 +11,7 @@ import (
 // cannot be decoded, and where inside the value: "at [2].x: 2147483648
 // does not fit i4 (-2147483648 to 2147483647)".
 type ValueError struct {
-	segs []seg
+	segs []seg // innermost first: each level appends as the error goes up
 	Err  error
 }
 
@@ -31,10 +32,16 @@ func (e *ValueError) Error() string {
 func (e *ValueError) Unwrap() error { return e.Err }
 
 // Path is where in the value the fault is, as "[2].x" ("" for the value
-// itself).
+// itself). A very deep path keeps its first and last steps.
 func (e *ValueError) Path() string {
 	var b strings.Builder
-	for _, s := range e.segs {
+	n := len(e.segs)
+	for k := 0; k < n; k++ {
+		if n > 40 && k == 16 {
+			fmt.Fprintf(&b, "...(%d more)...", n-24)
+			k = n - 8
+		}
+		s := e.segs[n-1-k]
 		if s.idx >= 0 {
 			b.WriteByte('[')
 			b.WriteString(strconv.Itoa(s.idx))
@@ -53,7 +60,7 @@ func (e *ValueError) Path() string {
 // value that fails, as the error goes up.
 func under(err error, s seg) error {
 	if ve, ok := err.(*ValueError); ok {
-		ve.segs = append([]seg{s}, ve.segs...)
+		ve.segs = append(ve.segs, s)
 		return ve
 	}
 	return &ValueError{segs: []seg{s}, Err: err}

@@ -180,7 +180,7 @@ func (m *Memory) open(idx int) (*volume, error) {
 		return nil, fmt.Errorf("shared memory volume %s: %w", path, err)
 	}
 	hs := int64(m.d.ShmHeaderSize)
-	if st.Size() < hs+16 || st.Size() > 1<<46 {
+	if st.Size() < hs || st.Size() > 1<<46 {
 		return nil, fmt.Errorf("shared memory volume %s: %d bytes, too small for its %d-byte header (not initialized yet?)", path, st.Size(), hs)
 	}
 	mapping, err := syscall.Mmap(int(f.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_SHARED)

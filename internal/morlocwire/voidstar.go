@@ -65,14 +65,21 @@ type decoder struct {
 	limit int // the output may not grow past this
 	depth int
 	spell *ndarray.Spelling
+	zeros int // items of zero-width lists still allowed
 }
 
+// newDecoder sizes the output to est. A value's JSON is at most about 6
+// times its bytes (a control character in a string, "false" for a
+// 1-byte Bool); 16 times them bounds it, except for lists of values
+// that take no bytes, which add their own allowance as they come. A
+// value whose relptrs loop back hits the bound instead of running on.
 func newDecoder(sp space, est int) *decoder {
 	return &decoder{
 		sp:    sp,
 		out:   make([]byte, 0, est),
-		limit: 16*sp.size() + 64<<20,
+		limit: 16*sp.size() + 1<<20,
 		spell: ndarray.ClientSpelling,
+		zeros: maxZeroWidth,
 	}
 }
 
@@ -176,8 +183,8 @@ func (dec *decoder) list(n *node, b []byte) error {
 	}
 	e := n.elem
 	w := uint64(e.width)
-	if w == 0 && size > maxZeroWidth {
-		return fmt.Errorf("list of %d empty values (more than %d)", size, maxZeroWidth)
+	if w == 0 {
+		return dec.zeroWidth(n, size)
 	}
 	if w > 0 && size > math.MaxUint64/w {
 		return fmt.Errorf("list of %d items of %d bytes does not fit in memory", size, w)
@@ -200,6 +207,27 @@ func (dec *decoder) list(n *node, b []byte) error {
 		if err := dec.value(e, data[i*w:]); err != nil {
 			return under(err, seg{idx: int(i)})
 		}
+	}
+	dec.out = append(dec.out, ']')
+	return nil
+}
+
+// zeroWidth writes a list of size values that take no bytes (0.98's nil,
+// tuples of them): each item is the same, allowed for by the output bound.
+func (dec *decoder) zeroWidth(n *node, size uint64) error {
+	if size > uint64(dec.zeros) {
+		return fmt.Errorf("list of %d empty values (more than %d in all)", size, maxZeroWidth)
+	}
+	dec.zeros -= int(size)
+	dec.out = append(dec.out, '[')
+	start := len(dec.out)
+	if err := dec.value(n.elem, nil); err != nil {
+		return under(err, seg{idx: 0})
+	}
+	item := dec.out[start:]
+	dec.limit += int(size) * (len(item) + 1)
+	for i := uint64(1); i < size; i++ {
+		dec.out = append(append(dec.out, ','), item...)
 	}
 	dec.out = append(dec.out, ']')
 	return nil
