@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"strconv"
@@ -77,7 +78,7 @@ func (p *Packet) Result(t *manifest.Type, d Dialect, mem *Memory) (json.RawMessa
 		if k := bytes.IndexByte(path, 0); k >= 0 {
 			path = path[:k]
 		}
-		b, err := os.ReadFile(string(path))
+		b, err := readResultFile(string(path))
 		if err != nil {
 			return nil, fmt.Errorf("morloc result in a file: %w", err)
 		}
@@ -85,6 +86,28 @@ func (p *Packet) Result(t *manifest.Type, d Dialect, mem *Memory) (json.RawMessa
 	default:
 		return nil, fmt.Errorf("morloc result: %s+%s results are not supported (pools send VOIDSTAR or MSGPACK)", name(sourceNames[:], src), name(formatNames[:], f))
 	}
+}
+
+// readResultFile reads the regular file a FILE packet names, in one
+// buffer of its size (a device or a pipe is refused).
+func readResultFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	b := make([]byte, st.Size())
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return b, nil
 }
 
 func msgpackJSON(n *node, b []byte) (json.RawMessage, error) {

@@ -74,10 +74,11 @@ type decoder struct {
 // that take no bytes, which add their own allowance as they come. A
 // value whose relptrs loop back hits the bound instead of running on.
 func newDecoder(sp space, est int) *decoder {
+	limit := 16*sp.size() + 1<<20
 	return &decoder{
 		sp:    sp,
-		out:   make([]byte, 0, est),
-		limit: 16*sp.size() + 1<<20,
+		out:   make([]byte, 0, min(est, limit)),
+		limit: limit,
 		spell: ndarray.ClientSpelling,
 		zeros: maxZeroWidth,
 	}
@@ -371,8 +372,11 @@ func estimate(sp space, n *node, b []byte, depth int) int {
 		}
 		return 12
 	case manifest.Str:
-		size, _ := arrayHeader(b)
-		return int(min(size, 1<<32)) + 2
+		size, rel := arrayHeader(b)
+		if _, err := sp.bytes(rel, size); err != nil {
+			return 2
+		}
+		return int(size) + 2
 	case manifest.List:
 		size, rel := arrayHeader(b)
 		w := uint64(n.elem.width)
