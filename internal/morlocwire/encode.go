@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -40,6 +41,13 @@ func AppendArgArrays(dst []byte, t *manifest.Type, v json.RawMessage, arrays []n
 		return dst, err
 	}
 	start := len(dst)
+	// msgpack is smaller than the JSON it comes from, but for the arrays
+	// (9 bytes a number at most): one allocation for the whole packet.
+	grow := HeaderSize + len(v)
+	for k := range arrays {
+		grow += 9*len(arrays[k].Data)/max(1, arrays[k].DType.Size()) + 16
+	}
+	dst = slices.Grow(dst, grow)
 	dst, lenAt := appendDataHeader(dst)
 	e := &encoder{d: d, out: dst, b: v, arrays: arrays}
 	i := jsontext.SkipSpace(v, 0)
@@ -61,6 +69,20 @@ func AppendArgArrays(dst []byte, t *manifest.Type, v json.RawMessage, arrays []n
 	return e.out, nil
 }
 
+// ArgArrays picks argument i's arrays out of a call's (whose Path[0] is
+// the argument's index, as pool.CallOptions.Arrays), with paths inside
+// the argument, for AppendArgArrays.
+func ArgArrays(arrays []ndarray.Array, i int) []ndarray.Array {
+	var out []ndarray.Array
+	for _, a := range arrays {
+		if len(a.Path) > 0 && a.Path[0] == any(i) {
+			a.Path = a.Path[1:]
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 // AppendArrayArg appends one argument packet holding the array a, the
 // whole argument (its Path is ignored): the fast path of a large [Real] or
 // [Int] argument, from its bytes to msgpack without JSON.
@@ -70,6 +92,7 @@ func AppendArrayArg(dst []byte, t *manifest.Type, a ndarray.Array, d Dialect) ([
 		return dst, err
 	}
 	start := len(dst)
+	dst = slices.Grow(dst, HeaderSize+16+9*len(a.Data)/max(1, a.DType.Size()))
 	dst, lenAt := appendDataHeader(dst)
 	e := &encoder{d: d, out: dst}
 	a.Path = nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/nexus-mcp/nexus/internal/manifest"
 	"github.com/nexus-mcp/nexus/internal/ndarray"
@@ -65,6 +66,25 @@ func (e *encoder) array(n *node, a *ndarray.Array) error {
 			e.out[o] = 0xcb
 			binary.BigEndian.PutUint64(e.out[o+1:], binary.LittleEndian.Uint64(a.Data[8*k:]))
 			o += 9
+		}
+		return nil
+	}
+	// [Int] from i4 or i8: range-checked in one loop.
+	if len(a.Shape) == 1 && t.kind == manifest.Int && (a.DType == ndarray.I4 || a.DType == ndarray.I8) {
+		lo, hi, sized := intRange(t.prim)
+		e.out = slices.Grow(e.out, 5+9*count)
+		e.out = mpArrayHeader(e.out, count)
+		for k := 0; k < count; k++ {
+			var v int64
+			if a.DType == ndarray.I4 {
+				v = int64(int32(binary.LittleEndian.Uint32(a.Data[4*k:])))
+			} else {
+				v = int64(binary.LittleEndian.Uint64(a.Data[8*k:]))
+			}
+			if sized && (v < lo || v > hi) {
+				return under(rangeError(t, strconv.FormatInt(v, 10)), seg{idx: k})
+			}
+			e.out = mpInt(e.out, v)
 		}
 		return nil
 	}

@@ -320,6 +320,11 @@ func TestEncodeArrays(t *testing.T) {
 			t.Errorf("%s: %v, want %q", tt.schema, err, tt.want)
 		}
 	}
+	// A call's arrays, split by argument.
+	call := []ndarray.Array{f8Array([]any{1, "x"}, []int{1}, 1), f8Array([]any{0}, []int{}, 2), f8Array([]any{1}, []int{}, 3)}
+	if got := ArgArrays(call, 1); len(got) != 2 || len(got[0].Path) != 1 || got[0].Path[0] != "x" || len(got[1].Path) != 0 || len(call[0].Path) != 2 {
+		t.Errorf("ArgArrays: %+v", got)
+	}
 	// An array at a place the value does not have.
 	_, err := AppendArgArrays(nil, mustType(t, "ai4"), json.RawMessage(`[1]`), []ndarray.Array{i8Array([]any{5}, []int{1}, 1)}, C)
 	if err == nil || !strings.Contains(err.Error(), "have no null place") {
