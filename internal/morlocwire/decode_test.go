@@ -411,3 +411,45 @@ func TestShmFiles(t *testing.T) {
 }
 
 var _ = manifest.Int
+
+// TestMemoryConcurrent: calls decode through one Memory at once, mapping
+// its volumes as they go (run with -race).
+func TestMemoryConcurrent(t *testing.T) {
+	dir := filepath.Join("testdata", "v0.69", "py")
+	raw, err := os.ReadFile(filepath.Join(dir, "big_people.packet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join(dir, "big_people.want.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ParsePacket(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vols, basename := unpackVolumes(t, filepath.Join(dir, "big_people.shm"))
+	mem := OpenMemory(basename, vols, C)
+	ty := mustType(t, "<list>a<dict>m44name<str>s3age<int>i46height<float>f84nick<str>?<str>s")
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			got, err := p.Result(ty, C, mem)
+			if err == nil && !sameJSON(got, bytes.TrimSpace(want)) {
+				err = errors.New("wrong value")
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if err := mem.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Result(ty, C, mem); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("after Close: %v", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/nexus-mcp/nexus/internal/jsontext"
 	"github.com/nexus-mcp/nexus/internal/manifest"
@@ -87,7 +88,12 @@ type planKey struct {
 	d Dialect
 }
 
-var plans sync.Map // planKey → *node
+var (
+	plans     sync.Map // planKey → *node
+	planCount atomic.Int64
+)
+
+const maxPlans = 1 << 14
 
 // layout returns t laid out for d, from the cache when it was built before.
 func layout(t *manifest.Type, d Dialect) (*node, error) {
@@ -105,6 +111,12 @@ func layout(t *manifest.Type, d Dialect) (*node, error) {
 	}
 	if err := b.settle(n); err != nil {
 		return nil, err
+	}
+	// Each load of a manifest parses new types: a server reloading its
+	// program for ever would fill the cache, so it starts over now and then.
+	if planCount.Add(1) > maxPlans {
+		plans.Clear()
+		planCount.Store(0)
 	}
 	plans.Store(k, n)
 	return n, nil

@@ -211,10 +211,10 @@ func (p *Packet) numbers(n *node, d Dialect, mem *Memory) (ndarray.Array, bool, 
 		}
 	}
 	count := int(size)
-	switch e {
-	case pF8, pI4, pI8:
-		dt := map[prim]ndarray.DType{pF8: ndarray.F8, pI4: ndarray.I4, pI8: ndarray.I8}[e]
+	if dt, _, ok := arrayDType(e); ok {
 		return ndarray.Array{Path: []any{}, DType: dt, Shape: []int{count}, Data: bytes.Clone(data)}, true, nil
+	}
+	switch e {
 	case pF4:
 		out := make([]byte, 8*count)
 		var buf [32]byte

@@ -290,21 +290,10 @@ func appendFloat32(dst []byte, f float32, sp *ndarray.Spelling) []byte {
 // loop of every large numeric result. f8, i4 and i8 go through ndarray, as
 // nexus writes every other array.
 func (dec *decoder) appendNumbers(dst []byte, p prim, data []byte, n int) []byte {
-	if n <= ndarray.MaxElements {
-		var a *ndarray.Array
-		kind := ndarray.Int
-		switch p {
-		case pF8:
-			a, kind = &ndarray.Array{DType: ndarray.F8, Shape: []int{n}, Data: data}, ndarray.Real
-		case pI4:
-			a = &ndarray.Array{DType: ndarray.I4, Shape: []int{n}, Data: data}
-		case pI8:
-			a = &ndarray.Array{DType: ndarray.I8, Shape: []int{n}, Data: data}
-		}
-		if a != nil {
-			if out, err := ndarray.AppendJSONSpelled(dst, a, kind, dec.spell); err == nil {
-				return out
-			}
+	if dt, kind, ok := arrayDType(p); ok && n <= ndarray.MaxElements {
+		a := &ndarray.Array{DType: dt, Shape: []int{n}, Data: data}
+		if out, err := ndarray.AppendJSONSpelled(dst, a, kind, dec.spell); err == nil {
+			return out
 		}
 	}
 	w := primWidth(p)
@@ -316,6 +305,19 @@ func (dec *decoder) appendNumbers(dst []byte, p prim, data []byte, n int) []byte
 		dst = dec.appendNumber(dst, p, data[i*w:])
 	}
 	return append(dst, ']')
+}
+
+// arrayDType is the ndarray dtype holding p's bytes as they are, if any.
+func arrayDType(p prim) (ndarray.DType, ndarray.Number, bool) {
+	switch p {
+	case pF8:
+		return ndarray.F8, ndarray.Real, true
+	case pI4:
+		return ndarray.I4, ndarray.Int, true
+	case pI8:
+		return ndarray.I8, ndarray.Int, true
+	}
+	return "", ndarray.Int, false
 }
 
 // bigInt writes a j value: {size u64, value}: size 0 is 0, size 1 an i64
@@ -388,16 +390,8 @@ func estimate(sp space, n *node, b []byte, depth int) int {
 			return 2
 		}
 		e := n.elem
-		switch e.prim {
-		case pF8, pI4, pI8:
-			dt := map[prim]ndarray.DType{pF8: ndarray.F8, pI4: ndarray.I4, pI8: ndarray.I8}[e.prim]
-			kind := ndarray.Int
-			if e.prim == pF8 {
-				kind = ndarray.Real
-			}
-			if size <= ndarray.MaxElements {
-				return ndarray.JSONSize(&ndarray.Array{DType: dt, Shape: []int{int(size)}, Data: data}, kind)
-			}
+		if dt, kind, ok := arrayDType(e.prim); ok && size <= ndarray.MaxElements {
+			return ndarray.JSONSize(&ndarray.Array{DType: dt, Shape: []int{int(size)}, Data: data}, kind)
 		}
 		step := max(1, size/16)
 		total, sampled := 0, 0
