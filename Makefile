@@ -67,7 +67,9 @@ FUZZ_TARGETS := \
 	internal/jsontext:FuzzCanonical \
 	internal/ndarray:FuzzAppendReal \
 	internal/argmap:FuzzFromCLI \
-	internal/pool:FuzzPoolFrames
+	internal/pool:FuzzPoolFrames \
+	internal/morlocwire:FuzzResult \
+	internal/morlocwire:FuzzArg
 
 # make fuzz: each target for FUZZTIME, one after the other (scripts/fuzz.sh
 # runs again a target that only hit Go 1.26's fuzztime deadline race).
