@@ -54,10 +54,10 @@ type processConfig struct {
 
 	// onDeath, if set, learns that a process that had become ready ended
 	// without nexus asking it to, and why, before any call can see it gone.
-	onDeath func(p *process, err error)
+	onDeath func(p poolProcess, err error)
 	// onStuck, if set, learns that a call did not stop when cancelled; it
 	// must retire the process (see process.retire), after starting another.
-	onStuck func(p *process, why string)
+	onStuck func(p poolProcess, why string)
 }
 
 // process is one running pool process and everything nexus holds for it:
@@ -313,6 +313,11 @@ func (p *process) answeredAny() bool { return p.answered.Load() }
 // upFor is how long the process has been ready.
 func (p *process) upFor() time.Duration { return time.Since(p.readyAt) }
 
+// ended is closed once the process is gone.
+func (p *process) ended() <-chan struct{} { return p.gone }
+
+func (p *process) pid() int { return p.cmd.Process.Pid }
+
 func (p *process) goneErr() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -414,21 +419,27 @@ func (p *process) deliverLog(msg *inbound) {
 	p.logger.Log(context.Background(), logLevels[level], "pool log", "pool", p.label, "data", string(msg.Data))
 }
 
-// copyOutput copies the pool's stdout and stderr, line by line and
-// prefixed, to the configured output, keeping the last lines for errors.
+// copyOutput copies the pool's stdout and stderr (see copyPoolOutput).
 func (p *process) copyOutput() {
 	defer close(p.outputDone)
-	prefix := "[pool " + p.label + "] "
-	r := bufio.NewReaderSize(p.outPipe, outputLineMax)
+	copyPoolOutput(p.outPipe, p.label, &p.tail, p.stderr, p.outputLog)
+}
+
+// copyPoolOutput copies a pool's stdout and stderr, line by line and
+// prefixed, to stderr, or as records to outputLog when set, keeping the
+// last lines in t for errors. It returns at the end of r.
+func copyPoolOutput(r io.Reader, label string, t *tail, stderr io.Writer, outputLog *slog.Logger) {
+	prefix := "[pool " + label + "] "
+	br := bufio.NewReaderSize(r, outputLineMax)
 	for {
-		line, err := r.ReadSlice('\n')
+		line, err := br.ReadSlice('\n')
 		if len(line) > 0 {
 			text := strings.TrimSuffix(strings.TrimSuffix(string(line), "\n"), "\r")
-			p.tail.add(text)
-			if p.outputLog != nil {
-				p.outputLog.Info("pool output", "pool", p.label, "text", text)
+			t.add(text)
+			if outputLog != nil {
+				outputLog.Info("pool output", "pool", label, "text", text)
 			} else {
-				_, _ = io.WriteString(p.stderr, prefix+text+"\n")
+				_, _ = io.WriteString(stderr, prefix+text+"\n")
 			}
 		}
 		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
@@ -560,9 +571,12 @@ func (p *process) signalGroup(sig syscall.Signal) {
 }
 
 // withTail appends the pool's last lines of output to msg.
-func (p *process) withTail(msg string) string {
-	if t := p.tail.String(); t != "" {
-		return msg + "; last stderr:\n" + t
+func (p *process) withTail(msg string) string { return withTail(msg, &p.tail) }
+
+// withTail appends the last lines of output t holds to msg.
+func withTail(msg string, t *tail) string {
+	if s := t.String(); s != "" {
+		return msg + "; last stderr:\n" + s
 	}
 	return msg
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
 // worker is one process slot of a pool. Its process starts with the set,
@@ -19,13 +21,33 @@ type worker struct {
 	inflight int    // guarded by poolGroup.mu
 
 	mu       sync.Mutex
-	cur      *attempt    // the latest start, nil before the first
-	closed   bool        // the set is closing: start nothing more
-	failures int         // failed starts and deaths before health, in a row
-	retryAt  time.Time   // after failures: no start before this
-	lastErr  error       // why the last start or process failed
-	restart  *time.Timer // a restart scheduled after a death
-	retired  []*process  // replaced while a call was stuck in them, finishing their other calls
+	cur      *attempt      // the latest start, nil before the first
+	closed   bool          // the set is closing: start nothing more
+	failures int           // failed starts and deaths before health, in a row
+	retryAt  time.Time     // after failures: no start before this
+	lastErr  error         // why the last start or process failed
+	restart  *time.Timer   // a restart scheduled after a death
+	retired  []poolProcess // replaced while a call was stuck in them, finishing their other calls
+}
+
+// poolProcess is one running pool process as its worker supervises it,
+// whichever protocol it speaks: *process (nexus's runtime: JSON lines on
+// fds 3 and 4) or *morlocProcess (morloc's own pools: packets over a Unix
+// socket). Restarts, backoff, timeouts, stuck calls, events and Close work
+// the same for both through it.
+type poolProcess interface {
+	// call runs one call; an *unstartedError means the process never
+	// began it, so that it may be sent to a fresh process.
+	call(ctx context.Context, c *callRequest) (ndarray.Value, error)
+	alive() bool          // it can still take calls
+	answeredAny() bool    // it has answered a call: it works
+	upFor() time.Duration // how long it has been ready
+	// retire takes it out of service because a call in it is stuck; it
+	// stops once the calls it still runs are done.
+	retire(why string)
+	stop()                  // ends it and returns once it is gone
+	ended() <-chan struct{} // closed once it is gone
+	pid() int
 }
 
 // errExpired is returned by worker.process when the call's timeout passed
@@ -35,7 +57,7 @@ var errExpired = errors.New("the call's time ran out")
 // attempt is one start of a worker's process.
 type attempt struct {
 	done chan struct{} // closed when the start has succeeded or failed
-	proc *process
+	proc poolProcess   // nil when the start failed
 	err  error
 }
 
@@ -43,7 +65,7 @@ type attempt struct {
 // none (or the last one died or failed to start), and waiting for a start
 // in progress. While the worker backs off after failures it returns the
 // last failure at once.
-func (w *worker) process(ctx context.Context, expired <-chan time.Time) (*process, error) {
+func (w *worker) process(ctx context.Context, expired <-chan time.Time) (poolProcess, error) {
 	w.mu.Lock()
 	a := w.cur
 	if a == nil || a.unusable() {
@@ -98,11 +120,18 @@ func (w *worker) launch() *attempt {
 	go func() {
 		defer close(a.done) // after the failure is recorded: the next call sees it
 		<-s.reaperUp        // so that the reaper learns of this pool's group
-		dir, err := RuntimeDir()
-		if err != nil {
+		onDeath := func(p poolProcess, err error) { w.died(a, p, err) }
+		onStuck := func(p poolProcess, why string) { w.stuck(a, p, why) }
+		if w.spec.Runtime == RuntimeMorloc {
+			p, err := s.morloc.start(s.ctx, w, onDeath, onStuck)
+			if err == nil {
+				a.proc = p // never a nil *morlocProcess in the interface
+			}
+			a.err = err
+		} else if dir, err := RuntimeDir(); err != nil {
 			a.err = fmt.Errorf("pool %s failed to start: %w", w.label, err)
 		} else {
-			a.proc, a.err = startProcess(s.ctx, processConfig{
+			p, err := startProcess(s.ctx, processConfig{
 				lang:         w.spec.Lang,
 				label:        w.label,
 				argv:         w.spec.Exec,
@@ -117,9 +146,13 @@ func (w *worker) launch() *attempt {
 				functions:    w.spec.Functions,
 				argTypes:     w.spec.ArgTypes,
 				reaper:       s.reaper,
-				onDeath:      func(p *process, err error) { w.died(a, p, err) },
-				onStuck:      func(p *process, why string) { w.stuck(a, p, why) },
+				onDeath:      onDeath,
+				onStuck:      onStuck,
 			})
+			if err == nil {
+				a.proc = p
+			}
+			a.err = err
 		}
 		w.mu.Lock()
 		defer w.mu.Unlock()
@@ -139,7 +172,7 @@ func (w *worker) launch() *attempt {
 // died learns that the process of attempt a ended on its own, and starts
 // the next one: at once, or after the backoff delay. The process calls it
 // before any call can see it gone, so the next call sees the backoff.
-func (w *worker) died(a *attempt, p *process, err error) {
+func (w *worker) died(a *attempt, p poolProcess, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed || w.cur != a {
@@ -166,15 +199,15 @@ func (w *worker) died(a *attempt, p *process, err error) {
 // stuck replaces the process of attempt a, in which a call did not stop
 // when cancelled: a fresh process takes new calls at once, and the old one
 // is retired (see process.retire). This is not a failure of the pool.
-func (w *worker) stuck(a *attempt, p *process, why string) {
+func (w *worker) stuck(a *attempt, p poolProcess, why string) {
 	w.mu.Lock()
 	if !w.closed {
-		w.set.opts.Logger.Warn("replacing a stuck pool process", "pool", w.label, "pid", p.cmd.Process.Pid, "why", why)
+		w.set.opts.Logger.Warn("replacing a stuck pool process", "pool", w.label, "pid", p.pid(), "why", why)
 		w.event(EventRestarted)
 		live := w.retired[:0]
 		for _, r := range w.retired {
 			select {
-			case <-r.gone:
+			case <-r.ended():
 			default:
 				live = append(live, r)
 			}
