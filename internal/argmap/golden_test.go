@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/nexus-mcp/nexus/internal/manifest"
@@ -90,4 +91,106 @@ func checkGolden(t *testing.T, name string, got []byte) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("output differs from %s (run with -update if the change is intended)\n--- got\n%s\n--- want\n%s", golden, got, want)
 	}
+}
+
+// morlocLaunchers are the launcher scripts of internal/manifest's fixtures
+// (see its testdata/launchers/README.md): real ones morloc 0.69 compiled,
+// real ones from morloc's repository, and the 0.75 and 0.96 translations of
+// one 0.69 program. Each name is the file's path below launchers/.
+func morlocLaunchers(t *testing.T) map[string]string {
+	t.Helper()
+	root := filepath.Join("..", "manifest", "testdata", "launchers")
+	found := map[string]string{}
+	for _, pattern := range []string{"*/nexus", "morloc-repo/*"} {
+		files, err := filepath.Glob(filepath.Join(root, pattern))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			rel, _ := filepath.Rel(root, f)
+			found[strings.ReplaceAll(rel, string(filepath.Separator), "_")] = f
+		}
+	}
+	if len(found) < 10 {
+		t.Fatalf("found %d launchers under %s, want the 10 fixtures", len(found), root)
+	}
+	return found
+}
+
+// TestMorlocLaunchersGolden pins the tool surface of every program morloc
+// wrote a launcher for, from 0.69 on: the tools/list payload.
+func TestMorlocLaunchersGolden(t *testing.T) {
+	for name, path := range morlocLaunchers(t) {
+		t.Run(name, func(t *testing.T) {
+			tools, excluded := Tools(loadManifest(t, path))
+			if len(tools) == 0 {
+				t.Fatal("no tools")
+			}
+			if len(excluded) != 0 {
+				t.Errorf("exclusions: %v", excluded) // none of these programs has a type MCP cannot carry
+			}
+			checkGolden(t, filepath.Join("launchers", name+".tools.golden.json"), toolsPayload(t, tools))
+		})
+	}
+}
+
+// One program compiled by morloc 0.69 and written out as 0.75 and 0.96
+// would write it has one tool surface (issue 19 §4): 0.75 still writes Int
+// as i4, so its surface is the same to the byte; 0.96 writes j, so the
+// same but for the ranges of 0.69's 32-bit Int.
+func TestLauncherEraSurfacesAgree(t *testing.T) {
+	payload := func(path string) []byte {
+		tools, excluded := Tools(loadManifest(t, path))
+		if len(excluded) != 0 {
+			t.Fatalf("%s: exclusions %v", path, excluded)
+		}
+		return toolsPayload(t, tools)
+	}
+	dir := filepath.Join("..", "manifest", "testdata", "launchers")
+	v069 := payload(filepath.Join(dir, "v0.69-py", "nexus"))
+	v075 := payload(filepath.Join(dir, "written-v0.75-py", "nexus"))
+	v096 := payload(filepath.Join(dir, "written-v0.96-py", "nexus"))
+	if !bytes.Equal(v069, v075) {
+		t.Errorf("0.69 and 0.75 surfaces differ\n--- 0.69\n%s\n--- 0.75\n%s", v069, v075)
+	}
+	if !bytes.Contains(v069, []byte(`"maximum": 2147483647`)) {
+		t.Errorf("0.69's Int (i4) has no range in\n%s", v069)
+	}
+	if bytes.Contains(v096, []byte(`"maximum"`)) {
+		t.Errorf("0.96's Int (j) has a range in\n%s", v096)
+	}
+	if a, b := stripRanges(t, v069), stripRanges(t, v096); a != b {
+		t.Errorf("0.69 and 0.96 surfaces differ beyond the ranges\n--- 0.69\n%s\n--- 0.96\n%s", a, b)
+	}
+}
+
+// stripRanges re-encodes a JSON document without its "minimum" and
+// "maximum" members.
+func stripRanges(t *testing.T, doc []byte) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(doc, &v); err != nil {
+		t.Fatal(err)
+	}
+	var strip func(any)
+	strip = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			delete(x, "minimum")
+			delete(x, "maximum")
+			for _, e := range x {
+				strip(e)
+			}
+		case []any:
+			for _, e := range x {
+				strip(e)
+			}
+		}
+	}
+	strip(v)
+	out, err := json.MarshalIndent(v, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
 }

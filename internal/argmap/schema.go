@@ -1,6 +1,7 @@
 package argmap
 
 import (
+	"encoding/json"
 	"strconv"
 
 	"github.com/nexus-mcp/nexus/internal/manifest"
@@ -51,6 +52,12 @@ func (d *schemaDefs) walk(t *manifest.Type, scope []*manifest.Type, inDef bool) 
 	case manifest.Bool:
 		return Object{{"type", "boolean"}}
 	case manifest.Int:
+		// A sized integer (i1..i8, u1..u8: morloc 0.69's Int is i4) carries
+		// its range, so that a client sees it and an out-of-range value is
+		// refused as invalid params before any pool sees it; j is unbounded.
+		if rg, sized := intRanges[t.Code]; sized {
+			return Object{{"type", "integer"}, {"minimum", json.Number(rg.lo.String())}, {"maximum", json.Number(rg.hi.String())}}
+		}
 		return Object{{"type", "integer"}}
 	case manifest.Float:
 		return Object{{"type", "number"}}

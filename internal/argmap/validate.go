@@ -35,7 +35,10 @@ type schemaNode struct {
 	// together and equal (a tuple's or a fixed-length list's length), the
 	// one count messages name.
 	minItems, maxItems int
-	ref                *schemaNode // "$ref": a body under the root's "$defs"
+	// "minimum" and "maximum", nil when absent; nexus writes them only
+	// together, the range of a sized integer.
+	minimum, maximum *big.Int
+	ref              *schemaNode // "$ref": a body under the root's "$defs"
 	// "anyOf", which nexus writes only as [S, {"type":"null"}] (a nullable
 	// $ref): orNull is S.
 	orNull *schemaNode
@@ -223,6 +226,16 @@ func (r *schemaReader) fill(n *schemaNode, doc Object, root bool) error {
 				n.minItems = x
 			} else {
 				n.maxItems = x
+			}
+		case "minimum", "maximum":
+			b, ok := bigInteger(m.Value)
+			if !ok {
+				return fmt.Errorf("%s is %v, not an integer", m.Key, m.Value)
+			}
+			if m.Key == "minimum" {
+				n.minimum = b
+			} else {
+				n.maximum = b
 			}
 		case "$ref":
 			x, ok := m.Value.(string)
@@ -457,6 +470,16 @@ func (w *faultFinder) check(n *schemaNode, v any) {
 				}
 			}
 		}
+	case json.Number:
+		if n.minimum != nil || n.maximum != nil {
+			r, ok := new(big.Rat).SetString(string(x))
+			if ok && n.minimum != nil && r.Cmp(new(big.Rat).SetInt(n.minimum)) < 0 {
+				w.fail("minimum", n, v)
+			}
+			if ok && n.maximum != nil && r.Cmp(new(big.Rat).SetInt(n.maximum)) > 0 {
+				w.fail("maximum", n, v)
+			}
+		}
 	case []any:
 		if n.minItems >= 0 && len(x) < n.minItems {
 			w.fail("minItems", n, v)
@@ -628,6 +651,8 @@ func (t *Tool) describeFault(f *fault, args map[string]any) error {
 	case "minItems", "maxItems":
 		arr, _ := inst.([]any)
 		return &ArgError{Tool: t.Name, Arg: path, Msg: fmt.Sprintf("expected an array of exactly %d items, got %d", n.minItems, len(arr))}
+	case "minimum", "maximum":
+		return &ArgError{Tool: t.Name, Arg: path, Msg: boundsMessage(n.minimum, n.maximum, inst)}
 	case "enum":
 		quoted := make([]string, len(n.enum))
 		for i, e := range n.enum {
@@ -658,4 +683,40 @@ func schemaQuote(s string) string {
 	s = strings.ReplaceAll(s, `\"`, `"`)
 	s = strings.ReplaceAll(s, `'`, `\'`)
 	return "'" + s[1:len(s)-1] + "'"
+}
+
+// bigInteger reads a schema's integer keyword value (json.Number or int).
+func bigInteger(v any) (*big.Int, bool) {
+	switch x := v.(type) {
+	case int:
+		return big.NewInt(int64(x)), true
+	case json.Number:
+		return new(big.Int).SetString(string(x), 10)
+	}
+	return nil, false
+}
+
+// boundsMessage words a number outside [lo, hi] (either may be nil) as
+// normalizeInt does for a sized integer: the range, its code when it is one
+// of morloc's sized integers, and the value as an integer literal.
+func boundsMessage(lo, hi *big.Int, v any) string {
+	got := fmt.Sprint(v)
+	if num, ok := v.(json.Number); ok {
+		if r, ok := new(big.Rat).SetString(string(num)); ok && r.IsInt() {
+			got = r.Num().String()
+		}
+	}
+	switch {
+	case lo == nil:
+		return fmt.Sprintf("expected a number of at most %s, got %s", hi, got)
+	case hi == nil:
+		return fmt.Sprintf("expected a number of at least %s, got %s", lo, got)
+	}
+	code := ""
+	for c, rg := range intRanges {
+		if rg.lo.Cmp(lo) == 0 && rg.hi.Cmp(hi) == 0 {
+			code = " (" + c + ")"
+		}
+	}
+	return fmt.Sprintf("expected an integer from %s to %s%s, got %s", lo, hi, code, got)
 }

@@ -237,6 +237,10 @@ func oracleDescribeLeaf(t *Tool, doc Object, e *jsonschema.ValidationError, orNu
 		if lo == hi && lo != nil {
 			return &ArgError{Tool: t.Name, Arg: path, Msg: fmt.Sprintf("expected an array of exactly %v items, got %d", lo, len(arr))}
 		}
+	case "minimum", "maximum":
+		lo, _ := bigInteger(oracleSchemaGet(sch, "minimum"))
+		hi, _ := bigInteger(oracleSchemaGet(sch, "maximum"))
+		return &ArgError{Tool: t.Name, Arg: path, Msg: boundsMessage(lo, hi, inst)}
 	case "enum":
 		vals, _ := oracleSchemaGet(sch, "enum").([]any)
 		quoted := make([]string, len(vals))

@@ -49,6 +49,9 @@ func shapeTools(t testing.TB) []*Tool {
 		remote("render", "j", pos("j", ``)+","+opt("?s", "label", `"null"`, ``),
 			`,"terminals":[{"long":"up","entry":"render"},{"long":"down","entry":"render"}]`),
 		remote("sizes", "j", pos("u1", ``)+","+pos("i8", ``)+","+pos("au2", ``)+","+pos("f4", ``), ``),
+		// morloc 0.69's schemas: hints, and Int as i4.
+		remote("v069", "<int>i4", pos("<int>i4", ``)+","+pos("<std::vector<$1>>a<int>i4", ``)+","+
+			pos("<dict>m26nwords<int>i47longest<str>s", ``)+","+pos("?<int>i4", ``)+","+pos("<dict>at2<str>s<int>i4", ``), ``),
 		remote("many", "j", pos("j", `,"many":true`)+","+pos("t2sb", `,"many":true,"name":"pairs"`), ``),
 		// Keys that escape: "/" is ~1 (after "a"), "é" is %C3%A9 (before
 		// "A"), "~" is ~0, " " is %20; and the empty key.
@@ -250,6 +253,30 @@ func TestFaultOrder(t *testing.T) {
 		{"a render name", "render", `{"_1":1,"_render":"sideways"}`, `argument '_render' of 'render': expected one of "raw", "up", "down", got "sideways"`},
 		{"the empty tuple's schema is refused", "emptyTuple", `{"_1":[],"x":1}`,
 			"tool 'emptyTuple': compiling its input schema: property \"_1\": prefixItems is empty"},
+		{"a sized integer's range", "sizes", `{"_1":256,"_2":1,"_3":[],"_4":1}`,
+			"argument '_1' of 'sizes': expected an integer from 0 to 255 (u1), got 256"},
+		{"a range in a list, written 7e4", "sizes", `{"_1":1,"_2":1,"_3":[1,7e4],"_4":1}`,
+			"argument '_3[1]' of 'sizes': expected an integer from 0 to 65535 (u2), got 70000"},
+		{"below i8", "sizes", `{"_1":0,"_2":-9223372036854775809,"_3":[],"_4":1}`,
+			"argument '_2' of 'sizes': expected an integer from -9223372036854775808 to 9223372036854775807 (i8), got -9223372036854775809"},
+		{"the type before the range", "sizes", `{"_1":256.5,"_2":1,"_3":[],"_4":1}`,
+			"argument '_1' of 'sizes': expected integer, got number"},
+		{"the ends of a range are in it", "sizes", `{"_1":255,"_2":9223372036854775807,"_3":[0,65535],"_4":1}`, ""},
+		{"a range under $defs", "recursive", `{"_1":{"data":1,"kids":[{"data":200,"kids":[]}]},"_2":{"head":1}}`,
+			"argument '_1.kids[0].data' of 'recursive': expected an integer from -128 to 127 (i1), got 200"},
+		{"an option's range", "options", `{"n":-129}`,
+			"argument 'n' of 'options': expected an integer from -128 to 127 (i1), got -129"},
+		{"morloc 0.69's Int is 32 bits", "v069", `{"_1":2147483648,"_2":[],"_3":{"nwords":1,"longest":"a"},"_5":[]}`,
+			"argument '_1' of 'v069': expected an integer from -2147483648 to 2147483647 (i4), got 2147483648"},
+		{"in a hinted list", "v069", `{"_1":1,"_2":[1,-2147483649],"_3":{"nwords":1,"longest":"a"},"_5":[]}`,
+			"argument '_2[1]' of 'v069': expected an integer from -2147483648 to 2147483647 (i4), got -2147483649"},
+		{"in a hinted record", "v069", `{"_1":1,"_2":[],"_3":{"nwords":1e10,"longest":"a"},"_5":[]}`,
+			"argument '_3.nwords' of 'v069': expected an integer from -2147483648 to 2147483647 (i4), got 10000000000"},
+		{"in an optional", "v069", `{"_1":1,"_2":[],"_3":{"nwords":1,"longest":"a"},"_4":4294967296,"_5":[]}`,
+			"argument '_4' of 'v069': expected an integer from -2147483648 to 2147483647 (i4), got 4294967296"},
+		{"in a Map's values", "v069", `{"_1":1,"_2":[],"_3":{"nwords":1,"longest":"a"},"_5":[["a",1],["b",2147483648]]}`,
+			"argument '_5[1][1]' of 'v069': expected an integer from -2147483648 to 2147483647 (i4), got 2147483648"},
+		{"0.69's types in range", "v069", `{"_1":-2147483648,"_2":[2147483647],"_3":{"nwords":0,"longest":""},"_4":null,"_5":[["a",1]]}`, ""},
 		{"a render name that is not a string", "render", `{"_1":1,"_render":["up"]}`, `argument '_render' of 'render': expected string, got array`},
 	}
 	for _, c := range cases {

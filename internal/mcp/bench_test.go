@@ -59,7 +59,7 @@ func BenchmarkStdioSmallCall(b *testing.B) {
 func BenchmarkStdioLargeCall(b *testing.B) {
 	// [Int] -> [Int]: results are checked against their type.
 	const echoManifest = `{"name":"t","build":{"morloc_version":"1.2.3"},
- "pools":[{"lang":"py","exec":["python3","pool.py"]}],
+ "pools":[{"lang":"py","exec":["python3","pool.py"],"metadata":{"runtime":"nexus"}}],
  "commands":[
   {"name":"echo","type":"remote","mid":1,"pool":0,"needed_pools":[0],"desc":["Echo a list"],
    "args":[{"kind":"pos","schema":"aj","type":"[Int]","name":null,"desc":["xs"]}],

@@ -5,12 +5,14 @@ a few one language has alone. Run it after changing FUNCTIONS."""
 import json
 import os
 
+# Every pool is written against nexus's runtime, which the manifest must
+# say (issue 19: without "runtime": "nexus" a pool is one morloc compiled).
 POOLS = [
-    {"lang": "py", "exec": ["/usr/bin/python3", "pools/py/pool.py"], "metadata": {}},
-    {"lang": "r", "exec": ["Rscript", "pools/r/pool.R"], "metadata": {"workers": 1}},
-    {"lang": "cpp", "exec": ["pools/cpp/pool-cpp.out"], "metadata": {}},
+    {"lang": "py", "exec": ["/usr/bin/python3", "pools/py/pool.py"], "metadata": {"runtime": "nexus"}},
+    {"lang": "r", "exec": ["Rscript", "pools/r/pool.R"], "metadata": {"runtime": "nexus", "workers": 1}},
+    {"lang": "cpp", "exec": ["pools/cpp/pool-cpp.out"], "metadata": {"runtime": "nexus"}},
     # Arguments as numpy arrays (issue 13 §1, the opt-in).
-    {"lang": "py", "exec": ["/usr/bin/python3", "pools/py/pool.py"], "metadata": {"arrays": "numpy"}},
+    {"lang": "py", "exec": ["/usr/bin/python3", "pools/py/pool.py"], "metadata": {"runtime": "nexus", "arrays": "numpy"}},
 ]
 BASE = {"py": 1000, "r": 2000, "cpp": 3000}
 
