@@ -47,10 +47,10 @@ type Spec struct {
 	PoolHash string
 }
 
-// The runtimes a Spec may name.
+// The runtimes a Spec may name: the manifest's (manifest.Pool.Runtime).
 const (
-	RuntimeNexus  = "nexus"  // nexus's own: JSON lines on fds 3 and 4 (docs/pool-protocol.md)
-	RuntimeMorloc = "morloc" // morloc's: packets over a Unix socket, one connection per call
+	RuntimeNexus  = manifest.RuntimeNexus  // nexus's own: JSON lines on fds 3 and 4 (docs/pool-protocol.md)
+	RuntimeMorloc = manifest.RuntimeMorloc // morloc's: packets over a Unix socket, one connection per call
 )
 
 // Function is what the manifest says about one of a pool's functions.
