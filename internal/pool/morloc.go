@@ -146,7 +146,15 @@ func (m *morlocProgram) volumeZeroExists() bool {
 }
 
 // start starts one process of worker w's morloc pool.
-func (m *morlocProgram) start(ctx context.Context, w *worker, onDeath func(poolProcess, error), onStuck func(poolProcess, string)) (*morlocProcess, error) {
+// morlocHooks are how a morloc process tells its worker of its life (see
+// morlocConfig).
+type morlocHooks struct {
+	onDeath            func(p poolProcess, err error)
+	onStuck, onBroken  func(p poolProcess, why string)
+	prepare, unprepare func()
+}
+
+func (m *morlocProgram) start(ctx context.Context, w *worker, hooks morlocHooks) (*morlocProcess, error) {
 	label := w.label
 	if m.err != nil {
 		return nil, fmt.Errorf("pool %s failed to start: %w", label, m.err)
@@ -176,8 +184,7 @@ func (m *morlocProgram) start(ctx context.Context, w *worker, onDeath func(poolP
 		wire:        m.wire,
 		opts:        &m.set.opts,
 		reaper:      m.set.reaper,
-		onDeath:     onDeath,
-		onStuck:     onStuck,
+		morlocHooks: hooks,
 		dialTimeout: morlocDialTimeout,
 	}
 	var p *morlocProcess
@@ -187,6 +194,18 @@ func (m *morlocProgram) start(ctx context.Context, w *worker, onDeath func(poolP
 		return err
 	})
 	return p, err
+}
+
+// reached tells the processes a successful call needed besides its own
+// (Function.Needs) that they work: a morloc pool that only its sibling
+// pools call never answers nexus, and would otherwise never count as
+// healthy (Options.HealthyAfter).
+func reached(procs []poolProcess) {
+	for _, p := range procs {
+		if mp, ok := p.(*morlocProcess); ok {
+			mp.answered.Store(true)
+		}
+	}
 }
 
 // maxSocketPath is the size of sockaddr_un's sun_path on Linux, its

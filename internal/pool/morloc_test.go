@@ -4,14 +4,17 @@ import (
 	"bufio"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +23,7 @@ import (
 	"time"
 
 	"github.com/nexus-mcp/nexus/internal/manifest"
+	"github.com/nexus-mcp/nexus/internal/ndarray"
 	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
@@ -348,6 +352,28 @@ func TestMorlocCalls(t *testing.T) {
 			}
 		}
 	}
+	// A list argument that came as an array (CallOptions.Arrays) is sent
+	// from its bytes; a result of 800 KB comes back through shared memory.
+	for _, n := range []int{3, 100_000} {
+		xs := make([]float64, n)
+		data := make([]byte, 8*n)
+		for i := range xs {
+			xs[i] = float64(i)*1.25 - 7
+			binary.LittleEndian.PutUint64(data[8*i:], math.Float64bits(xs[i]))
+		}
+		arrays := []ndarray.Array{{Path: []any{0}, DType: ndarray.F8, Shape: []int{n}, Data: data}}
+		got, err := ts.callWith(t, context.Background(), CallOptions{Arrays: arrays}, "creals", nil)
+		var back []float64
+		if err != nil || json.Unmarshal([]byte(got), &back) != nil || !slices.Equal(back, xs) {
+			t.Errorf("creals of %d Reals as an array: %v, %.60s", n, err, got)
+		}
+		if arrays[0].Data != nil {
+			t.Errorf("the array's bytes are kept after it was sent")
+		}
+	}
+	if got := ts.mustCall(t, "total", []float64{1.5, 2.25}); got != "3.75" {
+		t.Errorf("total([1.5, 2.25]) = %s", got)
+	}
 	// An argument that does not fit its schema is refused before the pool sees it.
 	if _, err := ts.call(t, "add", 2147483648, 1); err == nil || !strings.Contains(err.Error(), "2147483648 does not fit i4") {
 		t.Errorf("add(2147483648, 1): %v, want a refusal", err)
@@ -371,17 +397,17 @@ func TestMorlocFailure(t *testing.T) {
 }
 
 // A value the pool cannot read aborts the worker that reads it (morloc's
-// msgpack reader asserts); the call fails saying so, and the pool, which
-// starts another worker, answers the next call.
+// msgpack reader asserts); the call fails saying so, the process is
+// replaced, and the next call works.
 func TestMorlocWorkerAbort(t *testing.T) {
 	ts := startMorlocSet(t, Options{}, func(specs []Spec) {
 		// Claim echo takes an Int: the pool, expecting a string, gets an int.
-		fn := specs[0].Functions[5]
-		if fn.Name != "echo" {
-			t.Fatalf("mid 5 is %s, not echo", fn.Name)
+		for mid, fn := range specs[0].Functions {
+			if fn.Name == "echo" {
+				fn.Args = []*manifest.Type{mustType(t, "i4")}
+				specs[0].Functions[mid] = fn
+			}
 		}
-		fn.Args = []*manifest.Type{mustType(t, "i4")}
-		specs[0].Functions[5] = fn
 	})
 	before := ts.process(t, 0).pid()
 	_, err := ts.call(t, "echo", 7)
@@ -396,8 +422,16 @@ func TestMorlocWorkerAbort(t *testing.T) {
 	if got := ts.mustCall(t, "add", 1, 2); got != "3" {
 		t.Errorf("add after the abort = %s", got)
 	}
-	if after := ts.process(t, 0).pid(); after != before {
-		t.Errorf("the pool process changed (%d → %d): only its worker died", before, after)
+	// morloc's R pools start no worker in place of a dead one, so the
+	// process is replaced, Python's though it would have carried on.
+	if after := ts.process(t, 0).pid(); after == before {
+		t.Errorf("the process %d whose worker died still serves", before)
+	}
+	if !processGone(before, 10*time.Second) {
+		t.Errorf("the replaced process %d still runs", before)
+	}
+	if got := ts.mustCall(t, "viaC", 2); got != "-1" {
+		t.Errorf("viaC(2), C++ calling the new Python process = %s", got)
 	}
 }
 
@@ -484,6 +518,9 @@ func TestMorlocHungCall(t *testing.T) {
 	if fresh.pid() == old.pid() {
 		t.Fatal("the process of the hung call still takes calls")
 	}
+	if ev := ts.eventList(); !strings.Contains(ev, "py restarted") {
+		t.Errorf("events %q lack the replacement", ev)
+	}
 	if !processGone(old.pid(), 10*time.Second) {
 		t.Errorf("the replaced process %d still runs", old.pid())
 	}
@@ -519,6 +556,23 @@ func TestMorlocSlowCallKeepsItsProcess(t *testing.T) {
 	}
 	if now := ts.process(t, 0).pid(); now != old {
 		t.Errorf("the process was replaced (%d → %d) though the call ended in its grace", old, now)
+	}
+	// A spare process was started while the call might have been stuck,
+	// and dropped when it ended.
+	w := ts.pools[0].workers[0]
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		w.mu.Lock()
+		spare := w.spare
+		w.mu.Unlock()
+		if spare == nil && strings.Count(ts.eventList(), "py started") == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("events %q, spare %v: want the spare started, then dropped", ts.eventList(), spare)
+		}
+	}
+	if ev := ts.eventList(); strings.Contains(ev, "restarted") {
+		t.Errorf("events %q: the process was restarted", ev)
 	}
 }
 

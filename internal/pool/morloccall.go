@@ -27,6 +27,7 @@ const (
 // packet out, one result packet back.
 type morlocCall struct {
 	conn  net.Conn
+	name  string         // "call to 'x'"
 	reply chan callReply // buffered: exchange never blocks on it
 }
 
@@ -42,6 +43,9 @@ func (p *morlocProcess) call(ctx context.Context, c *callRequest) (ndarray.Value
 	if err != nil {
 		return ndarray.Value{}, fmt.Errorf("pool %s: encoding the arguments of the %s: %w", p.label, c.name, err)
 	}
+	if p.awaitEnd() { // killed, and nexus does not know yet
+		return ndarray.Value{}, &unstartedError{p.deathErr()}
+	}
 	if err := p.waitSettled(ctx, c); err != nil {
 		return ndarray.Value{}, err
 	}
@@ -49,7 +53,7 @@ func (p *morlocProcess) call(ctx context.Context, c *callRequest) (ndarray.Value
 	if err != nil {
 		return ndarray.Value{}, err
 	}
-	mc := &morlocCall{conn: conn, reply: make(chan callReply, 1)}
+	mc := &morlocCall{conn: conn, name: c.name, reply: make(chan callReply, 1)}
 	p.mu.Lock()
 	if err := p.unusableErr(); err != nil {
 		p.mu.Unlock()
@@ -148,9 +152,9 @@ func (p *morlocProcess) exchange(mc *morlocCall, packet []byte, ret *manifest.Ty
 	}
 	var r callReply
 	if err != nil {
-		r.err = p.lost(err)
+		r.err = p.lost(err, mc)
 	} else if reply, err := p.wire.readReply(mc.conn); err != nil {
-		r.err = p.lost(err)
+		r.err = p.lost(err, mc)
 	} else {
 		p.answered.Store(true)
 		if p.pending(mc) { // else given up on: nobody wants the value
@@ -167,17 +171,39 @@ func (p *morlocProcess) exchange(mc *morlocCall, packet []byte, ret *manifest.Ty
 
 // lost says why a call's connection ended without a reply: the process
 // died (its death, with its last output, says more), or only the worker
-// that ran the call did (morloc's pools abort on a value they cannot read,
-// and start another worker).
-func (p *morlocProcess) lost(err error) error {
-	timer := time.NewTimer(morlocDeathWait)
-	defer timer.Stop()
-	select {
-	case <-p.gone:
-		return p.goneErr()
-	case <-timer.C:
+// that ran the call did (morloc's pools abort on a value they cannot
+// read); then the process is replaced (see morlocConfig.onBroken).
+func (p *morlocProcess) lost(err error, mc *morlocCall) error {
+	deadline := time.Now().Add(morlocDeathWait)
+	for !p.awaitEnd() {
+		if !time.Now().Before(deadline) {
+			p.mu.Lock()
+			replace := p.err == nil && !p.retiring && !p.stopping
+			p.mu.Unlock()
+			if replace {
+				why := "its worker running the " + mc.name + " died"
+				if p.onBroken != nil {
+					go p.onBroken(p, why)
+				} else {
+					go p.retire(why)
+				}
+			}
+			return errors.New(p.withTail(fmt.Sprintf("pool %s: the call ended without a reply (%v): the pool's worker running it died", p.label, err)))
+		}
+		select {
+		case <-p.exited:
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
-	return errors.New(p.withTail(fmt.Sprintf("pool %s: the call ended without a reply (%v): the pool's worker running it died", p.label, err)))
+	return p.deathErr()
+}
+
+// deathErr is the error of calls to a process that died.
+func (p *morlocProcess) deathErr() error {
+	if err := p.goneErr(); err != nil {
+		return err
+	}
+	return fmt.Errorf("pool %s died", p.label)
 }
 
 func (p *morlocProcess) goneErr() error {
@@ -198,15 +224,21 @@ func (p *morlocProcess) finish(mc *morlocCall, r callReply) {
 	p.mu.Lock()
 	pending := p.inflight[mc]
 	delete(p.inflight, mc)
+	_, abandoned := p.abandoned[mc]
 	delete(p.abandoned, mc)
 	p.settle()
 	drained := pending && p.retiring && len(p.inflight) == 0
+	// The last call given up on ended in its grace: no replacement needed.
+	unneeded := abandoned && len(p.abandoned) == 0 && !p.retiring && p.err == nil
 	p.mu.Unlock()
 	if pending {
 		mc.reply <- r
 	}
 	if drained {
 		go p.stop()
+	}
+	if unneeded && p.unprepare != nil {
+		p.unprepare()
 	}
 }
 
@@ -227,8 +259,14 @@ func (p *morlocProcess) giveUp(mc *morlocCall, name, how string) (callReply, boo
 		}
 	}
 	drained := p.retiring && len(p.inflight) == 0
+	watch := p.err == nil && !p.retiring
 	p.mu.Unlock()
-	time.AfterFunc(p.opts.CancelGrace, func() { p.checkStuck(mc) })
+	if watch {
+		if p.prepare != nil {
+			p.prepare()
+		}
+		time.AfterFunc(p.opts.CancelGrace, func() { p.checkStuck(mc) })
+	}
 	if drained {
 		go p.stop()
 	}

@@ -39,8 +39,15 @@ type morlocConfig struct {
 	reaper      *reaper  // told of the process group; may be nil
 	dialTimeout time.Duration
 
-	onDeath func(p poolProcess, err error) // as processConfig's
-	onStuck func(p poolProcess, why string)
+	// onDeath and onStuck are as processConfig's. onBroken learns that a
+	// worker of the process died running a call while the process lives
+	// on; it must retire the process after starting another: morloc's R
+	// pools start no worker in place of a dead one, so such a process may
+	// never answer again (Python's do, but nexus cannot tell which).
+	// prepare learns that a call was given up on, so that a process to
+	// replace this one can start while it waits out its grace; unprepare,
+	// that the calls given up on ended within it.
+	morlocHooks
 }
 
 // morlocProcess is one running process of a pool morloc compiled. It owns
@@ -144,13 +151,13 @@ func (p *morlocProcess) waitReady(ctx context.Context) error {
 		}
 		if errors.Is(err, errBadPong) {
 			p.stop()
-			return errors.New(p.withTail(fmt.Sprintf("pool %s failed to start: %v", p.label, err)))
+			return startFailure(fmt.Sprintf("pool %s failed to start: %v", p.label, err), &p.tail, RuntimeMorloc)
 		}
 		timer := time.NewTimer(min(delay, time.Until(deadline)))
 		select {
 		case <-p.gone:
 			timer.Stop()
-			return errors.New(p.withTail(fmt.Sprintf("pool %s failed to start: exited before it was ready (%s)", p.label, p.exitState)))
+			return startFailure(fmt.Sprintf("pool %s failed to start: exited before it was ready (%s)", p.label, p.exitState), &p.tail, RuntimeMorloc)
 		case <-ctx.Done():
 			timer.Stop()
 			p.stop()
@@ -159,8 +166,8 @@ func (p *morlocProcess) waitReady(ctx context.Context) error {
 		}
 		if !time.Now().Before(deadline) {
 			p.stop()
-			return errors.New(p.withTail(fmt.Sprintf("pool %s never became ready within %s (no answer to a ping on %s: %v)",
-				p.label, p.opts.StartTimeout, p.socket, err)))
+			return startFailure(fmt.Sprintf("pool %s never became ready within %s (no answer to a ping on %s: %v)",
+				p.label, p.opts.StartTimeout, p.socket, err), &p.tail, RuntimeMorloc)
 		}
 		delay = min(delay*5/4+time.Millisecond, 50*time.Millisecond)
 	}
@@ -332,6 +339,33 @@ func (p *morlocProcess) unusableErr() error {
 		return fmt.Errorf("pool %s: replaced", p.label)
 	}
 	return nil
+}
+
+// dead reports whether the process has ended, even before nexus has
+// reaped it (cmd.Wait may lag under load): a killed process is a zombie
+// at once.
+func (p *morlocProcess) dead() bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+	}
+	return zombie(p.pid())
+}
+
+// awaitEnd waits, when the process has died, until nexus has dealt with
+// its death (its worker has started the next), and reports whether it had.
+func (p *morlocProcess) awaitEnd() bool {
+	if !p.dead() {
+		return false
+	}
+	timer := time.NewTimer(p.opts.StopGrace + 5*time.Second)
+	defer timer.Stop()
+	select {
+	case <-p.gone:
+	case <-timer.C:
+	}
+	return true
 }
 
 func (p *morlocProcess) answeredAny() bool          { return p.answered.Load() }

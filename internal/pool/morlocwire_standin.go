@@ -114,13 +114,88 @@ func wireAppendArg(dst []byte, t *manifest.Type, v json.RawMessage, _ wireDialec
 	return dst, nil
 }
 
-// wireAppendArrayArg is wireAppendArg for an argument that came as an array.
+// wireAppendArrayArg is wireAppendArg for an argument that came as an
+// array: its numbers are written straight from its bytes when t is as many
+// nested lists of numbers as the array has dimensions.
 func wireAppendArrayArg(dst []byte, t *manifest.Type, a ndarray.Array, d wireDialect) ([]byte, error) {
-	text, err := ndarray.AppendPoolJSON(nil, &a)
+	elem := t.Unwrap()
+	for range a.Shape {
+		if elem == nil || elem.Kind != manifest.List {
+			elem = nil
+			break
+		}
+		elem = elem.Elem.Unwrap()
+	}
+	if elem == nil || (elem.Kind != manifest.Float && elem.Kind != manifest.Int) || a.Len()*a.DType.Size() != len(a.Data) {
+		text, err := ndarray.AppendPoolJSON(nil, &a)
+		if err != nil {
+			return nil, err
+		}
+		return wireAppendArg(dst, t, text, d)
+	}
+	start := len(dst)
+	dst = wireHeader(dst, [8]byte{wireTypeData, wireSourceMesg, wireFormatMsgpack}, 0, 0)
+	e := &mpackEncoder{b: slices.Grow(dst, 9*a.Len()+5*len(a.Shape))}
+	i := 0
+	var err error
+	var nest func(dim int)
+	nest = func(dim int) {
+		if dim == len(a.Shape) {
+			err = e.arrayElem(elem, &a, i, err)
+			i++
+			return
+		}
+		e.arrayHeader(a.Shape[dim])
+		for range a.Shape[dim] {
+			nest(dim + 1)
+		}
+	}
+	nest(0)
 	if err != nil {
 		return nil, err
 	}
-	return wireAppendArg(dst, t, text, d)
+	dst = e.b
+	binary.LittleEndian.PutUint64(dst[start+24:], uint64(len(dst)-start-wireHeaderSize))
+	return dst, nil
+}
+
+// arrayElem writes element i of a as t, a Float or an Int; after an
+// error it writes nothing and keeps the first.
+func (e *mpackEncoder) arrayElem(t *manifest.Type, a *ndarray.Array, i int, err error) error {
+	if err != nil {
+		return err
+	}
+	var f float64
+	var n int64
+	isInt := true
+	switch a.DType {
+	case ndarray.I4:
+		n = int64(int32(binary.LittleEndian.Uint32(a.Data[4*i:])))
+	case ndarray.I8:
+		n = int64(binary.LittleEndian.Uint64(a.Data[8*i:]))
+	default:
+		f, isInt = math.Float64frombits(binary.LittleEndian.Uint64(a.Data[8*i:])), false
+	}
+	if t.Kind == manifest.Float {
+		if isInt {
+			f = float64(n)
+		}
+		if t.Code == "f4" {
+			e.b = append(e.b, 0xca)
+			e.b = binary.BigEndian.AppendUint32(e.b, math.Float32bits(float32(f)))
+		} else {
+			e.b = append(e.b, 0xcb)
+			e.b = binary.BigEndian.AppendUint64(e.b, math.Float64bits(f))
+		}
+		return nil
+	}
+	if !isInt {
+		if f != math.Trunc(f) || math.Abs(f) > 1<<62 {
+			return fmt.Errorf("at [%d]: %v is not an integer", i, f)
+		}
+		n = int64(f)
+	}
+	return e.integer(t.Code, strconv.FormatInt(n, 10), func() string { return "" })
 }
 
 type mpackEncoder struct {
@@ -593,6 +668,23 @@ func (r *vsReader) value(dst []byte, t *manifest.Type, at uint64) ([]byte, error
 			return nil, fmt.Errorf("a list of %d elements", n)
 		}
 		dst = append(dst, '[')
+		if k := t.Elem.Kind; (k == manifest.Int || k == manifest.Float) && n > 0 {
+			// numbers: their block at once, read here rather than looked up one by one
+			block, err := r.bytes(data, int(n*ew))
+			if err != nil {
+				return nil, err
+			}
+			inline := vsReader{inline: block}
+			for i := uint64(0); i < n; i++ {
+				if i > 0 {
+					dst = append(dst, ',')
+				}
+				if dst, err = inline.value(dst, t.Elem, i*ew); err != nil {
+					return nil, err
+				}
+			}
+			return append(dst, ']'), nil
+		}
 		for i := uint64(0); i < n; i++ {
 			if i > 0 {
 				dst = append(dst, ',')

@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nexus-mcp/nexus/internal/manifest"
 	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
@@ -35,11 +36,12 @@ const (
 
 // processConfig is what startProcess needs to run one pool process.
 type processConfig struct {
-	lang  string
-	label string // names the process in messages: "py", or "py#2" among several workers
-	argv  []string
-	dir   string
-	env   []string
+	lang    string
+	runtime string // the Spec's: names the protocol assumed when a start fails
+	label   string // names the process in messages: "py", or "py#2" among several workers
+	argv    []string
+	dir     string
+	env     []string
 
 	stderr       io.Writer    // where the pool's stdout and stderr lines go
 	outputLog    *slog.Logger // if set, takes those lines as records instead
@@ -241,12 +243,12 @@ func (p *process) handshake(ctx context.Context) error {
 		return nil
 	case <-p.gone:
 		if p.protoErr != nil {
-			return errors.New(p.withTail(fmt.Sprintf("pool %s failed to start: it broke the protocol: %v", p.label, p.protoErr)))
+			return startFailure(fmt.Sprintf("pool %s failed to start: it broke the protocol: %v", p.label, p.protoErr), &p.tail, p.runtime)
 		}
-		return errors.New(p.withTail(fmt.Sprintf("pool %s failed to start: exited before it was ready (%s)", p.label, p.exitState)))
+		return startFailure(fmt.Sprintf("pool %s failed to start: exited before it was ready (%s)", p.label, p.exitState), &p.tail, p.runtime)
 	case <-timer.C:
 		p.stop()
-		return errors.New(p.withTail(fmt.Sprintf("pool %s never became ready within %s", p.label, p.startTimeout)))
+		return startFailure(fmt.Sprintf("pool %s never became ready within %s", p.label, p.startTimeout), &p.tail, p.runtime)
 	case <-ctx.Done():
 		p.stop()
 		return fmt.Errorf("pool %s: start abandoned: %w", p.label, context.Cause(ctx))
@@ -572,6 +574,18 @@ func (p *process) signalGroup(sig syscall.Signal) {
 
 // withTail appends the pool's last lines of output to msg.
 func (p *process) withTail(msg string) string { return withTail(msg, &p.tail) }
+
+// startFailure is the error of a pool that did not become ready: msg, its
+// last lines of output, and which protocol nexus took it to speak, with
+// how to choose the other (manifest.RuntimeHint): the likely mistake when
+// a pool dies at once or never answers.
+func startFailure(msg string, t *tail, runtime string) error {
+	msg = withTail(msg, t)
+	if hint := manifest.RuntimeHint(runtime); hint != "" {
+		msg += "\n(" + hint + ")"
+	}
+	return errors.New(msg)
+}
 
 // withTail appends the last lines of output t holds to msg.
 func withTail(msg string, t *tail) string {

@@ -396,8 +396,10 @@ func (s *Set) CallWith(ctx context.Context, pool, mid int, args []json.RawMessag
 		c.expired = timer.C
 	}
 	s.called.Store(true)
+	var needed []poolProcess
 	if len(fn.Needs) > 0 && group.spec.Runtime == RuntimeMorloc {
-		if err := s.awaitPools(ctx, c, pool, fn.Needs); err != nil {
+		var err error
+		if needed, err = s.awaitPools(ctx, c, pool, fn.Needs); err != nil {
 			return ndarray.Value{}, err
 		}
 	}
@@ -419,32 +421,45 @@ func (s *Set) CallWith(ctx context.Context, pool, mid int, args []json.RawMessag
 		if us := (*unstartedError)(nil); errors.As(err, &us) && tries < maxTries && s.ctx.Err() == nil {
 			continue // the process went away before it began the call: a fresh one may take it
 		}
+		if err == nil && needed != nil {
+			reached(needed)
+		}
 		return value, err
 	}
 }
 
 // awaitPools waits until the pools a morloc function calls, besides its
-// own, have a live process (starting them if need be): sent before, the
-// call would fail in the pool, unable to reach them.
-func (s *Set) awaitPools(ctx context.Context, c *callRequest, own int, needs []int) error {
+// own, have a live process (starting them if need be), and returns them:
+// sent before, the call would fail in the pool, unable to reach them.
+func (s *Set) awaitPools(ctx context.Context, c *callRequest, own int, needs []int) ([]poolProcess, error) {
+	var procs []poolProcess
 	for _, i := range needs {
 		g := s.pools[i]
 		if i == own || g == nil {
 			continue
 		}
 		for _, w := range g.workers {
-			if _, err := w.process(ctx, c.expired); err != nil {
-				switch {
-				case ctx.Err() != nil:
-					return ctx.Err()
-				case err == errExpired:
-					return c.timedOut(w.label)
+			for tries := 1; ; tries++ {
+				p, err := w.process(ctx, c.expired)
+				if err != nil {
+					switch {
+					case ctx.Err() != nil:
+						return nil, ctx.Err()
+					case err == errExpired:
+						return nil, c.timedOut(w.label)
+					}
+					return nil, fmt.Errorf("%s needs pool %s: %w", c.name, w.label, err)
 				}
-				return fmt.Errorf("%s needs pool %s: %w", c.name, w.label, err)
+				// Killed a moment ago: wait for the process that follows.
+				if mp, ok := p.(*morlocProcess); ok && tries < maxTries && mp.awaitEnd() {
+					continue
+				}
+				procs = append(procs, p)
+				break
 			}
 		}
 	}
-	return nil
+	return procs, nil
 }
 
 // openGate lets the pools no call has asked for start (StartDelay).

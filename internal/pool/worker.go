@@ -28,6 +28,10 @@ type worker struct {
 	lastErr  error         // why the last start or process failed
 	restart  *time.Timer   // a restart scheduled after a death
 	retired  []poolProcess // replaced while a call was stuck in them, finishing their other calls
+	// spare is a start begun in advance, for a morloc pool, while a call
+	// given up on in the current process waits out its cancel grace: it
+	// takes over at once should the call be stuck (see prepare).
+	spare *attempt
 }
 
 // poolProcess is one running pool process as its worker supervises it,
@@ -109,8 +113,14 @@ func (w *worker) backingOff() error {
 
 // launch begins a new start of the worker's process. w.mu is held.
 func (w *worker) launch() *attempt {
-	a := &attempt{done: make(chan struct{})}
+	a := w.begin()
 	w.cur = a
+	return a
+}
+
+// begin begins a start of the worker's process, current or spare. w.mu is held.
+func (w *worker) begin() *attempt {
+	a := &attempt{done: make(chan struct{})}
 	s := w.set
 	if w.closed || s.ctx.Err() != nil {
 		a.err = fmt.Errorf("pool %s: %w", w.label, errClosed)
@@ -123,7 +133,16 @@ func (w *worker) launch() *attempt {
 		onDeath := func(p poolProcess, err error) { w.died(a, p, err) }
 		onStuck := func(p poolProcess, why string) { w.stuck(a, p, why) }
 		if w.spec.Runtime == RuntimeMorloc {
-			p, err := s.morloc.start(s.ctx, w, onDeath, onStuck)
+			hooks := morlocHooks{
+				onDeath: onDeath,
+				onStuck: onStuck,
+				onBroken: func(p poolProcess, why string) {
+					w.replace(a, p, "replacing a pool process whose worker died", why)
+				},
+				prepare:   func() { w.prepare(a) },
+				unprepare: func() { w.unprepare(a) },
+			}
+			p, err := s.morloc.start(s.ctx, w, hooks)
 			if err == nil {
 				a.proc = p // never a nil *morlocProcess in the interface
 			}
@@ -133,6 +152,7 @@ func (w *worker) launch() *attempt {
 		} else {
 			p, err := startProcess(s.ctx, processConfig{
 				lang:         w.spec.Lang,
+				runtime:      w.spec.Runtime,
 				label:        w.label,
 				argv:         w.spec.Exec,
 				dir:          w.spec.Dir,
@@ -183,6 +203,10 @@ func (w *worker) died(a *attempt, p poolProcess, err error) {
 	w.set.opts.Logger.Info("restarting pool", "pool", w.label, "in", delay, "failures", w.failures)
 	w.event(EventCrashed)
 	w.event(EventRestarted)
+	if w.spare != nil {
+		w.cur, w.spare = w.spare, nil // already starting (prepare)
+		return
+	}
 	if delay == 0 {
 		w.launch()
 		return
@@ -200,9 +224,15 @@ func (w *worker) died(a *attempt, p poolProcess, err error) {
 // when cancelled: a fresh process takes new calls at once, and the old one
 // is retired (see process.retire). This is not a failure of the pool.
 func (w *worker) stuck(a *attempt, p poolProcess, why string) {
+	w.replace(a, p, "replacing a stuck pool process", why)
+}
+
+// replace starts a fresh process in place of p, the process of attempt a,
+// and retires p; msg says why, for the log.
+func (w *worker) replace(a *attempt, p poolProcess, msg, why string) {
 	w.mu.Lock()
 	if !w.closed {
-		w.set.opts.Logger.Warn("replacing a stuck pool process", "pool", w.label, "pid", p.pid(), "why", why)
+		w.set.opts.Logger.Warn(msg, "pool", w.label, "pid", p.pid(), "why", why)
 		w.event(EventRestarted)
 		live := w.retired[:0]
 		for _, r := range w.retired {
@@ -214,11 +244,47 @@ func (w *worker) stuck(a *attempt, p poolProcess, why string) {
 		}
 		w.retired = append(live, p)
 		if w.cur == a {
-			w.launch()
+			if w.spare != nil {
+				w.cur, w.spare = w.spare, nil // started in advance (prepare)
+			} else {
+				w.launch()
+			}
 		}
 	}
 	w.mu.Unlock()
 	p.retire(why)
+}
+
+// prepare begins starting, as a spare, the process that would replace the
+// one of attempt a should a call given up on in it not end: a morloc pool
+// cannot cancel a call, and calls wait while it may still end, so the
+// replacement, if needed, is ready when the wait is over.
+func (w *worker) prepare(a *attempt) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed || w.cur != a || w.spare != nil {
+		return
+	}
+	w.spare = w.begin()
+}
+
+// unprepare drops the spare of attempt a: the calls given up on in its
+// process ended within their grace.
+func (w *worker) unprepare(a *attempt) {
+	w.mu.Lock()
+	sp := w.spare
+	if w.cur != a || sp == nil {
+		w.mu.Unlock()
+		return
+	}
+	w.spare = nil
+	w.mu.Unlock()
+	go func() {
+		<-sp.done
+		if sp.proc != nil {
+			sp.proc.stop()
+		}
+	}()
 }
 
 // failed records a failed start or a death, and returns how long the
@@ -251,17 +317,21 @@ func (w *worker) stop() {
 	if w.restart != nil {
 		w.restart.Stop()
 	}
-	a := w.cur
+	starts := []*attempt{w.cur, w.spare}
 	retired := w.retired
 	w.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, p := range retired {
 		wg.Go(p.stop)
 	}
-	if a != nil {
-		<-a.done
-		if a.proc != nil {
-			a.proc.stop()
+	for _, a := range starts {
+		if a != nil {
+			wg.Go(func() {
+				<-a.done
+				if a.proc != nil {
+					a.proc.stop()
+				}
+			})
 		}
 	}
 	wg.Wait()

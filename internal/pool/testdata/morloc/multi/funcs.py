@@ -43,3 +43,7 @@ def stats(s):
         "mean": sum(len(w) for w in ws) / len(ws) if ws else 0.0,
         "words": ws,
     }
+
+
+def total(xs):
+    return sum(xs)
