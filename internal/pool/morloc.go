@@ -149,9 +149,10 @@ func (m *morlocProgram) volumeZeroExists() bool {
 // morlocHooks are how a morloc process tells its worker of its life (see
 // morlocConfig).
 type morlocHooks struct {
-	onDeath            func(p poolProcess, err error)
-	onStuck, onBroken  func(p poolProcess, why string)
-	prepare, unprepare func()
+	onDeath           func(p poolProcess, err error)
+	onStuck, onBroken func(p poolProcess, why string)
+	prepare           func(ready func())
+	unprepare         func()
 }
 
 func (m *morlocProgram) start(ctx context.Context, w *worker, hooks morlocHooks) (*morlocProcess, error) {

@@ -496,11 +496,12 @@ func TestMorlocKilledPoolRecovers(t *testing.T) {
 }
 
 // A call that does not end times out at once. morloc's pools cannot
-// cancel it: when it has not ended within CancelGrace the process is
-// replaced, and a call made meanwhile, held back, runs on the new process.
-// The old process is stopped, and its socket is gone.
+// cancel it: a spare process starts at once and, the call still running
+// when it is up, takes over (well before the minute of CancelGrace); a call
+// made meanwhile, held back, runs on it. The old process is stopped, and
+// its socket is gone.
 func TestMorlocHungCall(t *testing.T) {
-	ts := startMorlocSet(t, Options{CancelGrace: 300 * time.Millisecond}, nil)
+	ts := startMorlocSet(t, Options{CancelGrace: time.Minute}, nil)
 	old := ts.process(t, 0)
 	began := time.Now()
 	_, err := ts.callWith(t, context.Background(), CallOptions{Timeout: 500 * time.Millisecond}, "hang", 60.0)
@@ -511,8 +512,9 @@ func TestMorlocHungCall(t *testing.T) {
 	if took := time.Since(began); took > 3*time.Second {
 		t.Errorf("the timeout took %s to come back", took)
 	}
-	if got := ts.mustCall(t, "add", 2, 3); got != "5" {
-		t.Errorf("add after the hung call = %s", got)
+	// Its own timeout, shorter than the grace: it must not wait for it.
+	if got, err := ts.callWith(t, context.Background(), CallOptions{Timeout: 30 * time.Second}, "add", 2, 3); err != nil || got != "5" {
+		t.Fatalf("add after the hung call: %s, %v", got, err)
 	}
 	fresh := ts.process(t, 0)
 	if fresh.pid() == old.pid() {
@@ -536,20 +538,27 @@ func TestMorlocHungCall(t *testing.T) {
 	if _, err := ts.callWith(t, ctx, CallOptions{}, "hang", 60.0); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled hang: %v", err)
 	}
-	if got := ts.mustCall(t, "add", 3, 4); got != "7" {
-		t.Errorf("add after the cancelled call = %s", got)
+	if got, err := ts.callWith(t, context.Background(), CallOptions{Timeout: 30 * time.Second}, "add", 3, 4); err != nil || got != "7" {
+		t.Errorf("add after the cancelled call: %s, %v", got, err)
+	}
+	if ts.process(t, 0).pid() == fresh.pid() {
+		t.Error("the process of the cancelled call still takes calls")
 	}
 }
 
-// A call that ends within the cancel grace after its timeout keeps the
-// process: nothing is replaced.
+// A call that ends after its timeout, before the spare process is up,
+// keeps its process: nothing is replaced, and the spare is stopped.
 func TestMorlocSlowCallKeepsItsProcess(t *testing.T) {
-	ts := startMorlocSet(t, Options{CancelGrace: 3 * time.Second}, nil)
+	// Every start of the Python pool but the first takes 20 seconds.
+	mark := filepath.Join(t.TempDir(), "started")
+	ts := startMorlocSet(t, Options{CancelGrace: time.Minute}, func(specs []Spec) {
+		specs[0].Exec = append([]string{"sh", "-c", `if [ -e "$0" ]; then sleep 20; fi; touch "$0"; exec "$@"`, mark}, specs[0].Exec...)
+	})
 	old := ts.process(t, 0).pid()
-	_, err := ts.callWith(t, context.Background(), CallOptions{Timeout: 300 * time.Millisecond}, "hang", 0.8)
+	_, err := ts.callWith(t, context.Background(), CallOptions{Timeout: 300 * time.Millisecond}, "hang", 1.0)
 	var te *TimeoutError
 	if !errors.As(err, &te) {
-		t.Fatalf("hang(0.8) with a 300ms timeout: %v", err)
+		t.Fatalf("hang(1.0) with a 300ms timeout: %v", err)
 	}
 	if got := ts.mustCall(t, "add", 2, 3); got != "5" {
 		t.Errorf("add after the slow call = %s", got)
@@ -557,22 +566,26 @@ func TestMorlocSlowCallKeepsItsProcess(t *testing.T) {
 	if now := ts.process(t, 0).pid(); now != old {
 		t.Errorf("the process was replaced (%d → %d) though the call ended in its grace", old, now)
 	}
-	// A spare process was started while the call might have been stuck,
-	// and dropped when it ended.
+	// A spare process was begun while the call might have been stuck, and
+	// its start abandoned when the call ended.
 	w := ts.pools[0].workers[0]
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		w.mu.Lock()
-		spare := w.spare
-		w.mu.Unlock()
-		if spare == nil && strings.Count(ts.eventList(), "py started") == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("events %q, spare %v: want the spare started, then dropped", ts.eventList(), spare)
-		}
+	w.mu.Lock()
+	spare := w.spare
+	w.mu.Unlock()
+	if spare != nil {
+		t.Fatal("the spare is still kept after the call ended")
 	}
-	if ev := ts.eventList(); strings.Contains(ev, "restarted") {
+	if n := strings.Count(ts.logs.String(), `msg="pool ready" pool=py`); n != 1 {
+		t.Errorf("%d Python processes became ready, want 1 (the spare is abandoned before):\n%s", n, ts.logs)
+	}
+	if ev := ts.eventList(); strings.Contains(ev, "restarted") || strings.Contains(ev, "crashed") {
 		t.Errorf("events %q: the process was restarted", ev)
+	}
+	if strings.Contains(ts.logs.String(), "pool failed to start") {
+		t.Errorf("the abandoned spare counted as a failed start:\n%s", ts.logs)
+	}
+	if got := ts.mustCall(t, "add", 3, 4); got != "7" {
+		t.Errorf("add = %s", got)
 	}
 }
 

@@ -34,9 +34,10 @@ type morlocCall struct {
 // call runs one call on its own connection (morloc's pools take one
 // request per connection). When ctx ends or the call's timeout passes
 // first it returns at once. morloc's pools have no cancel message, so the
-// function runs on: its connection stays open to see it end, and if it has
-// not ended within Options.CancelGrace it is stuck, and the process is
-// replaced (docs/internals.md, "morloc pools").
+// function runs on: its connection stays open to see it end, a spare
+// process starts, and if the call has not ended when the spare is up (or
+// Options.CancelGrace has passed) it is stuck, and the spare replaces the
+// process (docs/internals.md, "morloc pools").
 func (p *morlocProcess) call(ctx context.Context, c *callRequest) (ndarray.Value, error) {
 	fn := p.functions[c.mid]
 	packet, err := p.wire.callPacket(c.mid, fn.Args, c.args, c.opts.Arrays)
@@ -253,7 +254,7 @@ func (p *morlocProcess) giveUp(mc *morlocCall, name, how string) (callReply, boo
 	}
 	delete(p.inflight, mc)
 	if p.err == nil {
-		p.abandoned[mc] = abandonedCall{name: name, how: how}
+		p.abandoned[mc] = abandonedCall{name: name, how: how, at: time.Now()}
 		if p.settled == nil && !p.retiring {
 			p.settled = make(chan struct{})
 		}
@@ -263,7 +264,7 @@ func (p *morlocProcess) giveUp(mc *morlocCall, name, how string) (callReply, boo
 	p.mu.Unlock()
 	if watch {
 		if p.prepare != nil {
-			p.prepare()
+			p.prepare(p.spareReady)
 		}
 		time.AfterFunc(p.opts.CancelGrace, func() { p.checkStuck(mc) })
 	}
@@ -271,6 +272,23 @@ func (p *morlocProcess) giveUp(mc *morlocCall, name, how string) (callReply, boo
 		go p.stop()
 	}
 	return callReply{}, false
+}
+
+// spareReady is called when the process that would replace this one is
+// up: if a call given up on has still not ended, there is no reason to
+// wait longer for it (its caller is gone, and calls wait behind it), so
+// the spare takes over now.
+func (p *morlocProcess) spareReady() {
+	p.mu.Lock()
+	var mc *morlocCall
+	for c := range p.abandoned {
+		mc = c
+		break
+	}
+	p.mu.Unlock()
+	if mc != nil {
+		p.checkStuck(mc)
+	}
 }
 
 // checkStuck replaces the process if a call given up on has still not
@@ -283,8 +301,8 @@ func (p *morlocProcess) checkStuck(mc *morlocCall) {
 		return
 	}
 	p.mu.Unlock()
-	why := fmt.Sprintf("%s did not end within %s of being %s (morloc's pools cannot cancel a call)",
-		ac.name, shortDuration(p.opts.CancelGrace), ac.how)
+	why := fmt.Sprintf("%s had not ended %s after being %s (morloc's pools cannot cancel a call)",
+		ac.name, shortDuration(time.Since(ac.at).Round(time.Millisecond)), ac.how)
 	if p.onStuck != nil {
 		p.onStuck(p, why) // the worker starts a fresh process, then retires this one
 	} else {

@@ -45,8 +45,8 @@ type morlocConfig struct {
 	// pools start no worker in place of a dead one, so such a process may
 	// never answer again (Python's do, but nexus cannot tell which).
 	// prepare learns that a call was given up on, so that a process to
-	// replace this one can start while it waits out its grace; unprepare,
-	// that the calls given up on ended within it.
+	// replace this one starts at once, and calls ready when it is up;
+	// unprepare learns that the calls given up on ended first.
 	morlocHooks
 }
 

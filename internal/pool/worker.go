@@ -60,9 +60,10 @@ var errExpired = errors.New("the call's time ran out")
 
 // attempt is one start of a worker's process.
 type attempt struct {
-	done chan struct{} // closed when the start has succeeded or failed
-	proc poolProcess   // nil when the start failed
-	err  error
+	done   chan struct{} // closed when the start has succeeded or failed
+	proc   poolProcess   // nil when the start failed
+	err    error
+	cancel context.CancelFunc // abandons a spare's start (see prepare); nil otherwise
 }
 
 // process returns the worker's live process, starting one when there is
@@ -113,13 +114,14 @@ func (w *worker) backingOff() error {
 
 // launch begins a new start of the worker's process. w.mu is held.
 func (w *worker) launch() *attempt {
-	a := w.begin()
+	a := w.begin(w.set.ctx)
 	w.cur = a
 	return a
 }
 
-// begin begins a start of the worker's process, current or spare. w.mu is held.
-func (w *worker) begin() *attempt {
+// begin begins a start of the worker's process, current or spare, which
+// ctx abandons. w.mu is held.
+func (w *worker) begin(ctx context.Context) *attempt {
 	a := &attempt{done: make(chan struct{})}
 	s := w.set
 	if w.closed || s.ctx.Err() != nil {
@@ -139,10 +141,10 @@ func (w *worker) begin() *attempt {
 				onBroken: func(p poolProcess, why string) {
 					w.replace(a, p, "replacing a pool process whose worker died", why)
 				},
-				prepare:   func() { w.prepare(a) },
+				prepare:   func(ready func()) { w.prepare(a, ready) },
 				unprepare: func() { w.unprepare(a) },
 			}
-			p, err := s.morloc.start(s.ctx, w, hooks)
+			p, err := s.morloc.start(ctx, w, hooks)
 			if err == nil {
 				a.proc = p // never a nil *morlocProcess in the interface
 			}
@@ -150,7 +152,7 @@ func (w *worker) begin() *attempt {
 		} else if dir, err := RuntimeDir(); err != nil {
 			a.err = fmt.Errorf("pool %s failed to start: %w", w.label, err)
 		} else {
-			p, err := startProcess(s.ctx, processConfig{
+			p, err := startProcess(ctx, processConfig{
 				lang:         w.spec.Lang,
 				runtime:      w.spec.Runtime,
 				label:        w.label,
@@ -176,8 +178,8 @@ func (w *worker) begin() *attempt {
 		}
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		if w.closed || s.ctx.Err() != nil {
-			return
+		if w.closed || ctx.Err() != nil {
+			return // a start nexus abandoned is no failure of the pool
 		}
 		if a.err != nil {
 			w.failed(a.err, false)
@@ -256,16 +258,25 @@ func (w *worker) replace(a *attempt, p poolProcess, msg, why string) {
 }
 
 // prepare begins starting, as a spare, the process that would replace the
-// one of attempt a should a call given up on in it not end: a morloc pool
-// cannot cancel a call, and calls wait while it may still end, so the
-// replacement, if needed, is ready when the wait is over.
-func (w *worker) prepare(a *attempt) {
+// one of attempt a should a call given up on in it not end (a morloc pool
+// cannot cancel a call, and calls wait while it may still end), and calls
+// ready once the spare is up.
+func (w *worker) prepare(a *attempt, ready func()) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed || w.cur != a || w.spare != nil {
 		return
 	}
-	w.spare = w.begin()
+	ctx, cancel := context.WithCancel(w.set.ctx)
+	sp := w.begin(ctx)
+	sp.cancel = cancel
+	w.spare = sp
+	go func() {
+		<-sp.done
+		if sp.err == nil {
+			ready()
+		}
+	}()
 }
 
 // unprepare drops the spare of attempt a: the calls given up on in its
@@ -279,6 +290,7 @@ func (w *worker) unprepare(a *attempt) {
 	}
 	w.spare = nil
 	w.mu.Unlock()
+	sp.cancel() // a start still under way is abandoned
 	go func() {
 		<-sp.done
 		if sp.proc != nil {
