@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"os"
@@ -745,4 +746,29 @@ func mustType(t testing.TB, s string) *manifest.Type {
 		t.Fatalf("schema %q: %v", s, err)
 	}
 	return ty
+}
+
+// BenchmarkMorlocSmallCall measures one small call through the morloc
+// driver: a connection, a call packet, a result packet, in each language.
+func BenchmarkMorlocSmallCall(b *testing.B) {
+	dir := buildMorlocProgram(b, "multi")
+	specs, commands := morlocProgramSpecs(b, dir)
+	s := Start(context.Background(), specs, Options{Stderr: io.Discard, Logger: slog.New(slog.DiscardHandler), Morloc: MorlocOptions{WireVersion: "0.69.0"}})
+	defer s.Close()
+	if err := s.Ready(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	args := []json.RawMessage{json.RawMessage("20"), json.RawMessage("22")}
+	for _, name := range []string{"cadd", "add"} {
+		at := commands[name]
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				v, err := s.Call(context.Background(), at[0], at[1], args, Hooks{})
+				if err != nil || string(v) != "42" {
+					b.Fatalf("%s: %s, %v", name, v, err)
+				}
+			}
+		})
+	}
 }
