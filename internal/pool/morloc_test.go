@@ -372,6 +372,21 @@ func TestMorlocCalls(t *testing.T) {
 			t.Errorf("the array's bytes are kept after it was sent")
 		}
 	}
+	// With CallOptions.Ret, a list of numbers comes back as an array.
+	{
+		xs := []float64{1.5, -2, 1e300}
+		data := make([]byte, 8*len(xs))
+		for i, x := range xs {
+			binary.LittleEndian.PutUint64(data[8*i:], math.Float64bits(x))
+		}
+		at := ts.commands["creals"]
+		v, err := ts.CallWith(context.Background(), at[0], at[1], []json.RawMessage{json.RawMessage("null")},
+			CallOptions{Arrays: []ndarray.Array{{Path: []any{0}, DType: ndarray.F8, Shape: []int{len(xs)}, Data: slices.Clone(data)}},
+				Ret: &ndarray.Ret{Rank: 1, Number: ndarray.Real}})
+		if err != nil || len(v.Arrays) != 1 || v.Arrays[0].DType != ndarray.F8 || !slices.Equal(v.Arrays[0].Data, data) {
+			t.Errorf("creals with Ret: %+v, %v; want the array back", v, err)
+		}
+	}
 	if got := ts.mustCall(t, "total", []float64{1.5, 2.25}); got != "3.75" {
 		t.Errorf("total([1.5, 2.25]) = %s", got)
 	}

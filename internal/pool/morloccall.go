@@ -63,7 +63,8 @@ func (p *morlocProcess) call(ctx context.Context, c *callRequest) (ndarray.Value
 	}
 	p.inflight[mc] = true
 	p.mu.Unlock()
-	go p.exchange(mc, packet, fn.Return, c.opts.Arrays)
+	asArrays := c.opts.Ret != nil && c.opts.Ret.Rank > 0 // the caller writes arrays in the result
+	go p.exchange(mc, packet, fn.Return, asArrays, c.opts.Arrays)
 
 	select {
 	case r := <-mc.reply:
@@ -141,7 +142,7 @@ func (p *morlocProcess) dial(ctx context.Context) (net.Conn, error) {
 // that the caller may return while the pool works. A result in shared
 // memory is copied out at once: the pool frees it when its worker starts
 // its next call.
-func (p *morlocProcess) exchange(mc *morlocCall, packet []byte, ret *manifest.Type, arrays []ndarray.Array) {
+func (p *morlocProcess) exchange(mc *morlocCall, packet []byte, ret *manifest.Type, asArrays bool, arrays []ndarray.Array) {
 	_, err := mc.conn.Write(packet)
 	// Sent: a large argument's buffers may go (CallOptions.Arrays).
 	for i := range arrays {
@@ -159,11 +160,11 @@ func (p *morlocProcess) exchange(mc *morlocCall, packet []byte, ret *manifest.Ty
 	} else {
 		p.answered.Store(true)
 		if p.pending(mc) { // else given up on: nobody wants the value
-			v, err := p.wire.result(reply, ret, p.lang)
+			v, err := p.wire.result(reply, ret, asArrays, p.lang)
 			if ce := (*CallError)(nil); err != nil && !errors.As(err, &ce) {
 				err = fmt.Errorf("pool %s sent a result nexus cannot read: %w", p.label, err)
 			}
-			r = callReply{value: ndarray.Value{JSON: v}, err: err}
+			r = callReply{value: v, err: err}
 		}
 	}
 	mc.conn.Close()

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/morlocwire"
 )
 
 // reaperEnv marks a process started as nexus's reaper.
@@ -187,14 +189,13 @@ func reaperFile(kind byte, name string) bool {
 // removeShm removes a morloc program's shared-memory files:
 // /dev/shm/<basename>_<i> and /dev/shm/<basename>.registry.
 func removeShm(basename string) {
-	files, _ := filepath.Glob(filepath.Join(shmDir, basename+"_*"))
-	for _, f := range append(files, filepath.Join(shmDir, basename+".registry")) {
+	for _, f := range shmFiles(basename) {
 		_ = os.Remove(f)
 	}
 }
 
 // shmDir is where POSIX shared memory objects live on Linux.
-const shmDir = "/dev/shm"
+const shmDir = morlocwire.ShmDir
 
 // close ends the reaper once every pool is stopped: it is told to exit
 // ("=") and its pipe is closed.
