@@ -214,6 +214,8 @@ func TestEmbeddedManifestErrors(t *testing.T) {
 			"at commands[0].pool: pool index 3 out of range: the manifest has 1 pool(s)"},
 		{"a description line", v1Launcher(strings.Replace(v1Base, `"return_desc":[]`, `"return_desc":[7]`, 1)),
 			"at commands[0].return_desc[0]: expected a string, got integer"},
+		{"a version beside a build object is the later schema's", v1Launcher(`{"name":"p","version":"2.1","build":{"path":"/b"},"pools":[],"commands":[],"inline_size":-2}`),
+			"at inline_size: expected a size in bytes"},
 		{"the later schema, broken", v1Launcher(`{"name":"p","build":{"path":"/b","time":"now"},"pools":[],"commands":[]}`),
 			"at build.time: expected an integer, got string"},
 		{"metadata.runtime in a launcher", v1Launcher(`{"name":"p","pools":[{"lang":"py","exec":["python3"],"metadata":{"runtime":"py"}}],"commands":[]}`),
@@ -382,5 +384,30 @@ func TestDriverFields(t *testing.T) {
 		if got := buildDir("/p/b/manifest.json", tt.recorded); got != tt.dir {
 			t.Errorf("buildDir(%q) = %s, want %s", tt.recorded, got, tt.dir)
 		}
+	}
+}
+
+// A program moved after morloc built it says where its build directory was
+// recorded; one in place is fine.
+func TestCheckDir(t *testing.T) {
+	dir := t.TempDir()
+	inPlace := filepath.Join(dir, "nexus")
+	write(t, inPlace, v1Launcher(strings.Replace(v1Base, `"build_dir":"/b"`, `"build_dir":"`+dir+`"`, 1)))
+	m, err := Load(inPlace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CheckDir(); err != nil {
+		t.Errorf("in place: %v", err)
+	}
+	moved := filepath.Join(dir, "moved")
+	write(t, moved, v1Launcher(strings.Replace(v1Base, `"build_dir":"/b"`, `"build_dir":"`+dir+`/gone"`, 1)))
+	if m, err = Load(moved); err != nil {
+		t.Fatal(err)
+	}
+	err = m.CheckDir()
+	if err == nil || !strings.Contains(err.Error(), "the build directory "+dir+"/gone that "+moved+" records") ||
+		!strings.Contains(err.Error(), "run `morloc make` again") {
+		t.Errorf("moved: %v", err)
 	}
 }

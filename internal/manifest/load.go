@@ -110,8 +110,12 @@ func parse(path string, data []byte) (*Manifest, error) {
 		line, col := at(int64(len(payload) - len(trimmed)))
 		return nil, fail("", "not valid JSON at line %d, column %d: trailing data after the top-level object", line, col)
 	}
+	// Version 1 says so, and has build_dir where the later schema has a
+	// build object (which may sit beside a "version" of someone else's).
 	if obj, ok := raw.(map[string]any); ok {
-		if _, versioned := obj["version"]; versioned {
+		_, versioned := obj["version"]
+		_, later := obj["build"]
+		if versioned && !later {
 			return parseV1(path, raw, payload)
 		}
 	}

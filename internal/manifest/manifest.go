@@ -10,6 +10,8 @@ package manifest
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"time"
 )
 
@@ -233,4 +235,24 @@ func (m *Manifest) Version() string {
 		return m.Build.MorlocVersion
 	}
 	return "0.0.0"
+}
+
+// CheckDir reports whether the pools' working directory is there. A
+// program morloc built before 0.97 records its build directory as an
+// absolute path; moved elsewhere, its pools cannot run, and morloc's own
+// nexus refuses it too ("Cannot chdir to build_dir", data/nexus.c at
+// 0.69.0). The error says where the directory was recorded and what to do.
+func (m *Manifest) CheckDir() error {
+	st, err := os.Stat(m.Dir)
+	switch {
+	case err == nil && st.IsDir():
+		return nil
+	case err == nil:
+		err = fmt.Errorf("not a directory")
+	}
+	if m.Format == FormatFile {
+		return fmt.Errorf("program %s: the pools' directory %s: %w", m.Name, m.Dir, err)
+	}
+	return fmt.Errorf("program %s: the build directory %s that %s records: %w (morloc's own nexus cannot run it either: run `morloc make` again where the program now is)",
+		m.Name, m.Dir, m.Path, err)
 }
