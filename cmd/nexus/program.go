@@ -58,6 +58,7 @@ func poolSpecs(m *manifest.Manifest, g *globalFlags, only []int) []pool.Spec {
 		want[i] = true
 	}
 	var specs []pool.Spec
+	dirErr := m.CheckDir() // a program moved from where morloc built it
 	for i, p := range m.Pools {
 		if only != nil && !want[i] {
 			continue
@@ -68,7 +69,7 @@ func poolSpecs(m *manifest.Manifest, g *globalFlags, only []int) []pool.Spec {
 		}
 		specs = append(specs, pool.Spec{Index: i, Lang: p.Lang, Exec: p.Exec, Dir: m.Dir, Workers: workers,
 			Functions: poolFunctions(m, i), ArgTypes: p.Arrays == "numpy",
-			Runtime: p.Runtime, Socket: p.Socket, PoolHash: p.PoolHash})
+			Runtime: p.Runtime, Socket: p.Socket, PoolHash: p.PoolHash, DirErr: dirErr})
 	}
 	return specs
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -90,6 +91,15 @@ func TestPoolSpecsMorloc(t *testing.T) {
 		}
 		if want := wantFns[i]; len(got) != len(want) || (len(want) > 0 && !reflect.DeepEqual(got, want)) {
 			t.Errorf("pool %d functions %+v, want %+v", i, got, want)
+		}
+	}
+	// Its recorded build directory is not on this machine (unless it
+	// happens to be): the pools say so.
+	if _, statErr := os.Stat(m.Dir); statErr != nil {
+		for i, s := range specs {
+			if s.DirErr == nil || !strings.Contains(s.DirErr.Error(), "run `morloc make` again") {
+				t.Errorf("pool %d: DirErr %v, want the moved-program error", i, s.DirErr)
+			}
 		}
 	}
 	if o := morlocOptions(m); o.WireVersion != "0.69.0" || o.InlineSize != nil || o.NoShm || o.TmpDir != "" {

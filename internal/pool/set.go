@@ -45,6 +45,10 @@ type Spec struct {
 	// PoolHash is the manifest's pool_hash, given to a morloc pool as
 	// MORLOC_POOL_HASH; empty for manifests that have none (0.69).
 	PoolHash string
+	// DirErr, when set, says why Dir cannot be the pool's working directory
+	// (manifest.CheckDir: a program moved from the build directory its
+	// launcher records); every start of the pool fails with it.
+	DirErr error
 }
 
 // The runtimes a Spec may name: the manifest's (manifest.Pool.Runtime).

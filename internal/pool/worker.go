@@ -134,7 +134,9 @@ func (w *worker) begin(ctx context.Context) *attempt {
 		<-s.reaperUp        // so that the reaper learns of this pool's group
 		onDeath := func(p poolProcess, err error) { w.died(a, p, err) }
 		onStuck := func(p poolProcess, why string) { w.stuck(a, p, why) }
-		if w.spec.Runtime == RuntimeMorloc {
+		if w.spec.DirErr != nil {
+			a.err = fmt.Errorf("pool %s failed to start: %w", w.label, w.spec.DirErr)
+		} else if w.spec.Runtime == RuntimeMorloc {
 			hooks := morlocHooks{
 				onDeath: onDeath,
 				onStuck: onStuck,
