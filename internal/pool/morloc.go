@@ -153,6 +153,7 @@ type morlocHooks struct {
 	onStuck, onBroken func(p poolProcess, why string)
 	prepare           func(ready func())
 	unprepare         func()
+	stuckIn           func(pools []int, why string)
 }
 
 func (m *morlocProgram) start(ctx context.Context, w *worker, hooks morlocHooks) (*morlocProcess, error) {
@@ -195,6 +196,36 @@ func (m *morlocProgram) start(ctx context.Context, w *worker, hooks morlocHooks)
 		return err
 	})
 	return p, err
+}
+
+// replaceNeeded replaces the processes of the pools (by index) that a
+// stuck call of pool own needed: the part of it that does not end may be
+// running in one of them (a Python function stuck in the C++ function it
+// called), where it holds a worker, and morloc's pools start another
+// worker only while all are waiting on other pools.
+func (s *Set) replaceNeeded(own int, pools []int, why string) {
+	for _, i := range pools {
+		g := s.pools[i]
+		if i == own || g == nil || g.spec.Runtime != RuntimeMorloc {
+			continue
+		}
+		for _, w := range g.workers {
+			w.mu.Lock()
+			a := w.cur
+			w.mu.Unlock()
+			if a == nil {
+				continue
+			}
+			select {
+			case <-a.done:
+			default:
+				continue // still starting: nothing of the call is in it
+			}
+			if a.proc != nil && a.proc.alive() {
+				w.replace(a, a.proc, "replacing a pool process a stuck call needed", why)
+			}
+		}
+	}
 }
 
 // reached tells the processes a successful call needed besides its own

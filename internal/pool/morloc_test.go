@@ -562,6 +562,31 @@ func TestMorlocHungCall(t *testing.T) {
 	}
 }
 
+// A call whose work hangs in another pool (Python calling C++, which
+// hangs) is stuck there too: the C++ pool's worker is busy with it, and
+// calls from Python would queue behind it. Both processes are replaced.
+func TestMorlocHungCallInSibling(t *testing.T) {
+	ts := startMorlocSet(t, Options{CancelGrace: time.Minute}, nil)
+	oldPy, oldCpp := ts.process(t, 0).pid(), ts.process(t, 1).pid()
+	_, err := ts.callWith(t, context.Background(), CallOptions{Timeout: 500 * time.Millisecond}, "hangViaC", 600.0)
+	var te *TimeoutError
+	if !errors.As(err, &te) {
+		t.Fatalf("hangViaC: %v, want a *TimeoutError", err)
+	}
+	if got, err := ts.callWith(t, context.Background(), CallOptions{Timeout: 30 * time.Second}, "viaPy", 4); err != nil || got != "-5" {
+		t.Fatalf("viaPy(4), Python calling C++, after the hung call: %s, %v", got, err)
+	}
+	if ts.process(t, 0).pid() == oldPy || ts.process(t, 1).pid() == oldCpp {
+		t.Errorf("processes py %d → %d, cpp %d → %d: want both replaced", oldPy, ts.process(t, 0).pid(), oldCpp, ts.process(t, 1).pid())
+	}
+	ts.logs.waitFor(t, `msg="replacing a pool process a stuck call needed" pool=cpp`, 5*time.Second)
+	for _, pid := range []int{oldPy, oldCpp} {
+		if !processGone(pid, 10*time.Second) {
+			t.Errorf("the replaced process %d still runs", pid)
+		}
+	}
+}
+
 // A call that ends after its timeout, before the spare process is up,
 // keeps its process: nothing is replaced, and the spare is stopped.
 func TestMorlocSlowCallKeepsItsProcess(t *testing.T) {

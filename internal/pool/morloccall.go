@@ -28,6 +28,7 @@ const (
 type morlocCall struct {
 	conn  net.Conn
 	name  string         // "call to 'x'"
+	needs []int          // the other pools its function calls (Function.Needs)
 	reply chan callReply // buffered: exchange never blocks on it
 }
 
@@ -54,7 +55,7 @@ func (p *morlocProcess) call(ctx context.Context, c *callRequest) (ndarray.Value
 	if err != nil {
 		return ndarray.Value{}, err
 	}
-	mc := &morlocCall{conn: conn, name: c.name, reply: make(chan callReply, 1)}
+	mc := &morlocCall{conn: conn, name: c.name, needs: fn.Needs, reply: make(chan callReply, 1)}
 	p.mu.Lock()
 	if err := p.unusableErr(); err != nil {
 		p.mu.Unlock()
@@ -297,13 +298,21 @@ func (p *morlocProcess) spareReady() {
 func (p *morlocProcess) checkStuck(mc *morlocCall) {
 	p.mu.Lock()
 	ac, stuck := p.abandoned[mc]
-	if !stuck || p.err != nil || p.retiring {
+	if !stuck || p.err != nil || p.retiring || p.stuck {
 		p.mu.Unlock()
 		return
 	}
+	p.stuck = true // once: several calls given up on are one replacement
 	p.mu.Unlock()
 	why := fmt.Sprintf("%s had not ended %s after being %s (morloc's pools cannot cancel a call)",
 		ac.name, shortDuration(time.Since(ac.at).Round(time.Millisecond)), ac.how)
+	// The work that does not end may be in a pool the call reached: one
+	// of its workers is busy with it, and calls queue behind it there too.
+	// Those are replaced first, so that the calls this process held back,
+	// released when it retires, find the pools they need replaced.
+	if len(mc.needs) > 0 && p.stuckIn != nil {
+		p.stuckIn(mc.needs, why)
+	}
 	if p.onStuck != nil {
 		p.onStuck(p, why) // the worker starts a fresh process, then retires this one
 	} else {

@@ -46,7 +46,8 @@ type morlocConfig struct {
 	// never answer again (Python's do, but nexus cannot tell which).
 	// prepare learns that a call was given up on, so that a process to
 	// replace this one starts at once, and calls ready when it is up;
-	// unprepare learns that the calls given up on ended first.
+	// unprepare learns that the calls given up on ended first. stuckIn
+	// learns the other pools a stuck call needed (see Set.replaceNeeded).
 	morlocHooks
 }
 
@@ -70,6 +71,7 @@ type morlocProcess struct {
 	settled  chan struct{}
 	ready    bool
 	retiring bool
+	stuck    bool // a call given up on was found stuck: the process is being replaced
 	stopping bool
 	err      error // why calls fail now that the process is gone; set just before gone closes
 

@@ -400,16 +400,19 @@ func (s *Set) CallWith(ctx context.Context, pool, mid int, args []json.RawMessag
 		c.expired = timer.C
 	}
 	s.called.Store(true)
-	var needed []poolProcess
-	if len(fn.Needs) > 0 && group.spec.Runtime == RuntimeMorloc {
-		var err error
-		if needed, err = s.awaitPools(ctx, c, pool, fn.Needs); err != nil {
-			return ndarray.Value{}, err
-		}
-	}
+	awaitNeeds := len(fn.Needs) > 0 && group.spec.Runtime == RuntimeMorloc
 	w := group.pick()
 	defer group.release(w)
 	for tries := 1; ; tries++ {
+		// Each try: a process that held the call back may have been
+		// replaced together with those of the pools it needs.
+		var needed []poolProcess
+		if awaitNeeds {
+			var err error
+			if needed, err = s.awaitPools(ctx, c, pool, fn.Needs); err != nil {
+				return ndarray.Value{}, err
+			}
+		}
 		p, err := w.process(ctx, c.expired)
 		s.openGate() // the pool a client waited for is up (or failed): start the others
 		if err != nil {

@@ -145,6 +145,7 @@ func (w *worker) begin(ctx context.Context) *attempt {
 				},
 				prepare:   func(ready func()) { w.prepare(a, ready) },
 				unprepare: func() { w.unprepare(a) },
+				stuckIn:   func(pools []int, why string) { s.replaceNeeded(w.spec.Index, pools, why) },
 			}
 			p, err := s.morloc.start(ctx, w, hooks)
 			if err == nil {
