@@ -58,6 +58,7 @@ func poolSpecs(m *manifest.Manifest, g *globalFlags, only []int) []pool.Spec {
 		want[i] = true
 	}
 	var specs []pool.Spec
+	dirErr := m.CheckDir() // a program moved from where morloc built it
 	for i, p := range m.Pools {
 		if only != nil && !want[i] {
 			continue
@@ -67,12 +68,15 @@ func poolSpecs(m *manifest.Manifest, g *globalFlags, only []int) []pool.Spec {
 			workers = g.workers // 0 too: the language's default
 		}
 		specs = append(specs, pool.Spec{Index: i, Lang: p.Lang, Exec: p.Exec, Dir: m.Dir, Workers: workers,
-			Functions: poolFunctions(m, i), ArgTypes: p.Arrays == "numpy"})
+			Functions: poolFunctions(m, i), ArgTypes: p.Arrays == "numpy",
+			Runtime: p.Runtime, Socket: p.Socket, PoolHash: p.PoolHash, DirErr: dirErr})
 	}
 	return specs
 }
 
-// poolFunctions names the functions of pool i by mid, with their timeouts.
+// poolFunctions names the functions of pool i by mid, with their timeouts,
+// their schemas (a morloc pool's calls are encoded and decoded by them) and
+// the other pools they call.
 func poolFunctions(m *manifest.Manifest, i int) map[int]pool.Function {
 	fns := map[int]pool.Function{}
 	for j := range m.Commands {
@@ -80,9 +84,19 @@ func poolFunctions(m *manifest.Manifest, i int) map[int]pool.Function {
 		if c.Type != manifest.Remote || c.Pool != i {
 			continue
 		}
-		fns[c.Mid] = pool.Function{Name: c.Name, Timeout: c.Timeout}
+		fn := pool.Function{Name: c.Name, Timeout: c.Timeout, Return: c.Return.T, Needs: c.NeededPools}
+		for k := range c.Args {
+			fn.Args = append(fn.Args, c.Args[k].T)
+		}
+		fns[c.Mid] = fn
 	}
 	return fns
+}
+
+// morlocOptions are what the program says about its morloc pools as a
+// whole: the wire format they speak and 0.98's knobs for results.
+func morlocOptions(m *manifest.Manifest) pool.MorlocOptions {
+	return pool.MorlocOptions{WireVersion: m.WireVersion(), InlineSize: m.InlineSize, NoShm: m.NoShm, TmpDir: m.TmpDir}
 }
 
 // poolStartDelay holds back the pools no call has asked for yet (see
@@ -106,7 +120,8 @@ func serverInfo(m *manifest.Manifest) mcp.Implementation {
 // (`nexus run`) has no default timeout, only a --timeout given: a person is
 // waiting, with Ctrl-C.
 func startPools(m *manifest.Manifest, g *globalFlags, only []int) *pool.Set {
-	opts := pool.Options{Logger: slog.Default(), OutputLog: jsonLog, OnEvent: g.poolEvents, StartTimeout: g.startTimeout, Reaper: true, StartDelay: poolStartDelay}
+	opts := pool.Options{Logger: slog.Default(), OutputLog: jsonLog, OnEvent: g.poolEvents, StartTimeout: g.startTimeout, Reaper: true, StartDelay: poolStartDelay,
+		Morloc: morlocOptions(m)}
 	if g.command != "run" || g.timeoutGiven {
 		opts.CallTimeout = g.timeout
 	}

@@ -131,8 +131,9 @@ const (
 // reply the process still owes: if none comes within the cancel grace, the
 // call is stuck and the process is replaced.
 type abandonedCall struct {
-	name string // "call to 'x'"
-	how  string // "cancelled", "timed out"
+	name string    // "call to 'x'"
+	how  string    // "cancelled", "timed out"
+	at   time.Time // when (morloc pools); zero for nexus pools
 }
 
 // call sends one call and waits for its reply. When ctx ends or the call's

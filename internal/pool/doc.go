@@ -2,8 +2,12 @@
 // calls, stderr, stop, and their supervision: restarts (with a growing delay
 // for a pool that keeps failing), call timeouts, replacing a process whose
 // call is stuck, and a reaper that outlives nexus to kill the pools' process
-// groups. It speaks the nexus pool protocol described in
-// docs/pool-protocol.md and carries the language runtimes (runtime/) that
-// pools import to speak it. It knows nothing of MCP or of argument mapping:
+// groups and remove what they leave on disk. It speaks two protocols behind
+// one supervision (worker.go's poolProcess): the nexus pool protocol
+// described in docs/pool-protocol.md, with the language runtimes
+// (runtime/) that pools import to speak it, and morloc's own, for the pools
+// the morloc compiler generates (docs/internals.md, "morloc pools": a
+// temporary directory, sockets and shared memory per program, one
+// connection per call). It knows nothing of MCP or of argument mapping:
 // callers hand it positional JSON arguments and get JSON values back.
 package pool

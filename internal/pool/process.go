@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nexus-mcp/nexus/internal/manifest"
 	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
@@ -35,11 +36,12 @@ const (
 
 // processConfig is what startProcess needs to run one pool process.
 type processConfig struct {
-	lang  string
-	label string // names the process in messages: "py", or "py#2" among several workers
-	argv  []string
-	dir   string
-	env   []string
+	lang    string
+	runtime string // the Spec's: names the protocol assumed when a start fails
+	label   string // names the process in messages: "py", or "py#2" among several workers
+	argv    []string
+	dir     string
+	env     []string
 
 	stderr       io.Writer    // where the pool's stdout and stderr lines go
 	outputLog    *slog.Logger // if set, takes those lines as records instead
@@ -54,10 +56,10 @@ type processConfig struct {
 
 	// onDeath, if set, learns that a process that had become ready ended
 	// without nexus asking it to, and why, before any call can see it gone.
-	onDeath func(p *process, err error)
+	onDeath func(p poolProcess, err error)
 	// onStuck, if set, learns that a call did not stop when cancelled; it
 	// must retire the process (see process.retire), after starting another.
-	onStuck func(p *process, why string)
+	onStuck func(p poolProcess, why string)
 }
 
 // process is one running pool process and everything nexus holds for it:
@@ -241,12 +243,12 @@ func (p *process) handshake(ctx context.Context) error {
 		return nil
 	case <-p.gone:
 		if p.protoErr != nil {
-			return errors.New(p.withTail(fmt.Sprintf("pool %s failed to start: it broke the protocol: %v", p.label, p.protoErr)))
+			return startFailure(fmt.Sprintf("pool %s failed to start: it broke the protocol: %v", p.label, p.protoErr), &p.tail, p.runtime)
 		}
-		return errors.New(p.withTail(fmt.Sprintf("pool %s failed to start: exited before it was ready (%s)", p.label, p.exitState)))
+		return startFailure(fmt.Sprintf("pool %s failed to start: exited before it was ready (%s)", p.label, p.exitState), &p.tail, p.runtime)
 	case <-timer.C:
 		p.stop()
-		return errors.New(p.withTail(fmt.Sprintf("pool %s never became ready within %s", p.label, p.startTimeout)))
+		return startFailure(fmt.Sprintf("pool %s never became ready within %s", p.label, p.startTimeout), &p.tail, p.runtime)
 	case <-ctx.Done():
 		p.stop()
 		return fmt.Errorf("pool %s: start abandoned: %w", p.label, context.Cause(ctx))
@@ -312,6 +314,11 @@ func (p *process) answeredAny() bool { return p.answered.Load() }
 
 // upFor is how long the process has been ready.
 func (p *process) upFor() time.Duration { return time.Since(p.readyAt) }
+
+// ended is closed once the process is gone.
+func (p *process) ended() <-chan struct{} { return p.gone }
+
+func (p *process) pid() int { return p.cmd.Process.Pid }
 
 func (p *process) goneErr() error {
 	p.mu.Lock()
@@ -414,21 +421,27 @@ func (p *process) deliverLog(msg *inbound) {
 	p.logger.Log(context.Background(), logLevels[level], "pool log", "pool", p.label, "data", string(msg.Data))
 }
 
-// copyOutput copies the pool's stdout and stderr, line by line and
-// prefixed, to the configured output, keeping the last lines for errors.
+// copyOutput copies the pool's stdout and stderr (see copyPoolOutput).
 func (p *process) copyOutput() {
 	defer close(p.outputDone)
-	prefix := "[pool " + p.label + "] "
-	r := bufio.NewReaderSize(p.outPipe, outputLineMax)
+	copyPoolOutput(p.outPipe, p.label, &p.tail, p.stderr, p.outputLog)
+}
+
+// copyPoolOutput copies a pool's stdout and stderr, line by line and
+// prefixed, to stderr, or as records to outputLog when set, keeping the
+// last lines in t for errors. It returns at the end of r.
+func copyPoolOutput(r io.Reader, label string, t *tail, stderr io.Writer, outputLog *slog.Logger) {
+	prefix := "[pool " + label + "] "
+	br := bufio.NewReaderSize(r, outputLineMax)
 	for {
-		line, err := r.ReadSlice('\n')
+		line, err := br.ReadSlice('\n')
 		if len(line) > 0 {
 			text := strings.TrimSuffix(strings.TrimSuffix(string(line), "\n"), "\r")
-			p.tail.add(text)
-			if p.outputLog != nil {
-				p.outputLog.Info("pool output", "pool", p.label, "text", text)
+			t.add(text)
+			if outputLog != nil {
+				outputLog.Info("pool output", "pool", label, "text", text)
 			} else {
-				_, _ = io.WriteString(p.stderr, prefix+text+"\n")
+				_, _ = io.WriteString(stderr, prefix+text+"\n")
 			}
 		}
 		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
@@ -560,9 +573,24 @@ func (p *process) signalGroup(sig syscall.Signal) {
 }
 
 // withTail appends the pool's last lines of output to msg.
-func (p *process) withTail(msg string) string {
-	if t := p.tail.String(); t != "" {
-		return msg + "; last stderr:\n" + t
+func (p *process) withTail(msg string) string { return withTail(msg, &p.tail) }
+
+// startFailure is the error of a pool that did not become ready: msg, its
+// last lines of output, and which protocol nexus took it to speak, with
+// how to choose the other (manifest.RuntimeHint): the likely mistake when
+// a pool dies at once or never answers.
+func startFailure(msg string, t *tail, runtime string) error {
+	msg = withTail(msg, t)
+	if hint := manifest.RuntimeHint(runtime); hint != "" {
+		msg += "\n(" + hint + ")"
+	}
+	return errors.New(msg)
+}
+
+// withTail appends the last lines of output t holds to msg.
+func withTail(msg string, t *tail) string {
+	if s := t.String(); s != "" {
+		return msg + "; last stderr:\n" + s
 	}
 	return msg
 }

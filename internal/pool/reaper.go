@@ -9,10 +9,14 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/morlocwire"
 )
 
 // reaperEnv marks a process started as nexus's reaper.
@@ -22,8 +26,12 @@ const reaperEnv = "NEXUS_REAPER"
 // process group of its own, that outlives nexus to kill its pools' process
 // groups should nexus die without stopping them (SIGKILL, a crash). nexus
 // tells it each group as a pool starts ("+pgid") and once it is gone
-// ("-pgid"); when the pipe ends without nexus having closed it (nexus is
-// gone) the reaper kills every group it was told of and exits. Runtimes that
+// ("-pgid"), and what a morloc program leaves on disk: its temporary
+// directory ("d/tmp/morloc.123") and its shared-memory basename
+// ("smorloc-42-0123456789abcdef": /dev/shm/<basename>_* and .registry);
+// when the pipe ends without nexus having closed it (nexus is gone) the
+// reaper kills every group it was told of, removes those files and exits.
+// Runtimes that
 // kill their own group when nexus goes cover most of this; the reaper covers
 // the rest: R, which cannot catch SIGTERM, a runtime stuck in a call, a
 // runtime that does not try.
@@ -38,8 +46,14 @@ type reaper struct {
 // runReaper: a shell holds a megabyte where a second Go runtime holding
 // nexus's whole program image would hold ten (issue 9 wants the reaper
 // at 3 MB or less). The groups are kept in g as " pgid pgid ... ".
+// The directories and basenames, checked as reaperFile checks them, are
+// kept in d and s, one a line.
 const reaperScript = `trap '' INT HUP PIPE
 g=' '
+d=''
+s=''
+nl='
+'
 while IFS= read -r l; do
   case $l in
   =) exit 0 ;;
@@ -51,9 +65,20 @@ while IFS= read -r l; do
     +*) g="$g$p " ;;
     *) case $g in *" $p "*) g="${g%% $p *} ${g#* $p }" ;; esac ;;
     esac ;;
+  d/*/morloc.?*)
+    p=${l#d}
+    case $p in */morloc.*/*|*/../*|*/./*|*//*|*[*?[\\]*) continue ;; esac
+    d="$d$p$nl" ;;
+  smorloc-?*)
+    p=${l#s}
+    case $p in *[!A-Za-z0-9_-]*) continue ;; esac
+    s="$s$p$nl" ;;
   esac
 done
 for p in $g; do kill -s KILL -- "-$p" 2>/dev/null; done
+IFS=$nl
+for p in $d; do rm -rf -- "$p"; done
+for p in $s; do rm -f -- /dev/shm/"$p"_* "/dev/shm/$p.registry"; done
 exit 0
 `
 
@@ -116,6 +141,62 @@ func (r *reaper) send(op byte, pgid int) {
 	}
 }
 
+// removeAfter tells the reaper of files to remove once it has killed the
+// groups: a morloc program's temporary directory (kind 'd') or its
+// shared-memory basename (kind 's'). Both reapers refuse what reaperFile
+// refuses, so that a bad line cannot make them remove anything else.
+func (r *reaper) removeAfter(kind byte, name string) error {
+	if r == nil {
+		return nil
+	}
+	if !reaperFile(kind, name) {
+		return fmt.Errorf("the reaper cannot remove %q: an unusual name", name)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.w != nil {
+		fmt.Fprintf(r.w, "%c%s\n", kind, name)
+	}
+	return nil
+}
+
+// reaperFile reports whether a reaper may remove name, of kind 'd' (a
+// directory: an absolute, clean path whose last element starts with
+// "morloc.", with no glob characters) or 's' (a shared-memory basename:
+// "morloc-" then letters, digits, '_' and '-').
+func reaperFile(kind byte, name string) bool {
+	switch kind {
+	case 'd':
+		base := filepath.Base(name)
+		return filepath.IsAbs(name) && filepath.Clean(name) == name && len(base) > len("morloc.") &&
+			strings.HasPrefix(base, "morloc.") && filepath.Dir(name) != "/" &&
+			!strings.ContainsAny(name, "*?[\\\n")
+	case 's':
+		rest, ok := strings.CutPrefix(name, "morloc-")
+		if !ok || rest == "" {
+			return false
+		}
+		for _, c := range rest {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// removeShm removes a morloc program's shared-memory files:
+// /dev/shm/<basename>_<i> and /dev/shm/<basename>.registry.
+func removeShm(basename string) {
+	for _, f := range shmFiles(basename) {
+		_ = os.Remove(f)
+	}
+}
+
+// shmDir is where POSIX shared memory objects live on Linux.
+const shmDir = morlocwire.ShmDir
+
 // close ends the reaper once every pool is stopped: it is told to exit
 // ("=") and its pipe is closed.
 func (r *reaper) close(logger *slog.Logger) {
@@ -149,10 +230,12 @@ func RunReaperIfAsked() {
 	os.Exit(runReaper(os.Stdin))
 }
 
-// runReaper reads "+pgid", "-pgid" and "=" lines; at the end of its input,
-// unless "=" came first, it kills every group still listed.
+// runReaper reads "+pgid", "-pgid", "d<dir>", "s<basename>" and "="
+// lines; at the end of its input, unless "=" came first, it kills every
+// group still listed and removes the files it was told of.
 func runReaper(in *os.File) int {
 	groups := map[int]bool{}
+	var dirs, shms []string
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
 		line := sc.Text()
@@ -160,6 +243,14 @@ func runReaper(in *os.File) int {
 			return 0 // nexus stopped its pools itself
 		}
 		if len(line) < 2 {
+			continue
+		}
+		switch kind, name := line[0], line[1:]; {
+		case kind == 'd' && reaperFile(kind, name):
+			dirs = append(dirs, name)
+			continue
+		case kind == 's' && reaperFile(kind, name):
+			shms = append(shms, name)
 			continue
 		}
 		pgid, err := strconv.Atoi(line[1:])
@@ -175,6 +266,12 @@ func runReaper(in *os.File) int {
 	}
 	for pgid := range groups {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+	for _, d := range dirs {
+		_ = os.RemoveAll(d)
+	}
+	for _, b := range shms {
+		removeShm(b)
 	}
 	return 0
 }

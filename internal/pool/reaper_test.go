@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -56,9 +57,23 @@ func TestReapers(t *testing.T) {
 	for name, run := range reapers {
 		t.Run(name, func(t *testing.T) {
 			kept, forgotten, spared := startGroup(t), startGroup(t), startGroup(t)
-			input := fmt.Sprintf("+%d\n+%d\n+1\n+x\n-%d\nnonsense\n", kept, forgotten, forgotten)
+			// A morloc program's files: its directory and shared memory go;
+			// what does not look like them stays.
+			tmp := morlocFiles(t)
+			input := fmt.Sprintf("+%d\n+%d\n+1\n+x\n-%d\nnonsense\nd%s\ns%s\nd%s\nd%s/.\ns%s/x\n",
+				kept, forgotten, forgotten, tmp.dir, tmp.basename, tmp.other, tmp.dir, tmp.basename)
 			if err := run(input); err != nil {
 				t.Fatal(err)
+			}
+			for _, f := range tmp.removed {
+				if _, err := os.Lstat(f); !os.IsNotExist(err) {
+					t.Errorf("%s outlived the reaper (%v)", f, err)
+				}
+			}
+			for _, f := range tmp.kept {
+				if _, err := os.Lstat(f); err != nil {
+					t.Errorf("%s, not a morloc file, was removed: %v", f, err)
+				}
 			}
 			if !processGone(kept, 5*time.Second) {
 				t.Errorf("group %d, watched, outlived its reaper", kept)
@@ -66,12 +81,92 @@ func TestReapers(t *testing.T) {
 			if processGone(forgotten, 200*time.Millisecond) {
 				t.Errorf("group %d, forgotten, was killed", forgotten)
 			}
-			if err := run(fmt.Sprintf("+%d\n=\n", spared)); err != nil {
+			tmp = morlocFiles(t)
+			if err := run(fmt.Sprintf("+%d\nd%s\ns%s\n=\n", spared, tmp.dir, tmp.basename)); err != nil {
 				t.Fatal(err)
 			}
 			if processGone(spared, 200*time.Millisecond) {
 				t.Errorf("group %d was killed after nexus said goodbye", spared)
 			}
+			for _, f := range tmp.removed {
+				if _, err := os.Lstat(f); err != nil {
+					t.Errorf("%s was removed after nexus said goodbye: %v", f, err)
+				}
+			}
 		})
+	}
+}
+
+// morlocTestFiles are files like a morloc program's, for the reapers.
+type morlocTestFiles struct {
+	dir, basename, other string
+	removed, kept        []string
+}
+
+// morlocFiles makes a temporary directory named as nexus names a morloc
+// program's, with a file in it, shared-memory files of a basename, and a
+// directory that is not a morloc program's.
+func morlocFiles(t *testing.T) morlocTestFiles {
+	t.Helper()
+	base := t.TempDir()
+	f := morlocTestFiles{
+		dir:      filepath.Join(base, "morloc.abc123"),
+		basename: fmt.Sprintf("morloc-%d-%x", os.Getpid(), time.Now().UnixNano()),
+		other:    filepath.Join(base, "mine"),
+	}
+	for _, d := range []string{f.dir, f.other} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "pipe-py"), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.removed = []string{f.dir}
+	f.kept = []string{filepath.Join(f.other, "pipe-py")}
+	if _, err := os.Stat(shmDir); err == nil {
+		for _, name := range []string{f.basename + "_0", f.basename + "_1", f.basename + ".registry"} {
+			path := filepath.Join(shmDir, name)
+			if err := os.WriteFile(path, []byte("x"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.Remove(path) })
+			f.removed = append(f.removed, path)
+		}
+	}
+	return f
+}
+
+// Only names like those nexus gives a morloc program's files may be
+// removed by the reaper.
+func TestReaperFile(t *testing.T) {
+	tests := []struct {
+		kind byte
+		name string
+		ok   bool
+	}{
+		{'d', "/tmp/morloc.Ab12Cd", true},
+		{'d', "/home/u/.cache/tmp/morloc.1", true},
+		{'d', "/tmp/morloc.", false},
+		{'d', "/morloc.x", false},
+		{'d', "tmp/morloc.x", false},
+		{'d', "/tmp/morloc.x/..", false},
+		{'d', "/tmp/../morloc.x", false},
+		{'d', "/tmp//morloc.x", false},
+		{'d', "/tmp/morloc.*", false},
+		{'d', "/tmp/mine", false},
+		{'d', "/", false},
+		{'s', "morloc-123-0123456789abcdef", true},
+		{'s', "morloc-a_b-C", true},
+		{'s', "morloc-", false},
+		{'s', "morloc-1/../x", false},
+		{'s', "morloc-1*", false},
+		{'s', "other-1", false},
+		{'x', "morloc-1", false},
+	}
+	for _, tt := range tests {
+		if got := reaperFile(tt.kind, tt.name); got != tt.ok {
+			t.Errorf("reaperFile(%c, %q) = %v, want %v", tt.kind, tt.name, got, tt.ok)
+		}
 	}
 }

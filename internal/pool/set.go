@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/nexus-mcp/nexus/internal/manifest"
 	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
@@ -33,12 +34,45 @@ type Spec struct {
 	// knows them: names for messages, timeouts. Calls of other mids are
 	// still sent (the pool decides), and named by their mid.
 	Functions map[int]Function
+
+	// Runtime says which protocol the pool speaks: RuntimeNexus (or "")
+	// for pools written against nexus's runtime, RuntimeMorloc for the
+	// pools morloc compiles (docs/internals.md, "morloc pools").
+	Runtime string
+	// Socket is a morloc pool's socket file name in the program's
+	// temporary directory ("pipe-py"): where its sibling pools reach it.
+	Socket string
+	// PoolHash is the manifest's pool_hash, given to a morloc pool as
+	// MORLOC_POOL_HASH; empty for manifests that have none (0.69).
+	PoolHash string
+	// DirErr, when set, says why Dir cannot be the pool's working directory
+	// (manifest.CheckDir: a program moved from the build directory its
+	// launcher records); every start of the pool fails with it.
+	DirErr error
 }
+
+// The runtimes a Spec may name: the manifest's (manifest.Pool.Runtime).
+const (
+	RuntimeNexus  = manifest.RuntimeNexus  // nexus's own: JSON lines on fds 3 and 4 (docs/pool-protocol.md)
+	RuntimeMorloc = manifest.RuntimeMorloc // morloc's: packets over a Unix socket, one connection per call
+)
 
 // Function is what the manifest says about one of a pool's functions.
 type Function struct {
 	Name    string        // the command's name: "call to 'fighterDamage' timed out after 30s"
 	Timeout time.Duration // bounds its calls: 0 takes Options.CallTimeout, negative means none
+
+	// Args and Return are the function's schemas, which a morloc pool's
+	// calls need: arguments travel as msgpack laid out exactly as their
+	// schema says, and results come back as voidstar read by its schema.
+	// A nexus pool does without them. A nil Return is read from the
+	// schema the result packet carries.
+	Args   []*manifest.Type
+	Return *manifest.Type
+	// Needs lists the other pools (by index) the function calls, the
+	// manifest's needed_pools: a morloc pool's function reaches them over
+	// their sockets itself, so its calls wait until they are up.
+	Needs []int
 }
 
 // DefaultWorkers is how many processes a pool of lang runs when its Spec
@@ -106,6 +140,23 @@ type Options struct {
 	// if this program dies without stopping them (see reaper). The program
 	// must call RunReaperIfAsked first in main.
 	Reaper bool
+
+	// Morloc is what the program says about its morloc pools as a whole
+	// (the Specs whose Runtime is RuntimeMorloc).
+	Morloc MorlocOptions
+}
+
+// MorlocOptions are a program's settings for its morloc pools.
+type MorlocOptions struct {
+	// WireVersion is the morloc version whose pool wire format the pools
+	// speak ("0.69.0", "0.98.2"): the manifest's WireVersion.
+	WireVersion string
+	// InlineSize, NoShm and TmpDir are the manifest's inline_size, no_shm
+	// and tmpdir (0.98): given to every pool as MORLOC_INLINE_SIZE,
+	// MORLOC_NO_SHM=1 and MORLOC_TMPDIR when set.
+	InlineSize *int64
+	NoShm      bool
+	TmpDir     string
 }
 
 // Hooks receive what a pool reports while a call runs. Any may be nil.
@@ -166,6 +217,7 @@ type Set struct {
 	gateOnce sync.Once
 	called   atomic.Bool
 	pools    map[int]*poolGroup
+	morloc   *morlocProgram  // the program's morloc state; nil without morloc pools
 	ctx      context.Context // ends when the set closes: starts in progress give up
 	cancel   context.CancelFunc
 	// started closes once every worker's first start has ended; startErr
@@ -216,6 +268,11 @@ func Start(ctx context.Context, specs []Spec, opts Options) *Set {
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	// The reaper starts in the background too: Start returns at once, and
 	// nexus answers its client while processes are forked.
+	for _, spec := range specs {
+		if spec.Runtime == RuntimeMorloc && s.morloc == nil {
+			s.morloc = newMorlocProgram(s)
+		}
+	}
 	go func() {
 		defer close(s.reaperUp)
 		if opts.Reaper {
@@ -224,6 +281,7 @@ func Start(ctx context.Context, specs []Spec, opts Options) *Set {
 				opts.Logger.Warn("pools may outlive nexus if it is killed", "err", err)
 			}
 			s.reaper = r
+			s.morloc.watchedBy(r) // before any pool starts: the files it makes are known
 		}
 	}()
 	if opts.StartDelay > 0 {
@@ -244,6 +302,9 @@ func Start(ctx context.Context, specs []Spec, opts Options) *Set {
 		}
 		if spec.Workers <= 0 {
 			spec.Workers = DefaultWorkers(spec.Lang)
+		}
+		if spec.Runtime == RuntimeMorloc {
+			spec.Workers = 1 // a morloc pool runs its own workers, forked or threaded
 		}
 		n := spec.Workers
 		group := &poolGroup{spec: spec}
@@ -339,9 +400,19 @@ func (s *Set) CallWith(ctx context.Context, pool, mid int, args []json.RawMessag
 		c.expired = timer.C
 	}
 	s.called.Store(true)
+	awaitNeeds := len(fn.Needs) > 0 && group.spec.Runtime == RuntimeMorloc
 	w := group.pick()
 	defer group.release(w)
 	for tries := 1; ; tries++ {
+		// Each try: a process that held the call back may have been
+		// replaced together with those of the pools it needs.
+		var needed []poolProcess
+		if awaitNeeds {
+			var err error
+			if needed, err = s.awaitPools(ctx, c, pool, fn.Needs); err != nil {
+				return ndarray.Value{}, err
+			}
+		}
 		p, err := w.process(ctx, c.expired)
 		s.openGate() // the pool a client waited for is up (or failed): start the others
 		if err != nil {
@@ -357,8 +428,45 @@ func (s *Set) CallWith(ctx context.Context, pool, mid int, args []json.RawMessag
 		if us := (*unstartedError)(nil); errors.As(err, &us) && tries < maxTries && s.ctx.Err() == nil {
 			continue // the process went away before it began the call: a fresh one may take it
 		}
+		if err == nil && needed != nil {
+			reached(needed)
+		}
 		return value, err
 	}
+}
+
+// awaitPools waits until the pools a morloc function calls, besides its
+// own, have a live process (starting them if need be), and returns them:
+// sent before, the call would fail in the pool, unable to reach them.
+func (s *Set) awaitPools(ctx context.Context, c *callRequest, own int, needs []int) ([]poolProcess, error) {
+	var procs []poolProcess
+	for _, i := range needs {
+		g := s.pools[i]
+		if i == own || g == nil {
+			continue
+		}
+		for _, w := range g.workers {
+			for tries := 1; ; tries++ {
+				p, err := w.process(ctx, c.expired)
+				if err != nil {
+					switch {
+					case ctx.Err() != nil:
+						return nil, ctx.Err()
+					case err == errExpired:
+						return nil, c.timedOut(w.label)
+					}
+					return nil, fmt.Errorf("%s needs pool %s: %w", c.name, w.label, err)
+				}
+				// Killed a moment ago: wait for the process that follows.
+				if mp, ok := p.(*morlocProcess); ok && tries < maxTries && mp.awaitEnd() {
+					continue
+				}
+				procs = append(procs, p)
+				break
+			}
+		}
+	}
+	return procs, nil
 }
 
 // openGate lets the pools no call has asked for start (StartDelay).
@@ -377,6 +485,7 @@ func (s *Set) Close() error {
 		}
 		wg.Wait()
 		<-s.reaperUp
+		s.morloc.cleanup() // once its pools are gone: their sockets and shared memory go
 		s.reaper.close(s.opts.Logger)
 	})
 	return nil

@@ -53,6 +53,10 @@ func TestMain(m *testing.M) {
 		runTestHost()
 		return
 	}
+	if dir := os.Getenv(morlocHostEnv); dir != "" {
+		runMorlocTestHost(dir)
+		return
+	}
 	// Keep the extracted runtimes out of the developer's own cache; the
 	// C++ test builds go there all the same (cachedCppBuild).
 	userCacheDir, _ = os.UserCacheDir()

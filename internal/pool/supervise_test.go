@@ -51,7 +51,7 @@ func TestCrashFailsCallsInFlightAndRestarts(t *testing.T) {
 			}
 			// The new process starts without waiting for a call.
 			w := ts.pools[0].workers[0]
-			var fresh *process
+			var fresh poolProcess
 			for deadline := time.Now().Add(20 * time.Second); fresh == nil; time.Sleep(10 * time.Millisecond) {
 				if time.Now().After(deadline) {
 					t.Fatal("no new process started after the death")
@@ -66,8 +66,8 @@ func TestCrashFailsCallsInFlightAndRestarts(t *testing.T) {
 				}
 				w.mu.Unlock()
 			}
-			if after := ts.pid(t); after == before || after != fresh.cmd.Process.Pid {
-				t.Errorf("pid before %d, after %d, restarted process %d", before, after, fresh.cmd.Process.Pid)
+			if after := ts.pid(t); after == before || after != fresh.pid() {
+				t.Errorf("pid before %d, after %d, restarted process %d", before, after, fresh.pid())
 			}
 		})
 	}

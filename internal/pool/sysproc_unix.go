@@ -3,10 +3,12 @@
 package pool
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"strconv"
 	"syscall"
 )
 
@@ -31,4 +33,15 @@ func privateDir(dir string) error {
 		return fmt.Errorf("%s is not a private directory of this user's", dir)
 	}
 	return nil
+}
+
+// zombie reports whether process pid has ended but is not reaped yet, or
+// is gone; false where /proc cannot tell.
+func zombie(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return errors.Is(err, fs.ErrNotExist) && errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	return i >= 0 && i+2 < len(stat) && (stat[i+2] == 'Z' || stat[i+2] == 'X')
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
 // worker is one process slot of a pool. Its process starts with the set,
@@ -19,13 +21,37 @@ type worker struct {
 	inflight int    // guarded by poolGroup.mu
 
 	mu       sync.Mutex
-	cur      *attempt    // the latest start, nil before the first
-	closed   bool        // the set is closing: start nothing more
-	failures int         // failed starts and deaths before health, in a row
-	retryAt  time.Time   // after failures: no start before this
-	lastErr  error       // why the last start or process failed
-	restart  *time.Timer // a restart scheduled after a death
-	retired  []*process  // replaced while a call was stuck in them, finishing their other calls
+	cur      *attempt      // the latest start, nil before the first
+	closed   bool          // the set is closing: start nothing more
+	failures int           // failed starts and deaths before health, in a row
+	retryAt  time.Time     // after failures: no start before this
+	lastErr  error         // why the last start or process failed
+	restart  *time.Timer   // a restart scheduled after a death
+	retired  []poolProcess // replaced while a call was stuck in them, finishing their other calls
+	// spare is a start begun in advance, for a morloc pool, while a call
+	// given up on in the current process waits out its cancel grace: it
+	// takes over at once should the call be stuck (see prepare).
+	spare *attempt
+}
+
+// poolProcess is one running pool process as its worker supervises it,
+// whichever protocol it speaks: *process (nexus's runtime: JSON lines on
+// fds 3 and 4) or *morlocProcess (morloc's own pools: packets over a Unix
+// socket). Restarts, backoff, timeouts, stuck calls, events and Close work
+// the same for both through it.
+type poolProcess interface {
+	// call runs one call; an *unstartedError means the process never
+	// began it, so that it may be sent to a fresh process.
+	call(ctx context.Context, c *callRequest) (ndarray.Value, error)
+	alive() bool          // it can still take calls
+	answeredAny() bool    // it has answered a call: it works
+	upFor() time.Duration // how long it has been ready
+	// retire takes it out of service because a call in it is stuck; it
+	// stops once the calls it still runs are done.
+	retire(why string)
+	stop()                  // ends it and returns once it is gone
+	ended() <-chan struct{} // closed once it is gone
+	pid() int
 }
 
 // errExpired is returned by worker.process when the call's timeout passed
@@ -34,16 +60,17 @@ var errExpired = errors.New("the call's time ran out")
 
 // attempt is one start of a worker's process.
 type attempt struct {
-	done chan struct{} // closed when the start has succeeded or failed
-	proc *process
-	err  error
+	done   chan struct{} // closed when the start has succeeded or failed
+	proc   poolProcess   // nil when the start failed
+	err    error
+	cancel context.CancelFunc // abandons a spare's start (see prepare); nil otherwise
 }
 
 // process returns the worker's live process, starting one when there is
 // none (or the last one died or failed to start), and waiting for a start
 // in progress. While the worker backs off after failures it returns the
 // last failure at once.
-func (w *worker) process(ctx context.Context, expired <-chan time.Time) (*process, error) {
+func (w *worker) process(ctx context.Context, expired <-chan time.Time) (poolProcess, error) {
 	w.mu.Lock()
 	a := w.cur
 	if a == nil || a.unusable() {
@@ -87,8 +114,15 @@ func (w *worker) backingOff() error {
 
 // launch begins a new start of the worker's process. w.mu is held.
 func (w *worker) launch() *attempt {
-	a := &attempt{done: make(chan struct{})}
+	a := w.begin(w.set.ctx)
 	w.cur = a
+	return a
+}
+
+// begin begins a start of the worker's process, current or spare, which
+// ctx abandons. w.mu is held.
+func (w *worker) begin(ctx context.Context) *attempt {
+	a := &attempt{done: make(chan struct{})}
 	s := w.set
 	if w.closed || s.ctx.Err() != nil {
 		a.err = fmt.Errorf("pool %s: %w", w.label, errClosed)
@@ -98,12 +132,32 @@ func (w *worker) launch() *attempt {
 	go func() {
 		defer close(a.done) // after the failure is recorded: the next call sees it
 		<-s.reaperUp        // so that the reaper learns of this pool's group
-		dir, err := RuntimeDir()
-		if err != nil {
+		onDeath := func(p poolProcess, err error) { w.died(a, p, err) }
+		onStuck := func(p poolProcess, why string) { w.stuck(a, p, why) }
+		if w.spec.DirErr != nil {
+			a.err = fmt.Errorf("pool %s failed to start: %w", w.label, w.spec.DirErr)
+		} else if w.spec.Runtime == RuntimeMorloc {
+			hooks := morlocHooks{
+				onDeath: onDeath,
+				onStuck: onStuck,
+				onBroken: func(p poolProcess, why string) {
+					w.replace(a, p, "replacing a pool process whose worker died", why)
+				},
+				prepare:   func(ready func()) { w.prepare(a, ready) },
+				unprepare: func() { w.unprepare(a) },
+				stuckIn:   func(pools []int, why string) { s.replaceNeeded(w.spec.Index, pools, why) },
+			}
+			p, err := s.morloc.start(ctx, w, hooks)
+			if err == nil {
+				a.proc = p // never a nil *morlocProcess in the interface
+			}
+			a.err = err
+		} else if dir, err := RuntimeDir(); err != nil {
 			a.err = fmt.Errorf("pool %s failed to start: %w", w.label, err)
 		} else {
-			a.proc, a.err = startProcess(s.ctx, processConfig{
+			p, err := startProcess(ctx, processConfig{
 				lang:         w.spec.Lang,
+				runtime:      w.spec.Runtime,
 				label:        w.label,
 				argv:         w.spec.Exec,
 				dir:          w.spec.Dir,
@@ -117,14 +171,18 @@ func (w *worker) launch() *attempt {
 				functions:    w.spec.Functions,
 				argTypes:     w.spec.ArgTypes,
 				reaper:       s.reaper,
-				onDeath:      func(p *process, err error) { w.died(a, p, err) },
-				onStuck:      func(p *process, why string) { w.stuck(a, p, why) },
+				onDeath:      onDeath,
+				onStuck:      onStuck,
 			})
+			if err == nil {
+				a.proc = p
+			}
+			a.err = err
 		}
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		if w.closed || s.ctx.Err() != nil {
-			return
+		if w.closed || ctx.Err() != nil {
+			return // a start nexus abandoned is no failure of the pool
 		}
 		if a.err != nil {
 			w.failed(a.err, false)
@@ -139,7 +197,7 @@ func (w *worker) launch() *attempt {
 // died learns that the process of attempt a ended on its own, and starts
 // the next one: at once, or after the backoff delay. The process calls it
 // before any call can see it gone, so the next call sees the backoff.
-func (w *worker) died(a *attempt, p *process, err error) {
+func (w *worker) died(a *attempt, p poolProcess, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed || w.cur != a {
@@ -150,6 +208,10 @@ func (w *worker) died(a *attempt, p *process, err error) {
 	w.set.opts.Logger.Info("restarting pool", "pool", w.label, "in", delay, "failures", w.failures)
 	w.event(EventCrashed)
 	w.event(EventRestarted)
+	if w.spare != nil {
+		w.cur, w.spare = w.spare, nil // already starting (prepare)
+		return
+	}
 	if delay == 0 {
 		w.launch()
 		return
@@ -166,26 +228,78 @@ func (w *worker) died(a *attempt, p *process, err error) {
 // stuck replaces the process of attempt a, in which a call did not stop
 // when cancelled: a fresh process takes new calls at once, and the old one
 // is retired (see process.retire). This is not a failure of the pool.
-func (w *worker) stuck(a *attempt, p *process, why string) {
+func (w *worker) stuck(a *attempt, p poolProcess, why string) {
+	w.replace(a, p, "replacing a stuck pool process", why)
+}
+
+// replace starts a fresh process in place of p, the process of attempt a,
+// and retires p; msg says why, for the log.
+func (w *worker) replace(a *attempt, p poolProcess, msg, why string) {
 	w.mu.Lock()
 	if !w.closed {
-		w.set.opts.Logger.Warn("replacing a stuck pool process", "pool", w.label, "pid", p.cmd.Process.Pid, "why", why)
+		w.set.opts.Logger.Warn(msg, "pool", w.label, "pid", p.pid(), "why", why)
 		w.event(EventRestarted)
 		live := w.retired[:0]
 		for _, r := range w.retired {
 			select {
-			case <-r.gone:
+			case <-r.ended():
 			default:
 				live = append(live, r)
 			}
 		}
 		w.retired = append(live, p)
 		if w.cur == a {
-			w.launch()
+			if w.spare != nil {
+				w.cur, w.spare = w.spare, nil // started in advance (prepare)
+			} else {
+				w.launch()
+			}
 		}
 	}
 	w.mu.Unlock()
 	p.retire(why)
+}
+
+// prepare begins starting, as a spare, the process that would replace the
+// one of attempt a should a call given up on in it not end (a morloc pool
+// cannot cancel a call, and calls wait while it may still end), and calls
+// ready once the spare is up.
+func (w *worker) prepare(a *attempt, ready func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed || w.cur != a || w.spare != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(w.set.ctx)
+	sp := w.begin(ctx)
+	sp.cancel = cancel
+	w.spare = sp
+	go func() {
+		<-sp.done
+		if sp.err == nil {
+			ready()
+		}
+	}()
+}
+
+// unprepare drops the spare of attempt a: the calls given up on in its
+// process ended within their grace.
+func (w *worker) unprepare(a *attempt) {
+	w.mu.Lock()
+	sp := w.spare
+	if w.cur != a || sp == nil {
+		w.mu.Unlock()
+		return
+	}
+	w.spare = nil
+	w.mu.Unlock()
+	sp.cancel() // a start still under way is abandoned
+	go func() {
+		<-sp.done
+		if sp.proc != nil {
+			sp.proc.stop()
+		}
+	}()
 }
 
 // failed records a failed start or a death, and returns how long the
@@ -218,17 +332,21 @@ func (w *worker) stop() {
 	if w.restart != nil {
 		w.restart.Stop()
 	}
-	a := w.cur
+	starts := []*attempt{w.cur, w.spare}
 	retired := w.retired
 	w.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, p := range retired {
 		wg.Go(p.stop)
 	}
-	if a != nil {
-		<-a.done
-		if a.proc != nil {
-			a.proc.stop()
+	for _, a := range starts {
+		if a != nil {
+			wg.Go(func() {
+				<-a.done
+				if a.proc != nil {
+					a.proc.stop()
+				}
+			})
 		}
 	}
 	wg.Wait()

@@ -1,0 +1,251 @@
+package pool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The morloc driver against testdata/morloc/fakepool.py, which speaks
+// morloc's packet protocol: what needs no morloc toolchain.
+
+// The fake pool's mids.
+const (
+	fakeAnswer = iota + 1
+	fakeFail
+	fakeNoReply
+	fakeSleep
+	fakeExit
+)
+
+type fakeMorlocSet struct {
+	*Set
+	output, logs *syncBuffer
+}
+
+// startFakeMorloc starts the fake pool as a morloc pool (index 0) with env
+// added to nexus's environment.
+func startFakeMorloc(t *testing.T, spec Spec, opts Options, env ...string) *fakeMorlocSet {
+	t.Helper()
+	needPython(t)
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	dir, err := filepath.Abs(filepath.Join("testdata", "morloc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec.Lang == "" {
+		spec.Lang = "py"
+	}
+	if spec.Exec == nil {
+		spec.Exec = []string{"python3", "fakepool.py"}
+	}
+	if spec.Socket == "" {
+		spec.Socket = "pipe-py"
+	}
+	spec.Dir, spec.Runtime = dir, RuntimeMorloc
+	i4 := mustType(t, "<int>i4")
+	spec.Functions = map[int]Function{
+		fakeAnswer:  {Name: "answer", Return: i4},
+		fakeFail:    {Name: "fail", Return: i4},
+		fakeNoReply: {Name: "noReply", Return: i4},
+		fakeSleep:   {Name: "sleep", Return: i4},
+		fakeExit:    {Name: "exit", Return: i4},
+	}
+	fs := &fakeMorlocSet{output: &syncBuffer{}, logs: &syncBuffer{}}
+	opts.Stderr = fs.output
+	opts.Logger = slog.New(slog.NewTextHandler(fs.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	opts.Morloc.WireVersion = "0.69.0"
+	if opts.StartTimeout == 0 {
+		opts.StartTimeout = 20 * time.Second
+	}
+	if opts.StopGrace == 0 {
+		opts.StopGrace = 500 * time.Millisecond
+	}
+	fs.Set = Start(context.Background(), []Spec{spec}, opts)
+	t.Cleanup(func() {
+		fs.Close()
+		if t.Failed() {
+			t.Logf("pool output:\n%s\nlogs:\n%s", fs.output, fs.logs)
+		}
+	})
+	return fs
+}
+
+func (fs *fakeMorlocSet) call(mid int) (string, error) {
+	v, err := fs.Call(context.Background(), 0, mid, nil, Hooks{})
+	return string(v), err
+}
+
+// A morloc pool is started as morloc's nexus starts it: argv is exec, its
+// socket, the program's temporary directory and shared-memory basename;
+// its working directory is the program's; its environment has the
+// manifest's pool hash and result settings. Its socket is reached by the
+// other pools through <tmpdir>/<socket>.
+func TestMorlocLaunch(t *testing.T) {
+	report := filepath.Join(t.TempDir(), "report.json")
+	size := int64(4096)
+	fs := startFakeMorloc(t, Spec{PoolHash: "c0ffee"}, Options{Morloc: MorlocOptions{InlineSize: &size, NoShm: true, TmpDir: "/scratch/mine"}},
+		"FAKE_REPORT="+report)
+	if got, err := fs.call(fakeAnswer); err != nil || got != "42" {
+		t.Fatalf("answer: %s, %v", got, err)
+	}
+	var r struct {
+		Argv []string          `json:"argv"`
+		Cwd  string            `json:"cwd"`
+		Env  map[string]string `json:"env"`
+	}
+	b, err := os.ReadFile(report)
+	if err != nil || json.Unmarshal(b, &r) != nil || len(r.Argv) != 3 {
+		t.Fatalf("the pool's report %s: %v", b, err)
+	}
+	tmpdir, basename := fs.morloc.tmpdir, fs.morloc.basename
+	if r.Argv[1] != tmpdir || r.Argv[2] != basename || filepath.Dir(filepath.Dir(r.Argv[0])) != tmpdir || !strings.HasPrefix(filepath.Base(r.Argv[0]), "pipe-py.") {
+		t.Errorf("argv after exec %q; tmpdir %s, basename %s", r.Argv, tmpdir, basename)
+	}
+	if !strings.HasPrefix(filepath.Base(tmpdir), "morloc.") {
+		t.Errorf("temporary directory %s is not named as morloc's nexus names it", tmpdir)
+	}
+	if ok, _ := regexp.MatchString(`^morloc-[0-9]+-[0-9a-f]{16}$`, basename); !ok || !strings.Contains(basename, "-"+strconv.Itoa(os.Getpid())+"-") {
+		t.Errorf("basename %q is not morloc-<nexus pid>-<16 hex>", basename)
+	}
+	if want, _ := filepath.Abs(filepath.Join("testdata", "morloc")); r.Cwd != want {
+		t.Errorf("working directory %s, want %s", r.Cwd, want)
+	}
+	wantEnv := map[string]string{"MORLOC_POOL_HASH": "c0ffee", "MORLOC_INLINE_SIZE": "4096", "MORLOC_NO_SHM": "1", "MORLOC_TMPDIR": "/scratch/mine"}
+	for k, v := range wantEnv {
+		if r.Env[k] != v {
+			t.Errorf("%s=%q, want %q (env %v)", k, r.Env[k], v, r.Env)
+		}
+	}
+	link := filepath.Join(tmpdir, "pipe-py")
+	if target, err := os.Readlink(link); err != nil || target != r.Argv[0] {
+		t.Errorf("%s → %q (%v), want the pool's socket %s", link, target, err, r.Argv[0])
+	}
+	fs.Close()
+	if _, err := os.Lstat(tmpdir); !os.IsNotExist(err) {
+		t.Errorf("the temporary directory outlived Close: %v", err)
+	}
+}
+
+// A pool that fails to start says why, with its last output, and which
+// protocol nexus took it to speak.
+func TestMorlocStartFailures(t *testing.T) {
+	tests := []struct {
+		name string
+		spec Spec
+		opts Options
+		env  []string
+		want []string
+	}{
+		{"exits", Spec{Exec: []string{"sh", "-c", "echo 'Usage: script.py <socket_path> <tmpdir> <shm_basename>' >&2; exit 1"}}, Options{}, nil,
+			[]string{"pool py failed to start: exited before it was ready (exit status 1); last stderr:\nUsage: script.py <socket_path> <tmpdir> <shm_basename>\n(nexus started it as a pool morloc compiled"}},
+		{"never answers", Spec{Exec: []string{"sh", "-c", "echo loading >&2; exec sleep 60"}}, Options{StartTimeout: time.Second}, nil,
+			[]string{"pool py never became ready within 1s (no answer to a ping on ", "; last stderr:\nloading"}},
+		{"answers the ping wrong", Spec{}, Options{}, []string{"FAKE_PONG=bad"},
+			[]string{"pool py failed to start: it answered the ping with something else: 78 78 78"}},
+		{"no socket", Spec{Socket: "a/b"}, Options{}, nil,
+			[]string{`pool py failed to start: its socket "a/b" is not a plain file name`}},
+		{"not installed", Spec{Exec: []string{"no-such-interpreter", "pool.py"}}, Options{}, nil,
+			[]string{"pool py failed to start: no-such-interpreter is not installed"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := startFakeMorloc(t, tt.spec, tt.opts, tt.env...)
+			_, err := fs.call(fakeAnswer)
+			if err == nil {
+				t.Fatal("a call succeeded on a pool that cannot start")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// Calls: a failure packet is a *CallError with the pool's message; a
+// connection closed without a reply says the worker died, and the pool
+// serves on; a pool that exits mid-call fails the call with its death and
+// is started again.
+func TestMorlocFakeCalls(t *testing.T) {
+	fs := startFakeMorloc(t, Spec{}, Options{})
+	_, err := fs.call(fakeFail)
+	var ce *CallError
+	if !errors.As(err, &ce) || ce.Message != "Error (pool daemon in m2):\nno such thing" {
+		t.Errorf("fail: %v, want a *CallError with the pool's message", err)
+	}
+	_, err = fs.call(fakeNoReply)
+	if err == nil || !strings.HasPrefix(err.Error(), "pool py: the call ended without a reply (EOF): the pool's worker running it died; last stderr:\nfake pool starting") {
+		t.Errorf("noReply: %v", err)
+	}
+	if got, err := fs.call(fakeAnswer); err != nil || got != "42" {
+		t.Errorf("answer after a worker died: %s, %v", got, err)
+	}
+	fs.logs.waitFor(t, `msg="replacing a pool process whose worker died" pool=py`, 5*time.Second)
+	_, err = fs.call(fakeExit)
+	if err == nil || !strings.Contains(err.Error(), "pool py died (exit status 3); last stderr:\n") || !strings.Contains(err.Error(), "exiting mid-call") {
+		t.Errorf("exit: %v", err)
+	}
+	var got string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if got, err = fs.call(fakeAnswer); err == nil {
+			break
+		}
+	}
+	if err != nil || got != "42" {
+		t.Errorf("answer after the pool died: %s, %v", got, err)
+	}
+}
+
+// Many calls given up on at once (a client gone) in a pool whose calls
+// never end: the process is replaced once, and calls meanwhile wait for
+// the new one rather than queue behind the stuck ones.
+func TestMorlocFakeStuckCalls(t *testing.T) {
+	fs := startFakeMorloc(t, Spec{}, Options{CancelGrace: 200 * time.Millisecond})
+	first, err := fs.pools[0].workers[0].process(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	errs := make(chan error, 5)
+	for range 5 {
+		go func() {
+			_, err := fs.Call(ctx, 0, fakeSleep, nil, Hooks{})
+			errs <- err
+		}()
+	}
+	for range 5 {
+		if err := <-errs; !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("sleep with a cancelled context: %v", err)
+		}
+	}
+	if got, err := fs.call(fakeAnswer); err != nil || got != "42" {
+		t.Fatalf("answer after the stuck calls: %s, %v", got, err)
+	}
+	second, err := fs.pools[0].workers[0].process(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.pid() == first.pid() {
+		t.Error("the process of the stuck calls was not replaced")
+	}
+	if !processGone(first.pid(), 5*time.Second) {
+		t.Errorf("the replaced process %d still runs", first.pid())
+	}
+	if n := strings.Count(fs.logs.String(), "replacing a stuck pool process"); n != 1 {
+		t.Errorf("the process was replaced %d times, want once:\n%s", n, fs.logs)
+	}
+}

@@ -1,0 +1,814 @@
+package pool
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nexus-mcp/nexus/internal/manifest"
+	"github.com/nexus-mcp/nexus/internal/ndarray"
+	"github.com/nexus-mcp/nexus/internal/testenv"
+)
+
+// The tests of the morloc driver run the pools the real morloc 0.69.0
+// compiles from testdata/morloc/<program>/main.loc: compiled at test time
+// (morloc's generated pools embed its runtime, so they are not committed)
+// and kept between runs under the user's cache directory, keyed by
+// everything the build reads.
+
+// morlocCompiler returns morloc 0.69.0's compiler, or stops the test when
+// it is not installed (make deps builds it): NEXUS_MORLOC069 names the
+// binary, else /opt/morloc-0.69.0/bin/morloc. Its runtime lives under
+// $HOME/.local/share/morloc, where `morloc init` put it.
+func morlocCompiler(t testing.TB) string {
+	t.Helper()
+	bin := os.Getenv("NEXUS_MORLOC069")
+	if bin == "" {
+		bin = "/opt/morloc-0.69.0/bin/morloc"
+	}
+	if _, err := os.Stat(bin); err != nil {
+		testenv.MissingTool(t, "morloc 0.69.0 is not installed ("+bin+"; make deps builds it)")
+	}
+	home, _ := os.UserHomeDir()
+	if _, err := os.Stat(filepath.Join(home, ".local", "share", "morloc", "lib", "libmorloc.so")); err != nil {
+		testenv.MissingTool(t, "morloc 0.69.0's runtime is not installed under $HOME/.local/share/morloc (make deps builds it)")
+	}
+	return bin
+}
+
+// morlocBuilds serialises builds: two tests that need a program build it once.
+var morlocBuilds sync.Mutex
+
+// buildMorlocProgram compiles testdata/morloc/<name> with `morloc make`
+// and returns the directory holding the launcher and its pools.
+func buildMorlocProgram(t testing.TB, name string) string {
+	t.Helper()
+	compiler := morlocCompiler(t)
+	src, err := filepath.Abs(filepath.Join("testdata", "morloc", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	morlocBuilds.Lock()
+	defer morlocBuilds.Unlock()
+	dir, err := cachedMorlocBuild(compiler, src)
+	if err != nil {
+		t.Fatalf("the morloc build cache: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "nexus")); err == nil {
+		return dir
+	}
+	// Built afresh in a directory beside the cache entry, renamed when
+	// whole: a build cut short is never taken for one.
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".tmp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(tmp, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	home, _ := os.UserHomeDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	build := exec.CommandContext(ctx, compiler, "make", "-o", "nexus", "main.loc")
+	build.Dir = tmp
+	build.Env = append(os.Environ(), "PATH="+filepath.Dir(compiler)+":"+filepath.Join(home, ".local", "bin")+":/usr/bin:/bin")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("morloc make of testdata/morloc/%s: %v\n%s", name, err, out)
+	}
+	os.RemoveAll(dir)
+	if err := os.Rename(tmp, dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// cachedMorlocBuild is where the build of the program in src is kept:
+// keyed by its files, the compiler and morloc's installed runtime.
+func cachedMorlocBuild(compiler, src string) (string, error) {
+	h := sha256.New()
+	home, _ := os.UserHomeDir()
+	runtime := filepath.Join(home, ".local", "share", "morloc")
+	stamp := []string{compiler}
+	for _, sub := range []string{"lib", "include"} {
+		entries, _ := os.ReadDir(filepath.Join(runtime, sub))
+		for _, e := range entries {
+			stamp = append(stamp, filepath.Join(runtime, sub, e.Name()))
+		}
+	}
+	for _, f := range stamp {
+		if fi, err := os.Stat(f); err == nil {
+			fmt.Fprintf(h, "%s %d %d\n", f, fi.Size(), fi.ModTime().UnixNano())
+		}
+	}
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return "", err
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d\n", e.Name(), len(b))
+		h.Write(b)
+	}
+	key := hex.EncodeToString(h.Sum(nil))
+	base := userCacheDir
+	if base == "" {
+		base = os.TempDir()
+	}
+	parent := filepath.Join(base, "nexus-test", "morloc")
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", err
+	}
+	return filepath.Join(parent, filepath.Base(src)+"-"+key[:16]), nil
+}
+
+// morlocProgramSpecs reads the version-1 manifest inside a built
+// program's launcher into Specs, and returns each command's pool and mid
+// by name.
+func morlocProgramSpecs(t testing.TB, dir string) ([]Spec, map[string][2]int) {
+	t.Helper()
+	specs, commands, err := readMorlocProgram(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return specs, commands
+}
+
+// readMorlocProgram reads the manifest after the launcher's
+// "### MANIFEST ###" line (morloc 0.69's version 1).
+func readMorlocProgram(dir string) ([]Spec, map[string][2]int, error) {
+	launcher, err := os.ReadFile(filepath.Join(dir, "nexus"))
+	if err != nil {
+		return nil, nil, err
+	}
+	_, text, ok := strings.Cut(string(launcher), "### MANIFEST ###\n")
+	if !ok {
+		return nil, nil, fmt.Errorf("the launcher of %s holds no manifest", dir)
+	}
+	var m struct {
+		Pools []struct {
+			Lang   string   `json:"lang"`
+			Exec   []string `json:"exec"`
+			Socket string   `json:"socket"`
+		} `json:"pools"`
+		Commands []struct {
+			Name         string   `json:"name"`
+			Mid          int      `json:"mid"`
+			Pool         int      `json:"pool"`
+			NeededPools  []int    `json:"needed_pools"`
+			ArgSchemas   []string `json:"arg_schemas"`
+			ReturnSchema string   `json:"return_schema"`
+		} `json:"commands"`
+	}
+	if err := json.Unmarshal([]byte(text), &m); err != nil {
+		return nil, nil, err
+	}
+	specs := make([]Spec, len(m.Pools))
+	for i, p := range m.Pools {
+		specs[i] = Spec{Index: i, Lang: p.Lang, Exec: p.Exec, Dir: dir, Runtime: RuntimeMorloc, Socket: p.Socket, Functions: map[int]Function{}}
+	}
+	commands := map[string][2]int{}
+	for _, c := range m.Commands {
+		ret, err := manifest.ParseType(c.ReturnSchema)
+		if err != nil {
+			return nil, nil, err
+		}
+		fn := Function{Name: c.Name, Return: ret, Needs: c.NeededPools}
+		for _, s := range c.ArgSchemas {
+			arg, err := manifest.ParseType(s)
+			if err != nil {
+				return nil, nil, err
+			}
+			fn.Args = append(fn.Args, arg)
+		}
+		specs[c.Pool].Functions[c.Mid] = fn
+		commands[c.Name] = [2]int{c.Pool, c.Mid}
+	}
+	return specs, commands, nil
+}
+
+// morlocTestSet runs the pools of a morloc program.
+type morlocTestSet struct {
+	*Set
+	dir      string
+	specs    []Spec
+	commands map[string][2]int
+	output   *syncBuffer
+	logs     *syncBuffer
+
+	mu     sync.Mutex
+	events []string // "py started", ...
+}
+
+// startMorlocSet builds testdata/morloc/multi and starts its pools;
+// edit, if set, may change the Specs first.
+func startMorlocSet(t *testing.T, opts Options, edit func([]Spec)) *morlocTestSet {
+	t.Helper()
+	dir := buildMorlocProgram(t, "multi")
+	specs, commands := morlocProgramSpecs(t, dir)
+	if edit != nil {
+		edit(specs)
+	}
+	ts := &morlocTestSet{dir: dir, specs: specs, commands: commands, output: &syncBuffer{}, logs: &syncBuffer{}}
+	opts.Stderr = ts.output
+	opts.Logger = slog.New(slog.NewTextHandler(ts.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	opts.OnEvent = func(lang string, e Event) {
+		ts.mu.Lock()
+		ts.events = append(ts.events, lang+" "+string(e))
+		ts.mu.Unlock()
+	}
+	opts.Morloc.WireVersion = "0.69.0"
+	if opts.StartTimeout == 0 {
+		opts.StartTimeout = 30 * time.Second
+	}
+	if opts.StopGrace == 0 {
+		opts.StopGrace = 500 * time.Millisecond
+	}
+	ts.Set = Start(context.Background(), specs, opts)
+	t.Cleanup(func() {
+		ts.Close()
+		if t.Failed() {
+			t.Logf("pool output:\n%s\nlogs:\n%s", ts.output, ts.logs)
+		}
+	})
+	return ts
+}
+
+// call calls the command name with args, each marshalled to JSON.
+func (ts *morlocTestSet) call(t *testing.T, name string, args ...any) (string, error) {
+	t.Helper()
+	return ts.callWith(t, context.Background(), CallOptions{}, name, args...)
+}
+
+func (ts *morlocTestSet) callWith(t *testing.T, ctx context.Context, opts CallOptions, name string, args ...any) (string, error) {
+	t.Helper()
+	at, ok := ts.commands[name]
+	if !ok {
+		t.Fatalf("the program has no command %s", name)
+	}
+	raw := make([]json.RawMessage, len(args))
+	for i, a := range args {
+		b, err := json.Marshal(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw[i] = b
+	}
+	v, err := ts.CallWith(ctx, at[0], at[1], raw, opts)
+	return string(v.JSON), err
+}
+
+func (ts *morlocTestSet) mustCall(t *testing.T, name string, args ...any) string {
+	t.Helper()
+	v, err := ts.call(t, name, args...)
+	if err != nil {
+		t.Fatalf("%s%v: %v", name, args, err)
+	}
+	return v
+}
+
+// process returns the live process of pool i.
+func (ts *morlocTestSet) process(t *testing.T, i int) *morlocProcess {
+	t.Helper()
+	p, err := ts.pools[i].workers[0].process(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.(*morlocProcess)
+}
+
+func (ts *morlocTestSet) eventList() string {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return strings.Join(ts.events, ", ")
+}
+
+// The pools of a program start and answer calls: scalars, strings, a
+// record, an optional, a result larger than morloc's 64 KiB inline limit
+// (in shared memory), and calls from one language's pool to the other's.
+func TestMorlocCalls(t *testing.T) {
+	ts := startMorlocSet(t, Options{}, nil)
+	if err := ts.Ready(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []any
+		want string
+	}{
+		{"add", []any{2, 40}, "42"},
+		{"add", []any{-2147483648, 2147483647}, "-1"},
+		{"echo", []any{"héllo \"wörld\"\n"}, `"héllo \"wörld\"\n"`},
+		{"echo", []any{""}, `""`},
+		{"stats", []any{"a bb ccc"}, `{"nwords":3,"longest":"ccc","mean":2,"words":["a","bb","ccc"]}`},
+		{"stats", []any{""}, `{"nwords":0,"longest":"","mean":0,"words":[]}`},
+		{"maybe", []any{3}, "3"},
+		{"maybe", []any{-3}, "null"},
+		{"cadd", []any{20, 22}, "42"},
+		{"viaC", []any{4}, "-3"},  // C++ calls Python
+		{"viaPy", []any{4}, "-5"}, // Python calls C++
+	}
+	for _, tt := range tests {
+		if got := ts.mustCall(t, tt.name, tt.args...); got != tt.want {
+			t.Errorf("%s%v = %s, want %s", tt.name, tt.args, got, tt.want)
+		}
+	}
+	for _, name := range []string{"big", "cbig"} {
+		for _, n := range []int{100, 100_000, 3_000_000} { // inline, then shared memory
+			got := ts.mustCall(t, name, n)
+			var s string
+			if err := json.Unmarshal([]byte(got), &s); err != nil || len(s) != n || strings.Trim(s, "xy") != "" {
+				t.Errorf("%s(%d): %d bytes (%v): %.40s...", name, n, len(s), err, got)
+			}
+		}
+	}
+	// A list argument that came as an array (CallOptions.Arrays) is sent
+	// from its bytes; a result of 800 KB comes back through shared memory.
+	for _, n := range []int{3, 100_000} {
+		xs := make([]float64, n)
+		data := make([]byte, 8*n)
+		for i := range xs {
+			xs[i] = float64(i)*1.25 - 7
+			binary.LittleEndian.PutUint64(data[8*i:], math.Float64bits(xs[i]))
+		}
+		arrays := []ndarray.Array{{Path: []any{0}, DType: ndarray.F8, Shape: []int{n}, Data: data}}
+		got, err := ts.callWith(t, context.Background(), CallOptions{Arrays: arrays}, "creals", nil)
+		var back []float64
+		if err != nil || json.Unmarshal([]byte(got), &back) != nil || !slices.Equal(back, xs) {
+			t.Errorf("creals of %d Reals as an array: %v, %.60s", n, err, got)
+		}
+		if arrays[0].Data != nil {
+			t.Errorf("the array's bytes are kept after it was sent")
+		}
+	}
+	// With CallOptions.Ret, a list of numbers comes back as an array.
+	{
+		xs := []float64{1.5, -2, 1e300}
+		data := make([]byte, 8*len(xs))
+		for i, x := range xs {
+			binary.LittleEndian.PutUint64(data[8*i:], math.Float64bits(x))
+		}
+		at := ts.commands["creals"]
+		v, err := ts.CallWith(context.Background(), at[0], at[1], []json.RawMessage{json.RawMessage("null")},
+			CallOptions{Arrays: []ndarray.Array{{Path: []any{0}, DType: ndarray.F8, Shape: []int{len(xs)}, Data: slices.Clone(data)}},
+				Ret: &ndarray.Ret{Rank: 1, Number: ndarray.Real}})
+		if err != nil || len(v.Arrays) != 1 || v.Arrays[0].DType != ndarray.F8 || !slices.Equal(v.Arrays[0].Data, data) {
+			t.Errorf("creals with Ret: %+v, %v; want the array back", v, err)
+		}
+	}
+	if got := ts.mustCall(t, "total", []float64{1.5, 2.25}); got != "3.75" {
+		t.Errorf("total([1.5, 2.25]) = %s", got)
+	}
+	// An argument that does not fit its schema is refused before the pool sees it.
+	if _, err := ts.call(t, "add", 2147483648, 1); err == nil || !strings.Contains(err.Error(), "2147483648 does not fit i4") {
+		t.Errorf("add(2147483648, 1): %v, want a refusal", err)
+	}
+}
+
+// A function that raises gives a *CallError with the pool's message.
+func TestMorlocFailure(t *testing.T) {
+	ts := startMorlocSet(t, Options{}, nil)
+	_, err := ts.call(t, "fail", "the dice rolled off the table")
+	var ce *CallError
+	if !errors.As(err, &ce) {
+		t.Fatalf("fail: %v (%T), want a *CallError", err, err)
+	}
+	if ce.Lang != "py" || !strings.Contains(ce.Message, "the dice rolled off the table") || !strings.Contains(ce.Message, "Error (pool daemon in m") {
+		t.Errorf("CallError %+v lacks the pool's message", ce)
+	}
+	if got := ts.mustCall(t, "add", 1, 2); got != "3" {
+		t.Errorf("add after a failure = %s", got)
+	}
+}
+
+// A value the pool cannot read aborts the worker that reads it (morloc's
+// msgpack reader asserts); the call fails saying so, the process is
+// replaced, and the next call works.
+func TestMorlocWorkerAbort(t *testing.T) {
+	ts := startMorlocSet(t, Options{}, func(specs []Spec) {
+		// Claim echo takes an Int: the pool, expecting a string, gets an int.
+		for mid, fn := range specs[0].Functions {
+			if fn.Name == "echo" {
+				fn.Args = []*manifest.Type{mustType(t, "i4")}
+				specs[0].Functions[mid] = fn
+			}
+		}
+	})
+	before := ts.process(t, 0).pid()
+	_, err := ts.call(t, "echo", 7)
+	if err == nil || !strings.Contains(err.Error(), "pool py: the call ended without a reply") || !strings.Contains(err.Error(), "worker running it died") {
+		t.Fatalf("echo(7) on a pool expecting a string: %v", err)
+	}
+	var ce *CallError
+	if errors.As(err, &ce) {
+		t.Errorf("a dead worker gave a *CallError: %v", err)
+	}
+	ts.output.waitFor(t, "Assertion", 5*time.Second)
+	if got := ts.mustCall(t, "add", 1, 2); got != "3" {
+		t.Errorf("add after the abort = %s", got)
+	}
+	// morloc's R pools start no worker in place of a dead one, so the
+	// process is replaced, Python's though it would have carried on.
+	if after := ts.process(t, 0).pid(); after == before {
+		t.Errorf("the process %d whose worker died still serves", before)
+	}
+	if !processGone(before, 10*time.Second) {
+		t.Errorf("the replaced process %d still runs", before)
+	}
+	if got := ts.mustCall(t, "viaC", 2); got != "-1" {
+		t.Errorf("viaC(2), C++ calling the new Python process = %s", got)
+	}
+}
+
+// Many calls at once, each on its own connection, to both pools.
+func TestMorlocConcurrentCalls(t *testing.T) {
+	ts := startMorlocSet(t, Options{}, nil)
+	const n = 40
+	errs := make(chan error, 2*n)
+	var wg sync.WaitGroup
+	for i := range n {
+		for _, name := range []string{"add", "cadd"} {
+			wg.Go(func() {
+				got, err := ts.call(t, name, i, 1000)
+				if err == nil && got != strconv.Itoa(i+1000) {
+					err = fmt.Errorf("%s(%d, 1000) = %s", name, i, got)
+				}
+				errs <- err
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// A pool process that dies is started again; the next call works, and the
+// program's other pool reaches the new one (its link in the temporary
+// directory points at the new socket).
+func TestMorlocKilledPoolRecovers(t *testing.T) {
+	ts := startMorlocSet(t, Options{}, nil)
+	if got := ts.mustCall(t, "viaC", 4); got != "-3" {
+		t.Fatalf("viaC(4) = %s", got)
+	}
+	old := ts.process(t, 0)
+	if err := syscall.Kill(old.pid(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-old.ended()
+	var got string
+	var err error
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if got, err = ts.call(t, "add", 1, 2); err == nil {
+			break
+		}
+	}
+	if err != nil || got != "3" {
+		t.Fatalf("add after the pool was killed: %s, %v", got, err)
+	}
+	if fresh := ts.process(t, 0); fresh.pid() == old.pid() {
+		t.Fatalf("the same process %d serves after its death", old.pid())
+	}
+	if got := ts.mustCall(t, "viaC", 5); got != "-4" {
+		t.Errorf("viaC(5), C++ calling the restarted Python pool = %s", got)
+	}
+	if ev := ts.eventList(); !strings.Contains(ev, "py crashed, py restarted") {
+		t.Errorf("events %q lack the crash and the restart", ev)
+	}
+}
+
+// A call that does not end times out at once. morloc's pools cannot
+// cancel it: a spare process starts at once and, the call still running
+// when it is up, takes over (well before the minute of CancelGrace); a call
+// made meanwhile, held back, runs on it. The old process is stopped, and
+// its socket is gone.
+func TestMorlocHungCall(t *testing.T) {
+	ts := startMorlocSet(t, Options{CancelGrace: time.Minute}, nil)
+	old := ts.process(t, 0)
+	began := time.Now()
+	_, err := ts.callWith(t, context.Background(), CallOptions{Timeout: 500 * time.Millisecond}, "hang", 60.0)
+	var te *TimeoutError
+	if !errors.As(err, &te) || te.Call != "call to 'hang'" {
+		t.Fatalf("hang: %v, want a *TimeoutError", err)
+	}
+	if took := time.Since(began); took > 3*time.Second {
+		t.Errorf("the timeout took %s to come back", took)
+	}
+	// Its own timeout, shorter than the grace: it must not wait for it.
+	if got, err := ts.callWith(t, context.Background(), CallOptions{Timeout: 30 * time.Second}, "add", 2, 3); err != nil || got != "5" {
+		t.Fatalf("add after the hung call: %s, %v", got, err)
+	}
+	fresh := ts.process(t, 0)
+	if fresh.pid() == old.pid() {
+		t.Fatal("the process of the hung call still takes calls")
+	}
+	if ev := ts.eventList(); !strings.Contains(ev, "py restarted") {
+		t.Errorf("events %q lack the replacement", ev)
+	}
+	if !processGone(old.pid(), 10*time.Second) {
+		t.Errorf("the replaced process %d still runs", old.pid())
+	}
+	if _, err := os.Stat(old.socket); !os.IsNotExist(err) {
+		t.Errorf("the replaced process's socket %s is still there (%v)", old.socket, err)
+	}
+	if got := ts.mustCall(t, "viaC", 1); got != "0" {
+		t.Errorf("viaC(1) through the new process = %s", got)
+	}
+	// A cancelled call is the same: the caller gets ctx's error at once.
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	if _, err := ts.callWith(t, ctx, CallOptions{}, "hang", 60.0); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled hang: %v", err)
+	}
+	if got, err := ts.callWith(t, context.Background(), CallOptions{Timeout: 30 * time.Second}, "add", 3, 4); err != nil || got != "7" {
+		t.Errorf("add after the cancelled call: %s, %v", got, err)
+	}
+	if ts.process(t, 0).pid() == fresh.pid() {
+		t.Error("the process of the cancelled call still takes calls")
+	}
+}
+
+// A call whose work hangs in another pool (Python calling C++, which
+// hangs) is stuck there too: the C++ pool's worker is busy with it, and
+// calls from Python would queue behind it. Both processes are replaced.
+func TestMorlocHungCallInSibling(t *testing.T) {
+	ts := startMorlocSet(t, Options{CancelGrace: time.Minute}, nil)
+	oldPy, oldCpp := ts.process(t, 0).pid(), ts.process(t, 1).pid()
+	_, err := ts.callWith(t, context.Background(), CallOptions{Timeout: 500 * time.Millisecond}, "hangViaC", 600.0)
+	var te *TimeoutError
+	if !errors.As(err, &te) {
+		t.Fatalf("hangViaC: %v, want a *TimeoutError", err)
+	}
+	if got, err := ts.callWith(t, context.Background(), CallOptions{Timeout: 30 * time.Second}, "viaPy", 4); err != nil || got != "-5" {
+		t.Fatalf("viaPy(4), Python calling C++, after the hung call: %s, %v", got, err)
+	}
+	if ts.process(t, 0).pid() == oldPy || ts.process(t, 1).pid() == oldCpp {
+		t.Errorf("processes py %d → %d, cpp %d → %d: want both replaced", oldPy, ts.process(t, 0).pid(), oldCpp, ts.process(t, 1).pid())
+	}
+	ts.logs.waitFor(t, `msg="replacing a pool process a stuck call needed" pool=cpp`, 5*time.Second)
+	for _, pid := range []int{oldPy, oldCpp} {
+		if !processGone(pid, 10*time.Second) {
+			t.Errorf("the replaced process %d still runs", pid)
+		}
+	}
+}
+
+// A call that ends after its timeout, before the spare process is up,
+// keeps its process: nothing is replaced, and the spare is stopped.
+func TestMorlocSlowCallKeepsItsProcess(t *testing.T) {
+	// Every start of the Python pool but the first takes 20 seconds.
+	mark := filepath.Join(t.TempDir(), "started")
+	ts := startMorlocSet(t, Options{CancelGrace: time.Minute}, func(specs []Spec) {
+		specs[0].Exec = append([]string{"sh", "-c", `if [ -e "$0" ]; then sleep 20; fi; touch "$0"; exec "$@"`, mark}, specs[0].Exec...)
+	})
+	old := ts.process(t, 0).pid()
+	_, err := ts.callWith(t, context.Background(), CallOptions{Timeout: 300 * time.Millisecond}, "hang", 1.0)
+	var te *TimeoutError
+	if !errors.As(err, &te) {
+		t.Fatalf("hang(1.0) with a 300ms timeout: %v", err)
+	}
+	if got := ts.mustCall(t, "add", 2, 3); got != "5" {
+		t.Errorf("add after the slow call = %s", got)
+	}
+	if now := ts.process(t, 0).pid(); now != old {
+		t.Errorf("the process was replaced (%d → %d) though the call ended in its grace", old, now)
+	}
+	// A spare process was begun while the call might have been stuck, and
+	// its start abandoned when the call ended.
+	w := ts.pools[0].workers[0]
+	w.mu.Lock()
+	spare := w.spare
+	w.mu.Unlock()
+	if spare != nil {
+		t.Fatal("the spare is still kept after the call ended")
+	}
+	if n := strings.Count(ts.logs.String(), `msg="pool ready" pool=py`); n != 1 {
+		t.Errorf("%d Python processes became ready, want 1 (the spare is abandoned before):\n%s", n, ts.logs)
+	}
+	if ev := ts.eventList(); strings.Contains(ev, "restarted") || strings.Contains(ev, "crashed") {
+		t.Errorf("events %q: the process was restarted", ev)
+	}
+	if strings.Contains(ts.logs.String(), "pool failed to start") {
+		t.Errorf("the abandoned spare counted as a failed start:\n%s", ts.logs)
+	}
+	if got := ts.mustCall(t, "add", 3, 4); got != "7" {
+		t.Errorf("add = %s", got)
+	}
+}
+
+// morlocLeftovers lists what of a program's pools is left: processes in
+// the pools' groups, the temporary directory, shared-memory files.
+func morlocLeftovers(pids []int, tmpdir, basename string, wait time.Duration) []string {
+	var left []string
+	deadline := time.Now().Add(wait)
+	for _, pid := range pids {
+		if !processGone(pid, time.Until(deadline)) {
+			left = append(left, fmt.Sprintf("process %d", pid))
+		}
+		for ; ; time.Sleep(20 * time.Millisecond) {
+			members := groupMembers(pid)
+			if len(members) == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				left = append(left, fmt.Sprintf("processes %v of group %d", members, pid))
+				break
+			}
+		}
+	}
+	for ; ; time.Sleep(20 * time.Millisecond) {
+		var files []string
+		if _, err := os.Lstat(tmpdir); err == nil {
+			files = append(files, tmpdir)
+		}
+		shm, _ := filepath.Glob(filepath.Join(shmDir, basename+"*"))
+		files = append(files, shm...)
+		if len(files) == 0 || time.Now().After(deadline) {
+			return append(left, files...)
+		}
+	}
+}
+
+// groupMembers lists the live processes (zombies aside: whoever reaps
+// orphans here may take a moment) of process group pgid.
+func groupMembers(pgid int) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		i := strings.LastIndexByte(string(stat), ')')
+		if i < 0 {
+			continue
+		}
+		fields := strings.Fields(string(stat[i+1:])) // state ppid pgrp ...
+		if len(fields) > 2 && fields[2] == strconv.Itoa(pgid) && fields[0] != "Z" && fields[0] != "X" {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// Close leaves nothing behind: no process, socket, temporary directory or
+// shared-memory file.
+func TestMorlocCloseLeavesNothing(t *testing.T) {
+	ts := startMorlocSet(t, Options{}, nil)
+	ts.mustCall(t, "big", 200_000) // shared memory beyond volume 0
+	ts.mustCall(t, "cadd", 1, 2)
+	pids := []int{ts.process(t, 0).pid(), ts.process(t, 1).pid()}
+	tmpdir, basename := ts.morloc.tmpdir, ts.morloc.basename
+	if shm, _ := filepath.Glob(filepath.Join(shmDir, basename+"_*")); len(shm) < 2 {
+		t.Errorf("shared memory %v: want volumes 0 and more", shm)
+	}
+	if fi, err := os.Lstat(filepath.Join(tmpdir, "pipe-py")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("%s/pipe-py is not a link to the pool's socket: %v", tmpdir, err)
+	}
+	ts.Close()
+	if left := morlocLeftovers(pids, tmpdir, basename, 2*time.Second); len(left) > 0 {
+		t.Errorf("left behind after Close: %v", left)
+	}
+}
+
+// morlocHostEnv runs the test binary as a nexus serving testdata/morloc/multi
+// (runMorlocTestHost) when set to the program's directory.
+const morlocHostEnv = "NEXUS_MORLOC_TEST_HOST"
+
+// runMorlocTestHost starts the program's pools with a reaper, makes them
+// use shared memory, prints their pids, temporary directory and basename
+// as JSON, and waits to be killed.
+func runMorlocTestHost(dir string) {
+	fail := func(err error) {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	specs, commands, err := readMorlocProgram(dir)
+	if err != nil {
+		fail(err)
+	}
+	s := Start(context.Background(), specs, Options{Reaper: true, Morloc: MorlocOptions{WireVersion: "0.69.0"}})
+	big := commands["big"]
+	if _, err := s.Call(context.Background(), big[0], big[1], []json.RawMessage{json.RawMessage("200000")}, Hooks{}); err != nil {
+		fail(err)
+	}
+	var pids []int
+	for i := range specs {
+		p, err := s.pools[i].workers[0].process(context.Background(), nil)
+		if err != nil {
+			fail(err)
+		}
+		pids = append(pids, p.pid())
+	}
+	out, _ := json.Marshal(map[string]any{"pids": pids, "tmpdir": s.morloc.tmpdir, "basename": s.morloc.basename})
+	fmt.Printf("%s\n", out)
+	select {}
+}
+
+// A nexus killed with SIGKILL leaves nothing behind either: the pools die
+// (Pdeathsig, then the reaper), and the reaper removes the temporary
+// directory and the shared-memory files.
+func TestMorlocKilledNexusLeavesNothing(t *testing.T) {
+	dir := buildMorlocProgram(t, "multi")
+	host := exec.Command(os.Args[0], "-test.run=^$")
+	host.Env = append(os.Environ(), morlocHostEnv+"="+dir)
+	host.Stderr = os.Stderr
+	out, err := host.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer host.Wait()
+	defer host.Process.Kill()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	var got struct {
+		Pids     []int  `json:"pids"`
+		TmpDir   string `json:"tmpdir"`
+		Basename string `json:"basename"`
+	}
+	if err != nil || json.Unmarshal([]byte(line), &got) != nil || len(got.Pids) != 2 {
+		t.Fatalf("reading the host's pools: %q, %v", line, err)
+	}
+	if shm, _ := filepath.Glob(filepath.Join(shmDir, got.Basename+"_*")); len(shm) == 0 {
+		t.Errorf("no shared memory made by the host's pools")
+	}
+	host.Process.Kill()
+	host.Wait()
+	if left := morlocLeftovers(got.Pids, got.TmpDir, got.Basename, 10*time.Second); len(left) > 0 {
+		t.Errorf("left behind by a killed nexus: %v", left)
+	}
+}
+
+func mustType(t testing.TB, s string) *manifest.Type {
+	t.Helper()
+	ty, err := manifest.ParseType(s)
+	if err != nil {
+		t.Fatalf("schema %q: %v", s, err)
+	}
+	return ty
+}
+
+// BenchmarkMorlocSmallCall measures one small call through the morloc
+// driver: a connection, a call packet, a result packet, in each language.
+func BenchmarkMorlocSmallCall(b *testing.B) {
+	dir := buildMorlocProgram(b, "multi")
+	specs, commands := morlocProgramSpecs(b, dir)
+	s := Start(context.Background(), specs, Options{Stderr: io.Discard, Logger: slog.New(slog.DiscardHandler), Morloc: MorlocOptions{WireVersion: "0.69.0"}})
+	defer s.Close()
+	if err := s.Ready(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	args := []json.RawMessage{json.RawMessage("20"), json.RawMessage("22")}
+	for _, name := range []string{"cadd", "add"} {
+		at := commands[name]
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				v, err := s.Call(context.Background(), at[0], at[1], args, Hooks{})
+				if err != nil || string(v) != "42" {
+					b.Fatalf("%s: %s, %v", name, v, err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,16 @@
+#pragma once
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+int cadd(int x, int y) { return x + y; }
+
+std::string cbig(int n) { return std::string(n, 'y'); }
+
+std::vector<double> creals(std::vector<double> xs) { return xs; }
+
+int chang(double secs) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(secs));
+    return 0;
+}
