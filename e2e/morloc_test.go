@@ -97,6 +97,22 @@ func morlocPrograms() []string {
 	return []string{"py", "r", "cpp", "cross"}
 }
 
+// casesOf are the cases a test runs for a program: all of them, or in the
+// fast tier one of each kind (a scalar, a record, an optional, a raise).
+func casesOf(name string) []morlocCase {
+	if !testing.Short() {
+		return morlocCases[name]
+	}
+	var some []morlocCase
+	for _, c := range morlocCases[name] {
+		switch c.String() {
+		case "addInt 2 3", "older 3 " + `{"name":"Ada","age":36,"height":1.65}`, "safeHead []", `fail "no"`:
+			some = append(some, c)
+		}
+	}
+	return some
+}
+
 // morlocAnswers caches what morloc's own nexus printed, per program and
 // case, for the tests that compare with it.
 var morlocAnswers struct {
@@ -139,7 +155,11 @@ func TestMorlocCLIMatchesMorlocNexus(t *testing.T) {
 	for _, name := range morlocPrograms() {
 		t.Run(name, func(t *testing.T) {
 			p := compileMorloc(t, name)
-			for _, c := range morlocCases[name] {
+			cases := casesOf(name)
+			if len(cases) < 4 {
+				t.Fatalf("%d cases for %s", len(cases), name)
+			}
+			for _, c := range cases {
 				want := p.morlocAnswer(t, c)
 				got := p.nexusRun(t, c.argv()...)
 				if c.fails {
@@ -171,7 +191,7 @@ func TestMorlocMCPMatchesMorlocNexus(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := compileMorloc(t, name)
 			s := p.startMCP(t)
-			for i, c := range morlocCases[name] {
+			for i, c := range casesOf(name) {
 				want := p.morlocAnswer(t, c)
 				text, isErr := s.callTool(i+1, c.cmd, toolArguments(t, c.args))
 				switch {
@@ -199,7 +219,7 @@ func TestMorlocHTTPMatchesMorlocNexus(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := compileMorloc(t, name)
 			srv := startHTTP(t, p.env(), "serve", "--port", "0", p.launcher)
-			for i, c := range morlocCases[name] {
+			for i, c := range casesOf(name) {
 				want := p.morlocAnswer(t, c)
 				status, result, message := srv.plainCall(p.module, c.cmd, c.args)
 				text, isErr := srv.statelessCall(i+1, c.cmd, string(mustJSON(t, toolArguments(t, c.args))))
