@@ -394,7 +394,10 @@ func (p *morlocProg) poolProcesses(nexusPid int) map[int]string {
 }
 
 // morlocLaunch is what a morloc pool was started with: its argv ends in
-// <tmpdir>/<socket> <tmpdir> <shm basename> (morloc-pool-protocol.md §1).
+// a socket path inside <tmpdir>, <tmpdir> and <shm basename>
+// (morloc-pool-protocol.md §1; morloc's nexus names <tmpdir>/<socket>,
+// nexus may bind each process's socket deeper and link <tmpdir>/<socket>
+// to it).
 type morlocLaunch struct{ socket, tmpdir, basename string }
 
 func launchOf(t *testing.T, pid int) morlocLaunch {
@@ -408,7 +411,7 @@ func launchOf(t *testing.T, pid int) morlocLaunch {
 		t.Fatalf("pool %d's argv %q lacks socket, tmpdir and basename", pid, argv)
 	}
 	l := morlocLaunch{socket: argv[len(argv)-3], tmpdir: argv[len(argv)-2], basename: argv[len(argv)-1]}
-	if filepath.Dir(l.socket) != l.tmpdir {
+	if !strings.HasPrefix(l.socket, l.tmpdir+"/") {
 		t.Fatalf("pool %d: socket %s is not in its tmpdir %s", pid, l.socket, l.tmpdir)
 	}
 	return l

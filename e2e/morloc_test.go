@@ -211,35 +211,44 @@ func TestMorlocMCPMatchesMorlocNexus(t *testing.T) {
 	}
 }
 
-// And over HTTP (`nexus serve <launcher>`): the plain API's
-// /call/<module>/<command> and an MCP tools/call (stateless).
+// And over HTTP (`nexus serve <launcher>`): every case through the plain
+// API's /call/<module>/<command>, then every case as an MCP tools/call
+// (stateless), each pass in the table's order (a case after "die" finds
+// its pool started again).
 func TestMorlocHTTPMatchesMorlocNexus(t *testing.T) {
 	testenv.Long(t)
 	for _, name := range morlocPrograms() {
 		t.Run(name, func(t *testing.T) {
 			p := compileMorloc(t, name)
 			srv := startHTTP(t, p.env(), "serve", "--port", "0", p.launcher)
-			for i, c := range casesOf(name) {
+			for _, c := range casesOf(name) {
 				want := p.morlocAnswer(t, c)
 				status, result, message := srv.plainCall(p.module, c.cmd, c.args)
-				text, isErr := srv.statelessCall(i+1, c.cmd, string(mustJSON(t, toolArguments(t, c.args))))
 				switch {
 				case c.fails:
 					if status < 500 || !strings.Contains(message, c.failText) {
 						t.Errorf("%s: POST /call gave %d %q; want a 5xx with %q", c, status, message, c.failText)
 					}
+				case status != 200:
+					t.Errorf("%s: POST /call gave %d %q", c, status, message)
+				default:
+					if d := sameValue(want.stdout, string(result)); d != "" {
+						t.Errorf("%s: POST /call: %s\n morloc: %s\n nexus:  %s", c, d, brief(want.stdout), brief(string(result)))
+					}
+				}
+			}
+			for i, c := range casesOf(name) {
+				want := p.morlocAnswer(t, c)
+				text, isErr := srv.statelessCall(i+1, c.cmd, string(mustJSON(t, toolArguments(t, c.args))))
+				switch {
+				case c.fails:
 					if !isErr || !strings.Contains(text, c.failText) {
 						t.Errorf("%s: MCP over HTTP isError %v, %q; want isError with %q", c, isErr, brief(text), c.failText)
 					}
+				case isErr:
+					t.Errorf("%s: MCP over HTTP isError: %s", c, text)
 				default:
-					if status != 200 {
-						t.Errorf("%s: POST /call gave %d %q", c, status, message)
-					} else if d := sameValue(want.stdout, string(result)); d != "" {
-						t.Errorf("%s: POST /call: %s\n morloc: %s\n nexus:  %s", c, d, brief(want.stdout), brief(string(result)))
-					}
-					if isErr {
-						t.Errorf("%s: MCP over HTTP isError: %s", c, text)
-					} else if d := sameValue(want.stdout, text); d != "" {
+					if d := sameValue(want.stdout, text); d != "" {
 						t.Errorf("%s: MCP over HTTP: %s\n morloc: %s\n nexus:  %s", c, d, brief(want.stdout), brief(text))
 					}
 				}
