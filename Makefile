@@ -64,9 +64,12 @@ FUZZ_TARGETS := \
 	internal/argmap:FuzzResultValue \
 	internal/jsontext:FuzzWhole \
 	internal/jsontext:FuzzAppendString \
+	internal/jsontext:FuzzCanonical \
 	internal/ndarray:FuzzAppendReal \
 	internal/argmap:FuzzFromCLI \
-	internal/pool:FuzzPoolFrames
+	internal/pool:FuzzPoolFrames \
+	internal/morlocwire:FuzzResult \
+	internal/morlocwire:FuzzArg
 
 # make fuzz: each target for FUZZTIME, one after the other (scripts/fuzz.sh
 # runs again a target that only hit Go 1.26's fuzztime deadline race).

@@ -109,7 +109,7 @@ var langCases = []langCase{
 // cancelProbe sleeps in steps for up to a minute and, when cancelled,
 // writes "cancelled after N steps" to the file it is given.
 const rslowManifest = `{"name":"rslow","build":{"morloc_version":"0"},
- "pools":[{"lang":"r","exec":["Rscript","pools/r/pool.R"]}],
+ "pools":[{"lang":"r","exec":["Rscript","pools/r/pool.R"],"metadata":{"runtime":"nexus"}}],
  "commands":[
   {"name":"slowCount","type":"remote","mid":1,"pool":0,"needed_pools":[0],"desc":["Count with progress"],
    "args":[{"kind":"pos","schema":"j","type":"Int","name":null,"desc":["steps"]},{"kind":"pos","schema":"j","type":"Int","name":null,"desc":["ms a step"]}],

@@ -56,6 +56,14 @@ func scientificCases() []scientificCase {
 	}
 	ramp[3], ramp[5] = `"NaN"`, `"Infinity"`
 	cliRamp[3], cliRamp[5] = `"nan"`, `"inf"`
+	// 300 numbers with NaN among them, long enough to travel to the pool
+	// as an array, and the same doubled.
+	nanRamp, nanRamp2 := make([]string, 300), make([]string, 300)
+	for i := range nanRamp {
+		nanRamp[i], nanRamp2[i] = fmt.Sprint(i), fmt.Sprint(2*i)
+	}
+	nanRamp[3], nanRamp2[3] = `"NaN"`, `"NaN"`
+	nanRamp[7], nanRamp2[7] = `"-Infinity"`, `"-Infinity"`
 	return []scientificCase{
 		{fn: "doubled", args: `{"_1":[1,2.5]}`, cliArgs: []string{"[1,2.5]"}, want: `[2,5]`},
 		{fn: "count", args: `{"_1":[1,2.5]}`, cliArgs: []string{"[1,2.5]"}, want: `2`},
@@ -79,6 +87,16 @@ func scientificCases() []scientificCase {
 		{fn: "tally", args: `{}`, want: `[["a",2]]`},
 		{fn: "uniq", args: `{}`, want: `[1,2,3]`},
 		{fn: "triple", args: `{}`, want: `[7,8,9]`},
+		// Issue 18 §3: NaN in lists of records, in a record holding one,
+		// and as arguments where a Real is declared (the schemas admit
+		// "NaN", "Infinity", "-Infinity" there).
+		{fn: "inRecords", args: `{}`, want: `[{"x":"NaN","y":1.5},{"x":"Infinity","y":"-Infinity"}]`, cli: `[{"x":"nan","y":1.5},{"x":"inf","y":"-inf"}]`},
+		{fn: "inCloud", args: `{}`, want: `{"points":[{"x":"NaN","y":0.5},{"x":1,"y":"Infinity"}],"scale":"NaN"}`,
+			cli: `{"points":[{"x":"nan","y":0.5},{"x":1,"y":"inf"}],"scale":"nan"}`, record: true},
+		{fn: "swap", args: `{"_1":{"x":"NaN","y":-2}}`, cliArgs: []string{`{"x":1.5,"y":-2}`}, want: `{"x":-2,"y":"NaN"}`, cli: `{"x":-2,"y":1.5}`, record: true},
+		{fn: "idReal", args: `{"_1":"Infinity"}`, cliArgs: []string{"inf"}, want: `"Infinity"`, cli: `"inf"`},
+		{fn: "doubled", args: `{"_1":[1,"NaN","-Infinity"]}`, cliArgs: []string{"[1,2.5]"}, want: `[2,"NaN","-Infinity"]`, cli: `[2,5]`},
+		{fn: "doubled", args: `{"_1":[` + strings.Join(nanRamp, ",") + `]}`, cliArgs: []string{"[1,2.5]"}, want: "[" + strings.Join(nanRamp2, ",") + "]", cli: `[2,5]`},
 	}
 }
 

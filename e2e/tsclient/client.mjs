@@ -11,7 +11,12 @@
 //    "cancel":   {"name": ..., "arguments": {...}, "afterMs": 700, "onProgress": false, "settleMs": 0},
 //                // aborted after afterMs, or at its first progress report when
 //                // onProgress; then settleMs of quiet before going on
-//    "after":    {"name": ..., "arguments": {...}}}   // a call after the cancellation
+//    "after":    {"name": ..., "arguments": {...}},   // a call after the cancellation
+//    "calls":    [{"name": ..., "arguments": {...}}, ...]}
+//                // calls in turn, each result or error recorded: the SDK
+//                // checks a result's structuredContent against the tool's
+//                // outputSchema (from listTools) and throws when it does not
+//                // match, so a result here is one the client accepted
 //
 // and prints one JSON object with what it saw. It exits non-zero only when
 // the client itself fails (connection, protocol).
@@ -79,6 +84,17 @@ if (plan.cancel) {
 }
 if (plan.after) {
   out.after = summary(await client.callTool(plan.after));
+}
+if (plan.calls) {
+  out.calls = [];
+  for (const call of plan.calls) {
+    try {
+      const res = await client.callTool(call);
+      out.calls.push({ name: call.name, ...summary(res), structuredContent: res.structuredContent ?? null });
+    } catch (err) {
+      out.calls.push({ name: call.name, error: String(err) });
+    }
+  }
 }
 out.stderr = stderr;
 await client.close();

@@ -113,22 +113,26 @@ func (t *Tool) decodeArguments(arguments json.RawMessage) (map[string]any, error
 // here), defaults filled, and the command _render names chosen.
 func (t *Tool) convert(args map[string]any) (Call, error) {
 	s := newSupplied()
+	var nonFinite bool // a Real argument is NaN or an infinity
 	for _, sl := range t.plan.slots {
 		if sl.kind == manifest.KindGrp {
-			if err := t.supplyGroup(s, sl, args); err != nil {
+			saw, err := t.supplyGroup(s, sl, args)
+			if err != nil {
 				return Call{}, err
 			}
+			nonFinite = nonFinite || saw
 			continue
 		}
 		v, ok := args[sl.prop]
 		if !ok {
 			continue
 		}
-		raw, verr := toPool(argType(sl.arg), v)
+		raw, saw, verr := argToPool(argType(sl.arg), v)
 		if verr != nil {
 			return Call{}, &ArgError{Tool: t.Name, Arg: sl.prop + verr.Path, Msg: verr.Msg}
 		}
 		s.vals[sl] = raw
+		nonFinite = nonFinite || saw
 	}
 	out, err := t.plan.assemble(s)
 	if err != nil {
@@ -144,7 +148,22 @@ func (t *Tool) convert(args map[string]any) (Call, error) {
 			cmd = entry
 		}
 	}
-	return Call{Command: cmd, Args: out, Ret: retOf(cmd)}, nil
+	var arrays []ndarray.Array
+	if nonFinite {
+		// The function gets the double itself, as from the CLI.
+		out, arrays = nonFiniteArrays(t.Command, out)
+	}
+	return Call{Command: cmd, Args: out, Arrays: arrays, Ret: retOf(cmd)}, nil
+}
+
+// argToPool is toPool for a tools/call's argument, where a Real may be
+// "NaN", "Infinity" or "-Infinity"; nonFinite reports whether one was.
+func argToPool(t *manifest.Type, v any) (raw json.RawMessage, nonFinite bool, err *valueError) {
+	e := &poolEncoder{nonFinite: true}
+	if err := e.value(t, v, nil); err != nil {
+		return nil, false, err
+	}
+	return json.RawMessage(e.b.Bytes()), e.sawNonFinite, nil
 }
 
 // Bounds on number literals, checked before schema validation: the
@@ -217,11 +236,13 @@ func argType(a *manifest.Arg) *manifest.Type {
 	return a.T
 }
 
-func (t *Tool) supplyGroup(s *supplied, sl *slot, args map[string]any) error {
+// supplyGroup writes a group's fields into s; nonFinite reports whether a
+// Real among them is NaN or an infinity.
+func (t *Tool) supplyGroup(s *supplied, sl *slot, args map[string]any) (nonFinite bool, err error) {
 	if sl.whole {
 		v, ok := args[sl.prop]
 		if !ok {
-			return nil
+			return false, nil
 		}
 		obj, _ := v.(map[string]any) // validated: an object
 		s.wholeGiven[sl] = true
@@ -230,26 +251,28 @@ func (t *Tool) supplyGroup(s *supplied, sl *slot, args map[string]any) error {
 			if !ok {
 				continue
 			}
-			raw, verr := toPool(f.t, fv)
+			raw, saw, verr := argToPool(f.t, fv)
 			if verr != nil {
-				return &ArgError{Tool: t.Name, Arg: sl.prop + "." + f.key + verr.Path, Msg: verr.Msg}
+				return false, &ArgError{Tool: t.Name, Arg: sl.prop + "." + f.key + verr.Path, Msg: verr.Msg}
 			}
 			s.fields[f] = raw
+			nonFinite = nonFinite || saw
 		}
-		return nil
+		return nonFinite, nil
 	}
 	for _, f := range sl.fields {
 		fv, ok := args[f.key]
 		if !ok {
 			continue
 		}
-		raw, verr := toPool(f.t, fv)
+		raw, saw, verr := argToPool(f.t, fv)
 		if verr != nil {
-			return &ArgError{Tool: t.Name, Arg: f.key + verr.Path, Msg: verr.Msg}
+			return false, &ArgError{Tool: t.Name, Arg: f.key + verr.Path, Msg: verr.Msg}
 		}
 		s.fields[f] = raw
+		nonFinite = nonFinite || saw
 	}
-	return nil
+	return nonFinite, nil
 }
 
 func (t *Tool) missing(me *missingError) error {

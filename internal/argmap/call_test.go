@@ -1,8 +1,11 @@
 package argmap
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -174,6 +177,16 @@ func TestToPositionalErrors(t *testing.T) {
 			`argument '_render' of 'f': expected one of "raw", "up", got "down"`},
 		{"first fault by argument order", remote("f", "j", pos("j", ``)+","+pos("j", ``)+","+pos("j", ``), ``), `{"_3":"c","_2":"b","_1":1}`,
 			"argument '_2' of 'f': expected integer, got string"},
+		// A Real takes a number or "NaN", "Infinity", "-Infinity" (issue 18
+		// §3), spelt exactly so: the schema's enum.
+		{"a Real's NaN spelt otherwise", remote("f", "j", pos("f8", ``), ``), `{"_1":"nan"}`,
+			`argument '_1' of 'f': expected number or one of "NaN", "Infinity", "-Infinity", got string "nan"`},
+		{"an optional Real's", remote("f", "j", pos("?f8", ``), ``), `{"_1":"inf"}`,
+			`argument '_1' of 'f': expected number or null or one of "NaN", "Infinity", "-Infinity", got string "inf"`},
+		{"a Real in a record given a boolean", remote("f", "j", pos("am11xf4", ``), ``), `{"_1":[{"x":true}]}`,
+			`argument '_1[0].x' of 'f': expected number or one of "NaN", "Infinity", "-Infinity", got boolean`},
+		{"a Str is no Real", remote("f", "j", pos("t2sj", ``), ``), `{"_1":["NaN","NaN"]}`,
+			"argument '_1[1]' of 'f': expected integer, got string"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -191,6 +204,59 @@ func TestToPositionalErrors(t *testing.T) {
 			}
 			if ae.Tool != tool.Name {
 				t.Errorf("ArgError.Tool = %q", ae.Tool)
+			}
+		})
+	}
+}
+
+// NaN and the infinities as tools/call arguments (issue 18 §3): where a
+// Real is declared, at any depth, "NaN", "Infinity" and "-Infinity" go to
+// the pool as rank-0 f8 arrays (null in their place), so that the function
+// gets the double, as from the CLI; by the fast path and the full one
+// alike. A string "NaN" where a Str is declared stays a string.
+func TestNonFiniteArguments(t *testing.T) {
+	cases := []struct {
+		name, command, args, want string
+		arrays                    []string // path and value of each rank-0 array
+	}{
+		{"a Real", remote("f", "j", pos("f8", ``), ``), `{"_1":"NaN"}`, `null`, []string{`[0] NaN`}},
+		{"an optional Real", remote("f", "j", pos("?f4", ``), ``), `{"_1":"-Infinity"}`, `null`, []string{`[0] -Inf`}},
+		{"in a list", remote("f", "j", pos("af8", ``), ``), `{"_1":[1,"Infinity",2.5]}`, `[1.0,null,2.5]`, []string{`[0,1] +Inf`}},
+		{"in a record in a list", remote("f", "j", pos("am21xf81ys", ``), ``), `{"_1":[{"y":"NaN","x":"NaN"}]}`,
+			`[{"x":null,"y":"NaN"}]`, []string{`[0,0,"x"] NaN`}},
+		{"in a tuple", remote("f", "j", pos("t2f8s", ``), ``), `{"_1":["-Infinity","-Infinity"]}`, `[null,"-Infinity"]`, []string{`[0,0] -Inf`}},
+		{"in a Map", remote("f", "j", pos("<dict>at2sf8", ``), ``), `{"_1":[["a","NaN"],["b",1]]}`, `{"a":null,"b":1.0}`, []string{`[0,"a"] NaN`}},
+		{"in a recursive type", remote("f", "j", pos("&4Treem24dataf84kidsa^4Tree", ``), ``), `{"_1":{"data":1,"kids":[{"data":"NaN","kids":[]}]}}`,
+			`{"data":1.0,"kids":[{"data":null,"kids":[]}]}`, []string{`[0,"kids",0,"data"] NaN`}},
+		{"escaped, by the full path", remote("f", "j", pos("f8", ``), ``), `{"_1":"N\u0061N"}`, `null`, []string{`[0] NaN`}},
+		{"an option", remote("f", "j", opt("f8", "x", `"2.5"`, ``), ``), `{"x":"Infinity"}`, `null`, []string{`[0] +Inf`}},
+		{"the option's default", remote("f", "j", opt("f8", "x", `"2.5"`, ``), ``), `{}`, `2.5`, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tool := toolOf(t, c.command)
+			for path, positional := range map[string]func(json.RawMessage) (Call, error){
+				"ToPositional": tool.ToPositional, "full": tool.fullPositional,
+			} {
+				call, err := positional(json.RawMessage(c.args))
+				if err != nil {
+					t.Fatalf("%s: %v", path, err)
+				}
+				if string(call.Args[0]) != c.want {
+					t.Errorf("%s: argument %s, want %s", path, call.Args[0], c.want)
+				}
+				var got []string
+				for _, a := range call.Arrays {
+					p, _ := json.Marshal(a.Path)
+					if len(a.Shape) != 0 || a.DType != ndarray.F8 || len(a.Data) != 8 {
+						t.Errorf("%s: array %+v, want one f8 of rank 0", path, a)
+						continue
+					}
+					got = append(got, string(p)+" "+strconv.FormatFloat(math.Float64frombits(binary.LittleEndian.Uint64(a.Data)), 'g', -1, 64))
+				}
+				if strings.Join(got, "; ") != strings.Join(c.arrays, "; ") {
+					t.Errorf("%s: arrays %v, want %v", path, got, c.arrays)
+				}
 			}
 		})
 	}

@@ -383,6 +383,22 @@ func (e *fastEncoder) value(t *manifest.Type, i, depth int) (int, bool) {
 		e.out = append(e.out, s...)
 		return end, true
 	case manifest.Float:
+		if c == '"' {
+			// NaN or an infinity (the schema's enum; an escaped spelling
+			// goes the full path): to the pool as a rank-0 f8 array, null
+			// in its place, as nonFiniteArrays does.
+			end, escaped, err := jsontext.String(b, i)
+			if err != nil || escaped {
+				return 0, false
+			}
+			f, ok := nonFiniteArg(string(b[i+1 : end-1]))
+			if !ok {
+				return 0, false
+			}
+			e.arrays = append(e.arrays, ndarray.Scalar(e.arrayPath(), f))
+			e.out = append(e.out, "null"...)
+			return end, true
+		}
 		end, ok := e.number(i)
 		if !ok {
 			return 0, false
@@ -650,7 +666,8 @@ func (e *fastEncoder) array(t *manifest.Type, i int) (end int, ok, tried bool) {
 	}
 	// One quick pass first: the array's extent and an upper bound on its
 	// elements, so that the elements go into one buffer of the right size.
-	// Anything but numbers and brackets means it stays JSON.
+	// Anything but numbers (for a Real, also "NaN", "Infinity" and
+	// "-Infinity") and brackets means it stays JSON.
 	extent, commas, numeric := numericExtent(e.b, i)
 	if !numeric || commas+1 < e.arrayMin {
 		return 0, false, false
@@ -733,6 +750,14 @@ func (e *fastEncoder) array(t *manifest.Type, i int) (end int, ok, tried bool) {
 	if count < e.arrayMin {
 		return 0, false, false
 	}
+	e.arrays = append(e.arrays, ndarray.Array{Path: e.arrayPath(), DType: dtype, Shape: shape, Data: e.nums})
+	e.nums = nil // the array owns it now
+	e.out = append(e.out, "null"...)
+	return end, true, true
+}
+
+// arrayPath is where the value being written is, as an array's path.
+func (e *fastEncoder) arrayPath() []any {
 	path := make([]any, len(e.path))
 	for k, p := range e.path {
 		if p.idx >= 0 {
@@ -741,15 +766,13 @@ func (e *fastEncoder) array(t *manifest.Type, i int) (end int, ok, tried bool) {
 			path[k] = p.key
 		}
 	}
-	e.arrays = append(e.arrays, ndarray.Array{Path: path, DType: dtype, Shape: shape, Data: e.nums})
-	e.nums = nil // the array owns it now
-	e.out = append(e.out, "null"...)
-	return end, true, true
+	return path
 }
 
 // arrayNumber appends one element of an array: an Int that is a plain
 // integer literal fitting 64 bits and [lo, hi], or a Real a double holds
-// (not beyond its range).
+// (not beyond its range), or NaN or an infinity written as the schema's
+// "NaN", "Infinity", "-Infinity".
 func (e *fastEncoder) arrayNumber(i int, kind ndarray.Number, lo, hi int64) (int, bool) {
 	b := e.b
 	if kind == ndarray.Int {
@@ -790,6 +813,15 @@ func (e *fastEncoder) arrayNumber(i int, kind ndarray.Number, lo, hi int64) (int
 		e.putNum(uint64(v))
 		return end, true
 	}
+	if i < len(b) && b[i] == '"' {
+		for _, name := range nonFiniteTokens {
+			if bytes.HasPrefix(b[i:], name.tok) {
+				e.putNum(math.Float64bits(name.f))
+				return i + len(name.tok), true
+			}
+		}
+		return 0, false
+	}
 	end, ok := e.number(i)
 	if !ok {
 		return 0, false
@@ -801,6 +833,18 @@ func (e *fastEncoder) arrayNumber(i int, kind ndarray.Number, lo, hi int64) (int
 	e.putNum(math.Float64bits(f))
 	return end, true
 }
+
+// nonFiniteTokens are the string tokens a Real array element may be.
+var nonFiniteTokens = func() (out [3]struct {
+	tok []byte
+	f   float64
+}) {
+	for i, n := range nonFiniteNames {
+		out[i].tok = []byte(`"` + n + `"`)
+		out[i].f, _ = nonFiniteArg(n)
+	}
+	return out
+}()
 
 // intRow reads the integers of the innermost list whose first element is
 // at b[i], through its ']', adding their count to *n. A number in an

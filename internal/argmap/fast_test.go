@@ -2,7 +2,9 @@ package argmap
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"math"
 	"math/big"
 	"strconv"
 	"strings"
@@ -38,6 +40,11 @@ var fastSeeds = []string{
 	`{"_1":{"data":1,"kids":[{"data":2,"kids":[]}]}}`, `{"_1":[{"id":"a","m":[["x",1.5]]}],"_2":[true,null,"s"]}`,
 	`{"_1":[[1,2,3],[4,5,6]],"_2":[1,2,3,4],"_3":[[1,2],[3,4]],"_4":[[1],[2,3]]}`, `{"_1":[[1,2,3],[4,5]],"_2":[1,2,3],"_3":[[1,2,3]],"_4":[[]]}`,
 	`{"_1":[1,2],"_2":[[1,2,3],[4,5,6]],"_3":[null,{"x":true},null],"_4":[["k",1]]}`, `{"_1":[1,[2,[3,null]]],"_2":{"b":[[],[]]}}`,
+	// NaN and the infinities where a Real is declared (issue 18 §3).
+	`{"_1":[["NaN",2],[3,"-Infinity"]],"_2":[1,2]}`, `{"_1":{"x":[0.5,"Infinity"],"y":"s","z":[]},"_2":[{"v":["NaN"]}],"_3":[["a",["-Infinity",1]]]}`,
+	`{"_1":[["N\u0061N"]],"_2":[1]}`, `{"_1":[["nan"]],"_2":[1]}`, `{"_1":["NaN"]}`, `{"_1":[["NaN"]],"_2":["NaN"]}`,
+	`{"_1":[{"id":"a","m":[["x","NaN"]]}],"_2":[true,null,"s"]}`, `{"_3":"Infinity","_1":1,"_2":2}`, `{"x":"-Infinity"}`,
+	`{"_1":[[1,2,3],[4,"NaN",6]],"_2":[1,2,3,4],"_3":[[1,2],[3,4]],"_4":[[1],[2,3]]}`,
 }
 
 // FuzzFastPositional: the fast path accepts only what the full path
@@ -77,15 +84,20 @@ func checkFastAgainstFull(t *testing.T, tool *Tool, arrays bool, args []byte) {
 	if fast.Ret != full.Ret { // one per command, shared
 		t.Fatalf("%s %q: ret %+v vs %+v", tool.Name, args, fast.Ret, full.Ret)
 	}
-	got := fast.Args
-	if len(fast.Arrays) > 0 {
-		if !arrays {
-			t.Fatalf("%s %q: arrays without ArrayMin", tool.Name, args)
-		}
-		got = append([]json.RawMessage(nil), got...)
-		for _, a := range fast.Arrays {
-			if err := a.Check(); err != nil {
+	// Both may move NaN and the infinities into rank-0 arrays, whatever
+	// ArrayMin; only the fast path makes arrays of lists. Compared with
+	// their arrays written back in place.
+	place := func(call Call) []json.RawMessage {
+		got := append([]json.RawMessage(nil), call.Args...)
+		for _, a := range call.Arrays {
+			if len(a.Shape) == 0 { // one number: a NaN or an infinity
+				if f := math.Float64frombits(binary.LittleEndian.Uint64(a.Data)); a.DType != ndarray.F8 || len(a.Data) != 8 || !math.IsNaN(f) && !math.IsInf(f, 0) {
+					t.Fatalf("%s %q: rank-0 array %+v", tool.Name, args, a)
+				}
+			} else if err := a.Check(); err != nil {
 				t.Fatalf("%s %q: %v", tool.Name, args, err)
+			} else if !arrays {
+				t.Fatalf("%s %q: arrays without ArrayMin", tool.Name, args)
 			}
 			text, err := ndarray.AppendPoolJSON(nil, &a)
 			if err != nil {
@@ -98,19 +110,21 @@ func checkFastAgainstFull(t *testing.T, tool *Tool, arrays bool, args []byte) {
 			}
 			got[idx] = placed
 		}
+		return got
 	}
-	if len(got) != len(full.Args) {
-		t.Fatalf("%s %q: %d values, full has %d", tool.Name, args, len(got), len(full.Args))
+	got, want := place(fast), place(full)
+	if len(got) != len(want) {
+		t.Fatalf("%s %q: %d values, full has %d", tool.Name, args, len(got), len(want))
 	}
 	for i := range got {
-		if len(fast.Arrays) == 0 {
-			if !bytes.Equal(got[i], full.Args[i]) {
-				t.Fatalf("%s %q: argument %d is %s, the full path sends %s", tool.Name, args, i, got[i], full.Args[i])
+		if len(fast.Arrays) == 0 && len(full.Arrays) == 0 {
+			if !bytes.Equal(got[i], want[i]) {
+				t.Fatalf("%s %q: argument %d is %s, the full path sends %s", tool.Name, args, i, got[i], want[i])
 			}
 			continue
 		}
-		if !sameValue(t, got[i], full.Args[i]) {
-			t.Fatalf("%s %q: argument %d is %s, the full path sends %s", tool.Name, args, i, got[i], full.Args[i])
+		if !sameValue(t, got[i], want[i]) {
+			t.Fatalf("%s %q: argument %d is %s, the full path sends %s", tool.Name, args, i, got[i], want[i])
 		}
 	}
 }
@@ -200,6 +214,10 @@ func TestFastPathTakesOrdinaryCalls(t *testing.T) {
 		{"fixedMatrix", `{"_1":[[1,2,3],[4,5,6]],"_2":[1,2,3,4],"_3":[],"_4":[[],[]]}`, 2},
 		{"fixedList", `{"_1":[1,2],"_2":[[1,2,3],[4,5,6]],"_3":[null,{"x":true},null]}`, 2},
 		{"chain", `{"_1":[1,[2,[3,null]]],"_2":{"b":[[{"b":[[],[]]}],[[[],[]]]]}}`, 0},
+		// NaN and the infinities: inside an f8 array, or each a rank-0 array.
+		{"matrix", `{"_1":[["NaN",2],[3,"-Infinity"]],"_2":[1,2]}`, 2},
+		{"sized", `{"_1":1,"_2":2,"_3":"Infinity"}`, 1},
+		{"nested", `{"_1":[{"id":"a","m":[["x","NaN"],["y",1]]}],"_2":[true,null,"s"]}`, 1},
 	}
 	for _, c := range cases {
 		tl := byName[c.tool]
@@ -235,6 +253,9 @@ func TestFastPathDeclines(t *testing.T) {
 		{"fixedList", `{"_1":[1,2],"_2":[[1,2,3],[4,5,6]],"_3":[null,null],"_4":[["k",1]]}`},
 		{"fixedList", `{"_1":[1,2],"_2":[[1,2,3],[4,5,6]],"_3":[null,null,null],"_4":[["k",1]]}`}, // a Map of fixed size
 		{"star", `{"_1":1,"_2":[1,2]}`},
+		{"sized", `{"_1":1,"_2":2,"_3":"N\u0061N"}`}, // escaped: the full path reads it
+		{"sized", `{"_1":1,"_2":2,"_3":"nan"}`},      // not the schema's: the full path says so
+		{"matrix", `{"_1":[["nan",2]],"_2":[1,2]}`},
 	} {
 		tl := byName[c.tool]
 		for _, min := range []int{0, 1} {

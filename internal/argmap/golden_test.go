@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/nexus-mcp/nexus/internal/manifest"
@@ -41,7 +42,8 @@ func loadManifest(t testing.TB, path string) *manifest.Manifest {
 }
 
 // TestJSONHelpGolden: for morloc's json-help program nexus prints exactly
-// the tool objects morloc prints.
+// the tool objects morloc prints (json-help has no Real, the one place
+// where nexus's surface differs: TestSurfaceIsMorlocsButForReals).
 func TestJSONHelpGolden(t *testing.T) {
 	m := loadManifest(t, "../../testdata/json-help/manifest.json")
 	tools, excluded := Tools(m)
@@ -75,6 +77,113 @@ func TestShapesGolden(t *testing.T) {
 	checkGolden(t, "shapes.excluded.golden.txt", notes.Bytes())
 }
 
+// TestSurfaceIsMorlocsButForReals: nexus's tool surface is morloc's (SPEC
+// §4.5's table, which morloc's --mcp-tools prints) but for one widening: a
+// Real's {"type":"number"} is {"anyOf":[{"type":"number"},{"enum":["NaN",
+// "Infinity","-Infinity"]}]} (issue 18 §3). Mapped back, the surface is the
+// table's byte for byte: morloc's own output for json-help (which has no
+// Real), and for shapes and scientific nexus's output from before the
+// widening (*.spectable.golden.json, frozen: never -update them). And no
+// number is left unwidened.
+func TestSurfaceIsMorlocsButForReals(t *testing.T) {
+	for _, c := range []struct {
+		program, golden string
+		reals           bool
+	}{
+		{"json-help", "json-help.tools.golden.json", false},
+		{"shapes", "shapes.tools.spectable.golden.json", true},
+		{"scientific", "scientific.tools.spectable.golden.json", true},
+	} {
+		t.Run(c.program, func(t *testing.T) {
+			tools, _ := Tools(loadManifest(t, "../../testdata/"+c.program+"/manifest.json"))
+			var objects []any
+			widened := 0
+			for _, tl := range tools {
+				o, n := narrowReals(tl.Object(FullView).clone())
+				objects = append(objects, o)
+				widened += n
+			}
+			want, err := os.ReadFile(filepath.Join("testdata", c.golden))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := payloadOf(t, objects)
+			if !bytes.Equal(got, want) {
+				t.Errorf("the surface with Reals mapped back differs from %s\n--- got\n%s", c.golden, got)
+			}
+			if c.reals != (widened > 0) {
+				t.Errorf("%d Real schemas widened", widened)
+			}
+			if left := bytes.Count(got, []byte(`"number"`)); left != widened {
+				t.Errorf("%d numbers in the mapped-back surface, %d of them widened: a Real's schema was left as it was", left, widened)
+			}
+		})
+	}
+}
+
+// narrowReals maps every Real schema in v back to SPEC §4.5's
+// {"type":"number"} (["number","null"] when optional), keeping the members
+// beside it, and counts them.
+func narrowReals(v any) (any, int) {
+	switch x := v.(type) {
+	case Object:
+		n := 0
+		if alts, ok := x.Get("anyOf"); ok {
+			if branches, _ := alts.([]any); len(branches) == 2 {
+				number, _ := branches[0].(Object)
+				enum, _ := branches[1].(Object)
+				if isNonFiniteEnum(enum) && len(number) == 1 && number[0].Key == "type" {
+					out := Object{}
+					for _, m := range x {
+						if m.Key == "anyOf" {
+							out = append(out, number[0])
+						} else {
+							out = append(out, m)
+						}
+					}
+					return out, 1
+				}
+			}
+		}
+		out := make(Object, len(x))
+		for i, m := range x {
+			var k int
+			out[i].Key = m.Key
+			out[i].Value, k = narrowReals(m.Value)
+			n += k
+		}
+		return out, n
+	case []any:
+		n := 0
+		out := make([]any, len(x))
+		for i, e := range x {
+			var k int
+			out[i], k = narrowReals(e)
+			n += k
+		}
+		return out, n
+	}
+	return v, 0
+}
+
+// payloadOf is toolsPayload for tool objects.
+func payloadOf(t *testing.T, objects []any) []byte {
+	t.Helper()
+	if objects == nil {
+		objects = []any{}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(struct {
+		Tools []any `json:"tools"`
+	}{objects}); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	golden := filepath.Join("testdata", name)
@@ -90,4 +199,106 @@ func checkGolden(t *testing.T, name string, got []byte) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("output differs from %s (run with -update if the change is intended)\n--- got\n%s\n--- want\n%s", golden, got, want)
 	}
+}
+
+// morlocLaunchers are the launcher scripts of internal/manifest's fixtures
+// (see its testdata/launchers/README.md): real ones morloc 0.69 compiled,
+// real ones from morloc's repository, and the 0.75 and 0.96 translations of
+// one 0.69 program. Each name is the file's path below launchers/.
+func morlocLaunchers(t *testing.T) map[string]string {
+	t.Helper()
+	root := filepath.Join("..", "manifest", "testdata", "launchers")
+	found := map[string]string{}
+	for _, pattern := range []string{"*/nexus", "morloc-repo/*"} {
+		files, err := filepath.Glob(filepath.Join(root, pattern))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			rel, _ := filepath.Rel(root, f)
+			found[strings.ReplaceAll(rel, string(filepath.Separator), "_")] = f
+		}
+	}
+	if len(found) < 10 {
+		t.Fatalf("found %d launchers under %s, want the 10 fixtures", len(found), root)
+	}
+	return found
+}
+
+// TestMorlocLaunchersGolden pins the tool surface of every program morloc
+// wrote a launcher for, from 0.69 on: the tools/list payload.
+func TestMorlocLaunchersGolden(t *testing.T) {
+	for name, path := range morlocLaunchers(t) {
+		t.Run(name, func(t *testing.T) {
+			tools, excluded := Tools(loadManifest(t, path))
+			if len(tools) == 0 {
+				t.Fatal("no tools")
+			}
+			if len(excluded) != 0 {
+				t.Errorf("exclusions: %v", excluded) // none of these programs has a type MCP cannot carry
+			}
+			checkGolden(t, filepath.Join("launchers", name+".tools.golden.json"), toolsPayload(t, tools))
+		})
+	}
+}
+
+// One program compiled by morloc 0.69 and written out as 0.75 and 0.96
+// would write it has one tool surface (issue 19 §4): 0.75 still writes Int
+// as i4, so its surface is the same to the byte; 0.96 writes j, so the
+// same but for the ranges of 0.69's 32-bit Int.
+func TestLauncherEraSurfacesAgree(t *testing.T) {
+	payload := func(path string) []byte {
+		tools, excluded := Tools(loadManifest(t, path))
+		if len(excluded) != 0 {
+			t.Fatalf("%s: exclusions %v", path, excluded)
+		}
+		return toolsPayload(t, tools)
+	}
+	dir := filepath.Join("..", "manifest", "testdata", "launchers")
+	v069 := payload(filepath.Join(dir, "v0.69-py", "nexus"))
+	v075 := payload(filepath.Join(dir, "written-v0.75-py", "nexus"))
+	v096 := payload(filepath.Join(dir, "written-v0.96-py", "nexus"))
+	if !bytes.Equal(v069, v075) {
+		t.Errorf("0.69 and 0.75 surfaces differ\n--- 0.69\n%s\n--- 0.75\n%s", v069, v075)
+	}
+	if !bytes.Contains(v069, []byte(`"maximum": 2147483647`)) {
+		t.Errorf("0.69's Int (i4) has no range in\n%s", v069)
+	}
+	if bytes.Contains(v096, []byte(`"maximum"`)) {
+		t.Errorf("0.96's Int (j) has a range in\n%s", v096)
+	}
+	if a, b := stripRanges(t, v069), stripRanges(t, v096); a != b {
+		t.Errorf("0.69 and 0.96 surfaces differ beyond the ranges\n--- 0.69\n%s\n--- 0.96\n%s", a, b)
+	}
+}
+
+// stripRanges re-encodes a JSON document without its "minimum" and
+// "maximum" members.
+func stripRanges(t *testing.T, doc []byte) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(doc, &v); err != nil {
+		t.Fatal(err)
+	}
+	var strip func(any)
+	strip = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			delete(x, "minimum")
+			delete(x, "maximum")
+			for _, e := range x {
+				strip(e)
+			}
+		case []any:
+			for _, e := range x {
+				strip(e)
+			}
+		}
+	}
+	strip(v)
+	out, err := json.MarshalIndent(v, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
 }

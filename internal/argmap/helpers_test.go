@@ -18,7 +18,7 @@ func remote(name, ret, args, extra string) string {
 // manifestOf parses a manifest holding the given commands and one Python pool.
 func manifestOf(t testing.TB, commands ...string) *manifest.Manifest {
 	t.Helper()
-	data := `{"name":"t","pools":[{"lang":"py","exec":["python3","pools/py/pool.py"]}],"commands":[` +
+	data := `{"name":"t","pools":[{"lang":"py","exec":["python3","pools/py/pool.py"],"metadata":{"runtime":"nexus"}}],"commands":[` +
 		strings.Join(commands, ",") + `]}`
 	m, err := manifest.Parse("/test/manifest.json", []byte(data))
 	if err != nil {

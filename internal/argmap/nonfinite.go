@@ -15,27 +15,28 @@ func nonFiniteText(f float64) json.RawMessage {
 	return json.RawMessage(ndarray.ClientSpelling.Append(nil, f))
 }
 
-// nonFiniteArrays moves the non-finite Reals among a CLI call's arguments
+// nonFiniteArrays moves the non-finite Reals among a call's arguments
 // out of the JSON, which has no numbers for them, into rank-0 f8 arrays:
 // a pool that takes f8 arrays gets the double itself, and one that does
 // not gets the wire's string (ndarray.AppendPoolJSON). Only a Real's place
-// is looked at, so a string argument "NaN" stays a string. JSON arguments
-// the CLI took whole cannot hold one; a plain Real and a record group's
-// Real field can.
+// is looked at, so a string argument "NaN" stays a string. The CLI calls
+// it for a plain Real and a record group's Real field (JSON arguments the
+// CLI took whole cannot hold one); a tools/call, for the "NaN",
+// "Infinity" and "-Infinity" its schema lets any Real be (issue 18 §3).
 func nonFiniteArrays(c *manifest.Command, args []json.RawMessage) ([]json.RawMessage, []ndarray.Array) {
 	var arrays []ndarray.Array
 	for i, raw := range args {
 		if i >= len(c.Args) || len(raw) == 0 {
 			continue
 		}
-		var found []nonFiniteSpot
-		collectNonFinite(raw, jsontext.SkipSpace(raw, 0), argType(&c.Args[i]), []any{i}, &found, 0)
-		if len(found) == 0 {
+		w := nonFiniteWalker{raw: raw}
+		w.collect(jsontext.SkipSpace(raw, 0), argType(&c.Args[i]), []any{i}, 0)
+		if len(w.found) == 0 {
 			continue
 		}
 		out := make([]byte, 0, len(raw))
 		last := 0
-		for _, s := range found {
+		for _, s := range w.found {
 			out = append(append(out, raw[last:s.start]...), "null"...)
 			last = s.end
 			arrays = append(arrays, ndarray.Scalar(s.path, s.f))
@@ -51,26 +52,53 @@ type nonFiniteSpot struct {
 	f          float64
 }
 
-// collectNonFinite finds, in document order, the strings standing for
-// non-finite numbers at the Real places of the value at raw[i] of type t.
-func collectNonFinite(raw []byte, i int, t *manifest.Type, path []any, found *[]nonFiniteSpot, depth int) {
-	t = t.Unwrap()
+// nonFiniteWalker finds, in document order, the strings standing for
+// non-finite numbers at the Real places of a value in pool form.
+type nonFiniteWalker struct {
+	raw   []byte
+	scope []*manifest.Type // enclosing recursive declarations, innermost last
+	found []nonFiniteSpot
+}
+
+// collect walks the value at raw[i] of type t, found at path.
+func (w *nonFiniteWalker) collect(i int, t *manifest.Type, path []any, depth int) {
+	raw := w.raw
 	if t == nil || i >= len(raw) || depth > jsontext.MaxDepth {
 		return
 	}
 	at := func(seg any) []any { return append(append([]any(nil), path...), seg) }
 	switch t.Kind {
+	case manifest.Recursive:
+		w.scope = append(w.scope, t)
+		w.collect(i, t.Elem, path, depth+1)
+		w.scope = w.scope[:len(w.scope)-1]
+	case manifest.BackRef:
+		for k := len(w.scope) - 1; k >= 0; k-- {
+			if w.scope[k].Name == t.Name {
+				w.collect(i, w.scope[k], path, depth+1)
+				return
+			}
+		}
 	case manifest.Float:
+		if raw[i] != '"' {
+			return
+		}
 		end, escaped, err := jsontext.String(raw, i)
-		if raw[i] != '"' || err != nil || escaped {
+		if err != nil || escaped {
 			return
 		}
 		if f, ok := ndarray.NonFinite(string(raw[i+1 : end-1])); ok {
-			*found = append(*found, nonFiniteSpot{path: path, start: i, end: end, f: f})
+			w.found = append(w.found, nonFiniteSpot{path: path, start: i, end: end, f: f})
 		}
 	case manifest.Optional:
-		collectNonFinite(raw, i, t.Elem, path, found, depth+1)
+		w.collect(i, t.Elem, path, depth+1)
 	case manifest.List, manifest.Tuple:
+		if raw[i] == '{' && isStrMap(t) {
+			// A string-keyed Map goes to a pool as an object.
+			vt := t.Elem.Unwrap().Items[1]
+			w.members(i, depth, func(string) *manifest.Type { return vt }, at)
+			return
+		}
 		if raw[i] != '[' {
 			return
 		}
@@ -83,7 +111,7 @@ func collectNonFinite(raw []byte, i int, t *manifest.Type, path []any, found *[]
 					et = t.Items[k]
 				}
 			}
-			collectNonFinite(raw, vs, et, at(k), found, depth+1)
+			w.collect(vs, et, at(k), depth+1)
 			k++
 			return jsontext.Value(raw, vs)
 		}, 1)
@@ -91,17 +119,27 @@ func collectNonFinite(raw []byte, i int, t *manifest.Type, path []any, found *[]
 		if raw[i] != '{' {
 			return
 		}
-		_, _ = jsontext.ObjectMembers(raw, i, func(key []byte, escaped bool, vs int) (int, error) {
-			name := string(key[1 : len(key)-1])
-			if escaped {
-				name = jsontext.Unquote(key)
-			}
+		w.members(i, depth, func(name string) *manifest.Type {
 			for _, f := range t.Fields {
 				if f.Key == name {
-					collectNonFinite(raw, vs, f.Type, at(name), found, depth+1)
+					return f.Type
 				}
 			}
-			return jsontext.Value(raw, vs)
-		}, 1)
+			return nil
+		}, at)
 	}
+}
+
+// members walks the object at raw[i], each member's value by the type
+// typeOf gives its key.
+func (w *nonFiniteWalker) members(i, depth int, typeOf func(string) *manifest.Type, at func(any) []any) {
+	raw := w.raw
+	_, _ = jsontext.ObjectMembers(raw, i, func(key []byte, escaped bool, vs int) (int, error) {
+		name := string(key[1 : len(key)-1])
+		if escaped {
+			name = jsontext.Unquote(key)
+		}
+		w.collect(vs, typeOf(name), at(name), depth+1)
+		return jsontext.Value(raw, vs)
+	}, 1)
 }

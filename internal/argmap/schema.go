@@ -1,6 +1,8 @@
 package argmap
 
 import (
+	"encoding/json"
+	"math"
 	"strconv"
 
 	"github.com/nexus-mcp/nexus/internal/manifest"
@@ -51,9 +53,15 @@ func (d *schemaDefs) walk(t *manifest.Type, scope []*manifest.Type, inDef bool) 
 	case manifest.Bool:
 		return Object{{"type", "boolean"}}
 	case manifest.Int:
+		// A sized integer (i1..i8, u1..u8: morloc 0.69's Int is i4) carries
+		// its range, so that a client sees it and an out-of-range value is
+		// refused as invalid params before any pool sees it; j is unbounded.
+		if rg, sized := intRanges[t.Code]; sized {
+			return Object{{"type", "integer"}, {"minimum", json.Number(rg.lo.String())}, {"maximum", json.Number(rg.hi.String())}}
+		}
 		return Object{{"type", "integer"}}
 	case manifest.Float:
-		return Object{{"type", "number"}}
+		return realSchema()
 	case manifest.Str:
 		return Object{{"type", "string"}}
 	case manifest.Any:
@@ -212,14 +220,78 @@ func (d *schemaDefs) record(fields []manifest.Field, scope []*manifest.Type, inD
 	return Object{{"type", "object"}, {"properties", props}, {"required", required}, {"additionalProperties", false}}
 }
 
+// nonFiniteNames are the strings that stand for NaN and the infinities
+// where a Real is declared, in results and arguments alike
+// (docs/pool-protocol.md, "NaN and infinity").
+var nonFiniteNames = [3]string{"NaN", "Infinity", "-Infinity"}
+
+// nonFiniteArg is the number a string argument stands for where a Real is
+// declared: exactly one of nonFiniteNames, as the schema's enum says.
+func nonFiniteArg(s string) (float64, bool) {
+	switch s {
+	case "NaN":
+		return math.NaN(), true
+	case "Infinity":
+		return math.Inf(1), true
+	case "-Infinity":
+		return math.Inf(-1), true
+	}
+	return 0, false
+}
+
+// realSchema is the schema of a Real: a number, or one of the strings
+// nexus writes for NaN and the infinities,
+//
+//	{"anyOf":[{"type":"number"},{"enum":["NaN","Infinity","-Infinity"]}]}
+//
+// SPEC §4.5's table says {"type":"number"}, and morloc's --mcp-tools
+// prints that; nexus widens it, in input and output schemas alike, so that
+// a client that checks a result against the tool's outputSchema accepts
+// the NaN nexus sends, and a client may send one (issue 18 §3). This is the
+// one place where nexus's tool surface differs from morloc's
+// (golden_test.go maps it back and compares).
+func realSchema() Object {
+	enum := make([]any, len(nonFiniteNames))
+	for i, n := range nonFiniteNames {
+		enum[i] = n
+	}
+	return Object{{"anyOf", []any{Object{{"type", "number"}}, Object{{"enum", enum}}}}}
+}
+
+// isNonFiniteEnum reports whether o is realSchema's second branch.
+func isNonFiniteEnum(o Object) bool {
+	if len(o) != 1 || o[0].Key != "enum" {
+		return false
+	}
+	enum, ok := o[0].Value.([]any)
+	if !ok || len(enum) != len(nonFiniteNames) {
+		return false
+	}
+	for i, n := range nonFiniteNames {
+		if enum[i] != n {
+			return false
+		}
+	}
+	return true
+}
+
 // withNull adds "null" to a schema's type (SPEC §4.5, `?T`). A $ref has no
 // type of its own: it becomes {"anyOf":[{"$ref":...},{"type":"null"}]}. A
-// schema that takes anything ({}, for `*`) takes null already.
+// Real's schema takes null in its number branch. A schema that takes
+// anything ({}, for `*`) takes null already.
 func withNull(o Object) Object {
 	v, ok := o.Get("type")
 	if !ok {
 		if _, ref := o.Get("$ref"); ref {
 			return Object{{"anyOf", []any{o, Object{{"type", "null"}}}}}
+		}
+		if alts, ok := o.Get("anyOf"); ok {
+			if branches, _ := alts.([]any); len(branches) == 2 {
+				number, _ := branches[0].(Object)
+				if enum, _ := branches[1].(Object); number != nil && isNonFiniteEnum(enum) {
+					return o.set("anyOf", []any{withNull(number), enum})
+				}
+			}
 		}
 		return o
 	}

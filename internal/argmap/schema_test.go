@@ -17,18 +17,31 @@ func TestTypeSchema(t *testing.T) {
 		{"z", `{"type":"null"}`},
 		{"b", `{"type":"boolean"}`},
 		{"j", `{"type":"integer"}`},
-		{"i1", `{"type":"integer"}`},
-		{"i2", `{"type":"integer"}`},
-		{"i4", `{"type":"integer"}`},
-		{"i8", `{"type":"integer"}`},
-		{"u1", `{"type":"integer"}`},
-		{"u2", `{"type":"integer"}`},
-		{"u4", `{"type":"integer"}`},
-		{"u8", `{"type":"integer"}`},
-		{"f4", `{"type":"number"}`},
-		{"f8", `{"type":"number"}`},
+		// Sized integers carry their range (morloc 0.69's Int is i4); j has none.
+		{"i1", `{"type":"integer","minimum":-128,"maximum":127}`},
+		{"i2", `{"type":"integer","minimum":-32768,"maximum":32767}`},
+		{"i4", `{"type":"integer","minimum":-2147483648,"maximum":2147483647}`},
+		{"i8", `{"type":"integer","minimum":-9223372036854775808,"maximum":9223372036854775807}`},
+		{"u1", `{"type":"integer","minimum":0,"maximum":255}`},
+		{"u2", `{"type":"integer","minimum":0,"maximum":65535}`},
+		{"u4", `{"type":"integer","minimum":0,"maximum":4294967295}`},
+		{"u8", `{"type":"integer","minimum":0,"maximum":18446744073709551615}`},
+		{"<int>i4", `{"type":"integer","minimum":-2147483648,"maximum":2147483647}`},
+		{"?u1", `{"type":["integer","null"],"minimum":0,"maximum":255}`},
+		// A Real is a number or a string for NaN or an infinity (issue 18
+		// §3), wherever it is: alone, optional, in a list, a tuple, a Map,
+		// a record.
+		{"f4", `{"anyOf":[{"type":"number"},{"enum":["NaN","Infinity","-Infinity"]}]}`},
+		{"f8", `{"anyOf":[{"type":"number"},{"enum":["NaN","Infinity","-Infinity"]}]}`},
 		{"s", `{"type":"string"}`},
-		{"<double>f8", `{"type":"number"}`},
+		{"<double>f8", `{"anyOf":[{"type":"number"},{"enum":["NaN","Infinity","-Infinity"]}]}`},
+		{"?f8", `{"anyOf":[{"type":["number","null"]},{"enum":["NaN","Infinity","-Infinity"]}]}`},
+		{"??f4", `{"anyOf":[{"type":["number","null"]},{"enum":["NaN","Infinity","-Infinity"]}]}`},
+		{"af8", `{"type":"array","items":{"anyOf":[{"type":"number"},{"enum":["NaN","Infinity","-Infinity"]}]}}`},
+		{"a?f8", `{"type":"array","items":{"anyOf":[{"type":["number","null"]},{"enum":["NaN","Infinity","-Infinity"]}]}}`},
+		{"t2sf8", `{"type":"array","prefixItems":[{"type":"string"},{"anyOf":[{"type":"number"},{"enum":["NaN","Infinity","-Infinity"]}]}],"minItems":2,"maxItems":2}`},
+		{"<dict>at2sf8", `{"type":"array","items":{"type":"array","prefixItems":[{"type":"string"},{"anyOf":[{"type":"number"},{"enum":["NaN","Infinity","-Infinity"]}]}],"minItems":2,"maxItems":2}}`},
+		{"m21xf81y?f4", `{"type":"object","properties":{"x":{"anyOf":[{"type":"number"},{"enum":["NaN","Infinity","-Infinity"]}]},"y":{"anyOf":[{"type":["number","null"]},{"enum":["NaN","Infinity","-Infinity"]}]}},"required":["x"],"additionalProperties":false}`},
 		{"aj", `{"type":"array","items":{"type":"integer"}}`},
 		{"aas", `{"type":"array","items":{"type":"array","items":{"type":"string"}}}`},
 		{"t2sj", `{"type":"array","prefixItems":[{"type":"string"},{"type":"integer"}],"minItems":2,"maxItems":2}`},
@@ -98,7 +111,7 @@ func TestRecursiveToolSchemas(t *testing.T) {
 		s := `{"type":"object","properties":{`
 		req := `"kids"`
 		if data {
-			s += `"data":{"type":"integer"},`
+			s += `"data":{"type":"integer","minimum":-128,"maximum":127},`
 			req = `"data","kids"`
 		}
 		return s + `"kids":{"type":"array","items":{"$ref":"#/$defs/` + key + `"}}},"required":[` + req + `],"additionalProperties":false}`
@@ -231,4 +244,70 @@ func TestObjectMarshal(t *testing.T) {
 	if got := buf.String(); got != "[{\"b\":1,\"a\":\"<\"}]\n" {
 		t.Errorf("nested encode: %q", got)
 	}
+}
+
+// morloc 0.69 writes its schema strings with native type hints and Int as
+// i4: they map to the schemas of 0.98's equivalents, but for the range a
+// sized integer adds (TestTypeSchema).
+func TestV069SchemasMatchV098(t *testing.T) {
+	cases := []struct{ v069, v098 string }{
+		{"<int>i4", "j"},
+		{"<float>f8", "f8"},
+		{"<str>s", "s"},
+		{"<bool>b", "b"},
+		{"<list>a<int>i4", "aj"},
+		{"<std::vector<$1>>a<int>i4", "aj"},
+		{"<std::vector<$1>>a<std::vector<$1>>a<double>f8", "aaf8"},
+		{"<dict>m26nwords<int>i47longest<str>s", "m26nwordsj7longests"},
+		{"<dict>m36tmpDir<str>sanumThreads<int>i4cremoveCaches<bool>b", "<dict>m36tmpDirsanumThreadsjcremoveCachesb"},
+		{"<tuple>t2<str>s<int>i4", "t2sj"},
+		{"<dict>at2<str>s<int>i4", "<dict>at2sj"},
+		{"<std::map<$1,$2>>at2<std::string>s<int>i4", "<std::map<$1,$2>>at2sj"},
+		{"?<int>i4", "?j"},
+		{"<list>a?<dict>m11x<int>i4", "a?m11xj"},
+	}
+	for _, c := range cases {
+		t.Run(c.v069, func(t *testing.T) {
+			old, err := manifest.ParseType(c.v069)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cur, err := manifest.ParseType(c.v098)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, want := mustJSON(t, withoutRanges(typeSchema(old))), mustJSON(t, typeSchema(cur))
+			if got != want {
+				t.Errorf("0.69's %s maps to\n %s\nand 0.98's %s to\n %s", c.v069, got, c.v098, want)
+			}
+			if old.Contains(manifest.Int) && !strings.Contains(mustJSON(t, typeSchema(old)), `"maximum":2147483647`) {
+				t.Errorf("0.69's %s has no range for its i4", c.v069)
+			}
+		})
+	}
+}
+
+// withoutRanges removes "minimum" and "maximum" from a schema, at any depth.
+func withoutRanges(v any) Object {
+	var strip func(v any) any
+	strip = func(v any) any {
+		switch x := v.(type) {
+		case Object:
+			out := Object{}
+			for _, m := range x {
+				if m.Key != "minimum" && m.Key != "maximum" {
+					out = append(out, Member{m.Key, strip(m.Value)})
+				}
+			}
+			return out
+		case []any:
+			out := make([]any, len(x))
+			for i, e := range x {
+				out[i] = strip(e)
+			}
+			return out
+		}
+		return v
+	}
+	return strip(v).(Object)
 }

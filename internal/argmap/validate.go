@@ -35,10 +35,17 @@ type schemaNode struct {
 	// together and equal (a tuple's or a fixed-length list's length), the
 	// one count messages name.
 	minItems, maxItems int
-	ref                *schemaNode // "$ref": a body under the root's "$defs"
-	// "anyOf", which nexus writes only as [S, {"type":"null"}] (a nullable
-	// $ref): orNull is S.
+	// "minimum" and "maximum", nil when absent; nexus writes them only
+	// together, the range of a sized integer.
+	minimum, maximum *big.Int
+	ref              *schemaNode // "$ref": a body under the root's "$defs"
+	// "anyOf", which nexus writes in two forms only. [S, {"type":"null"}]
+	// (a nullable $ref): orNull is S.
 	orNull *schemaNode
+	// [{"type":T}, {"enum":["NaN","Infinity","-Infinity"]}] (a Real's,
+	// realSchema): the node's types are T, and nonFinite says that they
+	// also admit those three strings.
+	nonFinite bool
 }
 
 type schemaProp struct {
@@ -224,6 +231,16 @@ func (r *schemaReader) fill(n *schemaNode, doc Object, root bool) error {
 			} else {
 				n.maxItems = x
 			}
+		case "minimum", "maximum":
+			b, ok := bigInteger(m.Value)
+			if !ok {
+				return fmt.Errorf("%s is %v, not an integer", m.Key, m.Value)
+			}
+			if m.Key == "minimum" {
+				n.minimum = b
+			} else {
+				n.maximum = b
+			}
 		case "$ref":
 			x, ok := m.Value.(string)
 			if !ok || !strings.HasPrefix(x, "#/$defs/") || strings.ContainsAny(x[len("#/$defs/"):], "/~%") {
@@ -248,12 +265,21 @@ func (r *schemaReader) fill(n *schemaNode, doc Object, root bool) error {
 		case "anyOf":
 			x, ok := m.Value.([]any)
 			if !ok || len(x) != 2 {
-				return fmt.Errorf("anyOf is %v, not [S, {\"type\":\"null\"}]", m.Value)
+				return fmt.Errorf("anyOf is %v, not [S, {\"type\":\"null\"}] or a Real's", m.Value)
 			}
 			s, ok1 := x[0].(Object)
-			null, ok2 := x[1].(Object)
-			if !ok1 || !ok2 || len(null) != 1 || null[0].Key != "type" || null[0].Value != "null" {
-				return fmt.Errorf("anyOf is %v, not [S, {\"type\":\"null\"}]", m.Value)
+			second, ok2 := x[1].(Object)
+			if ok1 && ok2 && isNonFiniteEnum(second) {
+				// A Real's: its number branch holds a type alone.
+				c, err := r.read(s)
+				if err != nil || len(s) != 1 || s[0].Key != "type" || len(n.types) > 0 {
+					return fmt.Errorf("anyOf is %v, not a Real's {\"anyOf\":[{\"type\":T},{\"enum\":[...]}]} (%v)", m.Value, err)
+				}
+				n.types, n.nonFinite = c.types, true
+				continue
+			}
+			if !ok1 || !ok2 || len(second) != 1 || second[0].Key != "type" || second[0].Value != "null" {
+				return fmt.Errorf("anyOf is %v, not [S, {\"type\":\"null\"}] or a Real's", m.Value)
 			}
 			c, err := r.read(s)
 			if err != nil {
@@ -457,6 +483,16 @@ func (w *faultFinder) check(n *schemaNode, v any) {
 				}
 			}
 		}
+	case json.Number:
+		if n.minimum != nil || n.maximum != nil {
+			r, ok := new(big.Rat).SetString(string(x))
+			if ok && n.minimum != nil && r.Cmp(new(big.Rat).SetInt(n.minimum)) < 0 {
+				w.fail("minimum", n, v)
+			}
+			if ok && n.maximum != nil && r.Cmp(new(big.Rat).SetInt(n.maximum)) > 0 {
+				w.fail("maximum", n, v)
+			}
+		}
 	case []any:
 		if n.minItems >= 0 && len(x) < n.minItems {
 			w.fail("minItems", n, v)
@@ -492,8 +528,14 @@ func (w *faultFinder) check(n *schemaNode, v any) {
 }
 
 // admits reports whether v has one of n's types; "integer" takes any
-// number of integral value (2.0, 1e3), as jsonschema reads it.
+// number of integral value (2.0, 1e3), as jsonschema reads it. A Real's
+// node also takes "NaN", "Infinity" and "-Infinity".
 func (n *schemaNode) admits(v any) bool {
+	if s, ok := v.(string); ok && n.nonFinite {
+		if _, ok := nonFiniteArg(s); ok {
+			return true
+		}
+	}
 	kind := valueType(v)
 	for _, t := range n.types {
 		if t == kind || t == "integer" && kind == "number" && integral(v.(json.Number)) {
@@ -585,6 +627,9 @@ func (t *Tool) describeFault(f *fault, args map[string]any) error {
 		if f.orNull {
 			want += " or null"
 		}
+		if n.nonFinite {
+			return &ArgError{Tool: t.Name, Arg: path, Msg: nonFiniteMismatch(want, inst)}
+		}
 		return &ArgError{Tool: t.Name, Arg: path, Msg: fmt.Sprintf("expected %s, got %s", want, jsonKind(inst))}
 	case "required":
 		obj, _ := inst.(map[string]any)
@@ -628,6 +673,8 @@ func (t *Tool) describeFault(f *fault, args map[string]any) error {
 	case "minItems", "maxItems":
 		arr, _ := inst.([]any)
 		return &ArgError{Tool: t.Name, Arg: path, Msg: fmt.Sprintf("expected an array of exactly %d items, got %d", n.minItems, len(arr))}
+	case "minimum", "maximum":
+		return &ArgError{Tool: t.Name, Arg: path, Msg: boundsMessage(n.minimum, n.maximum, inst)}
 	case "enum":
 		quoted := make([]string, len(n.enum))
 		for i, e := range n.enum {
@@ -637,6 +684,17 @@ func (t *Tool) describeFault(f *fault, args map[string]any) error {
 	}
 	// fail records only the keywords above.
 	return fmt.Errorf("tool '%s': argument '%s' fails %s, which has no message", t.Name, path, f.keyword)
+}
+
+// nonFiniteMismatch words a value a Real's schema does not take: want is
+// its types ("number", "number or null"); a string is shown, since it is
+// most likely a NaN spelled otherwise ("nan", "inf").
+func nonFiniteMismatch(want string, inst any) string {
+	got := jsonKind(inst)
+	if s, ok := inst.(string); ok {
+		got = "string " + shortJSON(s)
+	}
+	return fmt.Sprintf(`expected %s or one of "NaN", "Infinity", "-Infinity", got %s`, want, got)
 }
 
 // strangers are obj's keys that are not n's properties, sorted.
@@ -658,4 +716,40 @@ func schemaQuote(s string) string {
 	s = strings.ReplaceAll(s, `\"`, `"`)
 	s = strings.ReplaceAll(s, `'`, `\'`)
 	return "'" + s[1:len(s)-1] + "'"
+}
+
+// bigInteger reads a schema's integer keyword value (json.Number or int).
+func bigInteger(v any) (*big.Int, bool) {
+	switch x := v.(type) {
+	case int:
+		return big.NewInt(int64(x)), true
+	case json.Number:
+		return new(big.Int).SetString(string(x), 10)
+	}
+	return nil, false
+}
+
+// boundsMessage words a number outside [lo, hi] (either may be nil) as
+// normalizeInt does for a sized integer: the range, its code when it is one
+// of morloc's sized integers, and the value as an integer literal.
+func boundsMessage(lo, hi *big.Int, v any) string {
+	got := fmt.Sprint(v)
+	if num, ok := v.(json.Number); ok {
+		if r, ok := new(big.Rat).SetString(string(num)); ok && r.IsInt() {
+			got = r.Num().String()
+		}
+	}
+	switch {
+	case lo == nil:
+		return fmt.Sprintf("expected a number of at most %s, got %s", hi, got)
+	case hi == nil:
+		return fmt.Sprintf("expected a number of at least %s, got %s", lo, got)
+	}
+	code := ""
+	for c, rg := range intRanges {
+		if rg.lo.Cmp(lo) == 0 && rg.hi.Cmp(hi) == 0 {
+			code = " (" + c + ")"
+		}
+	}
+	return fmt.Sprintf("expected an integer from %s to %s%s, got %s", lo, hi, code, got)
 }

@@ -23,7 +23,9 @@ import (
 // have "$ref"s (recursive types), a leaf's schema is found by its absolute
 // keyword location, and of an "anyOf" [S, {"type":"null"}] (a nullable
 // $ref) that a non-null value fails, only S's faults are described (a wrong
-// type of the value itself as "expected object or null").
+// type of the value itself as "expected object or null"); of a Real's
+// "anyOf" [{"type":T}, {"enum":["NaN","Infinity","-Infinity"]}] (issue 18),
+// only the type's, saying that the strings would do.
 
 // oracleFullPositional is fullPositional with jsonschema doing the
 // validation; decoding, the number bounds and the conversion are shared.
@@ -93,6 +95,10 @@ func oracleCompiled(t *Tool) (*jsonschema.Schema, Object, error) {
 func oracleDescribe(t *Tool, doc Object, ve *jsonschema.ValidationError, args map[string]any) error {
 	var leaves []*jsonschema.ValidationError
 	orNull := map[*jsonschema.ValidationError]bool{}
+	// A Real's anyOf [{"type":T},{"enum":["NaN","Infinity","-Infinity"]}]
+	// that a value fails is described by its type leaf alone, which says
+	// that the three strings would do too (nonFinite).
+	nonFinite := map[*jsonschema.ValidationError]bool{}
 	// nullAt is the instance location of the innermost nullable anyOf
 	// whose null branch was left out ("\x00": none).
 	var collect func(e *jsonschema.ValidationError, nullAt string)
@@ -101,6 +107,20 @@ func oracleDescribe(t *Tool, doc Object, ve *jsonschema.ValidationError, args ma
 			leaves = append(leaves, e)
 			orNull[e] = oracleLastSegment(e.KeywordLocation) == "type" && e.InstanceLocation == nullAt
 			return
+		}
+		if oracleLastSegment(e.KeywordLocation) == "anyOf" {
+			if alts, _ := oracleSchemaGet(oracleSchemaOf(doc, e), "anyOf").([]any); len(alts) == 2 {
+				if enum, _ := alts[1].(Object); isNonFiniteEnum(enum) {
+					for _, c := range e.Causes {
+						if len(c.Causes) == 0 && oracleLastSegment(c.KeywordLocation) == "type" {
+							leaves = append(leaves, c)
+							orNull[c] = c.InstanceLocation == nullAt
+							nonFinite[c] = true
+						}
+					}
+					return
+				}
+			}
 		}
 		isNull := func(c *jsonschema.ValidationError) bool {
 			return oracleLastSegment(e.KeywordLocation) == "anyOf" && len(c.Causes) == 0 &&
@@ -150,10 +170,10 @@ func oracleDescribe(t *Tool, doc Object, ve *jsonschema.ValidationError, args ma
 		}
 		return leaves[i].InstanceLocation < leaves[j].InstanceLocation
 	})
-	return oracleDescribeLeaf(t, doc, leaves[0], orNull[leaves[0]], args)
+	return oracleDescribeLeaf(t, doc, leaves[0], orNull[leaves[0]], nonFinite[leaves[0]], args)
 }
 
-func oracleDescribeLeaf(t *Tool, doc Object, e *jsonschema.ValidationError, orNull bool, args map[string]any) error {
+func oracleDescribeLeaf(t *Tool, doc Object, e *jsonschema.ValidationError, orNull, nonFinite bool, args map[string]any) error {
 	keyword := oracleLastSegment(e.KeywordLocation)
 	sch := oracleSchemaOf(doc, e)
 
@@ -200,6 +220,13 @@ func oracleDescribeLeaf(t *Tool, doc Object, e *jsonschema.ValidationError, orNu
 		if orNull {
 			want += " or null"
 		}
+		if nonFinite {
+			got := jsonKind(inst)
+			if s, ok := inst.(string); ok {
+				got = "string " + shortJSON(s)
+			}
+			return &ArgError{Tool: t.Name, Arg: path, Msg: fmt.Sprintf(`expected %s or one of "NaN", "Infinity", "-Infinity", got %s`, want, got)}
+		}
 		return &ArgError{Tool: t.Name, Arg: path, Msg: fmt.Sprintf("expected %s, got %s", want, jsonKind(inst))}
 	case "required":
 		obj, _ := inst.(map[string]any)
@@ -237,6 +264,10 @@ func oracleDescribeLeaf(t *Tool, doc Object, e *jsonschema.ValidationError, orNu
 		if lo == hi && lo != nil {
 			return &ArgError{Tool: t.Name, Arg: path, Msg: fmt.Sprintf("expected an array of exactly %v items, got %d", lo, len(arr))}
 		}
+	case "minimum", "maximum":
+		lo, _ := bigInteger(oracleSchemaGet(sch, "minimum"))
+		hi, _ := bigInteger(oracleSchemaGet(sch, "maximum"))
+		return &ArgError{Tool: t.Name, Arg: path, Msg: boundsMessage(lo, hi, inst)}
 	case "enum":
 		vals, _ := oracleSchemaGet(sch, "enum").([]any)
 		quoted := make([]string, len(vals))

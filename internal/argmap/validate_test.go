@@ -49,6 +49,9 @@ func shapeTools(t testing.TB) []*Tool {
 		remote("render", "j", pos("j", ``)+","+opt("?s", "label", `"null"`, ``),
 			`,"terminals":[{"long":"up","entry":"render"},{"long":"down","entry":"render"}]`),
 		remote("sizes", "j", pos("u1", ``)+","+pos("i8", ``)+","+pos("au2", ``)+","+pos("f4", ``), ``),
+		// morloc 0.69's schemas: hints, and Int as i4.
+		remote("v069", "<int>i4", pos("<int>i4", ``)+","+pos("<std::vector<$1>>a<int>i4", ``)+","+
+			pos("<dict>m26nwords<int>i47longest<str>s", ``)+","+pos("?<int>i4", ``)+","+pos("<dict>at2<str>s<int>i4", ``), ``),
 		remote("many", "j", pos("j", `,"many":true`)+","+pos("t2sb", `,"many":true,"name":"pairs"`), ``),
 		// Keys that escape: "/" is ~1 (after "a"), "é" is %C3%A9 (before
 		// "A"), "~" is ~0, " " is %20; and the empty key.
@@ -162,9 +165,15 @@ func TestValidateAgainstJSONSchema(t *testing.T) {
 		for range rounds {
 			data := make([]byte, rng.Intn(64))
 			rng.Read(data)
-			msg := checkAgainstOracle(t, tool, genArguments(tool, data))
+			args := genArguments(tool, data)
+			msg := checkAgainstOracle(t, tool, args)
 			kind := "accepted"
-			for _, k := range []string{"missing required", "unexpected argument", "exactly", "expected one of", "out of range", "duplicate map key", "expected an integer from", "expected"} {
+			if msg == "" {
+				if call, _ := tool.fullPositional(args); len(call.Arrays) > 0 {
+					kind = "accepted with NaN" // or an infinity, where a Real is declared
+				}
+			}
+			for _, k := range []string{"missing required", "unexpected argument", "exactly", "expected one of", `or one of "NaN"`, "out of range", "duplicate map key", "expected an integer from", "expected"} {
 				if strings.Contains(msg, k) {
 					kind = k
 					break
@@ -173,7 +182,7 @@ func TestValidateAgainstJSONSchema(t *testing.T) {
 			seen[kind]++
 		}
 	}
-	for _, k := range []string{"accepted", "missing required", "unexpected argument", "exactly", "expected one of", "out of range", "duplicate map key", "expected an integer from", "expected"} {
+	for _, k := range []string{"accepted", "accepted with NaN", "missing required", "unexpected argument", "exactly", "expected one of", `or one of "NaN"`, "out of range", "duplicate map key", "expected an integer from", "expected"} {
 		if seen[k] == 0 {
 			t.Errorf("no generated call gave %q (%v)", k, seen)
 		}
@@ -250,7 +259,44 @@ func TestFaultOrder(t *testing.T) {
 		{"a render name", "render", `{"_1":1,"_render":"sideways"}`, `argument '_render' of 'render': expected one of "raw", "up", "down", got "sideways"`},
 		{"the empty tuple's schema is refused", "emptyTuple", `{"_1":[],"x":1}`,
 			"tool 'emptyTuple': compiling its input schema: property \"_1\": prefixItems is empty"},
+		{"a sized integer's range", "sizes", `{"_1":256,"_2":1,"_3":[],"_4":1}`,
+			"argument '_1' of 'sizes': expected an integer from 0 to 255 (u1), got 256"},
+		{"a range in a list, written 7e4", "sizes", `{"_1":1,"_2":1,"_3":[1,7e4],"_4":1}`,
+			"argument '_3[1]' of 'sizes': expected an integer from 0 to 65535 (u2), got 70000"},
+		{"below i8", "sizes", `{"_1":0,"_2":-9223372036854775809,"_3":[],"_4":1}`,
+			"argument '_2' of 'sizes': expected an integer from -9223372036854775808 to 9223372036854775807 (i8), got -9223372036854775809"},
+		{"the type before the range", "sizes", `{"_1":256.5,"_2":1,"_3":[],"_4":1}`,
+			"argument '_1' of 'sizes': expected integer, got number"},
+		{"the ends of a range are in it", "sizes", `{"_1":255,"_2":9223372036854775807,"_3":[0,65535],"_4":1}`, ""},
+		{"a range under $defs", "recursive", `{"_1":{"data":1,"kids":[{"data":200,"kids":[]}]},"_2":{"head":1}}`,
+			"argument '_1.kids[0].data' of 'recursive': expected an integer from -128 to 127 (i1), got 200"},
+		{"an option's range", "options", `{"n":-129}`,
+			"argument 'n' of 'options': expected an integer from -128 to 127 (i1), got -129"},
+		{"morloc 0.69's Int is 32 bits", "v069", `{"_1":2147483648,"_2":[],"_3":{"nwords":1,"longest":"a"},"_5":[]}`,
+			"argument '_1' of 'v069': expected an integer from -2147483648 to 2147483647 (i4), got 2147483648"},
+		{"in a hinted list", "v069", `{"_1":1,"_2":[1,-2147483649],"_3":{"nwords":1,"longest":"a"},"_5":[]}`,
+			"argument '_2[1]' of 'v069': expected an integer from -2147483648 to 2147483647 (i4), got -2147483649"},
+		{"in a hinted record", "v069", `{"_1":1,"_2":[],"_3":{"nwords":1e10,"longest":"a"},"_5":[]}`,
+			"argument '_3.nwords' of 'v069': expected an integer from -2147483648 to 2147483647 (i4), got 10000000000"},
+		{"in an optional", "v069", `{"_1":1,"_2":[],"_3":{"nwords":1,"longest":"a"},"_4":4294967296,"_5":[]}`,
+			"argument '_4' of 'v069': expected an integer from -2147483648 to 2147483647 (i4), got 4294967296"},
+		{"in a Map's values", "v069", `{"_1":1,"_2":[],"_3":{"nwords":1,"longest":"a"},"_5":[["a",1],["b",2147483648]]}`,
+			"argument '_5[1][1]' of 'v069': expected an integer from -2147483648 to 2147483647 (i4), got 2147483648"},
+		{"0.69's types in range", "v069", `{"_1":-2147483648,"_2":[2147483647],"_3":{"nwords":0,"longest":""},"_4":null,"_5":[["a",1]]}`, ""},
 		{"a render name that is not a string", "render", `{"_1":1,"_render":["up"]}`, `argument '_render' of 'render': expected string, got array`},
+		// A Real's schema, anyOf a number and the strings for NaN and the
+		// infinities (issue 18 §3): one fault, its type's.
+		{"a Real: NaN and the infinities", "options", `{"x":"NaN"}`, ""},
+		{"a Real: NaN spelt otherwise", "options", `{"x":"nan"}`,
+			`argument 'x' of 'options': expected number or one of "NaN", "Infinity", "-Infinity", got string "nan"`},
+		{"a Real in an optional list of lists", "optlists", `{"_1":null,"_2":[],"_3":null,"grid":[["Infinity",1],[null]]}`,
+			`argument 'grid[1][0]' of 'optlists': expected number or one of "NaN", "Infinity", "-Infinity", got null`},
+		{"a Real in an optional record", "records", `{"_1":{"a":1,"b":{"x":"s"},"c":["s",1]},"_2":{"x":[1,"-Infinity",{}]}}`,
+			`argument '_2.x[2]' of 'records': expected number or one of "NaN", "Infinity", "-Infinity", got object`},
+		{"an optional Real", "sized", `{"_1":1,"_2":2,"_3":false}`,
+			`argument '_3' of 'sized': expected number or null or one of "NaN", "Infinity", "-Infinity", got boolean`},
+		{"a Real in a Map", "nested", `{"_1":[{"id":"a","m":[["x","NaN"],["y","Inf"]]}],"_2":[true,null,"s"]}`,
+			`argument '_1[0].m[1][1]' of 'nested': expected number or null or one of "NaN", "Infinity", "-Infinity", got string "Inf"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -276,6 +322,12 @@ func TestReadSchemaRefusesUnknownKeywords(t *testing.T) {
 		{{"anyOf", []any{Object{{"type", "string"}}, Object{{"type", "integer"}}}}},
 		{{"anyOf", []any{Object{{"type", "null"}}, Object{{"type", "string"}}}}}, // null not second
 		{{"anyOf", []any{Object{{"type", "string"}}}}},
+		// A Real's anyOf holds a type alone beside its enum, and no type
+		// beside it.
+		{{"anyOf", []any{Object{{"type", "number"}, {"minItems", 1}}, Object{{"enum", []any{"NaN", "Infinity", "-Infinity"}}}}}},
+		{{"anyOf", []any{Object{}, Object{{"enum", []any{"NaN", "Infinity", "-Infinity"}}}}}},
+		{{"type", "number"}, {"anyOf", []any{Object{{"type", "number"}}, Object{{"enum", []any{"NaN", "Infinity", "-Infinity"}}}}}},
+		{{"anyOf", []any{Object{{"type", "number"}}, Object{{"enum", []any{"NaN", "Infinity"}}}}}},
 		// A $ref that comes back to itself with no value between.
 		{{"$ref", "#/$defs/A"}, {"$defs", Object{{"A", Object{{"$ref", "#/$defs/B"}}}, {"B", Object{{"anyOf", []any{Object{{"$ref", "#/$defs/A"}}, Object{{"type", "null"}}}}}}}}},
 		{{"type", "array"}, {"minItems", 1}, {"maxItems", 2}},
@@ -311,7 +363,10 @@ var (
 	genNumbers = []string{"0", "1", "-1", "7", "2.0", "1e3", "1.5", "-0", "1E2", "2.50", "1e-2", "-0.0", "128", "-129", "255", "256",
 		"65536", "-32769", "4294967296", "9223372036854775808", "18446744073709551616", "-1.0e1", "1e1000", "1.5e-3",
 		"0.0001e4", "123456789012345678901234567890", "1e1001", "10E-1", "1e-9999999"}
-	genStrings = []string{"x", "", "raw", "up", "a/b", "~", "~1", "%", "é", " ", "_1", "10", "9", "tmpDir", "data", "kids", "a", "/"}
+	genStrings = []string{"x", "", "raw", "up", "a/b", "~", "~1", "%", "é", " ", "_1", "10", "9", "tmpDir", "data", "kids", "a", "/", "NaN"}
+	// genNonFinite are strings where a Real is declared: the three the
+	// schema admits, and spellings it does not.
+	genNonFinite = []string{"NaN", "Infinity", "-Infinity", "nan", "inf", "-Inf", "NaN "}
 )
 
 // argGen writes a value near a type: fitting it unless a choice says
@@ -375,7 +430,14 @@ func (g *argGen) value(t *manifest.Type, depth int) any {
 		return nil
 	case manifest.Bool:
 		return g.e.n(2) == 1
-	case manifest.Int, manifest.Float:
+	case manifest.Float:
+		// Mostly a number; else NaN or an infinity, spelt as the schema
+		// says or otherwise.
+		if k := g.e.n(len(genNumbers) + len(genNonFinite)); k >= len(genNumbers) {
+			return genNonFinite[k-len(genNumbers)]
+		}
+		return json.Number(genNumbers[g.e.n(len(genNumbers))])
+	case manifest.Int:
 		return json.Number(genNumbers[g.e.n(len(genNumbers))])
 	case manifest.Str:
 		return genStrings[g.e.n(len(genStrings))]

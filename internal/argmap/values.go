@@ -181,7 +181,8 @@ func describeText(text string) string {
 
 // toPool encodes a decoded value (json.Number for numbers) of type t in the
 // form a pool receives: integers normalized and range-checked, string-keyed
-// Maps as objects, records with their fields in declaration order.
+// Maps as objects, records with their fields in declaration order. It is
+// the CLI's (JSON arguments, defaults), where a Real is a number.
 func toPool(t *manifest.Type, v any) (json.RawMessage, *valueError) {
 	e := &poolEncoder{}
 	if err := e.value(t, v, nil); err != nil {
@@ -190,9 +191,15 @@ func toPool(t *manifest.Type, v any) (json.RawMessage, *valueError) {
 	return json.RawMessage(e.b.Bytes()), nil
 }
 
+// poolEncoder writes values for toPool, and for a tools/call's arguments
+// (convert), where a Real may also be "NaN", "Infinity" or "-Infinity"
+// (nonFinite; the tool's schema says so): such a string is written as it
+// is, and sawNonFinite set, for nonFiniteArrays to move it into an array.
 type poolEncoder struct {
-	b     bytes.Buffer
-	scope []*manifest.Type // enclosing recursive declarations, innermost last
+	b            bytes.Buffer
+	scope        []*manifest.Type // enclosing recursive declarations, innermost last
+	nonFinite    bool
+	sawNonFinite bool
 }
 
 func (e *poolEncoder) mismatch(t *manifest.Type, v any, path valuePath) *valueError {
@@ -236,6 +243,13 @@ func (e *poolEncoder) value(t *manifest.Type, v any, path valuePath) *valueError
 		}
 		e.b.WriteString(s)
 	case manifest.Float:
+		if s, ok := v.(string); ok && e.nonFinite {
+			if _, ok := nonFiniteArg(s); ok {
+				writeString(&e.b, s)
+				e.sawNonFinite = true
+				return nil
+			}
+		}
 		n, ok := v.(json.Number)
 		if !ok {
 			return e.mismatch(t, v, path)

@@ -1,10 +1,12 @@
 // Package jsontext scans JSON text in place, without decoding it into Go
 // values: it finds where a value ends, checking its syntax as
 // encoding/json does, walks the members of objects and the elements of
-// arrays, and reads strings and numbers. nexus's hot paths (arguments on
-// their way to a pool, results on their way to a client, pool messages)
-// use it to pass large values through in one pass with no allocation per
-// element. It imports nothing else from nexus.
+// arrays, and reads strings and numbers; it also writes a value's
+// canonical form (Canonical), to compare values whatever their spelling.
+// nexus's hot paths (arguments on their way to a pool, results on their
+// way to a client, pool messages) use it to pass large values through in
+// one pass with no allocation per element. It imports nothing else from
+// nexus.
 package jsontext
 
 import (

@@ -77,6 +77,45 @@ func TestExamplePrograms(t *testing.T) {
 	}
 }
 
+// TestExampleProgramsUseNexusRuntime: every pool of every program under
+// testdata/ (nested ones too: testdata/bad/...) is written against nexus's
+// runtime, so each must say "runtime": "nexus", or nexus would start it as
+// a pool morloc compiled (issue 19). Directories named morloc-* hold
+// programs morloc compiles, which are morloc's.
+func TestExampleProgramsUseNexusRuntime(t *testing.T) {
+	root := filepath.Join("..", "..", "testdata")
+	n := 0
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), "morloc-") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || d.Name() != "manifest.json" {
+			return nil
+		}
+		m, err := Load(path)
+		if err != nil {
+			t.Errorf("%s: %v", path, err)
+			return nil
+		}
+		for i, p := range m.Pools {
+			n++
+			if p.Runtime != RuntimeNexus {
+				t.Errorf("%s: pools[%d] (%s) has runtime %q: its metadata needs \"runtime\": \"nexus\"", path, i, p.Lang, p.Runtime)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 20 {
+		t.Errorf("found %d pools under testdata, expected the examples' 20 or more", n)
+	}
+}
+
 // TestShapesProgram pins the argument shapes that testdata/README.md promises
 // for each command of the shapes program.
 func TestShapesProgram(t *testing.T) {

@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"errors"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -61,4 +62,39 @@ func normal(t *Type) *Type {
 		c.Fields = append(c.Fields, Field{Key: f.Key, Type: normal(f.Type)})
 	}
 	return &c
+}
+
+// FuzzParse: whatever the bytes, a manifest file or a launcher embedding
+// one (version 1 or later), Parse never panics, and refuses what it cannot
+// read with an *Error naming the file.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(baseManifest))
+	f.Add([]byte(v1Launcher(v1Base)))
+	f.Add([]byte(v1Launcher(baseManifest)))
+	f.Add([]byte(minimalManifest))
+	for _, p := range []string{"v0.69-py/nexus", "v0.69-cross/nexus", "written-v0.96-py/nexus"} {
+		data, err := os.ReadFile(launcherFixture(p))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := Parse("/fuzz/prog", data)
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) || e.File != "/fuzz/prog" {
+				t.Fatalf("Parse: %v (%T), want an *Error naming the file", err, err)
+			}
+			return
+		}
+		if m.Name == "" || m.Path != "/fuzz/prog" || m.Dir == "" {
+			t.Fatalf("loaded name %q path %q dir %q", m.Name, m.Path, m.Dir)
+		}
+		for _, p := range m.Pools {
+			if p.Runtime != RuntimeNexus && p.Runtime != RuntimeMorloc {
+				t.Fatalf("pool %s has runtime %q", p.Lang, p.Runtime)
+			}
+		}
+	})
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // Error is a fault in a manifest: the file, the JSON path of the fault, and
@@ -17,13 +16,20 @@ type Error struct {
 	File string
 	Path string // e.g. "commands[1].args[0].schema"; empty for the whole file
 	Msg  string
+	// Embedded is true when File is a launcher script and Path is a path
+	// inside the manifest it embeds.
+	Embedded bool
 }
 
 func (e *Error) Error() string {
-	if e.Path == "" {
-		return fmt.Sprintf("manifest %s: %s", e.File, e.Msg)
+	file := e.File
+	if e.Embedded {
+		file += " (embedded after " + manifestMarker + ")"
 	}
-	return fmt.Sprintf("manifest %s: at %s: %s", e.File, e.Path, e.Msg)
+	if e.Path == "" {
+		return fmt.Sprintf("manifest %s: %s", file, e.Msg)
+	}
+	return fmt.Sprintf("manifest %s: at %s: %s", file, e.Path, e.Msg)
 }
 
 // ErrNotFound is wrapped by every error that means "there is no program
@@ -44,126 +50,40 @@ func Load(target string) (*Manifest, error) {
 	return Parse(path, data)
 }
 
-// Resolve finds the manifest file a target names (SPEC §3).
-func Resolve(target string) (string, error) {
-	if strings.TrimSpace(target) == "" {
-		return "", fmt.Errorf("missing program: give a manifest file, a program directory or a launcher script")
-	}
-	abs, err := filepath.Abs(target)
-	if err != nil {
-		return "", fmt.Errorf("%w: %s: %v", ErrNotFound, target, err)
-	}
-	st, err := os.Stat(abs)
-	if err != nil {
-		return "", fmt.Errorf("%w: %s (looked for a manifest file, a directory holding manifest.json, or a launcher script)", ErrNotFound, target)
-	}
-	if st.IsDir() {
-		p := filepath.Join(abs, "manifest.json")
-		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("%w: %s is a directory without manifest.json", ErrNotFound, target)
-		}
-		return p, nil
-	}
-	head := make([]byte, 2)
-	f, err := os.Open(abs)
-	if err != nil {
-		return "", fmt.Errorf("%w: %s: %v", ErrNotFound, target, err)
-	}
-	n, _ := f.Read(head)
-	f.Close()
-	if n == 2 && string(head) == "#!" {
-		return launcherManifest(abs)
-	}
-	return abs, nil
-}
-
-// launcherManifest reads a launcher script whose last exec line is
-// `exec <runtime> run '<manifest path>' "$@"` and returns that path.
-func launcherManifest(script string) (string, error) {
-	data, err := os.ReadFile(script)
-	if err != nil {
-		return "", fmt.Errorf("%w: %s: %v", ErrNotFound, script, err)
-	}
-	var execLine string
-	for _, line := range strings.Split(string(data), "\n") {
-		if l := strings.TrimSpace(line); strings.HasPrefix(l, "exec ") {
-			execLine = l
-		}
-	}
-	if execLine == "" {
-		return "", fmt.Errorf("%w: launcher %s has no `exec ... run '<manifest>'` line", ErrNotFound, script)
-	}
-	words := shellWords(execLine)
-	for i, w := range words {
-		if (w == "run" || w == "mcp") && i+1 < len(words) {
-			p := words[i+1]
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(filepath.Dir(script), p)
-			}
-			if _, err := os.Stat(p); err != nil {
-				return "", fmt.Errorf("%w: launcher %s names %s, which does not exist", ErrNotFound, script, p)
-			}
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("%w: launcher %s: exec line names no manifest after `run`", ErrNotFound, script)
-}
-
-// shellWords splits a line on blanks, honouring single and double quotes
-// and backslash escapes, enough for the launchers morloc and nexus write.
-func shellWords(s string) []string {
-	var words []string
-	var cur strings.Builder
-	in := false
-	var quote byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote == '\'':
-			if c == '\'' {
-				quote = 0
-			} else {
-				cur.WriteByte(c)
-			}
-		case quote == '"':
-			if c == '"' {
-				quote = 0
-			} else if c == '\\' && i+1 < len(s) {
-				i++
-				cur.WriteByte(s[i])
-			} else {
-				cur.WriteByte(c)
-			}
-		case c == '\'' || c == '"':
-			quote, in = c, true
-		case c == '\\' && i+1 < len(s):
-			i++
-			cur.WriteByte(s[i])
-			in = true
-		case c == ' ' || c == '\t':
-			if in {
-				words = append(words, cur.String())
-				cur.Reset()
-				in = false
-			}
-		default:
-			cur.WriteByte(c)
-			in = true
-		}
-	}
-	if in {
-		words = append(words, cur.String())
-	}
-	return words
-}
-
 // Parse decodes and validates manifest bytes; path names the file in errors
-// and anchors relative pool paths.
+// and anchors relative paths. The bytes may be a manifest.json (morloc 0.97
+// on, and nexus's own programs) or a launcher script embedding its manifest
+// after a `### MANIFEST ###` line: version 1 (morloc 0.69 to 0.74), which is
+// converted into the same structs, or the unversioned schema (0.75 to 0.96).
 func Parse(path string, data []byte) (*Manifest, error) {
-	fail := func(p, format string, a ...any) error {
-		return &Error{File: path, Path: p, Msg: fmt.Sprintf(format, a...)}
+	m, err := parse(path, data)
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			e.File = path
+			if _, embedded := embeddedManifest(data); embedded {
+				e.Embedded = true
+			}
+		}
+		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
+	return m, nil
+}
+
+func parse(path string, data []byte) (*Manifest, error) {
+	fail := func(p, format string, a ...any) error {
+		return &Error{Path: p, Msg: fmt.Sprintf(format, a...)}
+	}
+	payload, format := data, FormatFile
+	if off, ok := embeddedManifest(data); ok {
+		payload, format = data[off:], FormatEmbedded
+	} else if bytes.HasPrefix(data, []byte("#!")) {
+		return nil, fail("", "a script with no %q line: expected a manifest or a launcher that embeds one", manifestMarker)
+	}
+	// Syntax errors are placed in the whole file, so a launcher's line
+	// numbers are right.
+	at := func(pos int64) (int, int) { return lineCol(data, int64(len(data)-len(payload))+pos) }
+	dec := json.NewDecoder(bytes.NewReader(payload))
 	dec.UseNumber()
 	var raw any
 	if err := dec.Decode(&raw); err != nil {
@@ -171,41 +91,63 @@ func Parse(path string, data []byte) (*Manifest, error) {
 		switch {
 		case errors.As(err, &se):
 			// Offset counts the bytes read, the offending one included.
-			line, col := lineCol(data, se.Offset-1)
+			line, col := at(se.Offset - 1)
 			return nil, fail("", "not valid JSON at line %d, column %d: %v", line, col, err)
 		case errors.Is(err, io.EOF):
+			if format == FormatEmbedded {
+				return nil, fail("", "not valid JSON: nothing follows the %q line", manifestMarker)
+			}
 			return nil, fail("", "not valid JSON: the file is empty")
 		case errors.Is(err, io.ErrUnexpectedEOF):
-			line, col := lineCol(data, int64(len(data)))
+			line, col := at(int64(len(payload)))
 			return nil, fail("", "not valid JSON at line %d, column %d: unexpected end of file", line, col)
 		}
 		return nil, fail("", "not valid JSON: %v", err)
 	}
 	// dec.More() misses a stray '}' or ']', so look at the bytes themselves.
-	rest := data[dec.InputOffset():]
+	rest := payload[dec.InputOffset():]
 	if trimmed := bytes.TrimLeft(rest, " \t\r\n"); len(trimmed) > 0 {
-		line, col := lineCol(data, int64(len(data)-len(trimmed)))
+		line, col := at(int64(len(payload) - len(trimmed)))
 		return nil, fail("", "not valid JSON at line %d, column %d: trailing data after the top-level object", line, col)
 	}
-	if err := checkShape(raw, "", manifestShape); err != nil {
-		var e *Error
-		if errors.As(err, &e) {
-			e.File = path
+	// Version 1 says so, and has build_dir where the later schema has a
+	// build object (which may sit beside a "version" of someone else's).
+	if obj, ok := raw.(map[string]any); ok {
+		_, versioned := obj["version"]
+		_, later := obj["build"]
+		if versioned && !later {
+			return parseV1(path, raw, payload)
 		}
+	}
+	if err := checkShape(raw, "", manifestShape); err != nil {
 		return nil, err
 	}
-	m := &Manifest{Path: path, Dir: filepath.Dir(path)}
-	if err := json.Unmarshal(data, m); err != nil {
+	m := &Manifest{Path: path, Format: format}
+	if err := json.Unmarshal(payload, m); err != nil {
 		return nil, fail("", "%v", err)
 	}
+	m.Dir = buildDir(path, m.Build.Path)
+	if m.InlineSize != nil && *m.InlineSize < 0 {
+		return nil, fail("inline_size", "expected a size in bytes (0 or more) or null, got %d", *m.InlineSize)
+	}
 	if err := m.validate(); err != nil {
-		var e *Error
-		if errors.As(err, &e) {
-			e.File = path
-		}
 		return nil, err
 	}
 	return m, nil
+}
+
+// buildDir is the pools' working directory: the build directory the
+// manifest records (absolute up to morloc 0.96, "." from 0.97), relative
+// to the manifest's own directory; that directory when it records none.
+func buildDir(manifestPath, recorded string) string {
+	dir := filepath.Dir(manifestPath)
+	switch {
+	case recorded == "":
+		return dir
+	case filepath.IsAbs(recorded):
+		return filepath.Clean(recorded)
+	}
+	return filepath.Join(dir, recorded)
 }
 
 // lineCol turns the 0-based byte index pos into a 1-based line and column.
@@ -234,6 +176,11 @@ func (m *Manifest) validate() error {
 		if len(p.Exec) == 0 || p.Exec[0] == "" {
 			return fail(at+".exec", "expected a non-empty argv array to start the pool")
 		}
+		rt, err := parseRuntime(p.Metadata["runtime"])
+		if err != nil {
+			return fail(at+".metadata.runtime", "%v", err)
+		}
+		m.Pools[i].Runtime = rt
 		w, err := parseWorkers(p.Metadata["workers"])
 		if err != nil {
 			return fail(at+".metadata.workers", "%v", err)

@@ -1,21 +1,46 @@
-// Package manifest owns morloc's manifest format (SPEC §2): it finds a
-// program's manifest from a target (file, directory or launcher script),
-// decodes it, parses every type string into a Type tree, and refuses a broken
-// manifest with the file, the JSON path of the fault and what was expected.
-// It imports nothing else from nexus.
+// Package manifest owns morloc's manifest format (SPEC §2) in every form
+// morloc has written since 0.69 (version 1 and the later schema embedded in
+// a launcher script, and manifest.json): it finds a program's manifest from
+// a target (file, directory or launcher script), decodes it into one set of
+// structs, parses every type string into a Type tree, decides which runtime
+// each pool speaks (metadata.runtime), and refuses a broken manifest with
+// the file, the JSON path of the fault and what was expected. It imports
+// nothing else from nexus.
 package manifest
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"time"
 )
 
-// Manifest is a decoded, validated manifest.json.
+// Format is which of morloc's manifest formats a program came in.
+type Format string
+
+// The manifest formats nexus reads (issue 19 §4).
+const (
+	// FormatFile is a manifest.json of its own: morloc 0.97 on, and
+	// nexus's own programs.
+	FormatFile Format = "manifest.json"
+	// FormatEmbedded is the same schema embedded in a launcher script
+	// after `### MANIFEST ###`: morloc 0.75 to 0.96.
+	FormatEmbedded Format = "embedded"
+	// FormatV1 is version 1, embedded in a launcher script: morloc 0.69 to
+	// 0.74 (v1.go converts it into these structs).
+	FormatV1 Format = "version 1"
+)
+
+// Manifest is a decoded, validated manifest.
 type Manifest struct {
-	// Path is the absolute path of the manifest file; Dir is its directory,
-	// against which relative pool exec paths are resolved.
-	Path string `json:"-"`
-	Dir  string `json:"-"`
+	// Path is the absolute path of the file holding the manifest (a
+	// launcher script for an embedded one). Dir is the pools' working
+	// directory, against which relative pool exec paths are resolved: the
+	// recorded build directory (version 1's build_dir, build.path), taken
+	// relative to Path's directory; Path's directory when none is recorded.
+	Path   string `json:"-"`
+	Dir    string `json:"-"`
+	Format Format `json:"-"`
 
 	Name     string                     `json:"name"`
 	Build    Build                      `json:"build"`
@@ -24,6 +49,15 @@ type Manifest struct {
 	Groups   []Group                    `json:"groups"`
 	Desc     []string                   `json:"desc"`
 	Metadata map[string]json.RawMessage `json:"metadata"`
+
+	// What morloc 0.87 on passes to its pools as MORLOC_INLINE_SIZE,
+	// MORLOC_NO_SHM and MORLOC_TMPDIR: the largest result sent inline
+	// rather than through shared memory (nil: the runtime's default),
+	// whether to use files instead of shared memory, and where those go
+	// ("": the runtime's default).
+	InlineSize *int64 `json:"inline_size"`
+	NoShm      bool   `json:"no_shm"`
+	TmpDir     string `json:"tmpdir"`
 }
 
 // Build records how morloc built the program; only MorlocVersion is reported.
@@ -42,6 +76,9 @@ type Pool struct {
 	PoolHash        string                     `json:"pool_hash"`
 	AllowStringNull bool                       `json:"allow_string_null"`
 	Metadata        map[string]json.RawMessage `json:"metadata"`
+	// Runtime is metadata.runtime: RuntimeNexus when the pool says
+	// "nexus", else RuntimeMorloc (settings.go, parseRuntime).
+	Runtime string `json:"-"`
 	// Workers is metadata.workers: the pool's process count, 0 when unset.
 	Workers int `json:"-"`
 	// Arrays is metadata.arrays: "numpy" when the pool's functions take
@@ -180,6 +217,17 @@ func (m *Manifest) Command(name string) *Command {
 	return nil
 }
 
+// WireVersion is the morloc version whose pool wire format the program's
+// morloc pools speak: build.morloc_version, or "0.69.0" for a version-1
+// manifest (which records none; morloc 0.69 to 0.74 wrote it). "" when
+// unknown.
+func (m *Manifest) WireVersion() string {
+	if m.Format == FormatV1 {
+		return "0.69.0"
+	}
+	return m.Build.MorlocVersion
+}
+
 // Version is the version nexus reports for the program: morloc's build
 // version when present.
 func (m *Manifest) Version() string {
@@ -187,4 +235,24 @@ func (m *Manifest) Version() string {
 		return m.Build.MorlocVersion
 	}
 	return "0.0.0"
+}
+
+// CheckDir reports whether the pools' working directory is there. A
+// program morloc built before 0.97 records its build directory as an
+// absolute path; moved elsewhere, its pools cannot run, and morloc's own
+// nexus refuses it too ("Cannot chdir to build_dir", data/nexus.c at
+// 0.69.0). The error says where the directory was recorded and what to do.
+func (m *Manifest) CheckDir() error {
+	st, err := os.Stat(m.Dir)
+	switch {
+	case err == nil && st.IsDir():
+		return nil
+	case err == nil:
+		err = fmt.Errorf("not a directory")
+	}
+	if m.Format == FormatFile {
+		return fmt.Errorf("program %s: the pools' directory %s: %w", m.Name, m.Dir, err)
+	}
+	return fmt.Errorf("program %s: the build directory %s that %s records: %w (morloc's own nexus cannot run it either: run `morloc make` again where the program now is)",
+		m.Name, m.Dir, m.Path, err)
 }

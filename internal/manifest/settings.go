@@ -8,7 +8,8 @@ import (
 )
 
 // nexus's own settings, read from the metadata objects morloc passes through
-// untouched: a pool's metadata.workers and a command's metadata.timeout.
+// untouched: a pool's metadata.runtime, metadata.workers and metadata.arrays,
+// and a command's metadata.timeout.
 
 // MaxWorkers bounds a pool's metadata.workers: more is a typo, not a plan.
 const MaxWorkers = 256
@@ -16,6 +17,48 @@ const MaxWorkers = 256
 // NoTimeout is Command.Timeout for "metadata.timeout": 0, a command that
 // may run as long as it likes.
 const NoTimeout time.Duration = -1
+
+// The runtimes a pool can be written against: which driver nexus starts it
+// with (issue 19).
+const (
+	// RuntimeNexus is a pool written against nexus's own runtime (import
+	// nexus, nexus.R, nexus.hpp): JSON lines on descriptors 3 and 4
+	// (docs/pool-protocol.md).
+	RuntimeNexus = "nexus"
+	// RuntimeMorloc is a pool the morloc compiler generated: morloc's
+	// packet protocol over a Unix socket.
+	RuntimeMorloc = "morloc"
+)
+
+// parseRuntime reads metadata.runtime, the rule that picks a pool's driver:
+// "nexus" only when the pool says so, else "morloc", so that a program
+// morloc compiled runs unchanged (morloc writes no runtime key). The rule
+// looks at the manifest alone and never at the pool's behaviour.
+func parseRuntime(raw json.RawMessage) (string, error) {
+	if raw == nil || string(raw) == "null" {
+		return RuntimeMorloc, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil || (s != RuntimeNexus && s != RuntimeMorloc) {
+		return "", fmt.Errorf("expected \"nexus\" (a pool written against nexus's runtime) or \"morloc\" (a pool morloc compiled, the default), got %s", raw)
+	}
+	return s, nil
+}
+
+// RuntimeHint is a sentence to add to the error of a pool that failed to
+// start, saying how nexus chose its driver and how to choose the other
+// one; "" for an unknown runtime.
+func RuntimeHint(runtime string) string {
+	switch runtime {
+	case RuntimeMorloc:
+		return "nexus started it as a pool morloc compiled, since its manifest entry has no \"metadata\": {\"runtime\": \"nexus\"}; " +
+			"if it is written against nexus's runtime (import nexus, nexus.R or nexus.hpp), add that key to the pool in the manifest"
+	case RuntimeNexus:
+		return "nexus started it as a pool written against nexus's runtime, since its manifest entry says \"metadata\": {\"runtime\": \"nexus\"}; " +
+			"if morloc compiled it, remove that key"
+	}
+	return ""
+}
 
 // parseWorkers reads metadata.workers: how many processes a pool runs
 // (docs/pool-protocol.md, "Workers"); 0 when it does not say.

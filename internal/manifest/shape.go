@@ -92,8 +92,11 @@ var manifestShape = required(object(map[string]*shape{
 	"groups": arrayOf(object(map[string]*shape{
 		"name": reqStr(), "desc": arrayOf(reqStr()), "metadata": object(nil),
 	})),
-	"desc":     arrayOf(reqStr()),
-	"metadata": object(nil),
+	"desc":        arrayOf(reqStr()),
+	"metadata":    object(nil),
+	"inline_size": integer(),
+	"no_shm":      boolean(),
+	"tmpdir":      str(),
 }))
 
 func jsonKind(v any) string {

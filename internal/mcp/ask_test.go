@@ -17,7 +17,7 @@ import (
 // askManifest has the functions askPool plays: each puts questions to the
 // client through CallHooks.Ask (issue 11).
 const askManifest = `{"name":"t","build":{"morloc_version":"1.2.3"},
- "pools":[{"lang":"py","exec":["python3","pool.py"]}],
+ "pools":[{"lang":"py","exec":["python3","pool.py"],"metadata":{"runtime":"nexus"}}],
  "commands":[
   {"name":"greet","type":"remote","mid":1,"pool":0,"needed_pools":[0],"desc":["Ask a name"],
    "args":[{"kind":"pos","schema":"s","type":"Str","name":null,"desc":["prompt"]}],

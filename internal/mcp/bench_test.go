@@ -3,6 +3,7 @@ package mcp
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -59,7 +60,7 @@ func BenchmarkStdioSmallCall(b *testing.B) {
 func BenchmarkStdioLargeCall(b *testing.B) {
 	// [Int] -> [Int]: results are checked against their type.
 	const echoManifest = `{"name":"t","build":{"morloc_version":"1.2.3"},
- "pools":[{"lang":"py","exec":["python3","pool.py"]}],
+ "pools":[{"lang":"py","exec":["python3","pool.py"],"metadata":{"runtime":"nexus"}}],
  "commands":[
   {"name":"echo","type":"remote","mid":1,"pool":0,"needed_pools":[0],"desc":["Echo a list"],
    "args":[{"kind":"pos","schema":"aj","type":"[Int]","name":null,"desc":["xs"]}],
@@ -93,4 +94,74 @@ func BenchmarkStdioLargeCall(b *testing.B) {
 	}
 	b.StopTimer()
 	inW.Close()
+}
+
+// benchMeta is the _meta of a 2026-07-28 request from a client that
+// can answer every question.
+const benchMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"sampling":{},"roots":{}}}`
+
+// BenchmarkStatelessLargeCall is BenchmarkStdioLargeCall at 2026-07-28:
+// each call runs in an MRTR round that may yet ask, and whose state would
+// be bound to the arguments.
+func BenchmarkStatelessLargeCall(b *testing.B) {
+	const echoManifest = `{"name":"t","build":{"morloc_version":"1.2.3"},
+ "pools":[{"lang":"py","exec":["python3","pool.py"]}],
+ "commands":[
+  {"name":"echo","type":"remote","mid":1,"pool":0,"needed_pools":[0],"desc":["Echo a list"],
+   "args":[{"kind":"pos","schema":"aj","type":"[Int]","name":null,"desc":["xs"]}],
+   "return":{"schema":"aj","type":"[Int]","desc":[]}}]}`
+	srv := NewServer(Implementation{Name: "t", Version: "1.2.3"}, toolsOf(b, echoManifest), echoCaller{}, Options{Logger: quietLogger()})
+	var sb strings.Builder
+	sb.WriteString(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"_1":[`)
+	for i := 0; i < 100000; i++ {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprint(&sb, i*7919)
+	}
+	sb.WriteString("]}," + benchMeta + "}}")
+	line := sb.String()
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	for b.Loop() {
+		resp := srv.HandleStateless(context.Background(), req(b, line), nil)
+		if resp == nil || resp.Error != nil {
+			b.Fatalf("reply %+v", resp)
+		}
+	}
+}
+
+// BenchmarkStatelessRetry measures an MRTR retry: a 2026-07-28 call that
+// brings its answer and the requestState of the round before, which nexus
+// opens and checks against the call's arguments.
+func BenchmarkStatelessRetry(b *testing.B) {
+	srv := NewServer(Implementation{Name: "t", Version: "1.2.3"}, toolsOf(b, askManifest), &askPool{}, Options{Logger: quietLogger()})
+	first := srv.HandleStateless(context.Background(), req(b, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","arguments":{"_1":"Name?"},`+benchMeta+`}}`), nil)
+	out, err := json.Marshal(first)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var round struct {
+		Result struct {
+			InputRequests map[string]any `json:"inputRequests"`
+			RequestState  string         `json:"requestState"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(out, &round); err != nil || len(round.Result.InputRequests) != 1 {
+		b.Fatalf("round 1: %s", out)
+	}
+	var key string
+	for k := range round.Result.InputRequests {
+		key = k
+	}
+	line := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"greet","arguments":{"_1":"Name?"},` +
+		`"inputResponses":{"` + key + `":{"action":"accept","content":{"name":"Ada"}}},"requestState":"` + round.Result.RequestState + `",` + benchMeta + `}}`
+	b.ReportAllocs()
+	for b.Loop() {
+		resp := srv.HandleStateless(context.Background(), req(b, line), nil)
+		out, _ := json.Marshal(resp)
+		if !strings.Contains(string(out), `Hello, Ada!`) {
+			b.Fatalf("retry: %s", out)
+		}
+	}
 }

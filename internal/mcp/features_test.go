@@ -330,7 +330,7 @@ func TestCallFailureWarning(t *testing.T) {
 }
 
 // mimeManifest has one command per kind of `mime` return.
-const mimeManifest = `{"name":"m","pools":[{"lang":"py","exec":["python3","pool.py"]}],"commands":[
+const mimeManifest = `{"name":"m","pools":[{"lang":"py","exec":["python3","pool.py"],"metadata":{"runtime":"nexus"}}],"commands":[
  {"name":"png","type":"remote","mid":1,"pool":0,"needed_pools":[0],"desc":[],"args":[],"return":{"schema":"s","type":"Str","desc":[],"mime":"image/png"}},
  {"name":"wav","type":"remote","mid":2,"pool":0,"needed_pools":[0],"desc":[],"args":[],"return":{"schema":"s","type":"Str","desc":[],"mime":"audio/wav"}},
  {"name":"txt","type":"remote","mid":3,"pool":0,"needed_pools":[0],"desc":[],"args":[],"return":{"schema":"s","type":"Str","desc":[],"mime":"text/csv"}},
@@ -371,7 +371,7 @@ func TestMimeReturns(t *testing.T) {
 // A command whose metadata.requiredClientCapabilities the client did not
 // declare is refused with -32021 naming what is missing, in both eras.
 func TestRequiredClientCapabilities(t *testing.T) {
-	const m = `{"name":"c","pools":[{"lang":"py","exec":["python3","pool.py"]}],"commands":[
+	const m = `{"name":"c","pools":[{"lang":"py","exec":["python3","pool.py"],"metadata":{"runtime":"nexus"}}],"commands":[
  {"name":"add","type":"remote","mid":1,"pool":0,"needed_pools":[0],"desc":[],"args":[{"kind":"pos","schema":"j","type":"Int","name":null,"desc":[]}],"return":{"schema":"j","type":"Int","desc":[]},
   "metadata":{"requiredClientCapabilities":{"sampling":{},"elicitation":{"form":{}}}}}]}`
 	srv := NewServer(Implementation{Name: "c", Version: "1"}, toolsOf(t, m), &fakePool{}, Options{Logger: quietLogger()})

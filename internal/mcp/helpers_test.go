@@ -18,7 +18,7 @@ import (
 
 // testManifest has one command per behaviour the fake pool below knows.
 const testManifest = `{"name":"t","build":{"morloc_version":"1.2.3"},
- "pools":[{"lang":"py","exec":["python3","pool.py"]}],
+ "pools":[{"lang":"py","exec":["python3","pool.py"],"metadata":{"runtime":"nexus"}}],
  "commands":[
   {"name":"add","type":"remote","mid":1,"pool":0,"needed_pools":[0],"desc":["Add one"],
    "args":[{"kind":"pos","schema":"j","type":"Int","name":null,"desc":["n"]}],

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -16,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/jsontext"
 )
 
 // Multi round-trip requests (MRTR, SEP-2322, protocol 2026-07-28): a
@@ -70,18 +73,39 @@ type requestState struct {
 }
 
 // argsDigest identifies a call's arguments so that a state cannot be
-// replayed with others: their CRC-32C and length, which a state holds as
-// argsSum.String(). CRC-32C (hardware, ~20 GB/s) keeps it free on a
-// call of 100 MB; it guards against a retry with other arguments by
-// mistake, not against a client forging a collision, which would gain it
-// nothing: the answers in the state are the client's own.
+// replayed with others: the CRC-32C and length of their canonical form
+// (jsontext.Canonical: members sorted by key, no space, strings decoded,
+// numbers by exact value), which a state holds as argsDigest.String().
+// A retry that sends the same arguments in another key order, with other
+// space or escapes, or 1e2 for 100, is the same call; any other value is
+// not, integers beyond 2^53 included (issue 18 §4; README, "Functions
+// that talk back"). CRC-32C (hardware, ~20 GB/s) adds nothing
+// to the canonical pass; it guards against a retry with other arguments
+// by mistake, not against a client forging a collision, which would gain
+// it nothing: the answers in the state are the client's own.
 type argsDigest struct {
 	crc uint32
 	n   int
 }
 
+// digestArgs is the digest of a call's raw arguments. Absent or null
+// arguments are {}, as argmap reads them. Arguments that are not JSON
+// never reach a round (argmap refuses them first); their digest is of
+// their bytes.
 func digestArgs(args json.RawMessage) argsDigest {
-	return argsDigest{crc: crc32.Checksum(args, crc32cTable), n: len(args)}
+	text := args
+	if t := bytes.TrimSpace(args); len(t) == 0 || string(t) == "null" {
+		text = []byte("{}")
+	}
+	var d argsDigest
+	err := jsontext.Canonical(text, func(p []byte) {
+		d.crc = crc32.Update(d.crc, crc32cTable, p)
+		d.n += len(p)
+	})
+	if err != nil {
+		return argsDigest{crc: crc32.Checksum(args, crc32cTable), n: len(args)}
+	}
+	return d
 }
 
 // String is the digest as a state carries it, made only when a state is
@@ -145,7 +169,7 @@ func (s *Server) openState(raw json.RawMessage, tool, args string) (*requestStat
 		return nil, errorf(CodeInvalidParams, "invalid params: requestState was made for tool '%s', not '%s'", st.Tool, tool)
 	}
 	if st.Args != args {
-		return nil, errorf(CodeInvalidParams, "invalid params: requestState was made for other arguments: a retry must repeat the call's arguments")
+		return nil, errorf(CodeInvalidParams, "invalid params: requestState was made for other arguments: a retry must repeat the call's arguments (their values; key order and spacing may differ)")
 	}
 	return &st, nil
 }
@@ -157,8 +181,15 @@ func (s *Server) openState(raw json.RawMessage, tool, args string) (*requestStat
 // exists only when the request brought answers, and the rest only once the
 // function asks what they do not hold.
 type inputRound struct {
-	tool         string
-	args         argsDigest
+	tool string
+	// args are the call's raw arguments until their digest is needed: a
+	// retry's at once, to check its state; a first round's only if the
+	// function asks, when the state is sealed. A call that never asks
+	// pays nothing for the canonical form, and holds the bytes of its
+	// arguments until it ends.
+	args         json.RawMessage
+	digest       argsDigest
+	digested     bool
 	capabilities json.RawMessage
 	answers      map[string]json.RawMessage // nil when there are none
 
@@ -190,11 +221,12 @@ func (rd *inputRound) answer(key string, v json.RawMessage) {
 // requestState (SEP-2322) into the round its function runs in. args are
 // the call's raw arguments.
 func (s *Server) openRound(r *Request, tool string, args json.RawMessage, caps json.RawMessage) (*inputRound, *Error) {
-	round := &inputRound{tool: tool, args: digestArgs(args), capabilities: caps}
+	round := &inputRound{tool: tool, args: args, capabilities: caps}
 	raw, hasState := r.param("requestState")
 	var asked map[string]bool
 	if hasState && !isNull(raw) {
-		st, rpcErr := s.openState(raw, tool, round.args.String())
+		round.digest, round.digested, round.args = digestArgs(args), true, nil
+		st, rpcErr := s.openState(raw, tool, round.digest.String())
 		if rpcErr != nil {
 			return nil, rpcErr
 		}
@@ -295,8 +327,11 @@ func (s *Server) inputRequired(rd *inputRound) (object, error) {
 	}
 	rd.mu.Unlock()
 	sort.Strings(keys)
+	if !rd.digested { // a first round
+		rd.digest, rd.digested, rd.args = digestArgs(rd.args), true, nil
+	}
 	state, err := s.sealState(&requestState{
-		Tool: rd.tool, Args: rd.args.String(),
+		Tool: rd.tool, Args: rd.digest.String(),
 		Expires: time.Now().Add(s.opts.StateTTL).UnixMilli(),
 		Answers: rd.answers, Asked: keys,
 	})

@@ -16,7 +16,7 @@ import (
 // composeManifest has "taskInput":"before" tools (taskinput.go) and one
 // that asks from inside its task, for contrast.
 const composeManifest = `{"name":"c","build":{"morloc_version":"1.2.3"},
- "pools":[{"lang":"py","exec":["python3","pool.py"]}],
+ "pools":[{"lang":"py","exec":["python3","pool.py"],"metadata":{"runtime":"nexus"}}],
  "commands":[
   {"name":"hello","type":"remote","mid":1,"pool":0,"needed_pools":[0],"desc":["Ask a name, work, greet"],
    "args":[],"return":{"schema":"s","type":"Str","desc":[]},"metadata":{"taskSupport":"optional","taskInput":"before"}},

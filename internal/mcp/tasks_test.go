@@ -16,7 +16,7 @@ import (
 
 // taskManifest has a tool for each task behaviour taskPool plays.
 const taskManifest = `{"name":"t","build":{"morloc_version":"1.2.3"},
- "pools":[{"lang":"py","exec":["python3","pool.py"]}],
+ "pools":[{"lang":"py","exec":["python3","pool.py"],"metadata":{"runtime":"nexus"}}],
  "commands":[
   {"name":"add","type":"remote","mid":1,"pool":0,"needed_pools":[0],"desc":["Add one, no task"],
    "args":[{"kind":"pos","schema":"j","type":"Int","name":null,"desc":["n"]}],"return":{"schema":"j","type":"Int","desc":[]}},

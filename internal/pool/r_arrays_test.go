@@ -207,6 +207,25 @@ func TestRArrayPlaces(t *testing.T) {
 			t.Errorf("shape %v of %s arrives as %v, want %s", tt.a.Shape, tt.a.DType, got, tt.want)
 		}
 	}
+	// NaN and the infinities come as arrays of rank 0 (issue 18 §3): in a
+	// list of numbers they are numbers, the list a double vector, however
+	// many, with null beside them, and in rows of one.
+	scalars := []struct {
+		args   string
+		arrays []ndarray.Array
+		want   string
+	}{
+		{`[null]`, []ndarray.Array{f8Values([]any{0}, []int{}, math.Inf(-1))}, "-Inf"},
+		{`[[1.5,null,null]]`, []ndarray.Array{f8Values([]any{0, 1}, []int{}, math.NaN()), f8Values([]any{0, 2}, []int{}, math.Inf(1))}, "c(1.5, NaN, Inf)"},
+		{`[[null,null,2]]`, []ndarray.Array{f8Values([]any{0, 1}, []int{}, math.Inf(1))}, "c(NA, Inf, 2)"},
+		{`[[[1,null],[2.5]]]`, []ndarray.Array{f8Values([]any{0, 0, 1}, []int{}, math.Inf(-1))}, "list(c(1, -Inf), 2.5)"},
+		{`[{"x":null,"y":1}]`, []ndarray.Array{f8Values([]any{0, "x"}, []int{}, math.NaN())}, "list(x = NaN, y = 1L)"},
+	}
+	for _, tt := range scalars {
+		if got := call(raText, tt.args, tt.arrays...); got != tt.want {
+			t.Errorf("%s with NaN or infinities arrives as %v, want %s", tt.args, got, tt.want)
+		}
+	}
 	// A call with arrays answers as one without.
 	if got := call(raAdd, `[null,1]`, i4Values([]any{0}, []int{2}, 1, 2)); !reflectJSON(got, `[2,3]`) {
 		t.Errorf("add(c(1L, 2L), 1L) = %v", got)

@@ -160,10 +160,10 @@ func TestProgramFiles(t *testing.T) {
 		os.WriteFile(p, []byte("x"), 0o755)
 	}
 	m, err := manifest.Parse(filepath.Join(dir, "manifest.json"), []byte(`{"name":"p","pools":[
-	  {"lang":"py","exec":["python3","-u","pools/py/pool.py"]},
-	  {"lang":"r","exec":["Rscript","pool.R"]},
-	  {"lang":"cpp","exec":["./pool-cpp.out"]},
-	  {"lang":"py","exec":["python3","pools/py/missing.py"]}],"commands":[]}`))
+	  {"lang":"py","exec":["python3","-u","pools/py/pool.py"],"metadata":{"runtime":"nexus"}},
+	  {"lang":"r","exec":["Rscript","pool.R"],"metadata":{"runtime":"nexus"}},
+	  {"lang":"cpp","exec":["./pool-cpp.out"],"metadata":{"runtime":"nexus"}},
+	  {"lang":"py","exec":["python3","pools/py/missing.py"],"metadata":{"runtime":"nexus"}}],"commands":[]}`))
 	if err != nil {
 		t.Fatal(err)
 	}

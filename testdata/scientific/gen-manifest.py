@@ -5,12 +5,14 @@ a few one language has alone. Run it after changing FUNCTIONS."""
 import json
 import os
 
+# Every pool is written against nexus's runtime, which the manifest must
+# say (issue 19: without "runtime": "nexus" a pool is one morloc compiled).
 POOLS = [
-    {"lang": "py", "exec": ["/usr/bin/python3", "pools/py/pool.py"], "metadata": {}},
-    {"lang": "r", "exec": ["Rscript", "pools/r/pool.R"], "metadata": {"workers": 1}},
-    {"lang": "cpp", "exec": ["pools/cpp/pool-cpp.out"], "metadata": {}},
+    {"lang": "py", "exec": ["/usr/bin/python3", "pools/py/pool.py"], "metadata": {"runtime": "nexus"}},
+    {"lang": "r", "exec": ["Rscript", "pools/r/pool.R"], "metadata": {"runtime": "nexus", "workers": 1}},
+    {"lang": "cpp", "exec": ["pools/cpp/pool-cpp.out"], "metadata": {"runtime": "nexus"}},
     # Arguments as numpy arrays (issue 13 §1, the opt-in).
-    {"lang": "py", "exec": ["/usr/bin/python3", "pools/py/pool.py"], "metadata": {"arrays": "numpy"}},
+    {"lang": "py", "exec": ["/usr/bin/python3", "pools/py/pool.py"], "metadata": {"runtime": "nexus", "arrays": "numpy"}},
 ]
 BASE = {"py": 1000, "r": 2000, "cpp": 3000}
 
@@ -47,6 +49,10 @@ FUNCTIONS = [
     ("total", [("af8", "[Real]")], ("f8", "Real"), "npy", "The sum, by numpy"),
     ("series", [], ("af8", "[Real]"), "py", "A pandas Series of 1.5, 2.5 and NaN"),
     ("frame", [], ("am21xf81yf8", "[Point]"), "py", "A pandas DataFrame of two points, as records"),
+    # NaN in records, lists of records and record arguments (issue 18 §3).
+    ("inRecords", [], ("am21xf81yf8", "[Point]"), "py r cpp", "The points (NaN, 1.5) and (infinity, -infinity)"),
+    ("inCloud", [], ("m26pointsam21xf81yf85scale?f8", "Cloud"), "py r cpp", "A cloud of the points (NaN, 0.5) and (1, infinity), scale NaN"),
+    ("swap", [("m21xf81yf8", "Point")], ("m21xf81yf8", "Point"), "py r cpp", "The point with x and y swapped"),
 ]
 
 

@@ -653,6 +653,16 @@ local({
     # All scalars and nulls unlist to an atomic vector in one step; a list
     # or object among them makes a list instead.
     u <- unlist(x, recursive = FALSE, use.names = FALSE)
+    # NaN and the infinities, which came as arrays of rank 0, are numbers
+    # among the others (and no sign of a number out of range).
+    scalar <- FALSE
+    if (is.list(u)) {
+      scalar <- vapply(x, inherits, NA, "nexus_scalar")
+      if (any(scalar)) {
+        x[scalar] <- lapply(x[scalar], `[[`, 1L)
+        u <- unlist(x, recursive = FALSE, use.names = FALSE)
+      }
+    }
     if (!is.null(u) && is.atomic(u) && !mixed(x, typeof(u))) {
       out <- u
       if (length(u) < n) {
@@ -662,10 +672,10 @@ local({
         out[nulls] <- NA
       }
       if (is.double(out)) {
-        big <- abs(out) >= TWO53
+        big <- abs(out) >= TWO53 & !scalar
         if (any(big, na.rm = TRUE)) {
           state$suspect <- TRUE
-          if (any(is.infinite(out))) out_of_range()
+          if (any(is.infinite(out) & !scalar)) out_of_range()
         }
       }
       return(out)
@@ -758,7 +768,10 @@ local({
   # --- values: arrays to R ---------------------------------------------------
 
   # place_arrays puts each array of a call into its arguments at its path,
-  # where the JSON holds null, wrapped so that as_r takes it as it is.
+  # where the JSON holds null, wrapped so that as_r takes it as it is. An
+  # array of rank 0 (a NaN or an infinity where a Real is declared) is
+  # marked nexus_scalar too: among other numbers in a list it is one of
+  # them (as_r).
   place_arrays <- function(descs, blobs, args, id_json) {
     if (is.null(descs)) descs <- list()
     if (!is.list(descs) || !is.null(names(descs))) protocol_error(sprintf("call %s: arrays is not a list", id_json))
@@ -772,7 +785,8 @@ local({
       path <- d[["path"]]
       if (!is.list(path) || !length(path) || !is.null(names(path))) protocol_error(paste0(what, ": path is not a list of at least one index"))
       value <- array_value(d, blobs[[i]], what)
-      args <- place(args, path, structure(list(value), class = "nexus_array"), what)
+      class <- if (is.list(d[["shape"]]) && !length(d[["shape"]])) c("nexus_scalar", "nexus_array") else "nexus_array"
+      args <- place(args, path, structure(list(value), class = class), what)
     }
     args
   }
@@ -1003,7 +1017,8 @@ local({
       return(json_encode(x))
     }
     if (!is.null(t[["opt"]])) {
-      if (is.null(x) || is.atomic(x) && length(x) == 1L && is.na(x)) {
+      # NA is null; NaN is a number (is.na is TRUE for both)
+      if (is.null(x) || is.atomic(x) && length(x) == 1L && is.na(x) && !is.nan(x)) {
         return("null")
       }
       return(typed_json(x, t[["opt"]]))

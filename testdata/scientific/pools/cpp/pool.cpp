@@ -29,6 +29,12 @@ struct Row {
 };
 NEXUS_RECORD(Row, name, score)
 
+struct Cloud {
+    std::vector<Point> points;
+    std::optional<double> scale;
+};
+NEXUS_RECORD(Cloud, points, scale)
+
 namespace {
 
 constexpr double inf = std::numeric_limits<double>::infinity();
@@ -70,6 +76,9 @@ std::optional<std::int64_t> missing() { return std::nullopt; }
 std::unordered_map<std::string, int> tally() { return {{"a", 2}}; }  // one key: an unordered_map has no order to compare
 std::set<int> uniq() { return {3, 1, 3, 2}; }
 std::array<std::uint16_t, 3> triple() { return {7, 8, 9}; }
+std::vector<Point> inRecords() { return {{nan, 1.5}, {inf, -inf}}; }
+Cloud inCloud() { return {{{nan, 0.5}, {1, inf}}, nan}; }
+Point swap(Point p) { return {p.y, p.x}; }
 
 }  // namespace
 
@@ -79,6 +88,6 @@ int main() {
     pool.add(3006, specials).add(3007, inRecord).add(3008, idReal).add(3009, ramp).add(3010, pair);
     pool.add(3011, point).add(3012, tags).add(3013, noInts).add(3014, noStrs).add(3015, grid);
     pool.add(3016, rows).add(3017, levels).add(3018, missing).add(3019, tally).add(3020, uniq);
-    pool.add(3021, triple);
+    pool.add(3021, triple).add(3031, inRecords).add(3032, inCloud).add(3033, swap);
     return pool.serve();
 }

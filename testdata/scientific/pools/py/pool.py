@@ -149,8 +149,21 @@ def frame():
     return pd.DataFrame({"x": [1.5, 0.0], "y": [np.int64(-2), 1]})
 
 
+def in_records():
+    return [Point(np.nan, 1.5), Point(np.inf, -np.inf)]
+
+
+def in_cloud():
+    return {"points": [Point(np.nan, 0.5), Point(1.0, np.inf)], "scale": float("nan")}
+
+
+def swap(p):
+    return Point(p["y"], p["x"])
+
+
 common = [doubled, count, eye, one, not_a_number, specials, in_record, id_real, ramp, pair, point, tags, no_ints,
           no_strs, grid, rows, levels, missing, tally, uniq, triple]
 table = {1001 + i: fn for i, fn in enumerate(common)}
-table.update({1022: floats_as_ints, 1025: named, 1026: squares, 4027: arg_kinds, 4028: total, 1029: series, 1030: frame})
+table.update({1022: floats_as_ints, 1025: named, 1026: squares, 4027: arg_kinds, 4028: total, 1029: series, 1030: frame,
+              1031: in_records, 1032: in_cloud, 1033: swap})
 nexus.serve(table)

@@ -33,10 +33,14 @@ uniq <- function() sort(unique(c(3L, 1L, 3L, 2L)))
 triple <- function() 7:9
 scalarFromList <- function() list(1.5)
 oneRowFrame <- function() data.frame(x = 1.5, y = -2)
+inRecords <- function() data.frame(x = c(NaN, Inf), y = c(1.5, -Inf))
+inCloud <- function() list(points = data.frame(x = c(NaN, 1), y = c(0.5, Inf)), scale = NaN)
+swap <- function(p) list(x = p$y, y = p$x)
 
 nexus_serve(list(
   "2001" = doubled, "2002" = count, "2003" = eye, "2004" = one, "2005" = notANumber, "2006" = specials,
   "2007" = inRecord, "2008" = idReal, "2009" = ramp, "2010" = pair, "2011" = point, "2012" = tags,
   "2013" = noInts, "2014" = noStrs, "2015" = grid, "2016" = rows, "2017" = levels, "2018" = missing,
-  "2019" = tally, "2020" = uniq, "2021" = triple, "2023" = scalarFromList, "2024" = oneRowFrame
+  "2019" = tally, "2020" = uniq, "2021" = triple, "2023" = scalarFromList, "2024" = oneRowFrame,
+  "2031" = inRecords, "2032" = inCloud, "2033" = swap
 ))

@@ -1,0 +1,192 @@
+package morlocwire
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/nexus-mcp/nexus/internal/ndarray"
+)
+
+// The benchmarks of a 1M-element [Real] and [Int] result and argument,
+// each beside encoding/json doing the same job on the same numbers: the
+// floor (docs/morloc-wire.md, "Speed").
+
+const benchN = 1 << 20
+
+func benchReals() []float64 {
+	r := rand.New(rand.NewPCG(1, 2))
+	xs := make([]float64, benchN)
+	for i := range xs {
+		xs[i] = r.NormFloat64() * 1000
+	}
+	return xs
+}
+
+func benchInts() []int32 {
+	r := rand.New(rand.NewPCG(3, 4))
+	xs := make([]int32, benchN)
+	for i := range xs {
+		xs[i] = int32(r.Uint32())
+	}
+	return xs
+}
+
+// rptrResult builds an RPTR result whose list lives in a shared-memory
+// volume file (0.69 layout: {size, data} then the numbers), opened as
+// morloc's file-backed fallback, as a pool's > 64 KiB result is read.
+func rptrResult(b *testing.B, data []byte) (*Packet, *Memory) {
+	dir := b.TempDir()
+	basename := "morloc-bench-" + filepath.Base(dir)
+	region := binary.LittleEndian.AppendUint64(nil, benchN)
+	region = binary.LittleEndian.AppendUint64(region, 16)
+	region = append(region, data...)
+	h := make([]byte, C.ShmHeaderSize)
+	binary.LittleEndian.PutUint32(h, shmMagic)
+	binary.LittleEndian.PutUint64(h[136:], uint64(len(region)))
+	if err := os.WriteFile(filepath.Join(dir, VolumeName(basename, 0)), append(h, region...), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	p := &Packet{Header: Header{Magic: Magic, Command: [8]byte{TypeData, SourceRptr, FormatVoidstar}, Length: 8}, Payload: make([]byte, 8)}
+	return p, OpenMemory(basename, dir, C)
+}
+
+func BenchmarkDecodeReals1M(b *testing.B) {
+	xs := benchReals()
+	data := make([]byte, 0, 8*benchN)
+	for _, x := range xs {
+		data = binary.LittleEndian.AppendUint64(data, math.Float64bits(x))
+	}
+	p, mem := rptrResult(b, data)
+	defer mem.Close()
+	ty := mustType(b, "af8")
+	b.Run("morlocwire/Result", func(b *testing.B) {
+		b.SetBytes(8 * benchN)
+		for b.Loop() {
+			if _, err := p.Result(ty, C, mem); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("morlocwire/Value+JSON", func(b *testing.B) {
+		b.SetBytes(8 * benchN)
+		for b.Loop() {
+			v, err := p.Value(ty, C, mem)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := ndarray.AppendJSONSpelled(make([]byte, 0, ndarray.JSONSize(&v.Arrays[0], ndarray.Real)), &v.Arrays[0], ndarray.Real, ndarray.ClientSpelling); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding-json/Marshal", func(b *testing.B) {
+		b.SetBytes(8 * benchN)
+		for b.Loop() {
+			if _, err := json.Marshal(xs); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func BenchmarkDecodeInts1M(b *testing.B) {
+	xs := benchInts()
+	data := make([]byte, 0, 4*benchN)
+	for _, x := range xs {
+		data = binary.LittleEndian.AppendUint32(data, uint32(x))
+	}
+	p, mem := rptrResult(b, data)
+	defer mem.Close()
+	ty := mustType(b, "ai4")
+	b.Run("morlocwire/Result", func(b *testing.B) {
+		b.SetBytes(4 * benchN)
+		for b.Loop() {
+			if _, err := p.Result(ty, C, mem); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding-json/Marshal", func(b *testing.B) {
+		b.SetBytes(4 * benchN)
+		for b.Loop() {
+			if _, err := json.Marshal(xs); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func BenchmarkEncodeReals1M(b *testing.B) {
+	xs := benchReals()
+	text, _ := json.Marshal(xs)
+	a := ndarray.Array{DType: ndarray.F8, Shape: []int{benchN}}
+	for _, x := range xs {
+		a.Data = binary.LittleEndian.AppendUint64(a.Data, math.Float64bits(x))
+	}
+	ty := mustType(b, "af8")
+	b.Run("morlocwire/AppendArrayArg", func(b *testing.B) {
+		b.SetBytes(8 * benchN)
+		for b.Loop() {
+			if _, err := AppendArrayArg(nil, ty, a, C); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("morlocwire/AppendArg-from-JSON", func(b *testing.B) {
+		b.SetBytes(8 * benchN)
+		for b.Loop() {
+			if _, err := AppendArg(nil, ty, text, C); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding-json/Unmarshal", func(b *testing.B) {
+		b.SetBytes(8 * benchN)
+		for b.Loop() {
+			var out []float64
+			if err := json.Unmarshal(text, &out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func BenchmarkEncodeInts1M(b *testing.B) {
+	xs := benchInts()
+	text, _ := json.Marshal(xs)
+	a := ndarray.Array{DType: ndarray.I8, Shape: []int{benchN}}
+	for _, x := range xs {
+		a.Data = binary.LittleEndian.AppendUint64(a.Data, uint64(int64(x)))
+	}
+	ty := mustType(b, "ai4")
+	b.Run("morlocwire/AppendArrayArg", func(b *testing.B) {
+		b.SetBytes(4 * benchN)
+		for b.Loop() {
+			if _, err := AppendArrayArg(nil, ty, a, C); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("morlocwire/AppendArg-from-JSON", func(b *testing.B) {
+		b.SetBytes(4 * benchN)
+		for b.Loop() {
+			if _, err := AppendArg(nil, ty, text, C); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding-json/Unmarshal", func(b *testing.B) {
+		b.SetBytes(4 * benchN)
+		for b.Loop() {
+			var out []int32
+			if err := json.Unmarshal(text, &out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
