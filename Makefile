@@ -31,8 +31,10 @@ cross:
 # real binary with real pools; then every fuzz target for a few seconds.
 # deps first: on a fresh machine it installs what the tests need (as CI
 # does); where all is there it only checks, in a second or two.
+# The e2e package is the long one: its morloc tests (issue 19) alone take
+# about 9 minutes with the race detector on 2 loaded CPUs, hence 30m.
 test: deps vet cross pools
-	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 	@# Every Go benchmark once, smallest sizes (-short), so none can rot.
 	$(GO) test -short -count=1 -run '^$$' -bench . -benchtime 1x ./internal/...
 	@$(MAKE) --no-print-directory fuzz-short

@@ -103,8 +103,17 @@ type server struct {
 // startServer runs `nexus mcp TARGET extra...` and reads its stdout line by line.
 func startServer(t *testing.T, target string, extra ...string) *server {
 	t.Helper()
+	return startServerEnv(t, nil, target, extra...)
+}
+
+// startServerEnv is startServer with env added to nexus's environment.
+func startServerEnv(t *testing.T, env []string, target string, extra ...string) *server {
+	t.Helper()
 	args := append([]string{"mcp", target}, extra...)
 	cmd := exec.Command(nexusBin, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -62,3 +62,8 @@ if [ ! -f "$tsclient/node_modules/@modelcontextprotocol/sdk/package.json" ] || [
   (cd "$tsclient" && npm ci --no-audit --no-fund --loglevel=error)
 fi
 echo "deps: TypeScript SDK $(cd "$tsclient" && node -p 'JSON.parse(require("fs").readFileSync("node_modules/@modelcontextprotocol/sdk/package.json")).version') for the stdio client test"
+
+# morloc 0.69.0, whose compiled programs e2e/morloc_*_test.go serve and
+# compare with morloc's own nexus (issue 19): a check when installed, else an
+# 8-minute build.
+"$(dirname "$0")/install-morloc.sh"

@@ -1,10 +1,16 @@
 // Package testenv owns the two rules by which nexus's tests meet this
 // machine (issue 12): what a test does when a tool it needs is missing, and
-// which tests the fast tier (go test -short ./...) leaves out. Only tests
+// which tests the fast tier (go test -short ./...) leaves out; and where the
+// tools that are not on PATH live (morloc 0.69.0, issue 19). Only tests
 // import it.
 package testenv
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
 
 // MissingTool stops a test that needs a tool this machine lacks (R, g++,
 // Node, a built pool). Under -short it is skipped, saying why; in the full
@@ -26,4 +32,43 @@ func Long(t testing.TB) {
 	if testing.Short() {
 		t.Skip("a long test: make test runs it, go test -short does not")
 	}
+}
+
+// MorlocToolchain is the real morloc 0.69.0 that scripts/install-morloc.sh
+// installs (make deps): the tests compile testdata/morloc-0.69 with it and
+// compare nexus with its own C nexus.
+type MorlocToolchain struct {
+	Compiler string // /opt/morloc-0.69.0/bin/morloc
+	Nexus    string // $HOME/.local/bin/morloc-nexus, which a launcher execs
+	Runtime  string // $HOME/.local/share/morloc: libmorloc, pymorloc, the C++ headers the pools load
+}
+
+// Path is the PATH under which morloc compiles and its programs run (both
+// nexuses): the compiler, morloc-nexus, then Debian's python3 and Rscript,
+// for which pymorloc and librmorloc were built, before any other.
+func (m MorlocToolchain) Path() string {
+	return strings.Join([]string{filepath.Dir(m.Compiler), filepath.Dir(m.Nexus), "/usr/bin", "/bin"}, string(os.PathListSeparator))
+}
+
+// Morloc returns morloc 0.69.0's toolchain, or stops the test when it is not
+// installed: skipped under -short, failed otherwise (MissingTool), saying
+// what is missing and how to install it.
+func Morloc(t testing.TB) MorlocToolchain {
+	t.Helper()
+	home, _ := os.UserHomeDir()
+	m := MorlocToolchain{
+		Compiler: "/opt/morloc-0.69.0/bin/morloc",
+		Nexus:    filepath.Join(home, ".local", "bin", "morloc-nexus"),
+		Runtime:  filepath.Join(home, ".local", "share", "morloc"),
+	}
+	var missing []string
+	for _, f := range []string{m.Compiler, m.Nexus, filepath.Join(m.Runtime, "lib", "libmorloc.so")} {
+		if _, err := os.Stat(f); err != nil {
+			missing = append(missing, f)
+		}
+	}
+	if len(missing) > 0 {
+		MissingTool(t, "morloc 0.69.0 is not installed (no "+strings.Join(missing, ", ")+"); scripts/install-morloc.sh builds it in about 8 minutes")
+	}
+	return m
 }

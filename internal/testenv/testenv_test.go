@@ -22,13 +22,16 @@ func TestRules(t *testing.T) {
 		{"TestChildMissing", false, "--- FAIL: TestChildMissing"},
 		{"TestChildLong", true, "--- SKIP: TestChildLong"},
 		{"TestChildLong", false, "--- PASS: TestChildLong"},
+		{"TestChildMorlocAbsent", true, "--- SKIP: TestChildMorlocAbsent"},
+		{"TestChildMorlocAbsent", false, "--- FAIL: TestChildMorlocAbsent"},
 	} {
 		args := []string{"-test.run", "^" + tc.test + "$", "-test.v"}
 		if tc.short {
 			args = append(args, "-test.short")
 		}
 		cmd := exec.Command(os.Args[0], args...)
-		cmd.Env = append(os.Environ(), "TESTENV_CHILD=1")
+		// A home without morloc's runtime: morloc is absent there.
+		cmd.Env = append(os.Environ(), "TESTENV_CHILD=1", "HOME="+t.TempDir())
 		out, _ := cmd.CombinedOutput()
 		if !strings.Contains(string(out), tc.want) {
 			t.Errorf("%s (short %v): want %q in\n%s", tc.test, tc.short, tc.want, out)
@@ -48,4 +51,29 @@ func TestChildLong(t *testing.T) {
 		t.Skip("run by TestRules")
 	}
 	Long(t)
+}
+
+func TestChildMorlocAbsent(t *testing.T) {
+	if os.Getenv("TESTENV_CHILD") == "" {
+		t.Skip("run by TestRules")
+	}
+	Morloc(t)
+	t.Log("morloc found")
+}
+
+// Morloc names every file it looked for when one is missing, and how to
+// install them.
+func TestMorlocSaysWhatIsMissing(t *testing.T) {
+	if os.Getenv("TESTENV_CHILD") != "" {
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestChildMorlocAbsent$", "-test.v", "-test.short")
+	home := t.TempDir()
+	cmd.Env = append(os.Environ(), "TESTENV_CHILD=1", "HOME="+home)
+	out, _ := cmd.CombinedOutput()
+	for _, want := range []string{home + "/.local/bin/morloc-nexus", home + "/.local/share/morloc/lib/libmorloc.so", "scripts/install-morloc.sh"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("want %q in\n%s", want, out)
+		}
+	}
 }

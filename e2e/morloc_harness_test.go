@@ -1,0 +1,441 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
+)
+
+// The programs of testdata/morloc-0.69, compiled by the real morloc 0.69.0
+// at test time (issue 19): the pools morloc generates embed its runtime's
+// code, so they are never committed.
+
+// morlocProg is one compiled program.
+type morlocProg struct {
+	name     string // its directory under testdata/morloc-0.69: py, r, cpp, cross
+	module   string // the manifest's name, as nexus serve's /call/<module>/ has it
+	dir      string // where morloc compiled it: the manifest's build_dir
+	launcher string // dir/nexus, the script morloc wrote (version-1 manifest inside)
+	tc       testenv.MorlocToolchain
+}
+
+// morlocModules are the module names of the programs' main.loc files.
+var morlocModules = map[string]string{"py": "pyprog", "r": "rprog", "cpp": "cppprog", "cross": "crossprog"}
+
+var morlocBuilds struct {
+	sync.Mutex
+	progs map[string]*morlocProg
+}
+
+// compileMorloc compiles testdata/morloc-0.69/<name> once per test binary,
+// into a cache directory keyed by the sources' and the toolchain's content,
+// so that a C++ pool is not rebuilt on every run. The directory is the
+// program's home for good: morloc writes its absolute path into the
+// launcher's manifest.
+func compileMorloc(t *testing.T, name string) *morlocProg {
+	t.Helper()
+	tc := testenv.Morloc(t)
+	morlocBuilds.Lock()
+	defer morlocBuilds.Unlock()
+	if p := morlocBuilds.progs[name]; p != nil {
+		return p
+	}
+	src := filepath.Join(repoRoot, "testdata", "morloc-0.69", name)
+	key, err := morlocKey(src, tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	root := filepath.Join(cache, "nexus-tests", "morloc-0.69.0")
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, name+"-"+key)
+	// Another test binary (go test ./... runs packages side by side) may
+	// be compiling the same program: the lock makes it one compilation.
+	lock, err := os.OpenFile(dir+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	done := filepath.Join(dir, ".compiled")
+	if _, err := os.Stat(done); err != nil {
+		if err := morlocMake(src, dir, tc); err != nil {
+			os.RemoveAll(dir)
+			t.Fatalf("compiling testdata/morloc-0.69/%s with morloc 0.69.0: %v", name, err)
+		}
+		if err := os.WriteFile(done, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := &morlocProg{name: name, module: morlocModules[name], dir: dir, launcher: filepath.Join(dir, "nexus"), tc: tc}
+	if morlocBuilds.progs == nil {
+		morlocBuilds.progs = map[string]*morlocProg{}
+	}
+	morlocBuilds.progs[name] = p
+	return p
+}
+
+// morlocKey hashes the program's sources and what the compiled program
+// depends on in the toolchain (the compiler, the runtime library).
+func morlocKey(src string, tc testenv.MorlocToolchain) (string, error) {
+	h := sha256.New()
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return "", err
+	}
+	for _, e := range entries { // sorted by name
+		if e.IsDir() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", e.Name(), len(data))
+		h.Write(data)
+	}
+	for _, f := range []string{tc.Compiler, tc.Nexus, filepath.Join(tc.Runtime, "lib", "libmorloc.so")} {
+		st, err := os.Stat(f)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00%d\x00", f, st.Size(), st.ModTime().UnixNano())
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// morlocMake copies the sources into dir and runs `morloc make` there.
+func morlocMake(src, dir string, tc testenv.MorlocToolchain) error {
+	os.RemoveAll(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.IsDir() || e.Name() == "README.md" {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), data, 0o644); err != nil {
+			return err
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, tc.Compiler, "make", "-o", "nexus", "main.loc")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PATH="+tc.Path())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("morloc make: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "nexus")); err != nil {
+		return fmt.Errorf("morloc make wrote no launcher: %v\n%s", err, out)
+	}
+	return nil
+}
+
+// env is what both nexuses run with: morloc's PATH (Debian's python3 and
+// Rscript, for which pymorloc and librmorloc were built).
+func (p *morlocProg) env() []string { return []string{"PATH=" + p.tc.Path()} }
+
+// result is what a CLI run printed.
+type cliResult struct {
+	stdout, stderr string
+	code           int
+}
+
+func runWithEnv(t *testing.T, env []string, bin string, args ...string) cliResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	r := cliResult{stdout: o.String(), stderr: e.String()}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("%s %s: %v", bin, strings.Join(args, " "), err)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("%s %s: no exit within 3 minutes; stderr:\n%s", bin, strings.Join(args, " "), r.stderr)
+	}
+	return r
+}
+
+// morlocNexus runs the launcher itself: morloc's own C nexus. On a loaded
+// machine it gives up on a pool that is slow to start (it pings for about
+// 0.2 s in all, nexus.c's MAX_RETRIES): that start is tried again, the
+// answer is what is compared.
+func (p *morlocProg) morlocNexus(t *testing.T, args ...string) cliResult {
+	t.Helper()
+	var r cliResult
+	for range 10 {
+		r = runWithEnv(t, p.env(), p.launcher, args...)
+		if !strings.Contains(r.stderr, "Failed to ping") {
+			return r
+		}
+		t.Logf("morloc's nexus could not start a pool in time, again: %s", firstLine(r.stderr))
+	}
+	t.Fatalf("morloc's nexus %v: no pool started in 10 tries:\n%s", args, r.stderr)
+	return r
+}
+
+// nexusRun is `nexus run <launcher> args...`.
+func (p *morlocProg) nexusRun(t *testing.T, args ...string) cliResult {
+	t.Helper()
+	return runWithEnv(t, p.env(), nexusBin, append([]string{"run", p.launcher}, args...)...)
+}
+
+// startMCP is `nexus mcp <launcher> extra...`, handshake done.
+func (p *morlocProg) startMCP(t *testing.T, extra ...string) *server {
+	t.Helper()
+	s := startServerEnv(t, p.env(), p.launcher, extra...)
+	s.handshake()
+	return s
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+// toolArguments are a call's positional CLI tokens as MCP arguments
+// (_1, _2, ...: a version-1 manifest names no argument).
+func toolArguments(t *testing.T, args []string) map[string]any {
+	t.Helper()
+	m := map[string]any{}
+	for i, a := range args {
+		if !json.Valid([]byte(a)) {
+			t.Fatalf("argument %q is not JSON", a)
+		}
+		m["_"+strconv.Itoa(i+1)] = json.RawMessage(a)
+	}
+	return m
+}
+
+// sameValue says how nexus's JSON differs from morloc's for the same value,
+// or "" when it does not. morloc 0.69's nexus prints a Real with printf's
+// %.15g (json.c print_voidstar), nexus the shortest text that reads back as
+// the same double: a number is the same when nexus's, rounded to 15
+// significant digits, is morloc's. Everything else is compared exactly,
+// records by key and in order.
+func sameValue(morloc, nexus string) string {
+	m, err := decodeNumbers(morloc)
+	if err != nil {
+		return fmt.Sprintf("morloc's output %q is not JSON: %v", brief(morloc), err)
+	}
+	n, err := decodeNumbers(nexus)
+	if err != nil {
+		return fmt.Sprintf("nexus's output %q is not JSON: %v", brief(nexus), err)
+	}
+	return diffValue("", m, n)
+}
+
+type orderedObject struct {
+	keys   []string
+	values map[string]any
+}
+
+// decodeNumbers decodes one JSON value, keeping numbers as text and object
+// keys in their order.
+func decodeNumbers(s string) (any, error) {
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	v, err := decodeOrdered(d)
+	if err != nil {
+		return nil, err
+	}
+	if d.More() {
+		return nil, errors.New("more than one value")
+	}
+	return v, nil
+}
+
+func decodeOrdered(d *json.Decoder) (any, error) {
+	tok, err := d.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch tok {
+	case json.Delim('['):
+		var list []any
+		for d.More() {
+			v, err := decodeOrdered(d)
+			if err != nil {
+				return nil, err
+			}
+			list = append(list, v)
+		}
+		_, err := d.Token()
+		if list == nil {
+			list = []any{}
+		}
+		return list, err
+	case json.Delim('{'):
+		o := &orderedObject{values: map[string]any{}}
+		for d.More() {
+			k, err := d.Token()
+			if err != nil {
+				return nil, err
+			}
+			v, err := decodeOrdered(d)
+			if err != nil {
+				return nil, err
+			}
+			o.keys = append(o.keys, k.(string))
+			o.values[k.(string)] = v
+		}
+		_, err := d.Token()
+		return o, err
+	}
+	return tok, nil
+}
+
+func diffValue(path string, m, n any) string {
+	where := path
+	if where == "" {
+		where = "the value"
+	}
+	switch mv := m.(type) {
+	case json.Number:
+		nv, ok := n.(json.Number)
+		if !ok {
+			return fmt.Sprintf("%s: morloc %v, nexus %v", where, m, n)
+		}
+		if mv == nv {
+			return ""
+		}
+		mf, err1 := strconv.ParseFloat(string(mv), 64)
+		nf, err2 := strconv.ParseFloat(string(nv), 64)
+		if err1 != nil || err2 != nil {
+			return fmt.Sprintf("%s: morloc %s, nexus %s", where, mv, nv)
+		}
+		r, _ := strconv.ParseFloat(strconv.FormatFloat(nf, 'g', 15, 64), 64)
+		if r == mf || (math.IsInf(r, 0) && r == mf) {
+			return ""
+		}
+		return fmt.Sprintf("%s: morloc %s, nexus %s (%.15g to morloc's 15 digits)", where, mv, nv, nf)
+	case []any:
+		nv, ok := n.([]any)
+		if !ok || len(nv) != len(mv) {
+			return fmt.Sprintf("%s: morloc %s, nexus %s", where, brief(fmt.Sprint(m)), brief(fmt.Sprint(n)))
+		}
+		for i := range mv {
+			if d := diffValue(fmt.Sprintf("%s[%d]", path, i), mv[i], nv[i]); d != "" {
+				return d
+			}
+		}
+		return ""
+	case *orderedObject:
+		nv, ok := n.(*orderedObject)
+		if !ok || strings.Join(mv.keys, ",") != strings.Join(nv.keys, ",") {
+			return fmt.Sprintf("%s: morloc %s, nexus %s", where, brief(fmt.Sprint(m)), brief(fmt.Sprint(n)))
+		}
+		for _, k := range mv.keys {
+			if d := diffValue(path+"."+k, mv.values[k], nv.values[k]); d != "" {
+				return d
+			}
+		}
+		return ""
+	}
+	if m != n {
+		return fmt.Sprintf("%s: morloc %s, nexus %s", where, brief(fmt.Sprint(m)), brief(fmt.Sprint(n)))
+	}
+	return ""
+}
+
+// poolProcesses are nexus's descendants that run the program's pools
+// (their command lines name pools/<module>/), by pid.
+func (p *morlocProg) poolProcesses(nexusPid int) map[int]string {
+	out := map[int]string{}
+	for pid, cl := range descendants(nexusPid) {
+		if strings.Contains(cl, "pools/"+p.module+"/") {
+			out[pid] = cl
+		}
+	}
+	return out
+}
+
+// morlocLaunch is what a morloc pool was started with: its argv ends in
+// a socket path inside <tmpdir>, <tmpdir> and <shm basename>
+// (morloc-pool-protocol.md §1; morloc's nexus names <tmpdir>/<socket>,
+// nexus may bind each process's socket deeper and link <tmpdir>/<socket>
+// to it).
+type morlocLaunch struct{ socket, tmpdir, basename string }
+
+func launchOf(t *testing.T, pid int) morlocLaunch {
+	t.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		t.Fatalf("pool %d: %v", pid, err)
+	}
+	argv := strings.Split(strings.TrimSuffix(string(raw), "\x00"), "\x00")
+	if len(argv) < 4 {
+		t.Fatalf("pool %d's argv %q lacks socket, tmpdir and basename", pid, argv)
+	}
+	l := morlocLaunch{socket: argv[len(argv)-3], tmpdir: argv[len(argv)-2], basename: argv[len(argv)-1]}
+	if !strings.HasPrefix(l.socket, l.tmpdir+"/") {
+		t.Fatalf("pool %d: socket %s is not in its tmpdir %s", pid, l.socket, l.tmpdir)
+	}
+	return l
+}
+
+// shmFiles are the shared-memory volumes of a basename.
+func shmFiles(basename string) []string {
+	files, _ := filepath.Glob(filepath.Join("/dev/shm", basename+"_*"))
+	more, _ := filepath.Glob(filepath.Join("/dev/shm", basename+".*"))
+	files = append(files, more...)
+	sort.Strings(files)
+	return files
+}
+
+// waitFor polls cond every 50 ms for up to d.
+func waitFor(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
