@@ -81,8 +81,19 @@ func value(b []byte, i, depth int) (int, error) {
 	case c == 'n':
 		return literal(b, i, "null")
 	default:
-		return i, errAt(i, "invalid character %q looking for beginning of value", c)
+		return i, errAt(i, "invalid character %s looking for beginning of value", quoteChar(b, i))
 	}
+}
+
+// quoteChar quotes the character at b[i] for an error message: 'é', not
+// the 'Ã' that quoting its first byte would show; a byte that begins no
+// UTF-8 character as '\xff'.
+func quoteChar(b []byte, i int) string {
+	r, size := utf8.DecodeRune(b[i:])
+	if r == utf8.RuneError && size == 1 {
+		return fmt.Sprintf(`'\x%02x'`, b[i])
+	}
+	return strconv.QuoteRune(r)
 }
 
 func literal(b []byte, i int, word string) (int, error) {
@@ -411,7 +422,7 @@ func Whole(b []byte) (start, end int, err error) {
 		return start, end, err
 	}
 	if rest := SkipSpace(b, end); rest != len(b) {
-		return start, end, errAt(rest, "invalid character %q after top-level value", b[rest])
+		return start, end, errAt(rest, "invalid character %s after top-level value", quoteChar(b, rest))
 	}
 	return start, end, nil
 }
@@ -696,7 +707,7 @@ func Skip(b []byte, i, depth int) (int, error) {
 			j++
 		}
 		if j == i {
-			return i, errAt(i, "invalid character %q looking for beginning of value", b[i])
+			return i, errAt(i, "invalid character %s looking for beginning of value", quoteChar(b, i))
 		}
 		return j, nil
 	}

@@ -125,6 +125,21 @@ func TestAppendCompactAgreesWithEncodingJSON(t *testing.T) {
 	}
 }
 
+// An error names the character it found, not its first byte.
+func TestErrorsQuoteCharacters(t *testing.T) {
+	for in, want := range map[string]string{
+		"é":      `invalid character 'é' looking for beginning of value at offset 0`,
+		"[1,é]":  `invalid character 'é' looking for beginning of value at offset 3`,
+		"1 é":    `invalid character 'é' after top-level value at offset 2`,
+		"\xff":   `invalid character '\xff' looking for beginning of value at offset 0`,
+		"[\x01]": `invalid character '\x01' looking for beginning of value at offset 1`,
+	} {
+		if _, _, err := Whole([]byte(in)); err == nil || err.Error() != want {
+			t.Errorf("Whole(%q) error = %v, want %s", in, err, want)
+		}
+	}
+}
+
 // Depth counts from the top of the document wherever a walk starts.
 func TestValueInCountsEnclosingDepth(t *testing.T) {
 	inner := []byte(strings.Repeat("[", MaxDepth-1) + strings.Repeat("]", MaxDepth-1))
