@@ -33,7 +33,7 @@ func TestMaxDepth(t *testing.T) {
 		t.Errorf("depth %d: %v", MaxDepth, err)
 	}
 	deeper := "[" + deep + "]"
-	if _, _, err := Whole([]byte(deeper)); err == nil || !strings.Contains(err.Error(), "max depth") {
+	if _, _, err := Whole([]byte(deeper)); err == nil || !strings.Contains(err.Error(), "exceeded max depth: nested deeper than 10000 levels") {
 		t.Errorf("depth %d: error = %v, want max depth", MaxDepth+1, err)
 	}
 }
