@@ -135,7 +135,7 @@ func BenchmarkStatelessLargeCall(b *testing.B) {
 // brings its answer and the requestState of the round before, which nexus
 // opens and checks against the call's arguments.
 func BenchmarkStatelessRetry(b *testing.B) {
-	srv := NewServer(Implementation{Name: "t", Version: "1.2.3"}, toolsOf(b, askManifest), &askPool{}, Options{Logger: quietLogger()})
+	srv := newFixtureServer(b, askManifest, newFakePool(), Options{})
 	first := srv.HandleStateless(context.Background(), req(b, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","arguments":{"_1":"Name?"},`+benchMeta+`}}`), nil)
 	out, err := json.Marshal(first)
 	if err != nil {
