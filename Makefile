@@ -60,6 +60,7 @@ FUZZ_TARGETS := \
 	internal/mcp:FuzzDecodeLine \
 	internal/manifest:FuzzParseType \
 	internal/eval:FuzzEval \
+	internal/eval:FuzzParseJSON \
 	internal/argmap:FuzzToPositional \
 	internal/argmap:FuzzFastPositional \
 	internal/argmap:FuzzValidateAgainstJSONSchema \

@@ -14,7 +14,7 @@
 // morloc's structural @hash, and @save/@load in JSON and msgpack.
 //
 // It knows nothing of MCP, pools or the CLI, and imports nothing of nexus
-// but internal/manifest. Every tag of PURE.md §3.1–§3.14 is supported.
+// but internal/manifest and internal/jsontext (which reads its JSON). Every tag of PURE.md §3.1–§3.14 is supported.
 // Refused, with a clear error: the handle and stream intrinsics of §3.15
 // and morloc's binary voidstar format (Program.Refusal names them at
 // compile time). Evaluation is bounded (Limits: steps, memory, depth) and

@@ -28,6 +28,12 @@ type SyntaxError struct {
 
 func (e *SyntaxError) Error() string { return fmt.Sprintf("%s at offset %d", e.Msg, e.Offset) }
 
+// depthError is the error for a value nested deeper than MaxDepth; it
+// says the bound, as encoding/json's "exceeded max depth" does not.
+func depthError(i int) error {
+	return errAt(i, "exceeded max depth: nested deeper than %d levels", MaxDepth)
+}
+
 func errAt(i int, format string, args ...any) error {
 	return &SyntaxError{Offset: i, Msg: fmt.Sprintf(format, args...)}
 }
@@ -64,12 +70,12 @@ func value(b []byte, i, depth int) (int, error) {
 		return end, err
 	case c == '{':
 		if depth >= MaxDepth {
-			return i, errAt(i, "exceeded max depth")
+			return i, depthError(i)
 		}
 		return Object(b, i, func(key []byte, escaped bool, start, end int) error { return nil }, depth+1)
 	case c == '[':
 		if depth >= MaxDepth {
-			return i, errAt(i, "exceeded max depth")
+			return i, depthError(i)
 		}
 		return array(b, i, nil, depth+1)
 	case c == '-' || (c >= '0' && c <= '9'):
@@ -81,8 +87,19 @@ func value(b []byte, i, depth int) (int, error) {
 	case c == 'n':
 		return literal(b, i, "null")
 	default:
-		return i, errAt(i, "invalid character %q looking for beginning of value", c)
+		return i, errAt(i, "invalid character %s looking for beginning of value", quoteChar(b, i))
 	}
+}
+
+// quoteChar quotes the character at b[i] for an error message: 'é', not
+// the 'Ã' that quoting its first byte would show; a byte that begins no
+// UTF-8 character as '\xff'.
+func quoteChar(b []byte, i int) string {
+	r, size := utf8.DecodeRune(b[i:])
+	if r == utf8.RuneError && size == 1 {
+		return fmt.Sprintf(`'\x%02x'`, b[i])
+	}
+	return strconv.QuoteRune(r)
 }
 
 func literal(b []byte, i int, word string) (int, error) {
@@ -370,7 +387,7 @@ func array(b []byte, i int, elem func(start, end int) error, depth int) (int, er
 // array's nesting depth.
 func ArrayItems(b []byte, i int, item func(start int) (int, error), depth int) (int, error) {
 	if depth > MaxDepth {
-		return i, errAt(i, "exceeded max depth")
+		return i, depthError(i)
 	}
 	i = SkipSpace(b, i+1)
 	if i < len(b) && b[i] == ']' {
@@ -411,7 +428,7 @@ func Whole(b []byte) (start, end int, err error) {
 		return start, end, err
 	}
 	if rest := SkipSpace(b, end); rest != len(b) {
-		return start, end, errAt(rest, "invalid character %q after top-level value", b[rest])
+		return start, end, errAt(rest, "invalid character %s after top-level value", quoteChar(b, rest))
 	}
 	return start, end, nil
 }
@@ -517,7 +534,7 @@ func hasSpace(b []byte) bool {
 // record results (BenchmarkResultCheck/RecordRows).
 func ObjectMembers(b []byte, i int, member func(key []byte, keyEscaped bool, start int) (int, error), depth int) (int, error) {
 	if depth > MaxDepth {
-		return i, errAt(i, "exceeded max depth")
+		return i, depthError(i)
 	}
 	i = SkipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
@@ -696,7 +713,7 @@ func Skip(b []byte, i, depth int) (int, error) {
 			j++
 		}
 		if j == i {
-			return i, errAt(i, "invalid character %q looking for beginning of value", b[i])
+			return i, errAt(i, "invalid character %s looking for beginning of value", quoteChar(b, i))
 		}
 		return j, nil
 	}
@@ -719,7 +736,7 @@ func Skip(b []byte, i, depth int) (int, error) {
 			j = end - 1
 		case '[', '{':
 			if depth+len(stack) >= MaxDepth {
-				return j, errAt(j, "exceeded max depth")
+				return j, depthError(j)
 			}
 			stack = append(stack, c+2) // ']' is '['+2, '}' is '{'+2
 		case ']', '}':

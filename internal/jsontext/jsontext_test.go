@@ -33,7 +33,7 @@ func TestMaxDepth(t *testing.T) {
 		t.Errorf("depth %d: %v", MaxDepth, err)
 	}
 	deeper := "[" + deep + "]"
-	if _, _, err := Whole([]byte(deeper)); err == nil || !strings.Contains(err.Error(), "max depth") {
+	if _, _, err := Whole([]byte(deeper)); err == nil || !strings.Contains(err.Error(), "exceeded max depth: nested deeper than 10000 levels") {
 		t.Errorf("depth %d: error = %v, want max depth", MaxDepth+1, err)
 	}
 }
@@ -121,6 +121,21 @@ func TestAppendCompactAgreesWithEncodingJSON(t *testing.T) {
 			t.Errorf("AppendCompact(%q) = %q, json.Compact fails: %v", c, got, werr)
 		} else if string(got) != want.String() {
 			t.Errorf("AppendCompact(%q) = %q, want %q", c, got, want.String())
+		}
+	}
+}
+
+// An error names the character it found, not its first byte.
+func TestErrorsQuoteCharacters(t *testing.T) {
+	for in, want := range map[string]string{
+		"é":      `invalid character 'é' looking for beginning of value at offset 0`,
+		"[1,é]":  `invalid character 'é' looking for beginning of value at offset 3`,
+		"1 é":    `invalid character 'é' after top-level value at offset 2`,
+		"\xff":   `invalid character '\xff' looking for beginning of value at offset 0`,
+		"[\x01]": `invalid character '\x01' looking for beginning of value at offset 1`,
+	} {
+		if _, _, err := Whole([]byte(in)); err == nil || err.Error() != want {
+			t.Errorf("Whole(%q) error = %v, want %s", in, err, want)
 		}
 	}
 }

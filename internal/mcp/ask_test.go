@@ -3,138 +3,11 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/nexus-mcp/nexus/internal/argmap"
-	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
-
-// askManifest has the functions askPool plays: each puts questions to the
-// client through CallHooks.Ask (issue 11).
-const askManifest = `{"name":"t","build":{"morloc_version":"1.2.3"},
- "pools":[{"lang":"py","exec":["python3","pool.py"],"metadata":{"runtime":"nexus"}}],
- "commands":[
-  {"name":"greet","type":"remote","mid":1,"pool":0,"needed_pools":[0],"desc":["Ask a name"],
-   "args":[{"kind":"pos","schema":"s","type":"Str","name":null,"desc":["prompt"]}],
-   "return":{"schema":"s","type":"Str","desc":[]}},
-  {"name":"all3","type":"remote","mid":2,"pool":0,"needed_pools":[0],"desc":["Ask three things at once"],
-   "args":[],"return":{"schema":"s","type":"Str","desc":[]}},
-  {"name":"rounds","type":"remote","mid":3,"pool":0,"needed_pools":[0],"desc":["Ask twice in turn"],
-   "args":[],"return":{"schema":"s","type":"Str","desc":[]}},
-  {"name":"polite","type":"remote","mid":4,"pool":0,"needed_pools":[0],"desc":["Ask what the client can answer"],
-   "args":[],"return":{"schema":"s","type":"Str","desc":[]}}
- ]}`
-
-const nameSchema = `{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`
-
-// askPool is a fake Caller whose functions ask.
-type askPool struct {
-	mu    sync.Mutex
-	calls int // how many times any function ran (MRTR runs them again)
-}
-
-func (p *askPool) Call(ctx context.Context, c argmap.Call, h CallHooks) (ndarray.Value, error) {
-	p.mu.Lock()
-	p.calls++
-	p.mu.Unlock()
-	if h.Ask == nil {
-		return ndarray.Value{}, errors.New("no Ask hook")
-	}
-	args, _ := c.JSONArgs()
-	text := func(s string) (ndarray.Value, error) {
-		b, _ := json.Marshal(s)
-		return ndarray.Value{JSON: b}, nil
-	}
-	elicit := func(key, message string) (string, error) {
-		params, _ := json.Marshal(map[string]any{"message": message, "requestedSchema": json.RawMessage(nameSchema)})
-		res, err := h.Ask(ctx, Question{Kind: "elicit", Key: key, Params: params})
-		if err != nil {
-			return "", err
-		}
-		var r struct {
-			Action  string `json:"action"`
-			Content struct {
-				Name string `json:"name"`
-			} `json:"content"`
-		}
-		if err := json.Unmarshal(res, &r); err != nil {
-			return "", err
-		}
-		if r.Action != "accept" {
-			return r.Action, nil
-		}
-		return r.Content.Name, nil
-	}
-	switch c.Command.Name {
-	case "greet":
-		var prompt string
-		_ = json.Unmarshal(args[0], &prompt)
-		name, err := elicit("", prompt)
-		if err != nil {
-			return ndarray.Value{}, fmt.Errorf("AskError: %w", err)
-		}
-		return text("Hello, " + name + "!")
-	case "all3":
-		// Three questions from three threads, as a function may ask.
-		var wg sync.WaitGroup
-		out := make([]string, 3)
-		errs := make([]error, 3)
-		wg.Go(func() { out[0], errs[0] = elicit("user_name", "What is your name?") })
-		wg.Go(func() {
-			res, err := h.Ask(ctx, Question{Kind: "sample", Key: "greeting", Params: json.RawMessage(`{"messages":[{"role":"user","content":{"type":"text","text":"Generate a greeting"}}],"maxTokens":50}`)})
-			out[1], errs[1] = string(res), err
-		})
-		wg.Go(func() {
-			res, err := h.Ask(ctx, Question{Kind: "roots", Key: "client_roots", Params: json.RawMessage(`{}`)})
-			out[2], errs[2] = string(res), err
-		})
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
-			return ndarray.Value{}, err
-		}
-		return text(strings.Join(out, "|"))
-	case "rounds":
-		a, err := elicit("step1", "Step 1")
-		if err != nil {
-			return ndarray.Value{}, err
-		}
-		b, err := elicit("step2", "Step 2 for "+a)
-		if err != nil {
-			return ndarray.Value{}, err
-		}
-		return text(a + "+" + b)
-	case "polite":
-		// Elicit if the client can, then sample: a client that declared
-		// only sampling gets the sampling question alone.
-		name, err := elicit("name", "Name?")
-		var ae *AskError
-		if errors.As(err, &ae) {
-			name = "(" + ae.Message + ")"
-		} else if err != nil {
-			return ndarray.Value{}, err
-		}
-		res, err := h.Ask(ctx, Question{Kind: "sample", Key: "poem", Params: json.RawMessage(`{"messages":[],"maxTokens":5}`)})
-		if err != nil {
-			return ndarray.Value{}, err
-		}
-		return text(name + " " + string(res))
-	}
-	return ndarray.Value{}, fmt.Errorf("no function %s", c.Command.Name)
-}
-
-func newAskServer(t *testing.T, opts Options) (*Server, *askPool) {
-	t.Helper()
-	if opts.Logger == nil {
-		opts.Logger = quietLogger()
-	}
-	p := &askPool{}
-	return NewServer(Implementation{Name: "t", Version: "1.2.3"}, toolsOf(t, askManifest), p, opts), p
-}
 
 // serverRequests collects the server's requests to the client and answers
 // them with answer (by method), as a client would.
@@ -358,8 +231,8 @@ func TestInputRequired(t *testing.T) {
 	if again["resultType"] != "input_required" {
 		t.Errorf("wrong key: %v", again)
 	}
-	if pool.calls != 4 {
-		t.Errorf("the function ran %d times, want 4 (once per round)", pool.calls)
+	if pool.total() != 4 {
+		t.Errorf("the function ran %d times, want 4 (once per round)", pool.total())
 	}
 }
 

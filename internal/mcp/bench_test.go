@@ -55,23 +55,12 @@ func BenchmarkStdioSmallCall(b *testing.B) {
 	inW.Close()
 }
 
-// BenchmarkStdioLargeCall measures a tools/call carrying a list of 100 000
-// integers through ServeStdio, the pool echoing it at once.
-func BenchmarkStdioLargeCall(b *testing.B) {
-	// [Int] -> [Int]: results are checked against their type.
-	const echoManifest = `{"name":"t","build":{"morloc_version":"1.2.3"},
- "pools":[{"lang":"py","exec":["python3","pool.py"],"metadata":{"runtime":"nexus"}}],
- "commands":[
-  {"name":"echo","type":"remote","mid":1,"pool":0,"needed_pools":[0],"desc":["Echo a list"],
-   "args":[{"kind":"pos","schema":"aj","type":"[Int]","name":null,"desc":["xs"]}],
-   "return":{"schema":"aj","type":"[Int]","desc":[]}}]}`
-	srv := NewServer(Implementation{Name: "t", Version: "1.2.3"}, toolsOf(b, echoManifest), echoCaller{}, Options{Logger: quietLogger()})
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	go srv.ServeStdio(context.Background(), inR, outW) //nolint:errcheck // ends with the pipe
-	out := bufio.NewReaderSize(outR, 1<<20)
-	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"b","version":"0"}}}`)
-	out.ReadBytes('\n')
+// echoManifest is [Int] -> [Int]: results are checked against their type.
+var echoManifest = fixtureManifest("t", remote{"echo", "Echo a list", []string{arg("aj", "[Int]", "xs")}, returns("aj", "[Int]"), ""})
+
+// largeEchoCall is a tools/call of echo with a list of 100 000 integers;
+// end closes its params and the request.
+func largeEchoCall(end string) string {
 	var sb strings.Builder
 	sb.WriteString(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"_1":[`)
 	for i := 0; i < 100000; i++ {
@@ -80,8 +69,20 @@ func BenchmarkStdioLargeCall(b *testing.B) {
 		}
 		fmt.Fprint(&sb, i*7919)
 	}
-	sb.WriteString("]}}}\n")
-	line := []byte(sb.String())
+	return sb.String() + "]}" + end
+}
+
+// BenchmarkStdioLargeCall measures a tools/call carrying a list of 100 000
+// integers through ServeStdio, the pool echoing it at once.
+func BenchmarkStdioLargeCall(b *testing.B) {
+	srv := newFixtureServer(b, echoManifest, echoCaller{}, Options{})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	go srv.ServeStdio(context.Background(), inR, outW) //nolint:errcheck // ends with the pipe
+	out := bufio.NewReaderSize(outR, 1<<20)
+	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"b","version":"0"}}}`)
+	out.ReadBytes('\n')
+	line := []byte(largeEchoCall("}}\n"))
 	b.SetBytes(int64(len(line)))
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -104,23 +105,8 @@ const benchMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-2
 // each call runs in an MRTR round that may yet ask, and whose state would
 // be bound to the arguments.
 func BenchmarkStatelessLargeCall(b *testing.B) {
-	const echoManifest = `{"name":"t","build":{"morloc_version":"1.2.3"},
- "pools":[{"lang":"py","exec":["python3","pool.py"]}],
- "commands":[
-  {"name":"echo","type":"remote","mid":1,"pool":0,"needed_pools":[0],"desc":["Echo a list"],
-   "args":[{"kind":"pos","schema":"aj","type":"[Int]","name":null,"desc":["xs"]}],
-   "return":{"schema":"aj","type":"[Int]","desc":[]}}]}`
-	srv := NewServer(Implementation{Name: "t", Version: "1.2.3"}, toolsOf(b, echoManifest), echoCaller{}, Options{Logger: quietLogger()})
-	var sb strings.Builder
-	sb.WriteString(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"_1":[`)
-	for i := 0; i < 100000; i++ {
-		if i > 0 {
-			sb.WriteByte(',')
-		}
-		fmt.Fprint(&sb, i*7919)
-	}
-	sb.WriteString("]}," + benchMeta + "}}")
-	line := sb.String()
+	srv := newFixtureServer(b, echoManifest, echoCaller{}, Options{})
+	line := largeEchoCall("," + benchMeta + "}}")
 	b.SetBytes(int64(len(line)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -135,7 +121,7 @@ func BenchmarkStatelessLargeCall(b *testing.B) {
 // brings its answer and the requestState of the round before, which nexus
 // opens and checks against the call's arguments.
 func BenchmarkStatelessRetry(b *testing.B) {
-	srv := NewServer(Implementation{Name: "t", Version: "1.2.3"}, toolsOf(b, askManifest), &askPool{}, Options{Logger: quietLogger()})
+	srv := newFixtureServer(b, askManifest, newFakePool(), Options{})
 	first := srv.HandleStateless(context.Background(), req(b, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","arguments":{"_1":"Name?"},`+benchMeta+`}}`), nil)
 	out, err := json.Marshal(first)
 	if err != nil {

@@ -116,10 +116,7 @@ func TestCancellation(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatal("cancelled call still running")
 		}
-		pool.mu.Lock()
-		n := pool.cancelled
-		pool.mu.Unlock()
-		if n != 1 {
+		if n := pool.cancels(); n != 1 {
 			t.Errorf("pool saw %d cancellations", n)
 		}
 		pool.started = nil

@@ -1,52 +1,16 @@
 package mcp
 
 import (
-	"context"
-	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/nexus-mcp/nexus/internal/argmap"
-	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
-
-// confirmManifest: confirm takes an integer, a string and a record, asks
-// one question, and answers with the arguments it ran with; nothing takes
-// no arguments and asks too.
-const confirmManifest = `{"name":"t","build":{"morloc_version":"1.2.3"},
- "pools":[{"lang":"py","exec":["python3","pool.py"]}],
- "commands":[
-  {"name":"confirm","type":"remote","mid":1,"pool":0,"needed_pools":[0],"desc":["Ask, then echo"],
-   "args":[{"kind":"pos","schema":"j","type":"Int","name":"n","desc":["n"]},
-           {"kind":"pos","schema":"s","type":"Str","name":"s","desc":["s"]},
-           {"kind":"pos","schema":"m21aaj1bf8","type":"Opts","name":"opts","desc":["opts"]}],
-   "return":{"schema":"s","type":"Str","desc":[]}},
-  {"name":"nothing","type":"remote","mid":2,"pool":0,"needed_pools":[0],"desc":["Ask, no arguments"],
-   "args":[],"return":{"schema":"s","type":"Str","desc":[]}}]}`
-
-// confirmPool asks "Go on?" under the key "go", then returns the
-// arguments it got, joined.
-type confirmPool struct{}
-
-func (confirmPool) Call(ctx context.Context, c argmap.Call, h CallHooks) (ndarray.Value, error) {
-	if _, err := h.Ask(ctx, Question{Kind: "elicit", Key: "go", Params: json.RawMessage(`{"message":"Go on?","requestedSchema":{"type":"object","properties":{}}}`)}); err != nil {
-		return ndarray.Value{}, err
-	}
-	args, _ := c.JSONArgs()
-	parts := make([]string, len(args))
-	for i, a := range args {
-		parts[i] = string(a)
-	}
-	b, _ := json.Marshal(strings.Join(parts, " "))
-	return ndarray.Value{JSON: b}, nil
-}
 
 // An MRTR retry is bound to the value of its arguments, not their bytes
 // (issue 18 §4): a client or proxy that writes them again in another key
 // order, with other space and escapes, or a number in another form, gets
 // its call completed; any other value, however close, is refused.
 func TestRetryBoundToArgumentsValue(t *testing.T) {
-	srv := NewServer(Implementation{Name: "t", Version: "1.2.3"}, toolsOf(t, confirmManifest), confirmPool{}, Options{Logger: quietLogger()})
+	srv := newFixtureServer(t, confirmManifest, newFakePool(), Options{})
 	const first = `{"n":9007199254740993,"s":"caf\u00e9","opts":{"a":[1,2],"b":0.5}}`
 	ans := `"inputResponses":{"go":{"action":"accept","content":{}}}`
 	state := func(tool, args string) string {

@@ -2,139 +2,11 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/nexus-mcp/nexus/internal/argmap"
-	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
-
-// composeManifest has "taskInput":"before" tools (taskinput.go) and one
-// that asks from inside its task, for contrast.
-const composeManifest = `{"name":"c","build":{"morloc_version":"1.2.3"},
- "pools":[{"lang":"py","exec":["python3","pool.py"],"metadata":{"runtime":"nexus"}}],
- "commands":[
-  {"name":"hello","type":"remote","mid":1,"pool":0,"needed_pools":[0],"desc":["Ask a name, work, greet"],
-   "args":[],"return":{"schema":"s","type":"Str","desc":[]},"metadata":{"taskSupport":"optional","taskInput":"before"}},
-  {"name":"quick","type":"remote","mid":2,"pool":0,"needed_pools":[0],"desc":["Ask a name, greet at once"],
-   "args":[],"return":{"schema":"s","type":"Str","desc":[]},"metadata":{"taskSupport":"required","taskInput":"before"}},
-  {"name":"two","type":"remote","mid":3,"pool":0,"needed_pools":[0],"desc":["Ask twice, one after the other"],
-   "args":[],"return":{"schema":"s","type":"Str","desc":[]},"metadata":{"taskSupport":"required","taskInput":"before"}},
-  {"name":"late","type":"remote","mid":4,"pool":0,"needed_pools":[0],"desc":["Work, then ask"],
-   "args":[],"return":{"schema":"s","type":"Str","desc":[]},"metadata":{"taskSupport":"required","taskInput":"before"}},
-  {"name":"during","type":"remote","mid":5,"pool":0,"needed_pools":[0],"desc":["Ask from inside the task"],
-   "args":[],"return":{"schema":"s","type":"Str","desc":[]},"metadata":{"taskSupport":"required","taskInput":"during"}}
- ]}`
-
-// composePool plays the functions. hello and late wait for release
-// before they go on; every call is counted.
-type composePool struct {
-	release chan struct{}
-
-	mu        sync.Mutex
-	runs      map[string]int
-	cancelled int
-}
-
-func newComposePool() *composePool {
-	return &composePool{release: make(chan struct{}), runs: map[string]int{}}
-}
-
-// nameOf asks for a name under key and returns it.
-func nameOf(ctx context.Context, h CallHooks, key string) (string, error) {
-	a, err := h.Ask(ctx, Question{Kind: "elicit", Key: key,
-		Params: json.RawMessage(`{"message":"` + key + `?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}`)})
-	if err != nil {
-		return "", err
-	}
-	var ans struct {
-		Content struct{ Name string } `json:"content"`
-	}
-	_ = json.Unmarshal(a, &ans)
-	return ans.Content.Name, nil
-}
-
-func (p *composePool) Call(ctx context.Context, c argmap.Call, h CallHooks) (ndarray.Value, error) {
-	p.mu.Lock()
-	p.runs[c.Command.Name]++
-	p.mu.Unlock()
-	wait := func() error {
-		select {
-		case <-p.release:
-			return nil
-		case <-ctx.Done():
-			p.mu.Lock()
-			p.cancelled++
-			p.mu.Unlock()
-			return ctx.Err()
-		}
-	}
-	var text string
-	switch c.Command.Name {
-	case "hello", "quick", "during":
-		name, err := nameOf(ctx, h, "user_name")
-		if err != nil {
-			return ndarray.Value{}, err
-		}
-		if c.Command.Name == "hello" {
-			if err := wait(); err != nil {
-				return ndarray.Value{}, err
-			}
-		}
-		text = "Hello, " + name
-	case "two":
-		first, err := nameOf(ctx, h, "first")
-		if err != nil {
-			return ndarray.Value{}, err
-		}
-		second, err := nameOf(ctx, h, "second")
-		if err != nil {
-			return ndarray.Value{}, err
-		}
-		text = first + " and " + second
-	case "late":
-		if h.Progress != nil {
-			h.Progress(1, nil, "")
-		}
-		if err := wait(); err != nil {
-			return ndarray.Value{}, err
-		}
-		if h.Progress != nil {
-			h.Progress(2, nil, "") // after the handover: no stream to go to
-		}
-		name, err := nameOf(ctx, h, "confirm")
-		if err != nil {
-			return ndarray.Value{}, err
-		}
-		text = "late " + name
-	default:
-		return ndarray.Value{}, fmt.Errorf("no function %s", c.Command.Name)
-	}
-	b, _ := json.Marshal(text)
-	return ndarray.Value{JSON: b}, nil
-}
-
-func (p *composePool) count(name string) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.runs[name]
-}
-
-// composeSettle is the tests' settle time: long against a goroutine's
-// next question, short for the test's run time.
-const composeSettle = 200 * time.Millisecond
-
-func newComposeServer(t *testing.T, pool *composePool) *Server {
-	t.Helper()
-	srv := NewServer(Implementation{Name: "c", Version: "1.2.3"}, toolsOf(t, composeManifest), pool,
-		Options{Logger: quietLogger(), TaskInputSettle: composeSettle})
-	t.Cleanup(srv.CloseTasks)
-	return srv
-}
 
 func (st *taskStore) count() int {
 	st.mu.Lock()
@@ -201,7 +73,7 @@ func taskText(t *testing.T, tk map[string]any) string {
 // the same run goes on inside it (not run again), and the task's result
 // has the answer.
 func TestTaskInputBefore(t *testing.T) {
-	pool := newComposePool()
+	pool := newFakePool()
 	srv := newComposeServer(t, pool)
 	ctx := context.Background()
 	state := round1(t, srv, "hello", "user_name")
@@ -230,7 +102,7 @@ func TestTaskInputBefore(t *testing.T) {
 // completed; one that asks again makes another MRTR round with a new
 // state; tampered state is a JSON-RPC error and leaves no task.
 func TestTaskInputBeforeRounds(t *testing.T) {
-	pool := newComposePool()
+	pool := newFakePool()
 	srv := newComposeServer(t, pool)
 	ctx := context.Background()
 
@@ -273,11 +145,11 @@ func TestTaskInputBeforeRounds(t *testing.T) {
 // tasks/update); the call's progress reaches the request's stream only
 // until the handover.
 func TestTaskInputBeforeLateQuestion(t *testing.T) {
-	pool := newComposePool()
+	pool := newFakePool()
 	srv := newComposeServer(t, pool)
 	ctx := context.Background()
 	rec := &recorder{}
-	line := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"late","arguments":{},"_meta":{"progressToken":"p",` +
+	line := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"ask_late","arguments":{},"_meta":{"progressToken":"p",` +
 		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + extensionCaps + `}}}`
 	id := createdTaskID(t, result(t, marshal(t, srv.HandleStateless(ctx, req(t, line), rec.notify))), "working")
 	close(pool.release)
@@ -299,17 +171,15 @@ func TestTaskInputBeforeLateQuestion(t *testing.T) {
 // A request cancelled while its call is in the round stops the function
 // and leaves no task.
 func TestTaskInputBeforeCancelled(t *testing.T) {
-	pool := newComposePool()
+	pool := newFakePool()
 	srv := newComposeServer(t, pool)
 	ctx, cancel := context.WithTimeout(context.Background(), composeSettle/4)
 	defer cancel()
-	got := statelessLine(t, srv, ctx, "tools/call", `"name":"late","arguments":{}`)
+	got := statelessLine(t, srv, ctx, "tools/call", `"name":"ask_late","arguments":{}`)
 	if strings.Contains(got, `"taskId"`) {
 		t.Errorf("a cancelled round made a task: %s", got)
 	}
-	pool.mu.Lock()
-	cancelled := pool.cancelled
-	pool.mu.Unlock()
+	cancelled := pool.cancels()
 	if cancelled != 1 || srv.tasks.count() != 0 {
 		t.Errorf("after the cancelled round: %d cancellations (want 1), %d tasks (want 0)", cancelled, srv.tasks.count())
 	}
@@ -320,7 +190,7 @@ func TestTaskInputBeforeCancelled(t *testing.T) {
 // plain MRTR call; in 2025-11-25 a call with params.task is a task at
 // once, its question going to the client as a server request.
 func TestTaskInputIgnored(t *testing.T) {
-	pool := newComposePool()
+	pool := newFakePool()
 	close(pool.release)
 	srv := newComposeServer(t, pool)
 	ctx := context.Background()

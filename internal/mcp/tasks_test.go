@@ -3,114 +3,11 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/nexus-mcp/nexus/internal/argmap"
-	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
-
-// taskManifest has a tool for each task behaviour taskPool plays.
-const taskManifest = `{"name":"t","build":{"morloc_version":"1.2.3"},
- "pools":[{"lang":"py","exec":["python3","pool.py"],"metadata":{"runtime":"nexus"}}],
- "commands":[
-  {"name":"add","type":"remote","mid":1,"pool":0,"needed_pools":[0],"desc":["Add one, no task"],
-   "args":[{"kind":"pos","schema":"j","type":"Int","name":null,"desc":["n"]}],"return":{"schema":"j","type":"Int","desc":[]}},
-  {"name":"work","type":"remote","mid":2,"pool":0,"needed_pools":[0],"desc":["Add one once released"],
-   "args":[{"kind":"pos","schema":"j","type":"Int","name":null,"desc":["n"]}],"return":{"schema":"j","type":"Int","desc":[]},
-   "metadata":{"taskSupport":"optional"}},
-  {"name":"must","type":"remote","mid":3,"pool":0,"needed_pools":[0],"desc":["Only as a task"],
-   "args":[],"return":{"schema":"j","type":"Int","desc":[]},"metadata":{"taskSupport":"required"}},
-  {"name":"slow","type":"remote","mid":4,"pool":0,"needed_pools":[0],"desc":["Wait until cancelled"],
-   "args":[],"return":{"schema":"j","type":"Int","desc":[]},"metadata":{"taskSupport":"optional"}},
-  {"name":"raises","type":"remote","mid":5,"pool":0,"needed_pools":[0],"desc":["The function raises"],
-   "args":[],"return":{"schema":"j","type":"Int","desc":[]},"metadata":{"taskSupport":"optional"}},
-  {"name":"crash","type":"remote","mid":6,"pool":0,"needed_pools":[0],"desc":["The pool dies"],
-   "args":[],"return":{"schema":"j","type":"Int","desc":[]},"metadata":{"taskSupport":"optional"}},
-  {"name":"asker","type":"remote","mid":7,"pool":0,"needed_pools":[0],"desc":["Ask twice at once"],
-   "args":[],"return":{"schema":"s","type":"Str","desc":[]},"metadata":{"taskSupport":"optional"}}
- ]}`
-
-// raised is a function's own error (as pool.CallError says it).
-type raised struct{ msg string }
-
-func (e raised) Error() string        { return e.msg }
-func (e raised) FunctionFailed() bool { return true }
-
-// taskPool plays the pools: work waits for release, slow for cancellation,
-// asker asks two questions at once and answers with both replies.
-type taskPool struct {
-	release   chan struct{}
-	mu        sync.Mutex
-	cancelled int
-}
-
-func newTaskPool() *taskPool { return &taskPool{release: make(chan struct{})} }
-
-func (p *taskPool) Call(ctx context.Context, c argmap.Call, h CallHooks) (ndarray.Value, error) {
-	switch c.Command.Name {
-	case "add", "work":
-		if c.Command.Name == "work" {
-			select {
-			case <-p.release:
-			case <-ctx.Done():
-				return ndarray.Value{}, ctx.Err()
-			}
-		}
-		var n int
-		if err := json.Unmarshal(c.Args[0], &n); err != nil {
-			return ndarray.Value{}, err
-		}
-		return ndarray.Value{JSON: json.RawMessage(fmt.Sprint(n + 1))}, nil
-	case "must":
-		return ndarray.Value{JSON: json.RawMessage("7")}, nil
-	case "slow":
-		<-ctx.Done()
-		p.mu.Lock()
-		p.cancelled++
-		p.mu.Unlock()
-		return ndarray.Value{}, ctx.Err()
-	case "raises":
-		return ndarray.Value{}, raised{"ValueError: no"}
-	case "crash":
-		return ndarray.Value{}, errors.New("pool py died (exit status 1)")
-	case "asker":
-		var wg sync.WaitGroup
-		answers := make([]string, 2)
-		for i := range answers {
-			wg.Go(func() {
-				a, err := h.Ask(ctx, Question{Kind: "elicit", Params: json.RawMessage(fmt.Sprintf(`{"message":"question %d","requestedSchema":{"type":"object"}}`, i+1))})
-				if err != nil {
-					answers[i] = "error: " + err.Error()
-					return
-				}
-				answers[i] = string(a)
-			})
-		}
-		wg.Wait()
-		b, _ := json.Marshal(strings.Join(answers, " | "))
-		return ndarray.Value{JSON: b}, nil
-	}
-	return ndarray.Value{}, fmt.Errorf("no function %s", c.Command.Name)
-}
-
-func (p *taskPool) cancels() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.cancelled
-}
-
-func newTaskServer(t *testing.T, pool Caller, opts Options) *Server {
-	t.Helper()
-	opts.Logger = quietLogger()
-	srv := NewServer(Implementation{Name: "t", Version: "1.2.3"}, toolsOf(t, taskManifest), pool, opts)
-	t.Cleanup(srv.CloseTasks)
-	return srv
-}
 
 // decode parses a reply line into a map.
 func decode(t *testing.T, line string) map[string]any {
@@ -177,7 +74,7 @@ func waitStatus(t *testing.T, get func() map[string]any, status string) map[stri
 // execution, CreateTaskResult, tasks/get, tasks/result with related-task,
 // and a status notification.
 func TestTaskHandshakeLifecycle(t *testing.T) {
-	pool := newTaskPool()
+	pool := newFakePool()
 	srv := newTaskServer(t, pool, Options{})
 	rec := &recorder{}
 	ss := srv.NewSession(rec.notify)
@@ -224,7 +121,7 @@ func TestTaskHandshakeLifecycle(t *testing.T) {
 // Errors the 2025-11-25 task methods answer, and what clients of older
 // versions see (nothing changes for them).
 func TestTaskHandshakeErrors(t *testing.T) {
-	srv := newTaskServer(t, newTaskPool(), Options{})
+	srv := newTaskServer(t, newFakePool(), Options{})
 	ss := initialized(t, srv, "2025-11-25", nil)
 	done := createTask(t, ss, "must", `{}`)
 	waitStatus(t, func() map[string]any { return result(t, reply(t, ss, taskReq("tasks/get", done))) }, "completed")
@@ -279,7 +176,7 @@ func TestTaskHandshakeErrors(t *testing.T) {
 
 // tasks/list pages through the session's tasks, oldest first.
 func TestTaskListPages(t *testing.T) {
-	srv := newTaskServer(t, newTaskPool(), Options{PageSize: 2})
+	srv := newTaskServer(t, newFakePool(), Options{PageSize: 2})
 	ss := initialized(t, srv, "2025-11-25", nil)
 	var want []string
 	for range 5 {
@@ -313,7 +210,7 @@ func TestTaskListPages(t *testing.T) {
 // tasks/cancel ends the task at once and stops the function; tasks/result
 // then gives what the cancelled call answered.
 func TestTaskCancelStopsCall(t *testing.T) {
-	pool := newTaskPool()
+	pool := newFakePool()
 	srv := newTaskServer(t, pool, Options{})
 	ss := initialized(t, srv, "2025-11-25", nil)
 	id := createTask(t, ss, "slow", `{}`)
@@ -335,7 +232,7 @@ func TestTaskCancelStopsCall(t *testing.T) {
 
 // A task past its ttl is gone, and its call stopped.
 func TestTaskTTLExpiry(t *testing.T) {
-	pool := newTaskPool()
+	pool := newFakePool()
 	srv := newTaskServer(t, pool, Options{})
 	ss := initialized(t, srv, "2025-11-25", nil)
 	got := reply(t, ss, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{},"task":{"ttl":50}}}`)
@@ -358,7 +255,7 @@ func TestTaskTTLExpiry(t *testing.T) {
 // At most MaxTasks tasks exist at once; the next one is refused clearly,
 // and a slot frees when a task goes.
 func TestMaxTasks(t *testing.T) {
-	srv := newTaskServer(t, newTaskPool(), Options{MaxTasks: 2})
+	srv := newTaskServer(t, newFakePool(), Options{MaxTasks: 2})
 	ss := initialized(t, srv, "2025-11-25", nil)
 	first := createTask(t, ss, "slow", `{}`)
 	createTask(t, ss, "slow", `{}`)
@@ -377,7 +274,7 @@ func TestMaxTasks(t *testing.T) {
 // sees only its owner's (WithTaskOwner); closing the session stops its
 // tasks.
 func TestTaskOwnership(t *testing.T) {
-	pool := newTaskPool()
+	pool := newFakePool()
 	srv := newTaskServer(t, pool, Options{})
 	a := initialized(t, srv, "2025-11-25", nil)
 	b := initialized(t, srv, "2025-11-25", nil)
@@ -451,7 +348,7 @@ func stateless(t *testing.T, srv *Server, ctx context.Context, method, params st
 // The 2026-07-28 tasks extension, as the conformance suite's pending tasks
 // scenarios check it (SEP-2663).
 func TestTaskExtension(t *testing.T) {
-	pool := newTaskPool()
+	pool := newFakePool()
 	srv := newTaskServer(t, pool, Options{})
 	ctx := context.Background()
 	get := func(id string) func() map[string]any {
@@ -547,7 +444,7 @@ func TestTaskExtension(t *testing.T) {
 // in inputRequests under stable names; tasks/update answers some (unknown
 // keys ignored), then the rest, and the function gets each answer.
 func TestTaskExtensionInput(t *testing.T) {
-	srv := newTaskServer(t, newTaskPool(), Options{})
+	srv := newTaskServer(t, newFakePool(), Options{})
 	ctx := context.Background()
 	id := stateless(t, srv, ctx, "tools/call", `"name":"asker","arguments":{}`)["taskId"].(string)
 	get := func() map[string]any { return stateless(t, srv, ctx, "tasks/get", `"taskId":"`+id+`"`) }

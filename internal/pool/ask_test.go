@@ -9,7 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -84,6 +83,16 @@ func answerWith(result string, err error) func(context.Context, string, string, 
 		}
 		return json.RawMessage(result), nil
 	}
+}
+
+// answeringHooks are hooks whose Ask answers result (or err) and records
+// each question; with noHook, hooks without Ask.
+func answeringHooks(result string, err error, noHook bool) (*askRecorder, Hooks) {
+	rec := &askRecorder{answer: answerWith(result, err)}
+	if noHook {
+		return rec, Hooks{}
+	}
+	return rec, Hooks{Ask: rec.hook}
 }
 
 // sameJSON reports whether two JSON texts hold the same value.
@@ -198,11 +207,7 @@ func testAskErrors(t *testing.T, s *Set, lang string) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rec := &askRecorder{answer: answerWith(tt.answer, tt.answerErr)}
-			h := Hooks{Ask: rec.hook}
-			if tt.noHook {
-				h = Hooks{}
-			}
+			_, h := answeringHooks(tt.answer, tt.answerErr, tt.noHook)
 			got, err := callAsk(t, s, tt.mid, tt.args, h)
 			switch {
 			case tt.wantErr != "":
@@ -254,13 +259,7 @@ func testAskEndsWithCall(t *testing.T, s *Set, timeout bool) {
 		_, err := s.CallWith(ctx, 0, askWaitCancel, rawArgs(t, marker), opts)
 		done <- err
 	}()
-	select {
-	case <-asked:
-	case err := <-done:
-		t.Fatalf("the call ended before it asked: %v", err)
-	case <-time.After(60 * time.Second):
-		t.Fatal("the function never asked")
-	}
+	waitStarted(t, asked, done) // under way once it asks
 	if !timeout {
 		cancel()
 	}
@@ -281,13 +280,7 @@ func testAskEndsWithCall(t *testing.T, s *Set, timeout bool) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the hook's context did not end with the call")
 	}
-	var got []byte
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if got, _ = os.ReadFile(marker); len(got) > 0 {
-			break
-		}
-	}
-	if string(got) != "cancelled" {
+	if got := readWhenWritten(marker); string(got) != "cancelled" {
 		t.Errorf("the function wrote %q, want \"cancelled\": it did not see the cancel while waiting", got)
 	}
 	rec := &askRecorder{answer: answerWith(`{"action":"accept","content":{"name":"Bo"}}`, nil)}
@@ -380,11 +373,7 @@ func TestAskWire(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rec := &askRecorder{answer: answerWith(tt.answer, tt.answerErr)}
-			h := Hooks{Ask: rec.hook}
-			if tt.noHook {
-				h = Hooks{}
-			}
+			rec, h := answeringHooks(tt.answer, tt.answerErr, tt.noHook)
 			got, err := callAsk(t, ts.Set, tt.mid, nil, h)
 			if err != nil {
 				t.Fatal(err)

@@ -135,10 +135,7 @@ func flat(v any) []string {
 func testCppArraysReady(t *testing.T, exe string) {
 	p := startRawCppPool(t, exe)
 	got := p.recv(t)
-	var mids []any
-	for m := 1; m <= cppPoolMids; m++ {
-		mids = append(mids, json.Number(strconv.Itoa(m)))
-	}
+	mids := p.mids(cppPoolMids)
 	want := map[string]any{"type": "ready", "protocol": json.Number("2"), "lang": "cpp", "pid": json.Number(strconv.Itoa(p.cmd.Process.Pid)),
 		"mids": mids, "concurrent": true, "arrays": []any{"i4", "i8", "f8"}}
 	if !reflect.DeepEqual(got, want) {
@@ -221,20 +218,9 @@ func testCppArrayArguments(t *testing.T, exe string) {
 			withArrays := p.recv(t)
 			id++
 			p.send(t, string(appendCall(id, tt.mid, cppArgs(t, jsonForm(t, tt.args, tt.arrays)), false, nil, nil, false)[frameHeader:]))
-			asJSON := p.recv(t)
-			delete(withArrays, "id")
-			delete(asJSON, "id")
-			if !reflect.DeepEqual(withArrays, asJSON) {
-				t.Errorf("with arrays the reply is\n%v\nas JSON\n%v", withArrays, asJSON)
-			}
-			if tt.wantError != "" {
-				if withArrays["type"] != "error" || withArrays["message"] != tt.wantError {
-					t.Errorf("reply %v, want the error %q", withArrays, tt.wantError)
-				}
+			sameReplies(t, "with arrays and as JSON", withArrays, p.recv(t))
+			if !isResult(t, withArrays, tt.wantError) {
 				return
-			}
-			if withArrays["type"] != "result" {
-				t.Fatalf("reply %v", withArrays)
 			}
 			if tt.wantNumbers != nil {
 				if got := flat(withArrays["value"]); !sameNumbers(got, tt.wantNumbers) {
@@ -246,7 +232,7 @@ func testCppArrayArguments(t *testing.T, exe string) {
 	// Spot checks of the replies the table compares only with JSON.
 	p.sendCall(t, 100, cppEchoSeries, `[{"name":"s","values":null,"counts":null}]`, []ndarray.Array{
 		f8Array([]any{0, "values"}, []int{2}, []float64{0.5, -1}), i8Array([]any{0, "counts"}, []int{2, 2}, []int64{1, -2, 3, math.MaxInt64})}, nil)
-	if got, want := mustJSON(t, p.recv(t)["value"]), `{"counts":[[1,-2],[3,9223372036854775807]],"name":"s","values":[0.5,-1.0]}`; got != want {
+	if got, want := jsonText(t, p.recv(t)["value"]), `{"counts":[[1,-2],[3,9223372036854775807]],"name":"s","values":[0.5,-1.0]}`; got != want {
 		t.Errorf("echoSeries = %s, want %s", got, want)
 	}
 	for _, tt := range []struct {
@@ -259,7 +245,7 @@ func testCppArrayArguments(t *testing.T, exe string) {
 		{cppEchoDoubles, []int{0}, `[]`},
 	} {
 		p.sendCall(t, 101, tt.mid, `[null]`, []ndarray.Array{f8Array([]any{0}, tt.shape, nil)}, nil)
-		if got := mustJSON(t, p.recv(t)["value"]); got != tt.want {
+		if got := jsonText(t, p.recv(t)["value"]); got != tt.want {
 			t.Errorf("mid %d of shape %v = %s, want %s", tt.mid, tt.shape, got, tt.want)
 		}
 	}
@@ -333,29 +319,18 @@ func testCppVectorsInJSON(t *testing.T, exe string) {
 			p.send(t, fmt.Sprintf(`{"type":"call","id":%d,"mid":%d,"args":%s,"progress":false,%s}`, 2*i+1, tt.mid, tt.args, pad))
 			direct := p.recv(t)
 			p.send(t, fmt.Sprintf(`{"args":%s,"progress":false,"id":%d,"mid":%d,"type":"call",%s}`, tt.args, 2*i+2, tt.mid, pad))
-			viaJSON := p.recv(t)
-			delete(direct, "id")
-			delete(viaJSON, "id")
-			if !reflect.DeepEqual(direct, viaJSON) {
-				t.Fatalf("read directly the reply is\n%.300v\nthrough json\n%.300v", direct, viaJSON)
-			}
-			if tt.wantError != "" {
-				if direct["message"] != tt.wantError {
-					t.Errorf("reply %v, want the error %q", direct, tt.wantError)
-				}
+			sameReplies(t, "read directly and through json", direct, p.recv(t))
+			if !isResult(t, direct, tt.wantError) {
 				return
 			}
-			if direct["type"] != "result" {
-				t.Fatalf("reply %.300v", direct)
-			}
-			if got := mustJSON(t, direct["value"]); tt.wantValue != "" && got != tt.wantValue {
+			if got := jsonText(t, direct["value"]); tt.wantValue != "" && got != tt.wantValue {
 				t.Errorf("value %s, want %s", got, tt.wantValue)
 			}
 		})
 	}
 	// A repeated args member: the last one counts, as json::parse has it.
 	p.send(t, `{"type":"call","id":100,"mid":42,"args":[[1,2]],"args":[[3]],`+pad+`}`)
-	if got := mustJSON(t, p.recv(t)["value"]); got != `[3]` {
+	if got := jsonText(t, p.recv(t)["value"]); got != `[3]` {
 		t.Errorf("with two args members the value is %s, want [3]", got)
 	}
 }
@@ -393,15 +368,6 @@ func sameNumbers(got, want []string) bool {
 		}
 	}
 	return true
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // blobOf is the bytes of an i8 or f8 array of values.
@@ -510,14 +476,14 @@ func testCppArrayResults(t *testing.T, exe string) {
 			if _, ok := m["arrays"]; ok || m["type"] != "result" {
 				t.Fatalf("reply %v, want a JSON result", m)
 			}
-			if got := mustJSON(t, m["value"]); !strings.HasPrefix(got, tt.wantValue) {
+			if got := jsonText(t, m["value"]); !strings.HasPrefix(got, tt.wantValue) {
 				t.Errorf("value %.80s, want %s...", got, tt.wantValue)
 			}
 		})
 	}
 	// An unsigned integer past int64 keeps the whole result JSON.
 	p.sendCall(t, 200, cppEchoU64s, `[[18446744073709551615`+strings.Repeat(",1", 299)+`]]`, nil, &ndarray.Ret{Rank: 1, Number: ndarray.Int})
-	if got := mustJSON(t, p.recv(t)["value"]); !strings.HasPrefix(got, `[18446744073709551615,1,`) {
+	if got := jsonText(t, p.recv(t)["value"]); !strings.HasPrefix(got, `[18446744073709551615,1,`) {
 		t.Errorf("echoU64s past int64 = %.60s", got)
 	}
 }
@@ -621,76 +587,63 @@ func testCppCallWith(t *testing.T, exe string) {
 
 func testCppArrayProtocolErrors(t *testing.T, exe string) {
 	blob := blobOf([]int64{1, 2, 3})
-	tests := []struct {
-		name string
-		send func(p *rawPool, t *testing.T)
-		want string
-	}{
+	testExits(t, func(t *testing.T) *rawPool {
+		p := startRawCppPool(t, exe)
+		p.recv(t) // ready
+		return p
+	}, "nexus pool cpp: protocol error: ", []exitCase{
 		{"a blob no message describes", func(p *rawPool, t *testing.T) {
 			p.sendBlob(t, blob)
 			p.send(t, `{"type":"call","id":1,"mid":41,"args":[1,2]}`)
-		}, "1 blobs came before a call message that describes none"},
+		}, 2, "1 blobs came before a call message that describes none"},
 		{"a blob before a cancel", func(p *rawPool, t *testing.T) {
 			p.sendBlob(t, blob)
 			p.send(t, `{"type":"cancel","id":1}`)
-		}, "1 blobs came before a cancel message that describes none"},
+		}, 2, "1 blobs came before a cancel message that describes none"},
 		{"fewer blobs than arrays", func(p *rawPool, t *testing.T) {
 			p.send(t, `{"type":"call","id":1,"mid":42,"args":[null],"arrays":[{"path":[0],"dtype":"i8","shape":[3]}]}`)
-		}, "a call message describes 1 arrays but 0 blobs came before it"},
+		}, 2, "a call message describes 1 arrays but 0 blobs came before it"},
 		{"a blob of the wrong size", func(p *rawPool, t *testing.T) {
 			p.sendBlob(t, blob)
 			p.send(t, `{"type":"call","id":1,"mid":42,"args":[null],"arrays":[{"path":[0],"dtype":"i8","shape":[4]}]}`)
-		}, "it needs 32 bytes, the blob has 24"},
+		}, 2, `array 0 {"path":[0],"dtype":"i8","shape":[4]}: it needs 32 bytes, the blob has 24`},
 		{"an unknown dtype", func(p *rawPool, t *testing.T) {
 			p.sendBlob(t, blob)
 			p.send(t, `{"type":"call","id":1,"mid":42,"args":[null],"arrays":[{"path":[0],"dtype":"u8","shape":[3]}]}`)
-		}, "unknown dtype"},
-		{"no shape", func(p *rawPool, t *testing.T) {
+		}, 2, `array 0 {"path":[0],"dtype":"u8","shape":[3]}: unknown dtype (this pool takes i4, i8 and f8)`},
+		{`array 0 {"path":[0],"dtype":"i8"}: no shape (a list of lengths)`, func(p *rawPool, t *testing.T) {
 			p.sendBlob(t, blob)
 			p.send(t, `{"type":"call","id":1,"mid":42,"args":[null],"arrays":[{"path":[0],"dtype":"i8"}]}`)
-		}, "no shape"},
+		}, 2, `array 0 {"path":[0],"dtype":"i8"}: no shape (a list of lengths)`},
 		{"rank 0 with more than one number", func(p *rawPool, t *testing.T) {
 			// Rank 0 (shape []) is one number: a NaN or infinity argument.
 			p.sendBlob(t, blob)
 			p.send(t, `{"type":"call","id":1,"mid":42,"args":[null],"arrays":[{"path":[0],"dtype":"i8","shape":[]}]}`)
-		}, "it needs 8 bytes, the blob has 24"},
+		}, 2, `array 0 {"path":[0],"dtype":"i8","shape":[]}: it needs 8 bytes, the blob has 24`},
 		{"a place that is not null", func(p *rawPool, t *testing.T) {
 			p.sendBlob(t, blob)
 			p.send(t, `{"type":"call","id":1,"mid":42,"args":[[1]],"arrays":[{"path":[0],"dtype":"i8","shape":[3]}]}`)
-		}, "its place in args is not null"},
+		}, 2, "call 1: array at [0]: its place in args is not null"},
 		{"a path past the arguments", func(p *rawPool, t *testing.T) {
 			p.sendBlob(t, blob)
 			p.send(t, `{"type":"call","id":1,"mid":42,"args":[null],"arrays":[{"path":[1],"dtype":"i8","shape":[3]}]}`)
-		}, "names no argument"},
+		}, 2, "call 1: array at [1] names no argument"},
 		{"a path to a missing member", func(p *rawPool, t *testing.T) {
 			p.sendBlob(t, blob)
 			p.send(t, `{"type":"call","id":1,"mid":48,"args":[{"name":"x"}],"arrays":[{"path":[0,"values"],"dtype":"i8","shape":[3]}]}`)
-		}, `no member "values"`},
+		}, 2, `call 1: array at [0,"values"]: no member "values"`},
 		{"an array where a vector came in JSON", func(p *rawPool, t *testing.T) {
 			p.sendBlob(t, blob)
 			p.send(t, `{"type":"call","id":1,"mid":42,"args":[[1,2]],"arrays":[{"path":[0],"dtype":"i8","shape":[3]}]}`)
-		}, "its place in args is not null"},
+		}, 2, "call 1: array at [0]: its place in args is not null"},
 		{"two arrays in one place", func(p *rawPool, t *testing.T) {
 			p.sendBlob(t, blob)
 			p.sendBlob(t, blob)
 			p.send(t, `{"type":"call","id":1,"mid":42,"args":[null],"arrays":[{"path":[0],"dtype":"i8","shape":[3]},{"path":[0],"dtype":"i8","shape":[3]}]}`)
-		}, "two arrays at [0]"},
-		{"a blob over the limit", func(p *rawPool, t *testing.T) { p.in.Write([]byte{0xFF, 0xFF, 0xFF, 0xFF}) }, "blob length 2147483647 is over 268435456"},
-		{"a cut blob", func(p *rawPool, t *testing.T) { p.in.Write([]byte{0x80, 0, 0, 8, 1, 2}); p.in.Close() }, "end of file inside a blob"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			p := startRawCppPool(t, exe)
-			p.recv(t) // ready
-			tt.send(p, t)
-			if got := p.exitCode(t); got != 2 {
-				t.Errorf("exit status %d, want 2", got)
-			}
-			if out := p.output.String(); !strings.Contains(out, "nexus pool cpp: protocol error: ") || !strings.Contains(out, tt.want) {
-				t.Errorf("output %q lacks the protocol error %q", out, tt.want)
-			}
-		})
-	}
+		}, 2, "call 1: two arrays at [0]"},
+		{"a blob over the limit", func(p *rawPool, t *testing.T) { p.in.Write([]byte{0xFF, 0xFF, 0xFF, 0xFF}) }, 2, "blob length 2147483647 is over 268435456"},
+		{"a cut blob", func(p *rawPool, t *testing.T) { p.in.Write([]byte{0x80, 0, 0, 8, 1, 2}); p.in.Close() }, 2, "end of file inside a blob"},
+	})
 }
 
 func testCppWorkers(t *testing.T, exe string) {
@@ -741,13 +694,7 @@ func testCppWorkers(t *testing.T, exe string) {
 
 	// A thread that ran a cancelled call runs the next one uncancelled.
 	ctx, cancel := context.WithCancel(context.Background())
-	h, started := startedHooks()
-	done := make(chan error, 1)
-	go func() {
-		_, err := p.Call(ctx, 0, cppWaitCancel, cppArgs(t, `[60000]`), h)
-		done <- err
-	}()
-	waitStarted(t, started, done)
+	done := p.startCall(t, ctx, cppWaitCancel, cppArgs(t, `[60000]`))
 	cancel()
 	<-done
 	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.mustCall(t, cppLastEvent, `[]`), "cancelled"); {

@@ -1,11 +1,9 @@
 package pool
 
 import (
-	"bufio"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"math/rand"
 	"os"
@@ -29,44 +27,15 @@ import (
 
 // benchPool is a pool process on bare pipes.
 type benchPool struct {
-	cmd    *exec.Cmd
-	in     *os.File
-	out    *os.File
-	r      *bufio.Reader
+	*rawPool
 	id     int
 	arrays bool // ready listed dtypes
 }
 
 func startBenchPool(b *testing.B, exe string) *benchPool {
 	b.Helper()
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	p := &benchPool{in: inW, out: outR, r: bufio.NewReaderSize(outR, 1<<20)}
-	p.cmd = exec.Command(exe)
-	p.cmd.Env = poolEnv("cpp", 1, "")
-	p.cmd.ExtraFiles = []*os.File{inR, outW}
-	p.cmd.Stderr = os.Stderr
-	if err := p.cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	inR.Close()
-	outW.Close()
-	b.Cleanup(func() {
-		p.in.Close()
-		p.cmd.Process.Kill()
-		p.cmd.Wait()
-		p.out.Close()
-	})
-	body, _, err := readExactFrame(p.r)
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := &benchPool{rawPool: startRawProcess(b, &rawPool{}, "cpp", filepath.Dir(exe), []string{exe}, nil)}
+	body, _ := p.recvExact(b)
 	var ready struct{ Arrays []string }
 	json.Unmarshal(body, &ready)
 	p.arrays = len(ready.Arrays) > 0
@@ -79,41 +48,18 @@ func (p *benchPool) call(b *testing.B, mid int, args string, blob []byte, extra 
 	p.id++
 	msg := `{"type":"call","id":` + strconv.Itoa(p.id) + `,"mid":` + strconv.Itoa(mid) + `,"args":` + args + extra + `}`
 	if blob != nil {
-		if err := writeBlob(p.in, blob); err != nil {
-			b.Fatal(err)
-		}
+		p.sendBlob(b, blob)
 	}
-	if err := writeFrame(p.in, []byte(msg)); err != nil {
-		b.Fatal(err)
+	p.send(b, msg)
+	body, blobs := p.recvExact(b)
+	if !strings.Contains(string(body), `"type":"result"`) {
+		b.Fatalf("reply %.300s", body)
 	}
 	blobBytes := 0
-	for {
-		body, isBlob, err := readExactFrame(p.r)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if isBlob {
-			blobBytes += len(body)
-			continue
-		}
-		if !strings.Contains(string(body), `"type":"result"`) {
-			b.Fatalf("reply %.300s", body)
-		}
-		return body, blobBytes
+	for _, blob := range blobs {
+		blobBytes += len(blob)
 	}
-}
-
-// readExactFrame reads one frame with a buffer of its exact size: the
-// benchmark trusts the pool, and a blob must not take the bytes after it.
-func readExactFrame(r io.Reader) ([]byte, bool, error) {
-	var header [frameHeader]byte
-	if _, err := io.ReadFull(r, header[:]); err != nil {
-		return nil, false, err
-	}
-	n := binary.BigEndian.Uint32(header[:])
-	body := make([]byte, n&^blobBit)
-	_, err := io.ReadFull(r, body)
-	return body, n&blobBit != 0, err
+	return body, blobBytes
 }
 
 // cpu is the CPU time the process has used, all its threads (dead ones

@@ -1,14 +1,12 @@
 package pool
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -210,28 +208,13 @@ func cachedCppBuild(gxx string, args []string, runtimeDir, source string) (exe, 
 	return filepath.Join(dir, strings.TrimSuffix(filepath.Base(source), ".cpp")+"-cpp.out"), key, nil
 }
 
-type cppTestPool struct {
-	*Set
-	output *syncBuffer
-	logs   *syncBuffer
-}
+// cppTestPool runs a C++ pool; its calls take their arguments as one JSON
+// array.
+type cppTestPool struct{ *poolUnderTest }
 
 func startCppPool(t *testing.T, exe string, opts Options) *cppTestPool {
 	t.Helper()
-	p := &cppTestPool{output: &syncBuffer{}, logs: &syncBuffer{}}
-	opts.Stderr = p.output
-	opts.Logger = slog.New(slog.NewTextHandler(p.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	if opts.StopGrace == 0 {
-		opts.StopGrace = 500 * time.Millisecond
-	}
-	p.Set = Start(context.Background(), []Spec{{Index: 0, Lang: "cpp", Exec: []string{exe}, Dir: filepath.Dir(exe)}}, opts)
-	t.Cleanup(func() {
-		p.Close()
-		if t.Failed() {
-			t.Logf("pool output:\n%s\nlogs:\n%s", p.output, p.logs)
-		}
-	})
-	return p
+	return &cppTestPool{startPoolUnderTest(t, Spec{Index: 0, Lang: "cpp", Exec: []string{exe}, Dir: filepath.Dir(exe)}, opts, 30*time.Second)}
 }
 
 // cppArgs splits a JSON array into one raw argument per element, keeping
@@ -247,27 +230,17 @@ func cppArgs(t *testing.T, array string) []json.RawMessage {
 
 func (p *cppTestPool) call(t *testing.T, mid int, args string, h Hooks) (json.RawMessage, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	return p.Call(ctx, 0, mid, cppArgs(t, args), h)
+	return p.callRaw(t, mid, cppArgs(t, args), h)
 }
 
 func (p *cppTestPool) mustCall(t *testing.T, mid int, args string) string {
 	t.Helper()
-	v, err := p.call(t, mid, args, Hooks{})
-	if err != nil {
-		t.Fatalf("call of mid %d with %s: %v", mid, args, err)
-	}
-	return string(v)
+	return string(p.mustCallRaw(t, mid, cppArgs(t, args)))
 }
 
 func (p *cppTestPool) pid(t *testing.T) int {
 	t.Helper()
-	pid, err := strconv.Atoi(p.mustCall(t, cppPID, `[]`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pid
+	return p.pidOf(t, cppPID)
 }
 
 func testCppValues(t *testing.T, exe string) {
@@ -378,10 +351,7 @@ func testCppConversionErrors(t *testing.T, exe string) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := p.call(t, tt.mid, tt.args, Hooks{})
-			var ce *CallError
-			if !errors.As(err, &ce) {
-				t.Fatalf("error %v (%T), want a *CallError", err, err)
-			}
+			ce := callError(t, err)
 			if ce.Message != tt.want {
 				t.Errorf("message %q, want %q", ce.Message, tt.want)
 			}
@@ -391,10 +361,6 @@ func testCppConversionErrors(t *testing.T, exe string) {
 
 func testCppFunctionErrors(t *testing.T, exe string) {
 	p := startCppPool(t, exe, Options{})
-	var mids []string
-	for m := 1; m <= cppPoolMids; m++ {
-		mids = append(mids, strconv.Itoa(m))
-	}
 	tests := []struct {
 		name          string
 		mid           int
@@ -405,15 +371,12 @@ func testCppFunctionErrors(t *testing.T, exe string) {
 		{"std::exception", cppFail, `["bad AC"]`, "boom: bad AC", "C++ exception of type std::invalid_argument"},
 		{"not a std::exception", cppFailOther, `[]`, "unknown C++ exception", ""},
 		{"result not UTF-8", cppBadUTF8, `[]`, "result: a string is not valid UTF-8 (invalid UTF-8 byte at index 3: 0xFF)", ""},
-		{"unknown mid", 99, `[]`, "unknown mid 99 (this pool has " + strings.Join(mids, ", ") + ")", ""},
+		{"unknown mid", 99, `[]`, unknownMid(99, cppPoolMids), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := p.call(t, tt.mid, tt.args, Hooks{})
-			var ce *CallError
-			if !errors.As(err, &ce) {
-				t.Fatalf("error %v (%T), want a *CallError", err, err)
-			}
+			ce := callError(t, err)
 			if ce.Message != tt.wantMessage {
 				t.Errorf("message %q, want %q", ce.Message, tt.wantMessage)
 			}
@@ -436,34 +399,11 @@ func testCppFunctionErrors(t *testing.T, exe string) {
 
 // startedHooks reports, through the channel, the call's first progress
 // message: the test pool's slow functions send one as they start.
-func startedHooks() (Hooks, <-chan struct{}) {
-	started := make(chan struct{})
-	var once sync.Once
-	return Hooks{Progress: func(float64, *float64, string) { once.Do(func() { close(started) }) }}, started
-}
-
-func waitStarted(t *testing.T, started <-chan struct{}, errs <-chan error) {
-	t.Helper()
-	select {
-	case <-started:
-	case err := <-errs:
-		t.Fatalf("the slow call failed: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("the slow call never started")
-	}
-}
-
 func testCppConcurrency(t *testing.T, exe string) {
 	p := startCppPool(t, exe, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	h, started := startedHooks()
-	slow := make(chan error, 1)
-	go func() {
-		_, err := p.Call(ctx, 0, cppSleepMs, cppArgs(t, `[20000]`), h)
-		slow <- err
-	}()
-	waitStarted(t, started, slow)
+	slow := p.startCall(t, ctx, cppSleepMs, cppArgs(t, `[20000]`))
 	began := time.Now()
 	if got := p.mustCall(t, cppAddOne, `[41]`); got != "42" {
 		t.Errorf("addOne(41) = %s", got)
@@ -477,9 +417,7 @@ func testCppConcurrency(t *testing.T, exe string) {
 	default:
 	}
 	cancel()
-	if err := <-slow; !errors.Is(err, context.Canceled) {
-		t.Errorf("the slow call returned %v, want context.Canceled", err)
-	}
+	waitCancelled(t, slow)
 }
 
 func testCppCancel(t *testing.T, exe string) {
@@ -496,17 +434,9 @@ func testCppCancel(t *testing.T, exe string) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			h, started := startedHooks()
-			done := make(chan error, 1)
-			go func() {
-				_, err := p.Call(ctx, 0, tt.mid, cppArgs(t, `[60000]`), h)
-				done <- err
-			}()
-			waitStarted(t, started, done)
+			done := p.startCall(t, ctx, tt.mid, cppArgs(t, `[60000]`))
 			cancel()
-			if err := <-done; !errors.Is(err, context.Canceled) {
-				t.Fatalf("the cancelled call returned %v, want context.Canceled", err)
-			}
+			waitCancelled(t, done)
 			var event string
 			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 				if event = p.mustCall(t, cppLastEvent, `[]`); strings.Contains(event, tt.event) {
@@ -638,7 +568,7 @@ func testCppOutput(t *testing.T, exe string) {
 		t.Errorf("chatty() = %s", got)
 	}
 	for _, line := range []string{"from cout", "from printf", "from-cpp-child"} {
-		p.output.waitFor(t, "[pool cpp] "+line+"\n", 5*time.Second)
+		p.stderr.waitFor(t, "[pool cpp] "+line+"\n", 5*time.Second)
 	}
 	if got := p.mustCall(t, cppFdsInherited, `[]`); got != `"closed"` {
 		t.Errorf("a child of the pool sees descriptor 3 or 4: %s", got)
@@ -648,13 +578,7 @@ func testCppOutput(t *testing.T, exe string) {
 func testCppShutdown(t *testing.T, exe string) {
 	p := startCppPool(t, exe, Options{StopGrace: 5 * time.Second})
 	pid := p.pid(t)
-	h, started := startedHooks()
-	done := make(chan error, 1)
-	go func() {
-		_, err := p.Call(context.Background(), 0, cppSleepMs, cppArgs(t, `[60000]`), h)
-		done <- err
-	}()
-	waitStarted(t, started, done)
+	done := p.startCall(t, context.Background(), cppSleepMs, cppArgs(t, `[60000]`))
 	began := time.Now()
 	p.Close()
 	// Past the grace nexus would have signalled the pool: it must exit on
@@ -671,20 +595,5 @@ func testCppShutdown(t *testing.T, exe string) {
 }
 
 func testCppStandalone(t *testing.T, exe string) {
-	cmd := exec.Command(exe)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "NEXUS_POOL_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 2 {
-		t.Errorf("run by hand: %v, want exit status 2", err)
-	}
-	if want := "This program is a nexus pool"; !strings.Contains(stderr.String(), want) {
-		t.Errorf("stderr %q does not contain %q", stderr.String(), want)
-	}
+	testRefusesStandalone(t, "cpp", exec.Command(exe))
 }

@@ -238,56 +238,40 @@ func TestPythonArrayResultFallsBackToJSON(t *testing.T) {
 // Blobs that the next message does not describe break the protocol: the
 // pool says what it saw and exits with status 2.
 func TestPythonArrayProtocolErrors(t *testing.T) {
-	tests := []struct {
-		name  string
-		send  func(p *rawPool, t *testing.T)
-		wantS string
-	}{
+	testExits(t, startArraysPool, "nexus pool: protocol error: ", []exitCase{
 		{"blob before a call without arrays", func(p *rawPool, t *testing.T) {
 			p.sendBlob(t, i8Blob(1))
 			p.send(t, `{"type":"call","id":1,"mid":2,"args":[null]}`)
-		}, "call message describes 0 arrays but 1 blobs came before it"},
+		}, 2, "call message describes 0 arrays but 1 blobs came before it"},
 		{"array without its blob", func(p *rawPool, t *testing.T) {
 			p.send(t, `{"type":"call","id":1,"mid":2,"args":[null],"arrays":[{"path":[0],"dtype":"i8","shape":[1]}]}`)
-		}, "call message describes 1 arrays but 0 blobs came before it"},
+		}, 2, "call message describes 1 arrays but 0 blobs came before it"},
 		{"blob before a cancel", func(p *rawPool, t *testing.T) {
 			p.sendBlob(t, i8Blob(1))
 			p.send(t, `{"type":"cancel","id":1}`)
-		}, "cancel message describes 0 arrays but 1 blobs came before it"},
+		}, 2, "cancel message describes 0 arrays but 1 blobs came before it"},
 		{"blob of the wrong size", func(p *rawPool, t *testing.T) {
 			p.sendBlob(t, i8Blob(1, 2))
 			p.send(t, `{"type":"call","id":1,"mid":2,"args":[null],"arrays":[{"path":[0],"dtype":"i8","shape":[3]}]}`)
-		}, "call message: arrays[0] of shape [3] and dtype i8 needs 24 bytes, but its blob has 16"},
+		}, 2, "call message: arrays[0] of shape [3] and dtype i8 needs 24 bytes, but its blob has 16"},
 		{"unknown dtype", func(p *rawPool, t *testing.T) {
 			p.sendBlob(t, []byte{1})
 			p.send(t, `{"type":"call","id":1,"mid":2,"args":[null],"arrays":[{"path":[0],"dtype":"u1","shape":[1]}]}`)
-		}, `call message: arrays[0] has dtype "u1" (want i4, i8 or f8)`},
+		}, 2, `call message: arrays[0] has dtype "u1" (want i4, i8 or f8)`},
 		{"no shape", func(p *rawPool, t *testing.T) {
 			p.sendBlob(t, i8Blob(1))
 			p.send(t, `{"type":"call","id":1,"mid":2,"args":[null],"arrays":[{"path":[0],"dtype":"i8"}]}`)
-		}, "call message: arrays[0] has shape null"},
+		}, 2, "call message: arrays[0] has shape null"},
 		{"path to a value", func(p *rawPool, t *testing.T) {
 			p.sendBlob(t, i8Blob(1))
 			p.send(t, `{"type":"call","id":1,"mid":2,"args":[5],"arrays":[{"path":[0],"dtype":"i8","shape":[1]}]}`)
-		}, "call 1: array path [0] holds a value, not the null placeholder"},
+		}, 2, "call 1: array path [0] holds a value, not the null placeholder"},
 		{"path to nothing", func(p *rawPool, t *testing.T) {
 			p.sendBlob(t, i8Blob(1))
 			p.send(t, `{"type":"call","id":1,"mid":2,"args":[{"a":null}],"arrays":[{"path":[0,"b"],"dtype":"i8","shape":[1]}]}`)
-		}, `call 1: array path [0,"b"]: nothing at step 1`},
-		{"blob too long", func(p *rawPool, t *testing.T) { p.in.Write([]byte{0x90, 0, 0, 1}) }, "blob length 268435457 is over 268435456"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			p := startArraysPool(t)
-			tt.send(p, t)
-			if got := p.exitCode(t); got != 2 {
-				t.Errorf("exit status %d, want 2", got)
-			}
-			if want := "nexus pool: protocol error: " + tt.wantS; !strings.Contains(p.output.String(), want) {
-				t.Errorf("output %q lacks %q", p.output.String(), want)
-			}
-		})
-	}
+		}, 2, `call 1: array path [0,"b"]: nothing at step 1`},
+		{"blob too long", func(p *rawPool, t *testing.T) { p.in.Write([]byte{0x90, 0, 0, 1}) }, 2, "blob length 268435457 is over 268435456"},
+	})
 }
 
 // Through a Set, arrays travel both ways, and the result's numbers read as

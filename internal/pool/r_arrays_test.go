@@ -360,14 +360,8 @@ func TestRArrayResults(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			reply, blobs := p.callWithArrays(t, i+1, raMake, fmt.Sprintf(`[%q,%d]`, tt.kind, tt.n), nil, tt.ret)
-			if tt.error != "" {
-				if reply["type"] != "error" || reply["message"] != tt.error {
-					t.Errorf("reply %v, want the error %q", reply, tt.error)
-				}
+			if !isResult(t, reply, tt.error) {
 				return
-			}
-			if reply["type"] != "result" {
-				t.Fatalf("reply %v", reply)
 			}
 			if tt.array == nil {
 				if len(blobs) > 0 || reply["arrays"] != nil {
@@ -414,58 +408,45 @@ func slicesEqual(a, b []int) bool {
 func TestRArrayProtocolErrors(t *testing.T) {
 	testenv.Long(t)
 	four := i4Values([]any{0}, []int{4}, 1, 2, 3, 4)
-	tests := []struct {
-		name       string
-		send       func(p *rawPool, t *testing.T)
-		wantOutput string
-	}{
+	testExits(t, func(t *testing.T) *rawPool {
+		p := startRArraysRawPool(t)
+		p.recv(t) // ready
+		return p
+	}, "nexus pool: protocol error: ", []exitCase{
 		{"a blob the call does not describe", func(p *rawPool, t *testing.T) {
 			p.sendBlob(t, four.Data)
 			p.send(t, `{"type":"call","id":1,"mid":1,"args":[null]}`)
-		}, "call 1 describes 0 arrays, but 1 blobs came before it"},
+		}, 2, "call 1 describes 0 arrays, but 1 blobs came before it"},
 		{"an array without its blob", func(p *rawPool, t *testing.T) {
 			p.send(t, callFrame(1, raEcho, `[null]`, []ndarray.Array{four}, ""))
-		}, "call 1 describes 1 arrays, but 0 blobs came before it"},
+		}, 2, "call 1 describes 1 arrays, but 0 blobs came before it"},
 		{"a blob of the wrong size", func(p *rawPool, t *testing.T) {
 			p.sendBlob(t, four.Data[:12])
 			p.send(t, callFrame(1, raEcho, `[null]`, []ndarray.Array{four}, ""))
-		}, "call 1, array 1: shape [4] of i4 needs 16 bytes, but its blob has 12"},
+		}, 2, "call 1, array 1: shape [4] of i4 needs 16 bytes, but its blob has 12"},
 		{"a dtype R does not take", func(p *rawPool, t *testing.T) {
 			a := i8Values([]any{0}, []int{2}, 1, 2)
 			p.sendBlob(t, a.Data)
 			p.send(t, callFrame(1, raEcho, `[null]`, []ndarray.Array{a}, ""))
-		}, `call 1, array 1: dtype "i8" is not one this pool takes (i4, f8)`},
+		}, 2, `call 1, array 1: dtype "i8" is not one this pool takes (i4, f8)`},
 		{"a path to no argument", func(p *rawPool, t *testing.T) {
 			a := four
 			a.Path = []any{3}
 			p.sendBlob(t, a.Data)
 			p.send(t, callFrame(1, raEcho, `[null]`, []ndarray.Array{a}, ""))
-		}, "call 1, array 1: its path leads nowhere in the arguments"},
+		}, 2, "call 1, array 1: its path leads nowhere in the arguments"},
 		{"a path to a value", func(p *rawPool, t *testing.T) {
 			p.sendBlob(t, four.Data)
 			p.send(t, callFrame(1, raEcho, `[5]`, []ndarray.Array{four}, ""))
-		}, "call 1, array 1: its place in the arguments is not null"},
+		}, 2, "call 1, array 1: its place in the arguments is not null"},
 		{"a blob before a cancel", func(p *rawPool, t *testing.T) {
 			p.sendBlob(t, four.Data)
 			p.send(t, `{"type":"cancel","id":1}`)
-		}, "1 blobs came before a cancel message: only a call carries arrays"},
+		}, 2, "1 blobs came before a cancel message: only a call carries arrays"},
 		{"a blob over the limit", func(p *rawPool, t *testing.T) {
 			p.in.Write([]byte{0x90, 0, 0, 1})
-		}, "blob length 268435457 is over 268435456"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			p := startRArraysRawPool(t)
-			p.recv(t) // ready
-			tt.send(p, t)
-			if got := p.exitCode(t); got != 2 {
-				t.Errorf("exit status %d, want 2; output:\n%s", got, p.output.String())
-			}
-			if want := "nexus pool: protocol error: " + tt.wantOutput; !strings.Contains(p.output.String(), want) {
-				t.Errorf("output %q lacks %q", p.output.String(), want)
-			}
-		})
-	}
+		}, 2, "blob length 268435457 is over 268435456"},
+	})
 }
 
 // A blob that arrives while a call runs is kept for the call it belongs

@@ -10,100 +10,38 @@ package pool
 // same process (floor-cpu-ms), and the ratio of the two.
 
 import (
-	"bufio"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
 
-type rBenchPool struct {
-	cmd     *exec.Cmd
-	in, out *os.File
-	r       *bufio.Reader
-}
+// rBenchPool is testdata/r/arrays.R on bare pipes.
+type rBenchPool struct{ *rawPool }
 
 func startRBench(b *testing.B) *rBenchPool {
 	b.Helper()
 	if why := rMissing(); why != "" {
 		b.Skip(why)
 	}
-	rt, err := RuntimeDir()
-	if err != nil {
-		b.Fatal(err)
-	}
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		b.Fatal(err)
-	}
-	p := &rBenchPool{in: inW, out: outR, r: bufio.NewReaderSize(outR, 1<<16)}
-	p.cmd = exec.Command("Rscript", "arrays.R")
-	p.cmd.Dir = dir + "/testdata/r"
-	p.cmd.Env = poolEnv("r", 1, rt)
-	p.cmd.ExtraFiles = []*os.File{inR, outW}
-	p.cmd.Stderr = os.Stderr
-	if err := p.cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	inR.Close()
-	outW.Close()
-	b.Cleanup(func() {
-		p.in.Close()
-		p.cmd.Wait()
-		p.out.Close()
-	})
-	p.recv(b) // ready
+	p := &rBenchPool{startRawProcess(b, &rawPool{}, "r", rTestdata(b), []string{"Rscript", "arrays.R"}, nil)}
+	p.recvExact(b) // ready
 	return p
 }
 
 // call sends blobs and a message and returns the reply and its blobs.
 func (p *rBenchPool) call(b *testing.B, blobs [][]byte, msg string) (string, [][]byte) {
 	for _, d := range blobs {
-		if err := writeBlob(p.in, d); err != nil {
-			b.Fatal(err)
-		}
+		p.sendBlob(b, d)
 	}
-	if err := writeFrame(p.in, []byte(msg)); err != nil {
-		b.Fatal(err)
-	}
-	return p.recv(b)
-}
-
-// recv reads frames with exact lengths. (readFrame may read past the end
-// of a frame of more than 1 MiB: it reads up to the capacity append gave
-// its buffer, which can pass the frame's length.)
-func (p *rBenchPool) recv(b *testing.B) (string, [][]byte) {
-	var blobs [][]byte
-	for {
-		var header [4]byte
-		if _, err := io.ReadFull(p.r, header[:]); err != nil {
-			b.Fatalf("reading from the R pool: %v", err)
-		}
-		n := binary.BigEndian.Uint32(header[:])
-		body := make([]byte, n&^blobBit)
-		if _, err := io.ReadFull(p.r, body); err != nil {
-			b.Fatalf("reading from the R pool: %v", err)
-		}
-		if n&blobBit == 0 {
-			return string(body), blobs
-		}
-		blobs = append(blobs, body)
-	}
+	p.send(b, msg)
+	reply, replyBlobs := p.recvExact(b)
+	return string(reply), replyBlobs
 }
 
 // cpu is the R process's CPU time so far, from the scheduler's own count

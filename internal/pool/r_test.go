@@ -8,9 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"log/slog"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -75,20 +73,10 @@ func needR(t *testing.T) {
 	}
 }
 
-type rSet struct {
-	*Set
-	index  int
-	output *syncBuffer
-}
+// rSet runs an R pool; its calls take each argument as JSON text.
+type rSet struct{ *poolUnderTest }
 
-func rTestdata(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("testdata", "r"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
+func rTestdata(t testing.TB) string { return testdataPath(t, "r") }
 
 // startRSet starts one R pool; Exec and Dir default to the test pool, and
 // Workers to 1 (not R's default of one per CPU), so output is prefixed
@@ -106,53 +94,27 @@ func startRSet(t *testing.T, spec Spec, opts Options) *rSet {
 	if spec.Workers == 0 {
 		spec.Workers = 1
 	}
-	output := &syncBuffer{}
-	opts.Stderr = output
-	opts.Logger = slog.New(slog.NewTextHandler(output, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	if opts.StartTimeout == 0 {
-		opts.StartTimeout = 30 * time.Second
+	return &rSet{startPoolUnderTest(t, spec, opts, 60*time.Second)}
+}
+
+// rawTexts makes each JSON text one raw argument.
+func rawTexts(args []string) []json.RawMessage {
+	raw := make([]json.RawMessage, len(args))
+	for i, a := range args {
+		raw[i] = json.RawMessage(a)
 	}
-	if opts.StopGrace == 0 {
-		opts.StopGrace = 500 * time.Millisecond
-	}
-	s := Start(context.Background(), []Spec{spec}, opts)
-	t.Cleanup(func() {
-		s.Close()
-		if t.Failed() {
-			t.Logf("pool output and logs:\n%s", output)
-		}
-	})
-	return &rSet{Set: s, index: spec.Index, output: output}
+	return raw
 }
 
 // call passes each argument as raw JSON text.
 func (s *rSet) call(t *testing.T, mid int, args ...string) (json.RawMessage, error) {
 	t.Helper()
-	raw := make([]json.RawMessage, len(args))
-	for i, a := range args {
-		raw[i] = json.RawMessage(a)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	return s.Call(ctx, s.index, mid, raw, Hooks{})
+	return s.callRaw(t, mid, rawTexts(args), Hooks{})
 }
 
 func (s *rSet) mustCall(t *testing.T, mid int, args ...string) string {
 	t.Helper()
-	v, err := s.call(t, mid, args...)
-	if err != nil {
-		t.Fatalf("call of mid %d: %v", mid, err)
-	}
-	return string(v)
-}
-
-func jsonText(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	return string(s.mustCallRaw(t, mid, rawTexts(args)))
 }
 
 func TestRValues(t *testing.T) {
@@ -306,10 +268,6 @@ func TestRRealsRoundTrip(t *testing.T) {
 
 func TestRErrors(t *testing.T) {
 	s := startRSet(t, Spec{}, Options{})
-	var mids []string
-	for m := 1; m <= rPoolMids; m++ {
-		mids = append(mids, strconv.Itoa(m))
-	}
 	tooBig := "integer %s cannot be represented exactly in R: integers beyond 32 bits arrive as doubles, which hold every integer only up to 2^53 = 9007199254740992"
 	tests := []struct {
 		name          string
@@ -320,7 +278,7 @@ func TestRErrors(t *testing.T) {
 	}{
 		{"stop", rFail, []string{`"bad AC"`}, "bad AC", "Error in check_armor(message) : bad AC\n3: stop(ac)\n2: check_armor(message)\n1: fail(message)"},
 		{"custom condition class", rCustomError, nil, "armorError: too thick", "1: custom_error()"},
-		{"unknown mid", 42, nil, "unknown mid 42 (this pool has " + strings.Join(mids, ", ") + ")", ""},
+		{"unknown mid", 42, nil, unknownMid(42, rPoolMids), ""},
 		{"too many arguments", rEcho, []string{`1`, `2`}, "unused argument (arg2)", "Error in echo(x, arg2)"},
 		{"2^53+1", rEcho, []string{`9007199254740993`}, fmt.Sprintf(tooBig, "9007199254740993"), ""},
 		{"-(2^53+1)", rEcho, []string{`-9007199254740993`}, fmt.Sprintf(tooBig, "-9007199254740993"), ""},
@@ -338,10 +296,7 @@ func TestRErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := s.call(t, tt.mid, tt.args...)
-			var ce *CallError
-			if !errors.As(err, &ce) {
-				t.Fatalf("error %v (%T), want a *CallError", err, err)
-			}
+			ce := callError(t, err)
 			if ce.Message != tt.wantMessage {
 				t.Errorf("message %q, want %q", ce.Message, tt.wantMessage)
 			}
@@ -389,7 +344,7 @@ func TestROutputStaysOffTheProtocol(t *testing.T) {
 		t.Errorf("chatty() = %s", got)
 	}
 	for _, want := range []string{"[pool r] to stdout\n", "[pool r] to stderr\n", "[pool r] Warning in chatty() : careful\n", "[pool r] from-child\n"} {
-		s.output.waitFor(t, want, 10*time.Second)
+		s.stderr.waitFor(t, want, 10*time.Second)
 	}
 }
 
@@ -403,23 +358,16 @@ func TestRWorkersShareCalls(t *testing.T) {
 		return string(v), err
 	}
 	first, second := filepath.Join(dir, "first"), filepath.Join(dir, "second")
-	started := make(chan struct{})
-	var once sync.Once
-	slow := make(chan string, 1)
+	h, started := startedHook()
+	slow, slowErr := make(chan string, 1), make(chan error, 1)
 	go func() {
-		v, err := waitFor(first, "slow", Hooks{Progress: func(float64, *float64, string) { once.Do(func() { close(started) }) }})
-		if err != nil {
-			v = err.Error()
+		if v, err := waitFor(first, "slow", h); err != nil {
+			slowErr <- err
+		} else {
+			slow <- v
 		}
-		slow <- v
 	}()
-	select {
-	case <-started:
-	case v := <-slow:
-		t.Fatalf("the slow call ended early: %s", v)
-	case <-time.After(60 * time.Second):
-		t.Fatal("the slow call never started")
-	}
+	waitStarted(t, started, slowErr)
 
 	// One at a time, calls go to the idle worker and are answered while the
 	// busy one waits.
@@ -454,6 +402,8 @@ func TestRWorkersShareCalls(t *testing.T) {
 		if v != `"slow"` {
 			t.Errorf("the slow call returned %s", v)
 		}
+	case err := <-slowErr:
+		t.Errorf("the slow call returned %v", err)
 	case <-time.After(30 * time.Second):
 		t.Fatal("the slow call did not end once released")
 	}
@@ -493,14 +443,7 @@ func TestRCancel(t *testing.T) {
 				_, err := s.Call(ctx, 0, tt.mid, args, h)
 				done <- err
 			}()
-			select {
-			case err := <-done:
-				if !errors.Is(err, context.Canceled) {
-					t.Fatalf("cancelled call returned %v, want context.Canceled", err)
-				}
-			case <-time.After(60 * time.Second):
-				t.Fatal("the cancelled call did not return")
-			}
+			waitCancelled(t, done)
 			time.Sleep(2 * time.Second) // past the grace
 			if got := s.mustCall(t, rAddOne, `41`); got != "42" {
 				t.Errorf("after the cancel, add_one(41) = %s", got)
@@ -575,10 +518,7 @@ func startRRawPoolWith(t *testing.T, setup func(*exec.Cmd)) *rawPool {
 func TestRReady(t *testing.T) {
 	p := startRRawPool(t)
 	got := p.recv(t)
-	var mids []any
-	for m := 1; m <= rPoolMids; m++ {
-		mids = append(mids, json.Number(strconv.Itoa(m)))
-	}
+	mids := p.mids(rPoolMids)
 	// Protocol 2, taking arrays of the dtypes R holds: no i8, as R has no
 	// 64-bit integers (nexus narrows i8 arrays to i4 when they fit).
 	want := map[string]any{"type": "ready", "protocol": json.Number("2"), "lang": "r", "pid": json.Number(strconv.Itoa(p.cmd.Process.Pid)), "mids": mids, "concurrent": false, "arrays": []any{"i4", "f8"}}
@@ -669,12 +609,11 @@ func TestRCancelFrames(t *testing.T) {
 
 func TestRExit(t *testing.T) {
 	testenv.Long(t)
-	tests := []struct {
-		name       string
-		send       func(p *rawPool, t *testing.T)
-		wantStatus int
-		wantOutput string
-	}{
+	testExits(t, func(t *testing.T) *rawPool {
+		p := startRRawPool(t)
+		p.recv(t) // ready
+		return p
+	}, "", []exitCase{
 		{"end of file", func(p *rawPool, t *testing.T) { p.in.Close() }, 0, ""},
 		{"shutdown", func(p *rawPool, t *testing.T) { p.send(t, `{"type":"shutdown"}`) }, 0, ""},
 		{"shutdown while a call sleeps", func(p *rawPool, t *testing.T) {
@@ -692,24 +631,7 @@ func TestRExit(t *testing.T) {
 		{"not JSON", func(p *rawPool, t *testing.T) { p.send(t, `{"type":`) }, 2, "nexus pool: protocol error: bad message"},
 		{"args not an array", func(p *rawPool, t *testing.T) { p.send(t, `{"type":"call","id":1,"mid":1,"args":5}`) }, 2, "args is not an array"},
 		{"cut frame", func(p *rawPool, t *testing.T) { p.in.Write([]byte{0, 0, 0, 9, '{'}); p.in.Close() }, 2, "end of file inside a frame of 9 bytes"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			p := startRRawPool(t)
-			p.recv(t) // ready
-			began := time.Now()
-			tt.send(p, t)
-			if got := p.exitCode(t); got != tt.wantStatus {
-				t.Errorf("exit status %d, want %d; output:\n%s", got, tt.wantStatus, p.output.String())
-			}
-			if took := time.Since(began); took > 10*time.Second {
-				t.Errorf("the pool took %s to exit", took)
-			}
-			if !strings.Contains(p.output.String(), tt.wantOutput) {
-				t.Errorf("output %q lacks %q", p.output.String(), tt.wantOutput)
-			}
-		})
-	}
+	})
 }
 
 // When nexus goes away without a shutdown, an R pool that leads its process
@@ -752,22 +674,9 @@ func rProcessRunning(pid int) bool {
 // Run by hand, an R pool says what it is instead of hanging on a missing pipe.
 func TestRPoolRefusesToRunStandalone(t *testing.T) {
 	needR(t)
-	rt, err := RuntimeDir()
-	if err != nil {
-		t.Fatal(err)
-	}
 	cmd := exec.Command("Rscript", "pool.R")
 	cmd.Dir = rTestdata(t)
-	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "NEXUS_") })
-	cmd.Env = append(cmd.Env, "NEXUS_RUNTIME_DIR="+rt)
-	out, err := cmd.CombinedOutput()
-	var exitErr *exec.ExitError
-	if !errors.As(err, &exitErr) || exitErr.ExitCode() != 2 {
-		t.Fatalf("standalone pool: %v, want exit status 2; output:\n%s", err, out)
-	}
-	if !strings.Contains(string(out), "This program is a nexus pool") {
-		t.Errorf("output %q does not explain what the program is", out)
-	}
+	testRefusesStandalone(t, "r", cmd)
 }
 
 // readBin reads a pipe in blocks of 8096 bytes, and a non-blocking read

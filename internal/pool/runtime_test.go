@@ -2,7 +2,9 @@ package pool
 
 import (
 	"os"
+	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -22,6 +24,24 @@ func TestRuntimeFilesHoldPython(t *testing.T) {
 	}
 	if !slices.Contains(paths, "python/nexus/__init__.py") {
 		t.Errorf("embedded runtimes %v lack python/nexus/__init__.py", paths)
+	}
+	// Every module of the package that one of its modules imports is
+	// embedded beside it (_wire.py, which the others import, came later).
+	imports := regexp.MustCompile(`(?m)^\s*from \.(\w*) import \(?\s*(\w+)`)
+	for _, f := range files {
+		dir, name := path.Split(f.path)
+		if dir != "python/nexus/" || !strings.HasSuffix(name, ".py") {
+			continue
+		}
+		for _, m := range imports.FindAllStringSubmatch(string(f.data), -1) {
+			module := m[1]
+			if module == "" { // from . import _arrays as module
+				module = m[2]
+			}
+			if want := dir + module + ".py"; !slices.Contains(paths, want) {
+				t.Errorf("%s imports %s, which is not embedded", f.path, want)
+			}
+		}
 	}
 }
 

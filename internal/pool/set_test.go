@@ -47,74 +47,10 @@ const (
 	testPoolMids = iota // how many functions pool.py has
 )
 
-func TestMain(m *testing.M) {
-	RunReaperIfAsked()
-	if os.Getenv("NEXUS_POOL_TEST_HOST") == "1" {
-		runTestHost()
-		return
-	}
-	if dir := os.Getenv(morlocHostEnv); dir != "" {
-		runMorlocTestHost(dir)
-		return
-	}
-	// Keep the extracted runtimes out of the developer's own cache; the
-	// C++ test builds go there all the same (cachedCppBuild).
-	userCacheDir, _ = os.UserCacheDir()
-	cache, err := os.MkdirTemp("", "nexus-pool-test-cache-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	os.Setenv("XDG_CACHE_HOME", cache)
-	code := m.Run()
-	os.RemoveAll(cache)
-	os.Exit(code)
-}
+// testSet runs a Python pool (testdata/pools); its calls take Go values.
+type testSet struct{ *poolUnderTest }
 
-// syncBuffer collects pool output while pools write it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// waitFor waits up to within for the output to hold want: pool output
-// travels on its own pipe, so it may trail the reply of the call that
-// printed it.
-func (b *syncBuffer) waitFor(t *testing.T, want string, within time.Duration) {
-	t.Helper()
-	for deadline := time.Now().Add(within); !strings.Contains(b.String(), want); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Errorf("pool output lacks %q:\n%s", want, b)
-			return
-		}
-	}
-}
-
-type testSet struct {
-	*Set
-	stderr *syncBuffer
-	logs   *syncBuffer
-}
-
-func testdataDir(t *testing.T) string {
-	dir, err := filepath.Abs(filepath.Join("testdata", "pools"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
+func testdataDir(t *testing.T) string { return testdataPath(t, "pools") }
 
 // startTestSet starts one Python pool (index 0) running script.
 func startTestSet(t *testing.T, spec Spec, opts Options) *testSet {
@@ -126,23 +62,10 @@ func startTestSet(t *testing.T, spec Spec, opts Options) *testSet {
 	if spec.Dir == "" {
 		spec.Dir = testdataDir(t)
 	}
-	ts := &testSet{stderr: &syncBuffer{}, logs: &syncBuffer{}}
-	opts.Stderr = ts.stderr
-	opts.Logger = slog.New(slog.NewTextHandler(ts.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if opts.StartTimeout == 0 {
 		opts.StartTimeout = 20 * time.Second
 	}
-	if opts.StopGrace == 0 {
-		opts.StopGrace = 500 * time.Millisecond
-	}
-	ts.Set = Start(context.Background(), []Spec{spec}, opts)
-	t.Cleanup(func() {
-		ts.Close()
-		if t.Failed() {
-			t.Logf("pool output:\n%s\nlogs:\n%s", ts.stderr, ts.logs)
-		}
-	})
-	return ts
+	return &testSet{startPoolUnderTest(t, spec, opts, 30*time.Second)}
 }
 
 func needPython(t *testing.T) {
@@ -150,14 +73,6 @@ func needPython(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		testenv.MissingTool(t, "python3 is not installed")
 	}
-}
-
-// startedHook returns hooks whose progress closes started the first time:
-// the test pool's blocking functions report progress 0 once they run.
-func startedHook() (Hooks, <-chan struct{}) {
-	started := make(chan struct{})
-	var once sync.Once
-	return Hooks{Progress: func(float64, *float64, string) { once.Do(func() { close(started) }) }}, started
 }
 
 func startTestPool(t *testing.T) *testSet {
@@ -184,27 +99,17 @@ func rawArgs(t *testing.T, args ...any) []json.RawMessage {
 
 func (ts *testSet) call(t *testing.T, mid int, args ...any) (json.RawMessage, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	return ts.Call(ctx, 0, mid, rawArgs(t, args...), Hooks{})
+	return ts.callRaw(t, mid, rawArgs(t, args...), Hooks{})
 }
 
 func (ts *testSet) mustCall(t *testing.T, mid int, args ...any) json.RawMessage {
 	t.Helper()
-	v, err := ts.call(t, mid, args...)
-	if err != nil {
-		t.Fatalf("call of mid %d: %v", mid, err)
-	}
-	return v
+	return ts.mustCallRaw(t, mid, rawArgs(t, args...))
 }
 
 func (ts *testSet) pid(t *testing.T) int {
 	t.Helper()
-	pid, err := strconv.Atoi(string(ts.mustCall(t, midPID)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pid
+	return ts.pidOf(t, midPID)
 }
 
 func TestCallValues(t *testing.T) {
@@ -237,10 +142,6 @@ func TestCallValues(t *testing.T) {
 
 func TestCallErrors(t *testing.T) {
 	ts := startTestPool(t)
-	var mids []string
-	for m := 1; m <= testPoolMids; m++ {
-		mids = append(mids, strconv.Itoa(m))
-	}
 	tests := []struct {
 		name          string
 		mid           int
@@ -249,7 +150,7 @@ func TestCallErrors(t *testing.T) {
 		wantTraceback string
 	}{
 		{"function raises", midFail, []any{"bad AC"}, "ValueError: bad AC", "in fail"},
-		{"unknown mid", 42, nil, "unknown mid 42 (this pool has " + strings.Join(mids, ", ") + ")", ""},
+		{"unknown mid", 42, nil, unknownMid(42, testPoolMids), ""},
 		{"result is not JSON", midNotJSON, nil, "TypeError: Object of type object is not JSON serializable", ""},
 		{"exception that cannot be printed", midFailUnprintably, nil, "Unprintable: <unprintable Unprintable>", "in fail_unprintably"},
 		{"wrong number of arguments", midAddOne, []any{1, 2}, "TypeError: add_one() takes 1 positional argument but 2 were given", ""},
@@ -257,10 +158,7 @@ func TestCallErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := ts.call(t, tt.mid, tt.args...)
-			var ce *CallError
-			if !errors.As(err, &ce) {
-				t.Fatalf("error %v (%T), want a *CallError", err, err)
-			}
+			ce := callError(t, err)
 			if ce.Message != tt.wantMessage || err.Error() != tt.wantMessage {
 				t.Errorf("message %q, want %q", ce.Message, tt.wantMessage)
 			}
@@ -386,21 +284,8 @@ func TestCancelReachesPython(t *testing.T) {
 				_, err := ts.Call(ctx, 0, tt.mid, rawArgs(t, marker), h)
 				done <- err
 			}()
-			select {
-			case err := <-done:
-				if !errors.Is(err, context.Canceled) {
-					t.Fatalf("cancelled call returned %v, want context.Canceled", err)
-				}
-			case <-time.After(20 * time.Second):
-				t.Fatal("the cancelled call did not return")
-			}
-			var got []byte
-			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-				if got, _ = os.ReadFile(marker); len(got) > 0 {
-					break
-				}
-			}
-			if string(got) != tt.wantMarker {
+			waitCancelled(t, done)
+			if got := readWhenWritten(marker); string(got) != tt.wantMarker {
 				t.Errorf("the function wrote %q, want %q: it did not see Cancelled", got, tt.wantMarker)
 			}
 			if got := ts.mustCall(t, midAddOne, 41); string(got) != "42" {
@@ -576,19 +461,7 @@ func TestLog(t *testing.T) {
 func TestWorkersShareCalls(t *testing.T) {
 	ts := startTestSet(t, Spec{Exec: []string{"python3", "pool.py"}, Workers: 2}, Options{})
 	release := filepath.Join(t.TempDir(), "release")
-	h, started := startedHook()
-	done := make(chan error, 1)
-	go func() {
-		_, err := ts.Call(context.Background(), 0, midWaitFor, rawArgs(t, release, "slow"), h)
-		done <- err
-	}()
-	select {
-	case <-started:
-	case err := <-done:
-		t.Fatal(err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("the slow call never started")
-	}
+	done := ts.startCall(t, context.Background(), midWaitFor, rawArgs(t, release, "slow"))
 	// Worker 1 has the slow call, so these go to worker 2.
 	busyWorker2 := ts.pid(t)
 	ts.mustCall(t, midEcho)
@@ -668,17 +541,7 @@ func processGone(pid int, wait time.Duration) bool {
 func TestCloseFailsCallsInFlight(t *testing.T) {
 	ts := startTestPool(t)
 	release := filepath.Join(t.TempDir(), "never")
-	h, started := startedHook()
-	done := make(chan error, 1)
-	go func() {
-		_, err := ts.Call(context.Background(), 0, midWaitFor, rawArgs(t, release, "x"), h)
-		done <- err
-	}()
-	select {
-	case <-started:
-	case err := <-done:
-		t.Fatal(err)
-	}
+	done := ts.startCall(t, context.Background(), midWaitFor, rawArgs(t, release, "x"))
 	ts.Close()
 	select {
 	case err := <-done:
@@ -700,22 +563,9 @@ func TestCloseFailsCallsInFlight(t *testing.T) {
 // Run by hand, a pool says what it is instead of hanging on a missing pipe.
 func TestPoolRefusesToRunStandalone(t *testing.T) {
 	needPython(t)
-	rt, err := RuntimeDir()
-	if err != nil {
-		t.Fatal(err)
-	}
 	cmd := exec.Command("python3", "pool.py")
 	cmd.Dir = testdataDir(t)
-	cmd.Env = append(os.Environ(), "PYTHONPATH="+filepath.Join(rt, "python"), "NEXUS_POOL_IN=", "NEXUS_POOL_OUT=")
-	cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, "NEXUS_POOL_") })
-	out, err := cmd.CombinedOutput()
-	var exitErr *exec.ExitError
-	if !errors.As(err, &exitErr) || exitErr.ExitCode() != 2 {
-		t.Fatalf("standalone pool: %v, want exit status 2; output:\n%s", err, out)
-	}
-	if !strings.Contains(string(out), "This program is a nexus pool") {
-		t.Errorf("output %q does not explain what the program is", out)
-	}
+	testRefusesStandalone(t, "py", cmd)
 }
 
 // runTestHost plays nexus in a child process of the test: it starts the test

@@ -240,13 +240,7 @@ func seqPID(t *testing.T, ts *testSet) int {
 
 func waitForFile(t *testing.T, path, want string) {
 	t.Helper()
-	var got []byte
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if got, _ = os.ReadFile(path); len(got) > 0 {
-			break
-		}
-	}
-	if string(got) != want {
+	if got := readWhenWritten(path); string(got) != want {
 		t.Errorf("%s holds %q, want %q", path, got, want)
 	}
 }

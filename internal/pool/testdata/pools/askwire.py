@@ -2,31 +2,9 @@
 # answer frames exactly as nexus writes them. Each call sends a first ask
 # for a call id that is not in flight (nexus must ignore it), then its real
 # asks, and returns the answers it got, as they came.
-import json
 import os
-import struct
-import sys
 
-fd_in = int(os.environ["NEXUS_POOL_IN"])
-fd_out = int(os.environ["NEXUS_POOL_OUT"])
-reader = os.fdopen(fd_in, "rb")
-
-
-def send(obj):
-    payload = json.dumps(obj).encode()
-    os.write(fd_out, struct.pack(">I", len(payload)) + payload)
-
-
-def receive():
-    header = reader.read(4)
-    if len(header) < 4:
-        sys.exit(0)
-    (size,) = struct.unpack(">I", header)
-    message = json.loads(reader.read(size))
-    if message["type"] == "shutdown":
-        sys.exit(0)
-    return message
-
+from handwire import receive, send
 
 # mid -> the asks its calls send: (kind, params); params None leaves the member out
 asks = {

@@ -2,22 +2,14 @@
 # single-threaded runtime (R) does; it speaks the protocol by hand. Its
 # argument says what its ready message claims: "false" sends
 # "concurrent": false, "none" leaves the member out.
-import json
 import os
-import struct
 import subprocess
 import sys
 import time
 
+from handwire import receive, send
+
 claim = sys.argv[1]
-fd_in = int(os.environ["NEXUS_POOL_IN"])
-fd_out = int(os.environ["NEXUS_POOL_OUT"])
-reader = os.fdopen(fd_in, "rb")
-
-
-def send(obj):
-    payload = json.dumps(obj).encode()
-    os.write(fd_out, struct.pack(">I", len(payload)) + payload)
 
 
 def add_one(n):
@@ -48,13 +40,7 @@ if claim == "false":
     ready["concurrent"] = False
 send(ready)
 while True:
-    header = reader.read(4)
-    if len(header) < 4:
-        sys.exit(0)
-    (size,) = struct.unpack(">I", header)
-    message = json.loads(reader.read(size))
-    if message["type"] == "shutdown":
-        sys.exit(0)
+    message = receive()
     if message["type"] != "call":
         continue
     value = table[message["mid"]](*message["args"])

@@ -8,7 +8,7 @@ import sys
 from array import array
 from itertools import chain
 
-from ._runtime import _BLOB, _MIN_ARRAY, MAX_FRAME, _ProtocolError, _dumps, _encode
+from ._wire import _BLOB, _MIN_ARRAY, MAX_FRAME, _ProtocolError, _dumps, _encode
 
 _DTYPES = {"i8": ("q", 8), "i4": ("i", 4), "f8": ("d", 8)}
 _LITTLE = sys.byteorder == "little"

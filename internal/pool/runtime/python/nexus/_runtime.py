@@ -4,14 +4,19 @@ Its public names are the nexus package's; see nexus/__init__.py.
 """
 
 # Start-up counts: this module imports only what the interpreter has
-# already loaded, plus _thread and _json (the C halves of threading and
-# json, without the re, enum and functools those pull in). The rest
-# (ctypes, traceback, array) comes on the rare paths that need it.
+# already loaded, plus _thread (the C half of threading, without the re,
+# enum and functools that threading pulls in) and _wire (which adds _json,
+# likewise). The rest (ctypes, traceback, array) comes on the rare paths
+# that need it.
 import _signal
 import _thread
 import os
 import sys
 import time
+
+from ._wire import (
+    _BLOB, _MIN_ARRAY, MAX_FRAME, PROTOCOL, _base64, _decode, _encode, _frames, _ProtocolError, _read_body,
+)
 
 __all__ = [
     "serve", "progress", "log", "cancelled", "sleep", "Cancelled",
@@ -19,12 +24,7 @@ __all__ = [
     "elicit", "sample", "roots", "AskError", "within_call",
 ]
 
-PROTOCOL = 2
-MAX_FRAME = 256 << 20
-_BLOB = 0x80000000  # header bit 31: a blob frame (protocol 2)
-_CHUNK = 16 << 20  # a frame body is trusted with this much memory before its bytes arrive
 _IDLE_SECONDS = 30.0  # a worker thread idle this long ends (the first one never does)
-_MIN_ARRAY = 256  # a result with fewer numbers is cheaper as JSON (nexus uses the same bound)
 
 # A print must never reach the protocol; nexus already sends fd 1 to its
 # stderr, but a pool may run some other way.
@@ -48,10 +48,6 @@ class AskError(Exception):
     Its message says why: the client did not declare the capability, it
     answered with an error, or the call cannot ask anyone (the command line).
     """
-
-
-class _ProtocolError(Exception):
-    pass
 
 
 class _Call:
@@ -90,60 +86,6 @@ _calls = {}  # id -> _Call
 _current = _thread._local()
 _idle = []  # workers waiting for a call, the most recently busy last
 _keeper = []  # the first worker, which stays when the others retire
-
-
-# --- JSON -------------------------------------------------------------------
-#
-# json's C accelerator used directly: `import json` costs more start-up than
-# the rest of the runtime together (it imports re). Any surprise falls back
-# to the json module.
-
-def _fallback_json():
-    import json
-    global _dumps, _scan
-    _dumps = lambda obj, default, ascii: json.dumps(obj, ensure_ascii=ascii, allow_nan=False, separators=(",", ":"), default=default)
-    _scan = json.JSONDecoder().raw_decode
-
-
-try:
-    from _json import encode_basestring as _esc, encode_basestring_ascii as _esc_ascii
-    from _json import make_encoder as _make_encoder, make_scanner as _make_scanner
-
-    class _ScanContext:  # what _json's scanner reads from a json.JSONDecoder
-        strict = True
-        object_hook = None
-        object_pairs_hook = None
-        parse_float = float
-        parse_int = int
-        parse_constant = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}.__getitem__
-        memo = {}
-
-    _scan = _make_scanner(_ScanContext())
-
-    def _dumps(obj, default, ascii):
-        # A fresh encoder per call: its markers (cycle detection) are per value.
-        return "".join(_make_encoder({}, default, _esc_ascii if ascii else _esc, None, ":", ",", False, False, False)(obj, 0))
-
-    if _dumps({"a": [1, 2.5, None, "\u00e9"]}, str, False) != '{"a":[1,2.5,null,"\u00e9"]}' or _scan('{"a":[1]}', 0) != ({"a": [1]}, 9):
-        _fallback_json()
-except Exception:  # no _json, or one that differs
-    _fallback_json()
-
-_WHITESPACE = " \t\n\r"
-
-
-def _loads(payload):
-    text = payload.decode("utf-8")
-    start = 0
-    if text[0] in _WHITESPACE:
-        start = len(text) - len(text.lstrip(_WHITESPACE))
-    try:
-        value, end = _scan(text, start)
-    except StopIteration:
-        raise ValueError("no JSON value")
-    if end != len(text) and text[end:].strip(_WHITESPACE):
-        raise ValueError("extra data after the JSON value, at byte %d" % end)
-    return value
 
 
 # --- public API -------------------------------------------------------------
@@ -364,14 +306,6 @@ def resource(data, mime_type, uri):
     return {"type": "resource", "resource": body}
 
 
-def _base64(data):
-    if isinstance(data, str):
-        data = data.encode("utf-8")
-    import binascii  # built in; base64 would import re
-
-    return binascii.b2a_base64(bytes(data), newline=False).decode("ascii")
-
-
 # --- the reader -------------------------------------------------------------
 
 
@@ -410,34 +344,6 @@ def _read_loop(reader, table):
         elif kind == "shutdown":
             return
         # other types are ignored: newer nexus versions may send them
-
-
-def _read_body(read, size):
-    if size <= _CHUNK:
-        body = read(size)
-    else:  # grow as the bytes arrive: a broken header costs nothing
-        parts = []
-        left = size
-        while left:
-            part = read(min(left, _CHUNK))
-            if not part:
-                break
-            parts.append(part)
-            left -= len(part)
-        body = b"".join(parts)
-    if len(body) < size:
-        raise _ProtocolError("end of file inside a frame of %d bytes" % size)
-    return body
-
-
-def _decode(payload):
-    try:
-        message = _loads(payload)
-    except ValueError as err:
-        raise _ProtocolError("bad message: %s" % err)
-    if type(message) is not dict or type(message.get("type")) is not str:
-        raise _ProtocolError("a message is not an object with a type")
-    return message
 
 
 # --- calls ------------------------------------------------------------------
@@ -786,20 +692,6 @@ _JSON_SCALARS = frozenset((str, int, bool, type(None)))
 # --- values -----------------------------------------------------------------
 
 
-def _json_default(value):
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return _base64(value)  # the protocol's form for bytes
-    raise TypeError("Object of type %s is not JSON serializable" % type(value).__name__)
-
-
-def _encode(obj, default=_json_default):
-    text = _dumps(obj, default, False)
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate: escaped, it is still valid JSON
-        return _dumps(obj, default, True).encode("ascii")
-
-
 def _check_number(name, value):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError("nexus.progress: %s must be a number, not %s" % (name, type(value).__name__))
@@ -837,11 +729,6 @@ def _descriptors():
         sys.stderr.write("nexus pool: bad NEXUS_POOL_IN/NEXUS_POOL_OUT (%s, %s): %s\n" % (in_fd, out_fd, err))
         _exit(2)
     return fds
-
-
-def _frames(payload):
-    """A message as the buffers of its frame."""
-    return (len(payload).to_bytes(4, "big") + payload,)
 
 
 def _send(obj):

@@ -9,7 +9,7 @@ imported them, so that a pool without them starts and runs as before.
 
 import sys
 
-from ._runtime import _BLOB, _MIN_ARRAY, MAX_FRAME, _encode
+from ._wire import _BLOB, _MIN_ARRAY, MAX_FRAME, _encode
 
 # NaN and the infinities on the wire: JSON has no numbers for them, and
 # nexus reads these strings where a Real is declared.
