@@ -154,58 +154,6 @@ func TestCLICall(t *testing.T) {
 	}
 }
 
-func TestUsage(t *testing.T) {
-	m := loadManifest(t, "../../testdata/json-help/manifest.json")
-	cases := []struct {
-		name string
-		text string
-		want []string
-	}{
-		{"program", ProgramUsage(m), []string{
-			"Usage: main COMMAND [ARGS...]\n",
-			"Demo program exercising every CLI argument shape, used to verify the\n--json-help",
-			"\nCommands:\n  sumMany               Sum a list of integers\n",
-			"  maybeDouble           Double an optional integer, or pass through nothing\n",
-		}},
-		{"configure", CLIUsage(m.Command("configure")), []string{
-			"Usage: configure [OPTIONS]\n",
-			"\nSummarize a system configuration\n",
-			"SysConfig: System configuration passed as a flattened flag group\n",
-			"  --sys-config SYS_CONFIG\n                        the whole record as a JSON object\n",
-			"  --tmp-dir FILE        Directory for scratch files (default: \"/tmp\")\n",
-			"  -t, --threads INT     Worker thread count (default: 1)\n",
-			"  --clean, --no-clean   Whether to purge caches on exit (default: false)\n",
-			"Returns: Str\n",
-		}},
-		{"fileHead", CLIUsage(m.Command("fileHead")), []string{
-			"Usage: fileHead [OPTIONS] FILE\n",
-			"Arguments:\n  FILE                  (Str)\n",
-			"Output projections:\n  -l, --lines           Print each string on its own line\n",
-		}},
-		{"maybeDouble", CLIUsage(m.Command("maybeDouble")), []string{"Usage: maybeDouble [INT]\n"}},
-		{"sumMany", CLIUsage(m.Command("sumMany")), []string{"Usage: sumMany INT...\n"}},
-	}
-	for _, c := range cases {
-		for _, w := range c.want {
-			if !strings.Contains(c.text, w) {
-				t.Errorf("%s help lacks %q:\n%s", c.name, w, c.text)
-			}
-		}
-	}
-	if strings.Contains(ProgramUsage(m), "mlcp_") {
-		t.Errorf("internal commands listed in program help")
-	}
-
-	grouped := manifestOf(t,
-		strings.Replace(remote("a", "j", ``, ``), `"type":"remote"`, `"type":"remote","group":"math"`, 1),
-		remote("b", "j", ``, ``))
-	grouped.Groups = []manifest.Group{{Name: "math", Desc: []string{"Arithmetic"}}}
-	text := ProgramUsage(grouped)
-	if !strings.Contains(text, "\nCommands:\n  b ") || !strings.Contains(text, "\nmath: Arithmetic\n  a ") {
-		t.Errorf("grouped help:\n%s", text)
-	}
-}
-
 // nan, inf and -inf are Reals on the CLI, as in morloc's: each reaches a
 // pool as a rank-0 f8 array in its place, and a callee without arrays as
 // the wire's string. Elsewhere they are what they always were.
