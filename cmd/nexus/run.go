@@ -48,11 +48,12 @@ func newRunCmd(g *globalFlags) *cobra.Command {
 
 // runOptions are the nexus options of one run, given before the command.
 type runOptions struct {
-	keepNull   bool
-	outputFile string
-	leading    string // --mcp-tools or --mcp-config given among them
-	wsl        bool
-	help       bool
+	keepNull     bool
+	formExplicit bool // -f given: a @default projection does not apply
+	outputFile   string
+	leading      string // --mcp-tools or --mcp-config given among them
+	wsl          bool
+	help         bool
 }
 
 // nexusOptions are the options nexus takes before a program's command
@@ -137,6 +138,7 @@ func parseNexusOptions(cmd *cobra.Command, g *globalFlags, tokens []string) (run
 			if value != "json" {
 				return o, usageErrorf("--output-form %s: nexus writes JSON only (json)", value)
 			}
+			o.formExplicit = true
 		case "keep-null":
 			o.keepNull = true
 		case "quiet":
@@ -238,6 +240,7 @@ func runProgram(g *globalFlags, cmd *cobra.Command, target string, argv []string
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
+	call = call.WithDefaultProjection(m, c, opts.formExplicit)
 	entry := call.Command // the command itself, or a terminal's entry (--lines, ...)
 	// Keep stdout for the result alone, as in MCP mode (SPEC §4.1).
 	out, err := mcp.RehomeStdout()

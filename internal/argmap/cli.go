@@ -121,6 +121,26 @@ func CLICall(m *manifest.Manifest, c *manifest.Command, argv []string) (Call, er
 	return Call{Command: cmd, Args: args, Arrays: arrays, Ret: retOf(cmd)}, nil
 }
 
+// WithDefaultProjection is the call morloc makes when the command line
+// chose no output projection and the command has a `@default` one
+// (phase2.rs redirect_via_terminal): that terminal's entry, with the same
+// arguments. An explicit output form (-f) keeps the command's own value,
+// as morloc's does; so does a call that chose its projection.
+func (c Call) WithDefaultProjection(m *manifest.Manifest, cmd *manifest.Command, formExplicit bool) Call {
+	if formExplicit || c.Command != cmd {
+		return c
+	}
+	for _, t := range cmd.Terminals {
+		if t.Default {
+			if e := m.Command(t.Entry); e != nil {
+				c.Command, c.Ret = e, retOf(e)
+			}
+			return c
+		}
+	}
+	return c
+}
+
 func terminalSpelling(t *manifest.Terminal) string {
 	if t.Long != "" {
 		return "--" + t.Long

@@ -206,3 +206,31 @@ func TestCLINonFinite(t *testing.T) {
 		}
 	}
 }
+
+// A command whose terminal is @default runs that terminal's entry when the
+// command line chose none, unless -f was given (phase2.rs
+// redirect_via_terminal); a chosen projection wins.
+func TestDefaultProjection(t *testing.T) {
+	m := manifestOf(t,
+		remote("lines", "as", pos("s", ``), `,"terminals":[{"long":"count","entry":"lines_count","default":true},{"long":"upper","short":"u","entry":"lines_upper"}]`),
+		strings.Replace(remote("lines_count", "j", pos("s", ``), ``), `"type":"remote"`, `"type":"remote","internal":true`, 1),
+		strings.Replace(remote("lines_upper", "s", pos("s", ``), ``), `"type":"remote"`, `"type":"remote","internal":true`, 1))
+	c := m.Command("lines")
+	for _, tc := range []struct {
+		argv     []string
+		explicit bool
+		want     string
+	}{
+		{[]string{"a"}, false, "lines_count"},
+		{[]string{"a"}, true, "lines"},
+		{[]string{"-u", "a"}, false, "lines_upper"},
+	} {
+		call, err := CLICall(m, c, tc.argv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := call.WithDefaultProjection(m, c, tc.explicit).Command.Name; got != tc.want {
+			t.Errorf("%v (-f given: %v): runs %s, want %s", tc.argv, tc.explicit, got, tc.want)
+		}
+	}
+}
