@@ -1,6 +1,7 @@
 package argmap
 
 import (
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -103,5 +104,55 @@ func TestHelpLayout(t *testing.T) {
 				t.Errorf("%s: help has %q:\n%s", c.name, w, c.text)
 			}
 		}
+	}
+}
+
+// SplitInvocation: where nexus's options end and the command starts
+// (cli.rs split_run_argv_at_separator), and which command it is.
+func TestSplitInvocation(t *testing.T) {
+	groups := loadManifest(t, filepath.Join(corpusDir, "groups-pure", "manifest.json"))
+	single := loadManifest(t, filepath.Join(corpusDir, "single-pure", "manifest.json"))
+	h := HelpContext{Prog: "p", Options: testNexusOptions}
+	for _, c := range []struct {
+		m            *manifest.Manifest
+		argv         []string
+		nexus, cmd   string
+		args, errHas string
+	}{
+		{groups, []string{"pairs", "dup", "5"}, "", "dup", "5", ""},
+		{groups, []string{"--keep-null", "answer"}, "--keep-null", "answer", "", ""},
+		// A value-taking nexus option takes the next word, even a command's name.
+		{groups, []string{"--timeout", "answer", "answer"}, "--timeout answer", "answer", "", ""},
+		{groups, []string{"-o", "f", "@", "lists", "wrap", "w"}, "-o f", "wrap", "w", ""},
+		{groups, []string{"dup", "5"}, "", "", "", "command 'dup' is in the group 'pairs'"},
+		{groups, []string{"lists", "swap"}, "", "", "", "the group 'lists' has no command 'swap'"},
+		{groups, []string{"answr"}, "", "", "", "Did you mean 'answer'?"},
+		{groups, []string{"answer", "--keep-null"}, "", "", "", "is a nexus option, not a command option"},
+		{single, []string{"5"}, "", "tagged", "5", ""},
+		{single, []string{"tagged", "-t", "x", "5"}, "", "tagged", "-t x 5", ""},
+		{single, []string{"--keep-null", "@", "5"}, "--keep-null", "tagged", "5", ""},
+		{single, []string{"--keep-null", "5"}, "", "", "", "is a nexus option"},
+	} {
+		inv, err := SplitInvocation(c.m, c.argv, h)
+		name := strings.Join(c.argv, " ")
+		if c.errHas != "" {
+			if err == nil || !strings.Contains(err.Error(), c.errHas) {
+				t.Errorf("%s: error %v, want %q", name, err, c.errHas)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if strings.Join(inv.Nexus, " ") != c.nexus || inv.Command == nil || inv.Command.Name != c.cmd || strings.Join(inv.Args, " ") != c.args {
+			t.Errorf("%s: nexus %q command %v args %q; want %q %s %q", name, inv.Nexus, inv.Command, inv.Args, c.nexus, c.cmd, c.args)
+		}
+	}
+	// A group with no command: the group's help, as an error.
+	_, err := SplitInvocation(groups, []string{"pairs"}, h)
+	var he *HelpError
+	if !errors.As(err, &he) || !strings.Contains(he.Text, "Usage: p <nexus_options> pairs <command> <command_options>") {
+		t.Errorf("pairs alone: %v", err)
 	}
 }
