@@ -117,6 +117,8 @@ func TestMorlocCLI(t *testing.T) {
 		{"groups-pure", []string{"dupe", "5"}, "", 2, "no such command 'dupe'. Did you mean 'dup'?"},
 		// No command at all: the program's help on stderr, status 2 (clap's arg_required_else_help).
 		{"groups-pure", nil, "", 2, "Usage: main <nexus_options> <command> <command_options>"},
+		{"groups-r", []string{"mean", "1", "2"}, "", 2, "command 'mean' is in the group 'stats': call it as `stats mean ...`"},
+		{"groups-r", []string{"counts"}, "", 2, "the group 'counts' needs one of its commands: tally"},
 		// One command: its name may be left out.
 		{"single-pure", []string{"5"}, "[\"item\",false,5]\n", 0, ""},
 		{"single-pure", []string{"tagged", "5"}, "[\"item\",false,5]\n", 0, ""},

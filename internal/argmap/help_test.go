@@ -48,6 +48,8 @@ func TestHelpGolden(t *testing.T) {
 		{"records-py", []string{"fit", "--help"}},
 		{"terminals-py", []string{"wordsOf", "-h"}},
 		{"optional-r", []string{"greet", "-h"}},
+		{"groups-r", []string{"stats", "spread", "-h"}},
+		{"single-py", []string{"-h"}},
 	} {
 		name := c.prog + "." + strings.Join(c.argv, "_") + ".txt"
 		t.Run(name, func(t *testing.T) {
