@@ -4,7 +4,7 @@ BIN     := bin/nexus
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build pools demo test vet cross deps bench fuzz fuzz-short clean
+.PHONY: build pools demo test vet cross deps bench fuzz fuzz-short clean morloc-corpus
 
 # CGO_ENABLED=0: a static binary, without libc's pages in nexus's memory
 # (net resolves names in Go); it runs on any Linux of its architecture.
@@ -85,6 +85,13 @@ fuzz:
 FUZZSHORT ?= 10s
 fuzz-short:
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZSHORT)
+
+# Rebuild testdata/morloc/*/manifest.json with the real morloc 0.98.2
+# compiler (where it is installed: ../shared/morloc/build.sh 098). The corpus
+# is checked in: `make test` never runs this. After it, refresh the derived
+# expectations: go test ./internal/argmap -run TestMorlocCorpus -update-morloc
+morloc-corpus:
+	./testdata/morloc/build.sh
 
 clean:
 	rm -rf bin

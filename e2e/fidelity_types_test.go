@@ -40,7 +40,7 @@ func TestFidelityWrongTypedResults(t *testing.T) {
 				}
 			}
 			// The CLI says the same, with exit status 1.
-			out, errOut, code := runNexus(t, "run", program("fidelity"), name)
+			out, errOut, code := runNexus(t, "run", program("fidelity"), lang, name)
 			if code != 1 || out != "" || !strings.Contains(errOut, "nexus: "+want+"\n") {
 				t.Errorf("run %s: exit %d, stdout %q, stderr %q; want 1 and nexus: %s", name, code, out, errOut, want)
 			}

@@ -30,7 +30,7 @@ func TestLogFormatJSON(t *testing.T) {
 		if rec["time"] == nil || rec["level"] == nil || rec["msg"] == nil {
 			t.Errorf("stderr line %d lacks time, level or msg: %s", i+1, line)
 		}
-		if rec["msg"] == "excluding command from the tool surface" && rec["command"] == "readStdin" && rec["reason"] == "reads from stdin" {
+		if rec["msg"] == "excluding command from the tool surface" && rec["command"] == "readStdin" && rec["reason"] == "reads from @stdin" {
 			excluded = true
 		}
 		if rec["msg"] == "pool output" {

@@ -148,7 +148,8 @@ func TestScientificValues(t *testing.T) {
 			if want == "" {
 				want = c.want
 			}
-			out, errOut, code := runNexus(t, append([]string{"run", program("scientific"), name}, c.cliArgs...)...)
+			// --keep-null: a null result (missing_*) prints as null.
+			out, errOut, code := runNexus(t, append([]string{"run", program("scientific"), "--keep-null", lang, name}, c.cliArgs...)...)
 			if code != 0 || out != want+"\n" {
 				t.Errorf("run %s %v: exit %d, stdout %q, stderr %s; want %s", name, c.cliArgs, code, brief(out), brief(errOut), brief(want))
 			}
@@ -209,7 +210,7 @@ func TestScientificNonFiniteArguments(t *testing.T) {
 			{[]string{"--", "-Infinity"}, `"-inf"`},
 		} {
 			name := "idReal_" + lang
-			out, errOut, code := runNexus(t, append([]string{"run", program("scientific"), name}, c.args...)...)
+			out, errOut, code := runNexus(t, append([]string{"run", program("scientific"), lang, name}, c.args...)...)
 			if code != 0 || out != c.want+"\n" {
 				t.Errorf("run %s %v: exit %d, stdout %q, stderr %s; want %s", name, c.args, code, out, brief(errOut), c.want)
 			}
@@ -240,7 +241,7 @@ func TestScientificNumpyArguments(t *testing.T) {
 	if err := s.closeAndWait(); err != nil {
 		t.Errorf("nexus exit: %v", err)
 	}
-	out, errOut, code := runNexus(t, "run", program("scientific"), "argKinds_npy", "[1]", "[[1]]", "x")
+	out, errOut, code := runNexus(t, "run", program("scientific"), "npy", "argKinds_npy", "[1]", "[[1]]", "x")
 	if want := `["ndarray float64 [1]","ndarray int64 [1, 1]","str"]`; code != 0 || out != want+"\n" {
 		t.Errorf("run argKinds_npy: exit %d, stdout %q, stderr %s; want %s", code, out, errOut, want)
 	}

@@ -25,8 +25,8 @@ import (
 
 func newRunCmd(g *globalFlags) *cobra.Command {
 	return &cobra.Command{
-		Use:   "run TARGET [--mcp-tools | --mcp-config [--wsl] | --help | CMD ARGS...]",
-		Short: "Run one of a program's commands as a CLI (what a launcher script calls)",
+		Use:   "run TARGET [NEXUS_OPTIONS] [GROUP] COMMAND ARGS... | run TARGET --mcp-tools | --mcp-config [--wsl] | --help",
+		Short: "Run one of a program's commands as a CLI, as morloc's nexus does (what a launcher script calls)",
 		// The program's own commands and options follow TARGET: parse them ourselves.
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -41,21 +41,170 @@ func newRunCmd(g *globalFlags) *cobra.Command {
 			if len(args) == 0 || args[0] == "--help" || args[0] == "-h" {
 				return cmd.Help()
 			}
-			return runProgram(g, args[0], args[1:])
+			return runProgram(g, cmd, args[0], args[1:])
 		},
 	}
 }
 
-func runProgram(g *globalFlags, target string, argv []string) error {
+// runOptions are the nexus options of one run, given before the command.
+type runOptions struct {
+	keepNull     bool
+	formExplicit bool // -f given: a @default projection does not apply
+	outputFile   string
+	leading      string // --mcp-tools or --mcp-config given among them
+	wsl          bool
+	help         bool
+}
+
+// nexusOptions are the options nexus takes before a program's command
+// (morloc's <nexus_options>): those of morloc's (cli.rs DispatchOptions)
+// that nexus has, then nexus's own. Help lists them under "Nexus Options".
+var nexusOptions = []argmap.NexusOption{
+	{Short: "o", Long: "output-file", Value: "FILE", Help: "Output file (default: stdout)"},
+	{Short: "f", Long: "output-form", Value: "FORM", Help: "Output form for the result: json (the one form nexus writes)"},
+	{Long: "keep-null", Help: "Print top-level () / None as \"null\" instead of suppressing it"},
+	{Short: "q", Long: "quiet", Help: "Log only errors on stderr (--log-level error)"},
+	{Long: "mcp-tools", Help: "Print an MCP tools/list definition for every command (name, description, JSON Schema inputSchema/outputSchema) and exit"},
+	{Long: "mcp-config", Help: "Print a client MCP server config for this program (a `mcpServers` JSON entry, stdio transport, with the environment its pools need) and exit"},
+	{Long: "wsl", Help: "With --mcp-config: the entry for Claude Desktop on Windows, nexus running under WSL"},
+	{Long: "timeout", Value: "DURATION", Help: "How long a call may run (default: no limit on the CLI)"},
+	{Long: "start-timeout", Value: "DURATION", Help: "How long a pool may take to start and say it is ready (default: 30s)"},
+	{Long: "workers", Value: "N", Help: "Worker processes per pool, for pools whose manifest entry sets none"},
+	{Long: "log-level", Value: "LEVEL", Help: "stderr log level: debug, info, warn or error (default: info)"},
+	{Long: "log-format", Value: "FORMAT", Help: "stderr log format: text or json (default: text)"},
+}
+
+// morlocOnlyOptions are morloc's nexus options that nexus does not have:
+// known, so that the split finds the command after their values, and
+// refused with a clear error.
+var morlocOnlyOptions = []argmap.NexusOption{
+	{Short: "p", Long: "print"},
+	{Short: "z", Long: "compression-level", Value: "N"},
+	{Long: "log-dir", Value: "DIR"},
+	{Long: "summary", Value: "PATH"},
+	{Long: "json-help"},
+}
+
+// programName is how help names the program: the launcher's $0 when a
+// launcher ran nexus (MORLOC_PROG_NAME, as morloc's launchers export it),
+// else the module's name.
+func programName(m *manifest.Manifest) string {
+	if p := os.Getenv("MORLOC_PROG_NAME"); p != "" {
+		return p
+	}
+	return m.Name
+}
+
+// parseNexusOptions applies the nexus options given before the command.
+func parseNexusOptions(cmd *cobra.Command, g *globalFlags, tokens []string) (runOptions, error) {
+	var o runOptions
+	for i := 0; i < len(tokens); i++ {
+		tok := tokens[i]
+		name, value, hasValue := tok, "", false
+		if strings.HasPrefix(tok, "--") {
+			name, value, hasValue = strings.Cut(tok[2:], "=")
+		} else if len(tok) >= 2 && tok[0] == '-' {
+			name = tok[1:2]
+			if len(tok) > 2 {
+				value, hasValue = strings.TrimPrefix(tok[2:], "="), true
+			}
+		} else {
+			return o, usageErrorf("unexpected argument '%s' before the command", tok)
+		}
+		opt, known := findOption(nexusOptions, name)
+		if !known {
+			if _, morlocs := findOption(morlocOnlyOptions, name); morlocs {
+				return o, usageErrorf("%s is an option of morloc's nexus that nexus does not have", tok)
+			}
+			if name == "h" || name == "help" {
+				o.help = true
+				continue
+			}
+			return o, usageErrorf("unknown nexus option %s (the options before the command are listed by --help)", tok)
+		}
+		if opt.Value != "" && !hasValue {
+			if i+1 >= len(tokens) {
+				return o, usageErrorf("nexus option --%s needs a value", opt.Long)
+			}
+			i++
+			value = tokens[i]
+		} else if opt.Value == "" && hasValue {
+			return o, usageErrorf("nexus option --%s takes no value", opt.Long)
+		}
+		switch opt.Long {
+		case "output-file":
+			o.outputFile = value
+		case "output-form":
+			if value != "json" {
+				return o, usageErrorf("--output-form %s: nexus writes JSON only (json)", value)
+			}
+			o.formExplicit = true
+		case "keep-null":
+			o.keepNull = true
+		case "quiet":
+			g.logLevel = "error"
+		case "mcp-tools", "mcp-config":
+			o.leading = "--" + opt.Long
+		case "wsl":
+			o.wsl = true
+		default: // nexus's own flags
+			if err := cmd.Flags().Set(opt.Long, value); err != nil {
+				return o, usageErrorf("--%s: %v", opt.Long, err)
+			}
+		}
+	}
+	g.timeoutGiven = cmd.Flags().Changed("timeout")
+	return o, setupLogging(g)
+}
+
+func findOption(opts []argmap.NexusOption, name string) (argmap.NexusOption, bool) {
+	for _, o := range opts {
+		if name == o.Long || (len(name) == 1 && name == o.Short) {
+			return o, true
+		}
+	}
+	return argmap.NexusOption{}, false
+}
+
+func runProgram(g *globalFlags, cmd *cobra.Command, target string, argv []string) error {
 	m, err := manifest.Load(target)
 	if err != nil {
 		return err
 	}
-	if len(argv) == 0 || argv[0] == "--help" || argv[0] == "-h" {
-		fmt.Print(argmap.ProgramUsage(m))
+	h := argmap.HelpContext{Prog: programName(m), Options: append(append([]argmap.NexusOption{}, nexusOptions...), morlocOnlyOptions...)}
+	inv, err := argmap.SplitInvocation(m, argv, h)
+	h.Options = nexusOptions // help lists only what nexus has
+	var he *argmap.HelpError
+	var ue *argmap.UsageError
+	switch {
+	case errors.As(err, &he):
+		// A program or group without its command: its help on stderr, as
+		// morloc's clap does, and status 2.
+		os.Stderr.WriteString(he.Text)
+		if he.Msg == "" {
+			return &exitError{code: 2, err: fmt.Errorf("%s: a command is needed", m.Name), plain: true}
+		}
+		return usageErrorf("%s: %s", m.Name, he.Msg)
+	case errors.As(err, &ue):
+		return usageErrorf("%s: %s", m.Name, ue.Msg)
+	case err != nil:
+		return err
+	}
+	opts, err := parseNexusOptions(cmd, g, inv.Nexus)
+	if err != nil {
+		return err
+	}
+	if opts.help {
+		fmt.Print(argmap.ProgramHelp(m, h, true))
 		return nil
 	}
-	switch argv[0] {
+	leading, rest := inv.Leading, inv.Rest
+	if leading == "" {
+		leading = opts.leading
+	}
+	switch leading {
+	case "--json-help":
+		return usageErrorf("--json-help is an option of morloc's nexus that nexus does not have (--mcp-tools describes every command)")
 	case "--mcp-tools":
 		// SPEC §3: the tools/list payload, two-space indented, no pool started,
 		// with the §4.6 exclusion notes on stderr.
@@ -70,11 +219,11 @@ func runProgram(g *globalFlags, target string, argv []string) error {
 		// clients start servers with a minimal PATH.
 		cfg := mcpConfig(m)
 		switch {
-		case len(argv) > 1 && argv[1] == "--wsl":
+		case opts.wsl || len(rest) > 0 && rest[0] == "--wsl":
 			_, err := os.Stdout.Write(cfg.WSLJSON())
 			return err
-		case len(argv) > 1:
-			return usageErrorf("%s --mcp-config: unknown option %q (the one option is --wsl)", m.Name, argv[1])
+		case len(rest) > 0:
+			return usageErrorf("%s --mcp-config: unknown option %q (the one option is --wsl)", m.Name, rest[0])
 		}
 		if clientconfig.UnderWSL() && jsonLog == nil {
 			fmt.Fprintf(os.Stderr, "nexus: this is WSL: for Claude Desktop on Windows, use --mcp-config --wsl\n")
@@ -82,23 +231,16 @@ func runProgram(g *globalFlags, target string, argv []string) error {
 		_, err := os.Stdout.Write(cfg.JSON())
 		return err
 	}
-	c := m.Command(argv[0])
-	if c == nil || c.Internal {
-		return usageErrorf("%s: unknown command '%s' (run with --help to list commands)", m.Name, argv[0])
+	if inv.Help != "" {
+		fmt.Print(inv.Help)
+		return nil
 	}
-	for _, a := range argv[1:] {
-		if a == "--" {
-			break
-		}
-		if a == "--help" || a == "-h" {
-			fmt.Print(argmap.CLIUsage(c))
-			return nil
-		}
-	}
-	call, err := argmap.CLICall(m, c, argv[1:])
+	c := inv.Command
+	call, err := argmap.CLICall(m, c, inv.Args)
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
+	call = call.WithDefaultProjection(m, c, opts.formExplicit)
 	entry := call.Command // the command itself, or a terminal's entry (--lines, ...)
 	// Keep stdout for the result alone, as in MCP mode (SPEC §4.1).
 	out, err := mcp.RehomeStdout()
@@ -141,6 +283,18 @@ func runProgram(g *globalFlags, target string, argv []string) error {
 		return &exitError{code: 1, err: fmt.Errorf("'%s' returned %s", c.Name, tm)}
 	case err != nil:
 		return fmt.Errorf("%s: %w", c.Name, err)
+	}
+	// morloc prints nothing for a top-level () or absent optional unless
+	// --keep-null (dispatch.rs print_result_c, json.rs is_top_null); a
+	// null inside a value prints as ever.
+	if string(value) == "null" && !opts.keepNull {
+		return nil
+	}
+	if opts.outputFile != "" {
+		if err := os.WriteFile(opts.outputFile, append(value, '\n'), 0o644); err != nil {
+			return fmt.Errorf("%s: --output-file: %w", c.Name, err)
+		}
+		return nil
 	}
 	_, err = out.Write(append(value, '\n'))
 	return err

@@ -86,7 +86,9 @@ var negativeNumber = regexp.MustCompile(`^-([0-9.]|(?i:inf|infinity)$)`)
 // (a quoted Str argument takes the token as the string; other types read it
 // as JSON, a bare word being accepted for a Str); a variadic positional
 // collects the remaining tokens, each read as the element type;
-// `--long VALUE`, `--long=VALUE`, `-s VALUE`, `-sVALUE` options;
+// `--long VALUE`, `--long=VALUE`, `-s VALUE`, `-sVALUE` options (an
+// option-form `many` given apart from its name takes the values after it
+// too: `--xs 1 2 3`, as in morloc);
 // `--flag`/`--no-flag` flags; a group's fields as their own options and the
 // whole record as JSON through its group option; `--` ends the options.
 // An output projection (a terminal's flag) cannot be expressed here: use
@@ -119,11 +121,51 @@ func CLICall(m *manifest.Manifest, c *manifest.Command, argv []string) (Call, er
 	return Call{Command: cmd, Args: args, Arrays: arrays, Ret: retOf(cmd)}, nil
 }
 
+// WithDefaultProjection is the call morloc makes when the command line
+// chose no output projection and the command has a `@default` one
+// (phase2.rs redirect_via_terminal): that terminal's entry, with the same
+// arguments. An explicit output form (-f) keeps the command's own value,
+// as morloc's does; so does a call that chose its projection.
+func (c Call) WithDefaultProjection(m *manifest.Manifest, cmd *manifest.Command, formExplicit bool) Call {
+	if formExplicit || c.Command != cmd {
+		return c
+	}
+	for _, t := range cmd.Terminals {
+		if t.Default {
+			if e := m.Command(t.Entry); e != nil {
+				c.Command, c.Ret = e, retOf(e)
+			}
+			return c
+		}
+	}
+	return c
+}
+
 func terminalSpelling(t *manifest.Terminal) string {
 	if t.Long != "" {
 		return "--" + t.Long
 	}
 	return "-" + t.Short
+}
+
+// takeManyValues gives an option-form `many` the values that follow its
+// first one (`--xs 1 2 3`), as morloc's clap parser does (num_args(1..)):
+// every token up to the next that looks like an option (a negative number
+// does not) or `--`. A value attached to the option (`--xs=1`, `-x1`) takes
+// no more. It returns the index of the last token taken.
+func takeManyValues(t *cliTarget, argv []string, i int, set func(*cliTarget, string) error) int {
+	if t.arg == nil || !t.arg.Many || t.slot == nil || t.slot.kind != manifest.KindOpt || t.field != nil {
+		return i
+	}
+	for i+1 < len(argv) {
+		next := argv[i+1]
+		if next == "--" || (len(next) > 1 && next[0] == '-' && !negativeNumber.MatchString(next)) {
+			break
+		}
+		i++
+		_ = set(t, next) // an option's value: set fails only for terminals
+	}
+	return i
 }
 
 type cliValue struct {
@@ -187,6 +229,9 @@ func parseCLI(c *manifest.Command, argv []string) ([]json.RawMessage, *manifest.
 			if err := set(t, val); err != nil {
 				return nil, nil, err
 			}
+			if !hasVal {
+				i = takeManyValues(t, argv, i, set)
+			}
 		default:
 			t := opts.short[tok[1:2]]
 			if t == nil && negativeNumber.MatchString(tok) {
@@ -219,6 +264,9 @@ func parseCLI(c *manifest.Command, argv []string) ([]json.RawMessage, *manifest.
 			}
 			if err := set(t, val); err != nil {
 				return nil, nil, err
+			}
+			if len(tok) == 2 {
+				i = takeManyValues(t, argv, i, set)
 			}
 		}
 	}

@@ -154,58 +154,6 @@ func TestCLICall(t *testing.T) {
 	}
 }
 
-func TestUsage(t *testing.T) {
-	m := loadManifest(t, "../../testdata/json-help/manifest.json")
-	cases := []struct {
-		name string
-		text string
-		want []string
-	}{
-		{"program", ProgramUsage(m), []string{
-			"Usage: main COMMAND [ARGS...]\n",
-			"Demo program exercising every CLI argument shape, used to verify the\n--json-help",
-			"\nCommands:\n  sumMany               Sum a list of integers\n",
-			"  maybeDouble           Double an optional integer, or pass through nothing\n",
-		}},
-		{"configure", CLIUsage(m.Command("configure")), []string{
-			"Usage: configure [OPTIONS]\n",
-			"\nSummarize a system configuration\n",
-			"SysConfig: System configuration passed as a flattened flag group\n",
-			"  --sys-config SYS_CONFIG\n                        the whole record as a JSON object\n",
-			"  --tmp-dir FILE        Directory for scratch files (default: \"/tmp\")\n",
-			"  -t, --threads INT     Worker thread count (default: 1)\n",
-			"  --clean, --no-clean   Whether to purge caches on exit (default: false)\n",
-			"Returns: Str\n",
-		}},
-		{"fileHead", CLIUsage(m.Command("fileHead")), []string{
-			"Usage: fileHead [OPTIONS] FILE\n",
-			"Arguments:\n  FILE                  (Str)\n",
-			"Output projections:\n  -l, --lines           Print each string on its own line\n",
-		}},
-		{"maybeDouble", CLIUsage(m.Command("maybeDouble")), []string{"Usage: maybeDouble [INT]\n"}},
-		{"sumMany", CLIUsage(m.Command("sumMany")), []string{"Usage: sumMany INT...\n"}},
-	}
-	for _, c := range cases {
-		for _, w := range c.want {
-			if !strings.Contains(c.text, w) {
-				t.Errorf("%s help lacks %q:\n%s", c.name, w, c.text)
-			}
-		}
-	}
-	if strings.Contains(ProgramUsage(m), "mlcp_") {
-		t.Errorf("internal commands listed in program help")
-	}
-
-	grouped := manifestOf(t,
-		strings.Replace(remote("a", "j", ``, ``), `"type":"remote"`, `"type":"remote","group":"math"`, 1),
-		remote("b", "j", ``, ``))
-	grouped.Groups = []manifest.Group{{Name: "math", Desc: []string{"Arithmetic"}}}
-	text := ProgramUsage(grouped)
-	if !strings.Contains(text, "\nCommands:\n  b ") || !strings.Contains(text, "\nmath: Arithmetic\n  a ") {
-		t.Errorf("grouped help:\n%s", text)
-	}
-}
-
 // nan, inf and -inf are Reals on the CLI, as in morloc's: each reaches a
 // pool as a rank-0 f8 array in its place, and a callee without arrays as
 // the wire's string. Elsewhere they are what they always were.
@@ -255,6 +203,34 @@ func TestCLINonFinite(t *testing.T) {
 		js, err := call.JSONArgs()
 		if err != nil || joinArgs(js) != c.json {
 			t.Errorf("%v: JSONArgs %s, %v; want %s", c.argv, joinArgs(js), err, c.json)
+		}
+	}
+}
+
+// A command whose terminal is @default runs that terminal's entry when the
+// command line chose none, unless -f was given (phase2.rs
+// redirect_via_terminal); a chosen projection wins.
+func TestDefaultProjection(t *testing.T) {
+	m := manifestOf(t,
+		remote("lines", "as", pos("s", ``), `,"terminals":[{"long":"count","entry":"lines_count","default":true},{"long":"upper","short":"u","entry":"lines_upper"}]`),
+		strings.Replace(remote("lines_count", "j", pos("s", ``), ``), `"type":"remote"`, `"type":"remote","internal":true`, 1),
+		strings.Replace(remote("lines_upper", "s", pos("s", ``), ``), `"type":"remote"`, `"type":"remote","internal":true`, 1))
+	c := m.Command("lines")
+	for _, tc := range []struct {
+		argv     []string
+		explicit bool
+		want     string
+	}{
+		{[]string{"a"}, false, "lines_count"},
+		{[]string{"a"}, true, "lines"},
+		{[]string{"-u", "a"}, false, "lines_upper"},
+	} {
+		call, err := CLICall(m, c, tc.argv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := call.WithDefaultProjection(m, c, tc.explicit).Command.Name; got != tc.want {
+			t.Errorf("%v (-f given: %v): runs %s, want %s", tc.argv, tc.explicit, got, tc.want)
 		}
 	}
 }

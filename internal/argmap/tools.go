@@ -50,10 +50,16 @@ func (e Exclusion) String() string {
 	return fmt.Sprintf("nexus mcp: excluding command '%s' from the tool surface (%s)", e.Command, e.Reason)
 }
 
-// Exclusion reasons that do not name an argument.
+// Exclusion reasons. Where morloc 0.98.2 excludes a command too, the
+// reason starts with its words (json_help.rs command_to_tool_shape), so
+// that a note reads the same from either nexus; nexus may say more after
+// a colon (which argument, which type).
 const (
-	reasonStdin  = "reads from stdin"
-	reasonStdout = "streams to stdout"
+	reasonStdin     = "reads from @stdin"
+	reasonArgStream = "argument has an Arrow Table or stream-handle type"
+	reasonRetStream = "return has an Arrow Table or stream-handle type"
+	reasonCollision = "property name collision on '%s'"
+	reasonStdout    = "streams to stdout" // nexus only: its stdout is the protocol's
 )
 
 // renderDescription is the fixed description of the `_render` property.
@@ -99,11 +105,11 @@ func exclusionReason(c *manifest.Command) string {
 	for i := range c.Args {
 		a := &c.Args[i]
 		if what := unservable(a.T); what != "" {
-			return fmt.Sprintf("argument %s has %s type", argLabel(c, i), what)
+			return fmt.Sprintf("%s: %s has %s type", reasonArgStream, argLabel(c, i), what)
 		}
 	}
 	if what := unservable(c.Return.T); what != "" {
-		return fmt.Sprintf("return has %s type", what)
+		return fmt.Sprintf("%s: %s", reasonRetStream, what)
 	}
 	return ""
 }
@@ -281,7 +287,7 @@ func newTool(m *manifest.Manifest, c *manifest.Command) (*Tool, string) {
 	defs := &schemaDefs{} // the input schema's $defs, shared by its properties
 	add := func(name string, schema Object, req bool) string {
 		if _, dup := props.Get(name); dup {
-			return fmt.Sprintf("two arguments map to the same property '%s'", name)
+			return fmt.Sprintf(reasonCollision, name)
 		}
 		props = append(props, Member{name, schema})
 		if req {

@@ -47,7 +47,7 @@ func TestCallAPI(t *testing.T) {
 		{"body over the cap", "POST", "/call/shapes/shout", `["` + strings.Repeat("a", 2000) + `"]`, 413, `too large`},
 		{"unknown module", "POST", "/call/nope/addInt", `[1]`, 404, `unknown module 'nope' (served: shapes)`},
 		{"unknown command", "POST", "/call/shapes/nope", `[1]`, 404, `unknown command 'nope'`},
-		{"excluded command", "POST", "/call/shapes/readStdin", `[""]`, 404, `is not served (reads from stdin)`},
+		{"excluded command", "POST", "/call/shapes/readStdin", `[""]`, 404, `is not served (reads from @stdin)`},
 		{"no command", "POST", "/call/shapes", `[]`, 404, `/call/<module>/<command>`},
 		{"GET a call", "GET", "/call/shapes/addInt", ``, 405, `use POST`},
 		{"discover all", "GET", "/discover", ``, 200, `"modules":[{"name":"shapes"`},
