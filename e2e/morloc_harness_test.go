@@ -268,17 +268,12 @@ func sameValue(morloc, nexus string) string {
 	return diffValue("", m, n)
 }
 
-type orderedObject struct {
-	keys   []string
-	values map[string]any
-}
-
 // decodeNumbers decodes one JSON value, keeping numbers as text and object
-// keys in their order.
+// keys in their order (decodeOrdered, morloc_corpus_test.go).
 func decodeNumbers(s string) (any, error) {
 	d := json.NewDecoder(strings.NewReader(s))
 	d.UseNumber()
-	v, err := decodeOrdered(d)
+	v, err := decodeValue(d)
 	if err != nil {
 		return nil, err
 	}
@@ -286,46 +281,6 @@ func decodeNumbers(s string) (any, error) {
 		return nil, errors.New("more than one value")
 	}
 	return v, nil
-}
-
-func decodeOrdered(d *json.Decoder) (any, error) {
-	tok, err := d.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch tok {
-	case json.Delim('['):
-		var list []any
-		for d.More() {
-			v, err := decodeOrdered(d)
-			if err != nil {
-				return nil, err
-			}
-			list = append(list, v)
-		}
-		_, err := d.Token()
-		if list == nil {
-			list = []any{}
-		}
-		return list, err
-	case json.Delim('{'):
-		o := &orderedObject{values: map[string]any{}}
-		for d.More() {
-			k, err := d.Token()
-			if err != nil {
-				return nil, err
-			}
-			v, err := decodeOrdered(d)
-			if err != nil {
-				return nil, err
-			}
-			o.keys = append(o.keys, k.(string))
-			o.values[k.(string)] = v
-		}
-		_, err := d.Token()
-		return o, err
-	}
-	return tok, nil
 }
 
 func diffValue(path string, m, n any) string {
@@ -363,13 +318,16 @@ func diffValue(path string, m, n any) string {
 			}
 		}
 		return ""
-	case *orderedObject:
-		nv, ok := n.(*orderedObject)
-		if !ok || strings.Join(mv.keys, ",") != strings.Join(nv.keys, ",") {
+	case object:
+		nv, ok := n.(object)
+		if !ok || len(nv) != len(mv) {
 			return fmt.Sprintf("%s: morloc %s, nexus %s", where, brief(fmt.Sprint(m)), brief(fmt.Sprint(n)))
 		}
-		for _, k := range mv.keys {
-			if d := diffValue(path+"."+k, mv.values[k], nv.values[k]); d != "" {
+		for i, m := range mv {
+			if nv[i].key != m.key {
+				return fmt.Sprintf("%s: morloc has key %q where nexus has %q", where, m.key, nv[i].key)
+			}
+			if d := diffValue(path+"."+m.key, m.val, nv[i].val); d != "" {
 				return d
 			}
 		}
