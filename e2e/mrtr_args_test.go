@@ -13,7 +13,7 @@ import (
 // Python function of an integer and a record that asks the client before
 // it answers with the integer it got.
 const confirmArgsManifest = `{"name":"confirmargs","build":{"morloc_version":"0"},
- "pools":[{"lang":"py","exec":["python3","pools/py/pool.py"]}],
+ "pools":[{"lang":"py","exec":["python3","pools/py/pool.py"],"metadata":{"runtime":"nexus"}}],
  "commands":[
   {"name":"confirm","type":"remote","mid":1,"pool":0,"needed_pools":[0],"desc":["Ask, then answer with n"],
    "args":[{"kind":"pos","schema":"j","type":"Int","name":"n","desc":["n"]},

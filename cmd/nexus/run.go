@@ -286,8 +286,10 @@ func runProgram(g *globalFlags, cmd *cobra.Command, target string, argv []string
 	}
 	// morloc prints nothing for a top-level () or absent optional unless
 	// --keep-null (dispatch.rs print_result_c, json.rs is_top_null); a
-	// null inside a value prints as ever.
-	if string(value) == "null" && !opts.keepNull {
+	// null inside a value prints as ever. morloc 0.69's C nexus, whose
+	// programs carry a version-1 manifest, always printed it: such a
+	// program prints what its own nexus printed.
+	if string(value) == "null" && !opts.keepNull && m.Format != manifest.FormatV1 {
 		return nil
 	}
 	if opts.outputFile != "" {
