@@ -44,6 +44,16 @@ func (s *server) recvWithin(d time.Duration) (string, bool) {
 	}
 }
 
+// waitForStderr waits until nexus's stderr holds text n times.
+func (s *server) waitForStderr(text string, n int) {
+	s.t.Helper()
+	for deadline := time.Now().Add(2 * time.Minute); strings.Count(s.stderr.String(), text) < n; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			s.t.Fatalf("stderr does not say %q %d times within 2 minutes:\n%s", text, n, s.stderr.String())
+		}
+	}
+}
+
 // mustInt calls a tool that returns an integer.
 func (s *server) mustInt(id int, name string, args map[string]any) int {
 	s.t.Helper()
