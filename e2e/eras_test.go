@@ -352,6 +352,22 @@ func goSDKLanguage(t *testing.T, lc langCase, pin, wantVersion string) {
 	}
 }
 
+// waitForStarted waits until cancel_probe, given marker, is running in its
+// pool: cancelled before it began, it would never write the marker.
+func waitForStarted(t *testing.T, marker string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if _, err := os.Stat(marker + ".started"); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("cancel_probe did not start within 60s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // waitForMarker waits for the file a cancelled function writes.
 func waitForMarker(t *testing.T, marker string) {
 	t.Helper()
