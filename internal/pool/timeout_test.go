@@ -210,10 +210,11 @@ func TestStuckSequentialPool(t *testing.T) {
 // not reading) can still be cancelled, however big its arguments.
 func TestCancelWhileThePipeIsFull(t *testing.T) {
 	testenv.Long(t)
-	ts := startTestSet(t, Spec{Exec: []string{"python3", "sequential.py", "false"}}, Options{CancelGrace: 10 * time.Second})
+	steer := t.TempDir()
+	ts := startTestSet(t, Spec{Exec: []string{"python3", "sequential.py", "false", steer}}, Options{CancelGrace: 10 * time.Second})
 	seqPID(t, ts)
-	go ts.CallWith(context.Background(), 0, 2, rawArgs(t, 2), CallOptions{}) //nolint:errcheck // keeps the pool busy
-	time.Sleep(200 * time.Millisecond)
+	go ts.CallWith(context.Background(), 0, 2, rawArgs(t, 8), CallOptions{}) //nolint:errcheck // keeps the pool busy for 8s
+	waitForPath(t, filepath.Join(steer, "blocking"))
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	began := time.Now()
@@ -221,7 +222,7 @@ func TestCancelWhileThePipeIsFull(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("error %v, want the context's deadline", err)
 	}
-	if took := time.Since(began); took > 1500*time.Millisecond {
+	if took := time.Since(began); took > 5*time.Second { // waiting for the pipe takes the block's 8s
 		t.Errorf("the cancelled call took %s: it waited for the pipe", took)
 	}
 	// The pool is fine afterwards.
