@@ -278,7 +278,7 @@ func goSDKLanguage(t *testing.T, lc langCase, pin, wantVersion string) {
 	}
 	// The client may run its notification handlers after CallTool returns.
 	var got string
-	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		mu.Lock()
 		got = fmt.Sprint(seen)
 		mu.Unlock()

@@ -350,7 +350,7 @@ func alive(pid int) bool {
 // waitGone waits until none of pids is alive.
 func waitGone(t *testing.T, pids map[int]string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		left := 0
 		for p := range pids {

@@ -218,7 +218,7 @@ func TestHTTPGoSDKProgress(t *testing.T) {
 			}
 			// The SDK runs notification handlers on their own goroutines, so
 			// the last one may land just after CallTool returns.
-			deadline := time.Now().Add(2 * time.Second)
+			deadline := time.Now().Add(10 * time.Second)
 			for {
 				mu.Lock()
 				seen := fmt.Sprint(got)

@@ -69,7 +69,7 @@ func (s *server) mustInt(id int, name string, args map[string]any) int {
 // contains want, and returns every descendant then.
 func waitForDescendant(t *testing.T, pid int, want string) map[int]string {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		kids := descendants(pid)
 		for _, c := range kids {
@@ -96,7 +96,7 @@ func isPythonPool(cmdline string) bool {
 // the called one is ready, so a test that wants them all waits for them.
 func waitForPythonPools(t *testing.T, pid, n int) map[int]string {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		kids := descendants(pid)
 		found := 0

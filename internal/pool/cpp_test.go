@@ -643,7 +643,7 @@ func testCppOutput(t *testing.T, exe string) {
 		t.Errorf("chatty() = %s", got)
 	}
 	for _, line := range []string{"from cout", "from printf", "from-cpp-child"} {
-		p.output.waitFor(t, "[pool cpp] "+line+"\n", 5*time.Second)
+		p.output.waitFor(t, "[pool cpp] "+line+"\n", 30*time.Second)
 	}
 	if got := p.mustCall(t, cppFdsInherited, `[]`); got != `"closed"` {
 		t.Errorf("a child of the pool sees descriptor 3 or 4: %s", got)

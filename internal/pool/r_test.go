@@ -389,7 +389,7 @@ func TestROutputStaysOffTheProtocol(t *testing.T) {
 		t.Errorf("chatty() = %s", got)
 	}
 	for _, want := range []string{"[pool r] to stdout\n", "[pool r] to stderr\n", "[pool r] Warning in chatty() : careful\n", "[pool r] from-child\n"} {
-		s.output.waitFor(t, want, 10*time.Second)
+		s.output.waitFor(t, want, 30*time.Second)
 	}
 }
 

@@ -359,7 +359,7 @@ func waitForFile(t *testing.T, path, want string) {
 
 func (ts *testSet) waitForLog(t *testing.T, want string) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(ts.logs.String(), want); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(ts.logs.String(), want); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Errorf("logs lack %q:\n%s", want, ts.logs)
 			return
