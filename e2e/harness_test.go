@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -57,6 +58,18 @@ func TestMain(m *testing.M) {
 	if err := pools.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building the example pools:", err)
 		os.Exit(1)
+	}
+	// The tests signal nexus as a terminal would (SIGHUP, SIGINT) and expect
+	// it to act. A suite started under nohup, or as a background job of a
+	// script, ignores those, and every process it starts inherits that:
+	// nexus run would rightly keep ignoring SIGHUP then, and its hangup test
+	// fail (issue 18). A signal this process is notified of is set back to
+	// its default in the processes it starts; the suite itself still drops
+	// them (the channel is never read).
+	for _, sig := range []os.Signal{syscall.SIGHUP, syscall.SIGINT} {
+		if signal.Ignored(sig) {
+			signal.Notify(make(chan os.Signal, 1), sig)
+		}
 	}
 	// A -race binary sleeps a second as it exits (GORACE atexit_sleep_ms,
 	// 1000 by default); the tests start nexus hundreds of times and wait for
@@ -346,7 +359,7 @@ func alive(pid int) bool {
 // waitGone waits until none of pids is alive.
 func waitGone(t *testing.T, pids map[int]string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		left := 0
 		for p := range pids {

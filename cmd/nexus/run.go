@@ -247,7 +247,7 @@ func runProgram(g *globalFlags, cmd *cobra.Command, target string, argv []string
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
 	defer stop()
 	var raw ndarray.Value
 	if entry.Type == manifest.Pure {
@@ -266,14 +266,14 @@ func runProgram(g *globalFlags, cmd *cobra.Command, target string, argv []string
 		}
 		raw.JSON, err = prog.Run(ctx, args)
 		if err != nil {
-			return evalFailure(err)
+			return evalFailure(stoppedBy(ctx, err))
 		}
 	} else {
 		set := startPools(m, g, entry.NeededPools)
 		defer set.Close()
 		raw, err = set.CallWith(ctx, entry.Pool, entry.Mid, call.Args, pool.CallOptions{Arrays: call.Arrays, Ret: call.Ret})
 		if err != nil {
-			return &exitError{code: 1, err: fmt.Errorf("%s: %w", c.Name, err)}
+			return &exitError{code: 1, err: fmt.Errorf("%s: %w", c.Name, stoppedBy(ctx, err))}
 		}
 	}
 	value, err := argmap.CLIResultValue(&entry.Return, raw)
@@ -299,6 +299,32 @@ func runProgram(g *globalFlags, cmd *cobra.Command, target string, argv []string
 		return nil
 	}
 	_, err = out.Write(append(value, '\n'))
+	return err
+}
+
+// stopSignals are the signals that stop a CLI run, its call cancelled and
+// its pools stopped in order: SIGTERM, SIGINT, and SIGHUP (its terminal
+// closed), as for nexus mcp. A SIGHUP that was ignored when nexus started
+// (nohup) stays ignored: the run was asked to outlive its terminal. Go
+// leaves an inherited SIG_IGN alone for a signal no one is notified of,
+// which is what keeps it ignored; a run whose SIGHUP was not ignored used
+// to die of it at once, leaving its pools to the reaper (issue 18).
+func stopSignals() []os.Signal {
+	sigs := []os.Signal{syscall.SIGTERM, syscall.SIGINT}
+	if !signal.Ignored(syscall.SIGHUP) {
+		sigs = append(sigs, syscall.SIGHUP)
+	}
+	return sigs
+}
+
+// stoppedBy names the signal that stopped the run, if one did ("hangup
+// signal received"), rather than a bare "context canceled".
+func stoppedBy(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		if cause := context.Cause(ctx); cause != nil {
+			return cause
+		}
+	}
 	return err
 }
 

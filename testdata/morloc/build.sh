@@ -13,7 +13,7 @@ MORLOC_PREFIX=${MORLOC_PREFIX:-/opt/morloc-0.98.2}
 MORLOC_HOME=${MORLOC_HOME:-$MORLOC_PREFIX/home}
 MORLOC_BIN=${MORLOC_BIN:-$MORLOC_PREFIX/bin}
 if [ ! -x "$MORLOC_BIN/morloc" ]; then
-  echo "build.sh: no morloc compiler at $MORLOC_BIN/morloc (build it with ../shared/morloc/build.sh 098, or set MORLOC_BIN)" >&2
+  echo "build.sh: no morloc compiler at $MORLOC_BIN/morloc (build it with build.sh 098 from a morloc build tree, or set MORLOC_BIN)" >&2
   exit 1
 fi
 if [ $# -eq 0 ]; then
