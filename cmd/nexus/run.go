@@ -127,6 +127,9 @@ func runProgram(g *globalFlags, target string, argv []string) error {
 			return evalFailure(err)
 		}
 	} else {
+		if err := nulCheck(m, call); err != nil {
+			return err
+		}
 		set := startPools(m, g, entry.NeededPools)
 		defer set.Close()
 		raw, err = set.CallWith(ctx, entry.Pool, entry.Mid, call.Args, pool.CallOptions{Arrays: call.Arrays, Ret: call.Ret})
