@@ -46,7 +46,7 @@ func newRunCmd(g *globalFlags) *cobra.Command {
 	}
 }
 
-func runProgram(g *globalFlags, target string, argv []string) error {
+func runProgram(g *globalFlags, target string, argv []string) (err error) {
 	m, err := manifest.Load(target)
 	if err != nil {
 		return err
@@ -65,6 +65,12 @@ func runProgram(g *globalFlags, target string, argv []string) error {
 		}
 		srv := mcp.NewServer(serverInfo(m), prog.tools, nil, mcp.Options{})
 		return printJSON(os.Stdout, srv.ToolsPayload())
+	case "--explain":
+		// Issue 20 §2: each manifest field nexus does not honour, one line each.
+		for _, line := range explain(m) {
+			fmt.Println(line)
+		}
+		return nil
 	case "--mcp-config":
 		// SPEC §3's form, with the environment the pools need (issue 12):
 		// clients start servers with a minimal PATH.
@@ -99,7 +105,9 @@ func runProgram(g *globalFlags, target string, argv []string) error {
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	entry := call.Command // the command itself, or a terminal's entry (--lines, ...)
+	entry := call.Command        // the command itself, or a terminal's entry (--lines, ...)
+	rl := beginRunLog(m, c.Name) // the program's run_log, if it has one
+	defer func() { rl.end(err) }()
 	// Keep stdout for the result alone, as in MCP mode (SPEC §4.1).
 	out, err := mcp.RehomeStdout()
 	if err != nil {

@@ -38,9 +38,13 @@ func (f *fakeStreams) open(kind, name, schema string) (Stream, error) {
 	return &fakeStream{s: f, name: name}, nil
 }
 
-func (f *fakeStreams) Create(path, schema string) (Stream, error) { return f.open("create", path, schema) }
-func (f *fakeStreams) Append(path, schema string) (Stream, error) { return f.open("append", path, schema) }
-func (f *fakeStreams) Std(name, schema string) (Stream, error)    { return f.open("std", name, schema) }
+func (f *fakeStreams) Create(path, schema string) (Stream, error) {
+	return f.open("create", path, schema)
+}
+func (f *fakeStreams) Append(path, schema string) (Stream, error) {
+	return f.open("append", path, schema)
+}
+func (f *fakeStreams) Std(name, schema string) (Stream, error) { return f.open("std", name, schema) }
 
 func (s *fakeStream) Write(level int, v json.RawMessage) error {
 	s.s.log = append(s.s.log, fmt.Sprintf("write %s %d %s", s.name, level, v))
