@@ -87,7 +87,13 @@ func (c programCaller) Call(ctx context.Context, call argmap.Call, h mcp.CallHoo
 		if err != nil {
 			return ndarray.Value{}, err
 		}
-		out, err := prog.Run(ctx, args)
+		// Its output streams write files (named by the tool's result) and
+		// stderr; stdout is the protocol's (such tools are left out).
+		streams := &runStreams{}
+		out, err := prog.RunWith(ctx, args, eval.RunOptions{Streams: streams})
+		if err == nil && len(streams.files) > 0 && h.Content != nil {
+			h.Content(writtenBlocks(out, streams.files))
+		}
 		return ndarray.Value{JSON: out}, err
 	}
 	if c.set == nil {

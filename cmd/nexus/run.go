@@ -119,7 +119,9 @@ func runProgram(g *globalFlags, target string, argv []string) (err error) {
 	if entry.Type == manifest.Pure {
 		// PURE.md §4: evaluated by nexus, no pool started; its failures
 		// in morloc's words.
-		prog, cerr := eval.CompileCommand(entry, &eval.Options{Dir: m.Dir})
+		// Relative paths (@open, @save, @load) are the user's working
+		// directory's, as in morloc's nexus, which does not chdir.
+		prog, cerr := eval.CompileCommand(entry, &eval.Options{})
 		if cerr != nil {
 			return &exitError{code: 1, err: fmt.Errorf("failed to build expression: %v", cerr), plain: true}
 		}
@@ -130,7 +132,9 @@ func runProgram(g *globalFlags, target string, argv []string) (err error) {
 		if aerr != nil {
 			return aerr
 		}
-		raw.JSON, err = prog.Run(ctx, args)
+		// Its output streams: files in morloc's format, @stdout as JSON
+		// on the CLI's stdout (issue 20 §3).
+		raw.JSON, err = prog.RunWith(ctx, args, eval.RunOptions{Streams: &runStreams{stdout: out}})
 		if err != nil {
 			return evalFailure(err)
 		}
