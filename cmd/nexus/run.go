@@ -119,9 +119,7 @@ func runProgram(g *globalFlags, target string, argv []string) (err error) {
 	if entry.Type == manifest.Pure {
 		// PURE.md §4: evaluated by nexus, no pool started; its failures
 		// in morloc's words.
-		// Relative paths (@open, @save, @load) are the user's working
-		// directory's, as in morloc's nexus, which does not chdir.
-		prog, cerr := eval.CompileCommand(entry, &eval.Options{})
+		prog, cerr := eval.CompileCommand(entry, &eval.Options{Dir: m.Dir})
 		if cerr != nil {
 			return &exitError{code: 1, err: fmt.Errorf("failed to build expression: %v", cerr), plain: true}
 		}
