@@ -301,10 +301,10 @@ func newTool(m *manifest.Manifest, c *manifest.Command) (*Tool, string) {
 		switch s.kind {
 		case manifest.KindPos:
 			sch := defs.schema(surfaceType(a))
-			reason = add(s.prop, withDescription(sch, argDescription(a, description(a.Desc, nil))), !isOptional(a.T))
+			reason = add(s.prop, withDescription(sch, withConstraints(argDescription(a, description(a.Desc, nil)), a.Constraints)), !isOptional(a.T))
 		case manifest.KindOpt:
 			sch := defs.schema(surfaceType(a))
-			reason = add(s.prop, withDescription(sch, argDescription(a, description(a.Desc, a.Default))), false)
+			reason = add(s.prop, withDescription(sch, withConstraints(argDescription(a, description(a.Desc, a.Default)), a.Constraints)), false)
 		case manifest.KindFlag:
 			def := flagDefault(a)
 			reason = add(s.prop, withDescription(Object{{"type", "boolean"}}, description(a.Desc, &def)), false)
@@ -335,7 +335,7 @@ func newTool(m *manifest.Manifest, c *manifest.Command) (*Tool, string) {
 	}
 	t := &Tool{
 		Name:        c.Name,
-		Description: strings.Join(c.Desc, "\n"),
+		Description: strings.Join(append(append([]string(nil), c.Desc...), commandConstraints(c)...), "\n"),
 		Annotations: annotationsOf(c),
 		Command:     c,
 		ArrayMin:    DefaultArrayMin,

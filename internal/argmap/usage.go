@@ -162,9 +162,9 @@ func CLIUsage(c *manifest.Command) string {
 			if a.Stdin {
 				note = withNote(note, "(read from stdin)")
 			}
-			pos = append(pos, helpRow{posMetavar(a), withNote(joinDesc(a.Desc), note)})
+			pos = append(pos, helpRow{posMetavar(a), withConstraints(withNote(joinDesc(a.Desc), note), a.Constraints)})
 		case manifest.KindOpt:
-			opts = append(opts, helpRow{optLeft(a.Short, a.Long, "", optMetavar(a)), withNote(joinDesc(a.Desc), defaultNote(a))})
+			opts = append(opts, helpRow{optLeft(a.Short, a.Long, "", optMetavar(a)), withConstraints(withNote(joinDesc(a.Desc), defaultNote(a)), a.Constraints)})
 		case manifest.KindFlag:
 			opts = append(opts, helpRow{optLeft(a.Short, a.Long, a.LongRev, ""), withNote(joinDesc(a.Desc), "(default: "+flagDefault(a)+")")})
 		case manifest.KindGrp:
@@ -216,6 +216,9 @@ func CLIUsage(c *manifest.Command) string {
 			rows = append(rows, helpRow{optLeft(t.Short, t.Long, "", ""), t.Description})
 		}
 		writeRows(&b, rows)
+	}
+	if lines := commandConstraints(c); len(lines) > 0 {
+		b.WriteString("\n" + strings.Join(lines, "\n") + "\n")
 	}
 	ret := c.Return.TypeName
 	if ret == "" {
