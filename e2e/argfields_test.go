@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -525,5 +527,32 @@ func checkStream(t *testing.T, path, schema string, want []string) {
 	}
 	if fh, err := morlocwire.ParseHeader(b[pos:]); err != nil || fh.Type() != morlocwire.TypeFooter || !bytes.HasSuffix(b, []byte{7, 7, 0xf8, 0x6d}) {
 		t.Errorf("%s: no final footer after the sub-packets", path)
+	}
+}
+
+// Over HTTP's plain API a file argument is read, or refused with 400 as
+// the caller's input; the server serves on.
+func TestArgFieldsHTTP(t *testing.T) {
+	dir := t.TempDir()
+	argFiles(t, dir)
+	srv := startHTTP(t, nil, "serve", "--port", "0", morlocProgram("args-pure"))
+	post := func(cmd string, values ...any) (int, string) {
+		body, _ := json.Marshal(values)
+		resp, err := http.Post(srv.base+"/call/main/"+cmd, "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := post("fileText", filepath.Join(dir, "nope")); code != 400 || !strings.Contains(body, "source: file: cannot open") {
+		t.Errorf("missing file: %d %s", code, body)
+	}
+	if code, body := post("readablePath", filepath.Join(dir, "nope")); code != 400 || !strings.Contains(body, "check.path: r requires path") {
+		t.Errorf("failed check: %d %s", code, body)
+	}
+	if code, body := post("fileText", filepath.Join(dir, "text.txt")); code != 200 || !strings.Contains(body, `"result":"hello\nworld"`) {
+		t.Errorf("a readable file: %d %s", code, body)
 	}
 }

@@ -46,7 +46,7 @@ func nulCheck(m *manifest.Manifest, call argmap.Call) error {
 	}
 	for i, a := range call.Args {
 		if at, ok := argmap.FirstNul(a); ok {
-			return &exitError{code: 1, plain: true, err: fmt.Errorf("%s does not support embedded NUL bytes in strings (at args[%d]%s)", p.Lang, i, at)}
+			return &argmap.InputError{Msg: fmt.Sprintf("%s does not support embedded NUL bytes in strings (at args[%d]%s)", p.Lang, i, at)}
 		}
 	}
 	return nil

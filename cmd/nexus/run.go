@@ -138,7 +138,7 @@ func runProgram(g *globalFlags, target string, argv []string) (err error) {
 		}
 	} else {
 		if err := nulCheck(m, call); err != nil {
-			return err
+			return &exitError{code: 1, plain: true, err: err} // in morloc's words
 		}
 		set := startPools(m, g, entry.NeededPools)
 		defer set.Close()

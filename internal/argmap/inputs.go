@@ -35,7 +35,12 @@ type InputError struct {
 	Label, Msg string
 }
 
-func (e *InputError) Error() string { return e.Label + ": " + e.Msg }
+func (e *InputError) Error() string {
+	if e.Label == "" {
+		return e.Msg
+	}
+	return e.Label + ": " + e.Msg
+}
 
 // inputs lists the Inputs of the assembled args: s says which values the
 // caller gave; elements whether list checks apply to JSON lists (MCP).

@@ -888,7 +888,12 @@ func (c *compiler) stream(n *jnode, tag, path string, scope []string) (*node, *C
 			return nil, cerr(path+".schema", "%s", terr.Error())
 		}
 		if t.resolve().kind != kList {
-			return nil, cerr(path+".schema", "a stream's schema is a list [T], not %s", t.describe())
+			// morloc 0.90 wrote the element's schema here (PURE.md §7);
+			// 0.98 writes the stream's, the list [T].
+			schema = "a" + schema
+			if _, terr := c.schemas.get(schema); terr != nil {
+				return nil, cerr(path+".schema", "%s", terr.Error())
+			}
 		}
 		nd := &node{typ: handle, path: path, name: schema}
 		switch tag {
