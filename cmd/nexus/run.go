@@ -25,7 +25,7 @@ import (
 
 func newRunCmd(g *globalFlags) *cobra.Command {
 	return &cobra.Command{
-		Use:   "run TARGET [--mcp-tools | --mcp-config [--wsl] | --help | CMD ARGS...]",
+		Use:   "run TARGET [--mcp-tools | --mcp-config [--wsl] | --explain | --help | CMD ARGS...]",
 		Short: "Run one of a program's commands as a CLI (what a launcher script calls)",
 		// The program's own commands and options follow TARGET: parse them ourselves.
 		DisableFlagParsing: true,
