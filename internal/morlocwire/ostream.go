@@ -131,8 +131,8 @@ type OStream struct {
 	closed   bool
 }
 
-// ElementSchema checks that t is a list type a stream can hold and
-// returns its element schema's layout (for messages).
+// streamType checks that t is a list type a stream can hold (in a dialect
+// that has stream files) and returns its layout.
 func streamType(t *manifest.Type, d Dialect) (*node, error) {
 	if !d.VolumeRelptr {
 		return nil, fmt.Errorf("stream files exist from morloc 0.88 on, not in %s", d.Version)
