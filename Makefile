@@ -70,6 +70,7 @@ FUZZ_TARGETS := \
 	internal/jsontext:FuzzCanonical \
 	internal/ndarray:FuzzAppendReal \
 	internal/argmap:FuzzFromCLI \
+	internal/argmap:FuzzReadForm \
 	internal/pool:FuzzPoolFrames \
 	internal/morlocwire:FuzzResult \
 	internal/morlocwire:FuzzArg
