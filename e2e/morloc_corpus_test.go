@@ -448,16 +448,23 @@ func TestMorlocHelpThroughLauncher(t *testing.T) {
 			t.Errorf("./prog %v:\n%s\nwant (%s):\n%s", c.argv, out, c.golden, want)
 		}
 	}
-	// --help adds the Nexus Options block: morloc's options nexus has, and its own.
+	// --help adds the Nexus Options block: morloc's options nexus has, and
+	// its own; never morloc's that nexus refuses.
 	cmd := exec.Command("./prog", "--help")
 	cmd.Dir = dir
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Usage: ./prog <nexus_options> <command> <command_options>\n", "\nNexus Options:\n", "      --keep-null\n", "  -o, --output-file <FILE>\n", "      --timeout <DURATION>\n", "      --workers <N>\n"} {
+	for _, want := range []string{"Usage: ./prog <nexus_options> <command> <command_options>\n", "\nNexus Options:\n", "      --keep-null\n", "  -o, --output-file <FILE>\n", "      --timeout <DURATION>\n", "      --workers <N>\n",
+		"      --explain\n          Print one line for each manifest field nexus reads but does not honour, and exit\n"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("./prog --help lacks %q:\n%s", want, out)
+		}
+	}
+	for _, refused := range []string{"--print", "--compression-level", "--log-dir", "--summary", "--json-help"} {
+		if strings.Contains(string(out), refused) {
+			t.Errorf("./prog --help lists %s, a morloc option nexus does not have:\n%s", refused, out)
 		}
 	}
 }

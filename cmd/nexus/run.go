@@ -172,9 +172,9 @@ func runProgram(g *globalFlags, cmd *cobra.Command, target string, argv []string
 	if err != nil {
 		return err
 	}
-	h := argmap.HelpContext{Prog: programName(m), Options: append(append([]argmap.NexusOption{}, nexusOptions...), morlocOnlyOptions...)}
+	// Help lists only what nexus has; the split knows morloc's others too.
+	h := argmap.HelpContext{Prog: programName(m), Options: nexusOptions, Unlisted: morlocOnlyOptions}
 	inv, err := argmap.SplitInvocation(m, argv, h)
-	h.Options = nexusOptions // help lists only what nexus has
 	var he *argmap.HelpError
 	var ue *argmap.UsageError
 	switch {

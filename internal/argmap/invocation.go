@@ -53,12 +53,21 @@ type NexusOption struct {
 type HelpContext struct {
 	Prog    string
 	Options []NexusOption
+	// Unlisted are options the split knows, so that it finds the command
+	// after their values, but help does not list: morloc's nexus options
+	// that nexus refuses.
+	Unlisted []NexusOption
+}
+
+// known is every option the split knows: nexus's, then the unlisted.
+func (h HelpContext) known() []NexusOption {
+	return append(append([]NexusOption(nil), h.Options...), h.Unlisted...)
 }
 
 // takesValue reports whether the nexus option tok (--name or -x) consumes
 // the next token.
 func (h HelpContext) takesValue(tok string) bool {
-	for _, o := range h.Options {
+	for _, o := range h.known() {
 		if o.Value == "" {
 			continue
 		}
@@ -70,7 +79,7 @@ func (h HelpContext) takesValue(tok string) bool {
 }
 
 func (h HelpContext) isNexusLong(name string) bool {
-	for _, o := range h.Options {
+	for _, o := range h.known() {
 		if o.Long != "" && name == "--"+o.Long {
 			return true
 		}
