@@ -304,7 +304,8 @@ func TestFirstNul(t *testing.T) {
 // Constraints other than kind are shown in the description and help.
 func TestConstraintsShown(t *testing.T) {
 	tool := toolOf(t, remote("f", "j",
-		pos("j", `,"constraints":[{"type":"min","value":0},{"type":"kind","value":"record"}]`),
+		pos("j", `,"constraints":[{"type":"min","value":0},{"type":"kind","value":"record"}]`)+","+
+			opt("j", "num", `"1"`, `,"constraints":[{"type":"max","value":9}]`),
 		`,"constraints":[{"type":"equal_length"}]`))
 	props, _ := tool.InputSchema.Get("properties")
 	p1, _ := props.(Object).Get("_1")
@@ -315,7 +316,15 @@ func TestConstraintsShown(t *testing.T) {
 		t.Errorf("description %q", tool.Description)
 	}
 	m := &manifest.Manifest{Name: "prog", Commands: []manifest.Command{*tool.Command}}
-	if u := commandHelp(m, &m.Commands[0], "", HelpContext{Prog: "prog"}, true); !strings.Contains(u, "constraints: min 0") || !strings.Contains(u, "\nConstraints: equal_length") {
-		t.Errorf("help:\n%s", u)
+	// In help (morloc's layout, help.go): an argument's as the last line of
+	// its help (after its type), the command's as a block after the return.
+	u := commandHelp(m, &m.Commands[0], "", HelpContext{Prog: "prog"}, true)
+	for _, want := range []string{
+		"      --num <arg>\n          type: T\n          constraints: max 9\n",
+		"Positional arguments:\n  1:  type: T\n      constraints: min 0\n\nReturn: T\n\nConstraints: equal_length\n",
+	} {
+		if !strings.Contains(u, want) {
+			t.Errorf("help lacks %q:\n%s", want, u)
+		}
 	}
 }
