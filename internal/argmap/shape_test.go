@@ -206,6 +206,25 @@ func TestCheckPath(t *testing.T) {
 	}
 }
 
+// A source, form or check on a many argument is ignored, as morloc's nexus
+// ignores it (its compiler refuses them there): over MCP the argument is
+// its list of values, not a path, and its call reads no file.
+func TestManyIgnoresShape(t *testing.T) {
+	tool := toolOf(t, remote("f", "s", pos("s", `,"many":true,"source":"file","format":"path"`), ""))
+	props, _ := tool.InputSchema.Get("properties")
+	p1, _ := props.(Object).Get("_1")
+	if got := mustJSON(t, p1); got != `{"type":"array","items":{"type":"string"}}` {
+		t.Errorf("_1 = %s, want the list of values", got)
+	}
+	call, err := tool.ToPositional(json.RawMessage(`{"_1":["a","b"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustJSON(t, call.Args); got != `[["a","b"]]` || len(call.Inputs) != 0 {
+		t.Errorf("args %s, inputs %v: want the values as given, nothing to read", got, call.Inputs)
+	}
+}
+
 // A tool's source: file argument is a string over MCP; its call carries
 // the read as an Input, which Resolve does: the value read, a check run on
 // what the client gave and not on a default.

@@ -97,9 +97,10 @@ func (a *Arg) Shaped() bool {
 
 // IsPath reports whether a's value is the path of a file holding the
 // value (source: file): over MCP a client passes the path, and nexus reads
-// the file on its own machine.
+// the file on its own machine. Never for a many argument, whose source is
+// ignored (readShapes).
 func (a *Arg) IsPath() bool {
-	return (a.Kind == KindPos || a.Kind == KindOpt) && a.Source == SourceFile
+	return (a.Kind == KindPos || a.Kind == KindOpt) && a.Source == SourceFile && !a.Many
 }
 
 // PathMode is the mode of a's path check ("r", "w", "x", "rw"), "" when
