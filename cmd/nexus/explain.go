@@ -49,7 +49,7 @@ func explain(m *manifest.Manifest) []string {
 	for _, c := range m.Capabilities {
 		switch c {
 		case manifest.CapabilityLog:
-			say("capabilities %q: not honoured: nexus has no --log-dir, --summary or --quiet", c)
+			say("capabilities %q: partly honoured: nexus has -q/--quiet (its log level error), not --log-dir or --summary", c)
 		case manifest.CapabilityDebugTrace:
 			say("capabilities %q: not honoured: nexus has no --debug-cache-depth, --debug-cache-max or --debug-recursion-cap", c)
 		default:

@@ -154,6 +154,16 @@ func TestSplitInvocation(t *testing.T) {
 			t.Errorf("%s: nexus %q command %v args %q; want %q %s %q", name, inv.Nexus, inv.Command, inv.Args, c.nexus, c.cmd, c.args)
 		}
 	}
+	// An option that needs no command leads: --explain as --mcp-tools, in
+	// a program of one command too (where all else is the command's).
+	for _, m := range []*manifest.Manifest{groups, single} {
+		for _, lead := range []string{"--mcp-tools", "--mcp-config", "--explain"} {
+			inv, err := SplitInvocation(m, []string{lead}, h)
+			if err != nil || inv.Leading != lead || inv.Command != nil {
+				t.Errorf("%s %s: %v, %+v; want it leading", m.Name, lead, err, inv)
+			}
+		}
+	}
 	// Help lists nexus's options, never the unlisted ones.
 	if inv, err := SplitInvocation(groups, []string{"--help"}, h); err != nil || !strings.Contains(inv.Help, "--timeout <DURATION>") || strings.Contains(inv.Help, "log-dir") {
 		t.Errorf("--help (%v) lists an unlisted option, or not nexus's:\n%s", err, inv.Help)
