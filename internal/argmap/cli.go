@@ -91,23 +91,31 @@ var negativeNumber = regexp.MustCompile(`^-([0-9.]|(?i:inf|infinity)$)`)
 // too: `--xs 1 2 3`, as in morloc);
 // `--flag`/`--no-flag` flags; a group's fields as their own options and the
 // whole record as JSON through its group option; `--` ends the options.
-// An output projection (a terminal's flag) cannot be expressed here: use
-// CLICall.
+// Arguments with a source, form or check are read as morloc reads them
+// (shape.go): files are read, paths checked; stdin is never read here
+// (CLICall reads it). An output projection (a terminal's flag) cannot be
+// expressed here: use CLICall.
 func FromCLI(c *manifest.Command, argv []string) ([]json.RawMessage, error) {
-	args, term, err := parseCLI(c, argv)
+	fs := osFS
+	fs.stdin = noStdin{}
+	args, inputs, term, err := parseCLI(c, argv, fs)
 	if err != nil {
 		return nil, err
 	}
 	if term != nil {
 		return nil, fmt.Errorf("%s: output projection %s is not available in this mode", c.Name, terminalSpelling(term))
 	}
-	return args, nil
+	call, err := resolve(Call{Command: c, Args: args, Inputs: inputs}, fs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Name, err)
+	}
+	return call.Args, nil
 }
 
 // CLICall is FromCLI plus output projections: a terminal's flag (--lines)
 // makes the call run that terminal's entry command with the same arguments.
 func CLICall(m *manifest.Manifest, c *manifest.Command, argv []string) (Call, error) {
-	args, term, err := parseCLI(c, argv)
+	args, inputs, term, err := parseCLI(c, argv, osFS)
 	if err != nil {
 		return Call{}, err
 	}
@@ -117,7 +125,13 @@ func CLICall(m *manifest.Manifest, c *manifest.Command, argv []string) (Call, er
 			return Call{}, fmt.Errorf("%s: output projection %s names no command '%s'", c.Name, terminalSpelling(term), term.Entry)
 		}
 	}
-	args, arrays := nonFiniteArrays(c, args)
+	// Files named by `source: file` values are read, and paths checked,
+	// now: the CLI runs one call (the error names the argument).
+	resolved, err := Resolve(Call{Command: c, Args: args, Inputs: inputs})
+	if err != nil {
+		return Call{}, fmt.Errorf("%s: %w", c.Name, err)
+	}
+	args, arrays := nonFiniteArrays(c, resolved.Args)
 	return Call{Command: cmd, Args: args, Arrays: arrays, Ret: retOf(cmd)}, nil
 }
 
@@ -173,11 +187,15 @@ type cliValue struct {
 	text   string
 }
 
-func parseCLI(c *manifest.Command, argv []string) ([]json.RawMessage, *manifest.Terminal, error) {
+func parseCLI(c *manifest.Command, argv []string, fs dataFS) ([]json.RawMessage, []Input, *manifest.Terminal, error) {
+	if c.Fault != nil {
+		return nil, nil, nil, fmt.Errorf("%s: cannot run: %s at %s", c.Name, c.Fault.Msg, c.Fault.Path)
+	}
 	p, err := newPlan(c)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", c.Name, err)
+		return nil, nil, nil, fmt.Errorf("%s: %w", c.Name, err)
 	}
+	rd := &cliReader{fs: fs}
 	opts := cliOptionTable(c, p)
 	fail := func(format string, a ...any) error {
 		return fmt.Errorf("%s: %s", c.Name, fmt.Sprintf(format, a...))
@@ -208,26 +226,26 @@ func parseCLI(c *manifest.Command, argv []string) ([]json.RawMessage, *manifest.
 			name, val, hasVal := strings.Cut(tok[2:], "=")
 			t := opts.long[name]
 			if t == nil {
-				return nil, nil, fail("unknown option --%s (run with --help for the options)", name)
+				return nil, nil, nil, fail("unknown option --%s (run with --help for the options)", name)
 			}
 			if !t.takesValue() {
 				if hasVal {
-					return nil, nil, fail("%s takes no value", t.name)
+					return nil, nil, nil, fail("%s takes no value", t.name)
 				}
 				if err := set(t, t.flag); err != nil {
-					return nil, nil, err
+					return nil, nil, nil, err
 				}
 				continue
 			}
 			if !hasVal {
 				if i+1 >= len(argv) {
-					return nil, nil, fail("option %s needs a value", t.name)
+					return nil, nil, nil, fail("option %s needs a value", t.name)
 				}
 				i++
 				val = argv[i]
 			}
 			if err := set(t, val); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			if !hasVal {
 				i = takeManyValues(t, argv, i, set)
@@ -239,17 +257,17 @@ func parseCLI(c *manifest.Command, argv []string) ([]json.RawMessage, *manifest.
 				continue
 			}
 			if t == nil {
-				return nil, nil, fail("unknown option -%s (run with --help for the options)", tok[1:2])
+				return nil, nil, nil, fail("unknown option -%s (run with --help for the options)", tok[1:2])
 			}
 			if !t.takesValue() {
 				// Bundled flags: -abc.
 				for _, r := range tok[1:] {
 					ft := opts.short[string(r)]
 					if ft == nil || ft.takesValue() {
-						return nil, nil, fail("unknown option -%c in %s", r, tok)
+						return nil, nil, nil, fail("unknown option -%c in %s", r, tok)
 					}
 					if err := set(ft, ft.flag); err != nil {
-						return nil, nil, err
+						return nil, nil, nil, err
 					}
 				}
 				continue
@@ -257,13 +275,13 @@ func parseCLI(c *manifest.Command, argv []string) ([]json.RawMessage, *manifest.
 			val := strings.TrimPrefix(tok[2:], "=")
 			if len(tok) == 2 {
 				if i+1 >= len(argv) {
-					return nil, nil, fail("option %s needs a value", t.name)
+					return nil, nil, nil, fail("option %s needs a value", t.name)
 				}
 				i++
 				val = argv[i]
 			}
 			if err := set(t, val); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			if len(tok) == 2 {
 				i = takeManyValues(t, argv, i, set)
@@ -272,14 +290,14 @@ func parseCLI(c *manifest.Command, argv []string) ([]json.RawMessage, *manifest.
 	}
 
 	s := newSupplied()
-	if err := supplyPositionals(c, p, s, positional); err != nil {
-		return nil, nil, err
+	if err := supplyPositionals(c, p, s, positional, rd); err != nil {
+		return nil, nil, nil, err
 	}
 	// Whole records first, so that a field's own option overrides the JSON.
 	for _, v := range values {
 		if v.target.whole {
 			if err := supplyWholeCLI(s, v); err != nil {
-				return nil, nil, fail("%v", err)
+				return nil, nil, nil, fail("%v", err)
 			}
 		}
 	}
@@ -289,22 +307,22 @@ func parseCLI(c *manifest.Command, argv []string) ([]json.RawMessage, *manifest.
 		switch {
 		case t.whole:
 		case t.field != nil:
-			raw, msg := parseText(v.text, t.field.t, t.arg.Quoted)
+			raw, msg := rd.cliText(t.arg, t.field.t, v.text)
 			if msg != "" {
-				return nil, nil, fail("option %s: %s", t.name, msg)
+				return nil, nil, nil, fail("option %s: %s", t.name, msg)
 			}
 			s.fields[t.field] = raw
 		case t.arg.Many && t.slot.kind == manifest.KindOpt:
 			elem := argType(t.arg).Elem
-			raw, msg := parseText(v.text, elem, t.arg.Quoted)
+			raw, msg := rd.cliText(t.arg, elem, v.text)
 			if msg != "" {
-				return nil, nil, fail("option %s: %s", t.name, msg)
+				return nil, nil, nil, fail("option %s: %s", t.name, msg)
 			}
 			many[t.slot] = append(many[t.slot], raw)
 		default:
-			raw, msg := parseText(v.text, t.arg.T, t.arg.Quoted)
+			raw, msg := rd.cliText(t.arg, t.arg.T, v.text)
 			if msg != "" {
-				return nil, nil, fail("option %s: %s", t.name, msg)
+				return nil, nil, nil, fail("option %s: %s", t.name, msg)
 			}
 			s.vals[t.slot] = raw
 		}
@@ -315,11 +333,11 @@ func parseCLI(c *manifest.Command, argv []string) ([]json.RawMessage, *manifest.
 	args, err := p.assemble(s)
 	if err != nil {
 		if me, ok := err.(*missingError); ok {
-			return nil, nil, cliMissing(c, me)
+			return nil, nil, nil, cliMissing(c, me)
 		}
-		return nil, nil, fail("%v", err)
+		return nil, nil, nil, fail("%v", err)
 	}
-	return args, term, nil
+	return args, p.inputs(s, false), term, nil
 }
 
 func cliMissing(c *manifest.Command, me *missingError) error {
@@ -409,7 +427,7 @@ func fieldKeys(sl *slot) []string {
 
 // supplyPositionals assigns argv tokens to the positional arguments. A
 // variadic one takes every token the others leave.
-func supplyPositionals(c *manifest.Command, p *plan, s *supplied, tokens []string) error {
+func supplyPositionals(c *manifest.Command, p *plan, s *supplied, tokens []string, rd *cliReader) error {
 	var pos []*slot
 	manyAt := -1
 	for _, sl := range p.slots {
@@ -442,7 +460,7 @@ func supplyPositionals(c *manifest.Command, p *plan, s *supplied, tokens []strin
 		return countErr()
 	}
 	parse := func(sl *slot, t *manifest.Type, tok string) (json.RawMessage, error) {
-		raw, msg := parseText(tok, t, sl.arg.Quoted)
+		raw, msg := rd.cliText(sl.arg, t, tok)
 		if msg != "" {
 			return nil, fmt.Errorf("%s: argument %s: %s", c.Name, posMetavar(sl.arg), msg)
 		}
