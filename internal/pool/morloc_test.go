@@ -477,6 +477,49 @@ func TestMorlocConcurrentCalls(t *testing.T) {
 	}
 }
 
+// Many calls at once to one pool, each answered through shared memory (a
+// list over morloc's 64 KiB inline limit), each with its own values: a
+// Python or C++ pool frees a result's block when its worker starts its next
+// job, which must not happen before nexus has copied the result out.
+func TestMorlocConcurrentSharedResults(t *testing.T) {
+	ts := startMorlocSet(t, Options{}, nil)
+	const calls, n = 24, 20_000 // 80 KB of i4 each
+	for _, name := range []string{"seq", "cseq"} {
+		t.Run(name, func(t *testing.T) {
+			errs := make(chan error, calls)
+			var wg sync.WaitGroup
+			for k := range calls {
+				wg.Go(func() {
+					got, err := ts.call(t, name, k, n)
+					var xs []int
+					if err == nil {
+						err = json.Unmarshal([]byte(got), &xs)
+					}
+					if err == nil && len(xs) != n {
+						err = fmt.Errorf("%d values, want %d", len(xs), n)
+					}
+					for i := 0; err == nil && i < len(xs); i++ {
+						if xs[i] != k*n+i {
+							err = fmt.Errorf("value %d is %d, want %d", i, xs[i], k*n+i)
+						}
+					}
+					if err != nil {
+						err = fmt.Errorf("%s(%d, %d): %w", name, k, n, err)
+					}
+					errs <- err
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				if err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+}
+
 // A pool process that dies is started again; the next call works, and the
 // program's other pool reaches the new one (its link in the temporary
 // directory points at the new socket).
