@@ -554,6 +554,62 @@ func TestMorlocKilledPoolRecovers(t *testing.T) {
 	}
 }
 
+// A pool that only its sibling pools call (here the C++ pool, reached
+// through viaPy) never answers nexus itself. It counts as healthy once a
+// call that needed it succeeded, or once it stayed up for HealthyAfter: its
+// next death is then restarted at once, however many came before. One that
+// dies again before either is backed off, as any pool is.
+func TestMorlocSiblingOnlyPoolHealth(t *testing.T) {
+	const healthyAfter = 1500 * time.Millisecond
+	ts := startMorlocSet(t, Options{RestartDelay: time.Minute, HealthyAfter: healthyAfter}, nil)
+	if err := ts.Ready(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	w := ts.pools[1].workers[0]
+	kill := func(why string) *morlocProcess {
+		t.Helper()
+		p := ts.process(t, 1)
+		if err := syscall.Kill(p.pid(), syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		<-p.ended() // its worker has learnt of the death
+		w.mu.Lock()
+		failures, wait := w.failures, time.Until(w.retryAt)
+		w.mu.Unlock()
+		t.Logf("%s: %d failures in a row, next start in %s", why, failures, wait.Round(time.Millisecond))
+		return p
+	}
+	restartedAtOnce := func(old *morlocProcess, why string) {
+		t.Helper()
+		p, err := w.process(context.Background(), nil)
+		if err != nil {
+			t.Fatalf("%s: the C++ pool is not restarted at once: %v", why, err)
+		}
+		if p.pid() == old.pid() {
+			t.Fatalf("%s: the dead process %d is still the pool's", why, old.pid())
+		}
+	}
+
+	// Killed before any call reached it: a first failure, restarted at once.
+	old := kill("killed fresh")
+	restartedAtOnce(old, "the first death")
+	// A call that needed it (Python calling C++) succeeds: it is healthy.
+	if got := ts.mustCall(t, "viaPy", 4); got != "-5" {
+		t.Fatalf("viaPy(4) = %s", got)
+	}
+	old = kill("killed after a call needed it")
+	restartedAtOnce(old, "a death after a call that needed the pool succeeded")
+	// Up for HealthyAfter with no call at all: healthy too.
+	time.Sleep(healthyAfter + 200*time.Millisecond)
+	old = kill("killed after HealthyAfter")
+	restartedAtOnce(old, "a death after HealthyAfter up")
+	// Killed again at once, neither called nor up long: backed off.
+	kill("killed again at once")
+	if _, err := w.process(context.Background(), nil); err == nil || !strings.Contains(err.Error(), "pool cpp is down after 2 failures in a row") {
+		t.Errorf("a second death in a row before the pool was healthy: %v, want a backoff", err)
+	}
+}
+
 // A call that does not end times out at once. morloc's pools cannot
 // cancel it: a spare process starts at once and, the call still running
 // when it is up, takes over (well before the minute of CancelGrace); a call
