@@ -66,9 +66,11 @@ func (p *Packet) Hold(mem *Memory) (release func(), err error) {
 
 // heldBlock is a block nexus holds a reference on.
 type heldBlock struct {
-	rw    []byte         // the mapping: from the header's page to the block's end
-	count *atomic.Uint32 // the header's reference_count, in rw
-	data  []byte         // the block's data, in rw
+	hdr   []byte         // the mapping of the header's page (or two)
+	count *atomic.Uint32 // the header's reference_count, in hdr
+	path  string         // the volume's file
+	at    int64          // where the block's data starts in it
+	size  int64          // the data's size
 }
 
 // hold takes a reference on the block whose data starts at off in the
@@ -85,30 +87,16 @@ func (v *volume) hold(off uint64, hs int) (*heldBlock, error) {
 	if size > uint64(len(v.data))-off {
 		return nil, fmt.Errorf("its block header says %d bytes, past the end of the volume", size)
 	}
-	// Map from the page holding the header to the block's end, read-write.
-	at := int64(hs) + int64(off) - blockHeaderSize // the header's place in the file
-	page := int64(os.Getpagesize())
-	start := at &^ (page - 1)
-	end := int64(hs) + int64(off) + int64(size)
-	f, err := os.OpenFile(v.path, os.O_RDWR, 0)
+	at := int64(hs) + int64(off) // the data's place in the file
+	rw, i, err := mapRW(v.path, at-blockHeaderSize, blockHeaderSize)
 	if err != nil {
-		return nil, fmt.Errorf("opening its volume to hold the result: %w", err)
+		return nil, fmt.Errorf("mapping its block header to hold the result: %w", err)
 	}
-	rw, err := syscall.Mmap(int(f.Fd()), start, int(end-start), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
-	f.Close()
-	if err != nil {
-		return nil, fmt.Errorf("mapping its block to hold the result: %w", err)
-	}
-	i := at - start
-	if i%4 != 0 { // the mapping starts on a page; blocks are 8-aligned (v0.69 memory.h:99-103)
+	if i%4 != 0 { // mappings start on a page; blocks are 8-aligned (v0.69 memory.h:99-103)
 		syscall.Munmap(rw)
-		return nil, fmt.Errorf("its block header at byte %d of the volume is not aligned", at)
+		return nil, fmt.Errorf("its block header at byte %d of the volume is not aligned", at-blockHeaderSize)
 	}
-	b := &heldBlock{
-		rw:    rw,
-		count: (*atomic.Uint32)(unsafe.Pointer(&rw[i+4])),
-		data:  rw[i+blockHeaderSize:],
-	}
+	b := &heldBlock{hdr: rw, count: (*atomic.Uint32)(unsafe.Pointer(&rw[i+4])), path: v.path, at: at, size: int64(size)}
 	// An increment only while someone holds it: a count of 0 means the
 	// pool has freed the block (and may have handed it out again, but then
 	// the count is not 0 and the magic is back: nexus cannot tell, which
@@ -126,10 +114,26 @@ func (v *volume) hold(off uint64, hs int) (*heldBlock, error) {
 	}
 }
 
+// mapRW maps n bytes at off of the file read-write, from off's page on,
+// and returns the mapping and where off is in it.
+func mapRW(path string, off, n int64) ([]byte, int64, error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	start := off &^ (int64(os.Getpagesize()) - 1)
+	m, err := syscall.Mmap(int(f.Fd()), start, int(off+n-start), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, 0, err
+	}
+	return m, off - start, nil
+}
+
 // release drops the reference hold took, freeing the block if it was the
 // last (see Packet.Hold).
 func (b *heldBlock) release() {
-	defer syscall.Munmap(b.rw)
+	defer syscall.Munmap(b.hdr)
 	for {
 		c := b.count.Load()
 		switch {
@@ -140,7 +144,12 @@ func (b *heldBlock) release() {
 				return
 			}
 		default: // nexus's is the last reference: no one else can take one
-			clear(b.data)
+			if b.size > 0 {
+				if data, i, err := mapRW(b.path, b.at, b.size); err == nil {
+					clear(data[i:])
+					syscall.Munmap(data)
+				} // else the volume is gone: the program is ending
+			}
 			b.count.Store(0)
 			return
 		}
