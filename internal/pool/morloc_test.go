@@ -32,7 +32,9 @@ import (
 // compiles from testdata/morloc/<program>/main.loc: compiled at test time
 // (morloc's generated pools embed its runtime, so they are not committed)
 // and kept between runs under the user's cache directory, keyed by
-// everything the build reads.
+// everything the build reads. Under -short (the fast tier) only
+// TestMorlocCalls and TestMorlocConcurrentSharedResults run: each start of
+// the program's pools takes seconds; the rest are long (testenv.Long).
 
 // morlocCompiler returns morloc 0.69.0's compiler, or stops the test when
 // it is not installed (make deps builds it): NEXUS_MORLOC069 names the
@@ -398,6 +400,7 @@ func TestMorlocCalls(t *testing.T) {
 
 // A function that raises gives a *CallError with the pool's message.
 func TestMorlocFailure(t *testing.T) {
+	testenv.Long(t)
 	ts := startMorlocSet(t, Options{}, nil)
 	_, err := ts.call(t, "fail", "the dice rolled off the table")
 	var ce *CallError
@@ -416,6 +419,7 @@ func TestMorlocFailure(t *testing.T) {
 // msgpack reader asserts); the call fails saying so, the process is
 // replaced, and the next call works.
 func TestMorlocWorkerAbort(t *testing.T) {
+	testenv.Long(t)
 	ts := startMorlocSet(t, Options{}, func(specs []Spec) {
 		// Claim echo takes an Int: the pool, expecting a string, gets an int.
 		for mid, fn := range specs[0].Functions {
@@ -453,6 +457,7 @@ func TestMorlocWorkerAbort(t *testing.T) {
 
 // Many calls at once, each on its own connection, to both pools.
 func TestMorlocConcurrentCalls(t *testing.T) {
+	testenv.Long(t)
 	ts := startMorlocSet(t, Options{}, nil)
 	const n = 40
 	errs := make(chan error, 2*n)
@@ -524,6 +529,7 @@ func TestMorlocConcurrentSharedResults(t *testing.T) {
 // program's other pool reaches the new one (its link in the temporary
 // directory points at the new socket).
 func TestMorlocKilledPoolRecovers(t *testing.T) {
+	testenv.Long(t)
 	ts := startMorlocSet(t, Options{}, nil)
 	if got := ts.mustCall(t, "viaC", 4); got != "-3" {
 		t.Fatalf("viaC(4) = %s", got)
@@ -560,6 +566,7 @@ func TestMorlocKilledPoolRecovers(t *testing.T) {
 // next death is then restarted at once, however many came before. One that
 // dies again before either is backed off, as any pool is.
 func TestMorlocSiblingOnlyPoolHealth(t *testing.T) {
+	testenv.Long(t)
 	const healthyAfter = 1500 * time.Millisecond
 	ts := startMorlocSet(t, Options{RestartDelay: time.Minute, HealthyAfter: healthyAfter}, nil)
 	if err := ts.Ready(context.Background()); err != nil {
@@ -616,6 +623,7 @@ func TestMorlocSiblingOnlyPoolHealth(t *testing.T) {
 // made meanwhile, held back, runs on it. The old process is stopped, and
 // its socket is gone.
 func TestMorlocHungCall(t *testing.T) {
+	testenv.Long(t)
 	ts := startMorlocSet(t, Options{CancelGrace: time.Minute}, nil)
 	old := ts.process(t, 0)
 	began := time.Now()
@@ -665,6 +673,7 @@ func TestMorlocHungCall(t *testing.T) {
 // hangs) is stuck there too: the C++ pool's worker is busy with it, and
 // calls from Python would queue behind it. Both processes are replaced.
 func TestMorlocHungCallInSibling(t *testing.T) {
+	testenv.Long(t)
 	ts := startMorlocSet(t, Options{CancelGrace: time.Minute}, nil)
 	oldPy, oldCpp := ts.process(t, 0).pid(), ts.process(t, 1).pid()
 	_, err := ts.callWith(t, context.Background(), CallOptions{Timeout: 500 * time.Millisecond}, "hangViaC", 600.0)
@@ -689,6 +698,7 @@ func TestMorlocHungCallInSibling(t *testing.T) {
 // A call that ends after its timeout, before the spare process is up,
 // keeps its process: nothing is replaced, and the spare is stopped.
 func TestMorlocSlowCallKeepsItsProcess(t *testing.T) {
+	testenv.Long(t)
 	// Every start of the Python pool but the first takes 20 seconds.
 	mark := filepath.Join(t.TempDir(), "started")
 	ts := startMorlocSet(t, Options{CancelGrace: time.Minute}, func(specs []Spec) {
@@ -791,6 +801,7 @@ func groupMembers(pgid int) []int {
 // Close leaves nothing behind: no process, socket, temporary directory or
 // shared-memory file.
 func TestMorlocCloseLeavesNothing(t *testing.T) {
+	testenv.Long(t)
 	ts := startMorlocSet(t, Options{}, nil)
 	ts.mustCall(t, "big", 200_000) // shared memory beyond volume 0
 	ts.mustCall(t, "cadd", 1, 2)
@@ -846,6 +857,7 @@ func runMorlocTestHost(dir string) {
 // (Pdeathsig, then the reaper), and the reaper removes the temporary
 // directory and the shared-memory files.
 func TestMorlocKilledNexusLeavesNothing(t *testing.T) {
+	testenv.Long(t)
 	dir := buildMorlocProgram(t, "multi")
 	host := exec.Command(os.Args[0], "-test.run=^$")
 	host.Env = append(os.Environ(), morlocHostEnv+"="+dir)
