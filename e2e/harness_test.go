@@ -86,14 +86,43 @@ func program(name string) string { return filepath.Join(repoRoot, "testdata", na
 
 // syncBuffer collects a child's stderr safely.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	written chan struct{} // closed (and replaced) by each Write; see await
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.written != nil {
+		close(s.written)
+		s.written = nil
+	}
 	return s.b.Write(p)
+}
+
+// await waits until the text written contains want, woken by each write,
+// and reports whether it came within d.
+func (s *syncBuffer) await(want string, d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		s.mu.Lock()
+		if strings.Contains(s.b.String(), want) {
+			s.mu.Unlock()
+			return true
+		}
+		if s.written == nil {
+			s.written = make(chan struct{})
+		}
+		written := s.written
+		s.mu.Unlock()
+		select {
+		case <-written:
+		case <-timer.C:
+			return false
+		}
+	}
 }
 
 func (s *syncBuffer) String() string {
