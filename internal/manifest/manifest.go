@@ -58,6 +58,13 @@ type Manifest struct {
 	InlineSize *int64 `json:"inline_size"`
 	NoShm      bool   `json:"no_shm"`
 	TmpDir     string `json:"tmpdir"`
+
+	// Resources are metadata.resources: the files the program serves as
+	// MCP resources (features.go).
+	Resources []Resource `json:"-"`
+	// Prompts are metadata.prompts, then the prompts commands compute
+	// (their metadata.prompt), in manifest order.
+	Prompts []Prompt `json:"-"`
 }
 
 // Build records how morloc built the program; only MorlocVersion is reported.
@@ -117,6 +124,16 @@ type Command struct {
 	Expr json.RawMessage `json:"expr,omitempty"`
 	// Timeout is metadata.timeout: 0 when unset, NoTimeout for "none".
 	Timeout time.Duration `json:"-"`
+	// Template is metadata.resource: the resources the command computes.
+	Template *ResourceTemplate `json:"-"`
+	// FileResult is set by metadata.result "file": the command returns the
+	// path of a file it wrote.
+	FileResult *FileResult `json:"-"`
+	// Completions are metadata.completions, by argument (property) name.
+	Completions map[string]Completion `json:"-"`
+	// NotTool is metadata.tool false: the command backs a template, a
+	// prompt or a completion, and is no tool of its own.
+	NotTool bool `json:"-"`
 }
 
 // Return describes a command's result.
