@@ -123,6 +123,13 @@ type Options struct {
 	// question unanswered before it becomes a task (default
 	// DefaultTaskInputSettle; taskinput.go).
 	TaskInputSettle time.Duration
+	// OutputDir is nexus's own output directory, where functions may
+	// write the files they return (NEXUS_OUTPUT_DIR in their pools); a
+	// file result there is served, as one in its program's directory is.
+	OutputDir string
+	// WatchDebounce is how long after a subscribed file's last change
+	// notifications/resources/updated is sent (default 100ms).
+	WatchDebounce time.Duration
 }
 
 // Outcome is how a tools/call ended, as the client saw it.
@@ -176,10 +183,20 @@ type Server struct {
 	tasks      *taskStore
 	// stateKey signs requestStates (mrtr.go).
 	stateKey []byte
+	// files are the files functions wrote and nexus serves (files.go).
+	files *fileStore
+	// subs are the resource subscriptions and change listeners (subscribe.go).
+	subs *subscriptions
 }
 
 // NewServer builds a server for one program's tools.
 func NewServer(info Implementation, tools []*argmap.Tool, caller Caller, opts Options) *Server {
+	return NewServerFor(Surface{Info: info, Tools: tools, Caller: caller}, opts)
+}
+
+// NewServerFor builds a server for a surface: tools, and the resources and
+// prompts of its catalog.
+func NewServerFor(in Surface, opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -204,8 +221,9 @@ func NewServer(info Implementation, tools []*argmap.Tool, caller Caller, opts Op
 	if opts.StateTTL <= 0 {
 		opts.StateTTL = DefaultStateTTL
 	}
-	s := &Server{surface: generation.NewCell(newSurface(info, tools, caller)), opts: opts, log: opts.Logger,
-		sessions: map[*Session]struct{}{}, tasks: newTaskStore(opts.MaxTasks), stateKey: opts.StateKey}
+	s := &Server{surface: generation.NewCell(newSurface(in)), opts: opts, log: opts.Logger,
+		sessions: map[*Session]struct{}{}, tasks: newTaskStore(opts.MaxTasks), stateKey: opts.StateKey,
+		files: newFileStore(), subs: newSubscriptions()}
 	if len(s.stateKey) == 0 {
 		s.stateKey = newStateKey()
 	}
