@@ -25,7 +25,7 @@ import (
 
 func newRunCmd(g *globalFlags) *cobra.Command {
 	return &cobra.Command{
-		Use:   "run TARGET [NEXUS_OPTIONS] [GROUP] COMMAND ARGS... | run TARGET --mcp-tools | --mcp-config [--wsl] | --help",
+		Use:   "run TARGET [NEXUS_OPTIONS] [GROUP] COMMAND ARGS... | run TARGET --mcp-tools | --mcp-resources | --mcp-prompts | --mcp-config [--wsl] | --help",
 		Short: "Run one of a program's commands as a CLI, as morloc's nexus does (what a launcher script calls)",
 		// The program's own commands and options follow TARGET: parse them ourselves.
 		DisableFlagParsing: true,
@@ -51,7 +51,7 @@ type runOptions struct {
 	keepNull     bool
 	formExplicit bool // -f given: a @default projection does not apply
 	outputFile   string
-	leading      string // --mcp-tools or --mcp-config given among them
+	leading      string // --mcp-tools, --mcp-resources, --mcp-prompts or --mcp-config given among them
 	wsl          bool
 	help         bool
 }
@@ -65,6 +65,8 @@ var nexusOptions = []argmap.NexusOption{
 	{Long: "keep-null", Help: "Print top-level () / None as \"null\" instead of suppressing it"},
 	{Short: "q", Long: "quiet", Help: "Log only errors on stderr (--log-level error)"},
 	{Long: "mcp-tools", Help: "Print an MCP tools/list definition for every command (name, description, JSON Schema inputSchema/outputSchema) and exit"},
+	{Long: "mcp-resources", Help: "Print the MCP resources/list definition of the program's resources, with its resource templates, and exit"},
+	{Long: "mcp-prompts", Help: "Print the MCP prompts/list definition of the program's prompts and exit"},
 	{Long: "mcp-config", Help: "Print a client MCP server config for this program (a `mcpServers` JSON entry, stdio transport, with the environment its pools need) and exit"},
 	{Long: "wsl", Help: "With --mcp-config: the entry for Claude Desktop on Windows, nexus running under WSL"},
 	{Long: "timeout", Value: "DURATION", Help: "How long a call may run (default: no limit on the CLI)"},
@@ -143,7 +145,7 @@ func parseNexusOptions(cmd *cobra.Command, g *globalFlags, tokens []string) (run
 			o.keepNull = true
 		case "quiet":
 			g.logLevel = "error"
-		case "mcp-tools", "mcp-config":
+		case "mcp-tools", "mcp-resources", "mcp-prompts", "mcp-config":
 			o.leading = "--" + opt.Long
 		case "wsl":
 			o.wsl = true
@@ -214,6 +216,18 @@ func runProgram(g *globalFlags, cmd *cobra.Command, target string, argv []string
 		}
 		srv := mcp.NewServer(serverInfo(m), prog.tools, nil, mcp.Options{})
 		return printJSON(os.Stdout, srv.ToolsPayload())
+	case "--mcp-resources", "--mcp-prompts":
+		// As --mcp-tools: the resources/list (with the templates) or
+		// prompts/list payload, every entry, no pool started.
+		prog, err := loadProgram(target)
+		if err != nil {
+			return err
+		}
+		srv := mcp.NewServerFor(prog.surface(nil), mcp.Options{})
+		if leading == "--mcp-prompts" {
+			return printJSON(os.Stdout, srv.PromptsPayload())
+		}
+		return printJSON(os.Stdout, srv.ResourcesPayload())
 	case "--mcp-config":
 		// SPEC §3's form, with the environment the pools need (issue 12):
 		// clients start servers with a minimal PATH.
@@ -269,6 +283,9 @@ func runProgram(g *globalFlags, cmd *cobra.Command, target string, argv []string
 			return evalFailure(err)
 		}
 	} else {
+		if _, err := prepareOutputDir(g); err != nil { // the current directory, or --output-dir: kept
+			return err
+		}
 		set := startPools(m, g, entry.NeededPools)
 		defer set.Close()
 		raw, err = set.CallWith(ctx, entry.Pool, entry.Mid, call.Args, pool.CallOptions{Arrays: call.Arrays, Ret: call.Ret})
