@@ -5,9 +5,13 @@
 // answers (session.go: lifecycle, logging/setLevel, cancellation;
 // tools.go: tools/list pages, tools/call, progress, content; tasks.go:
 // tools/call as a task, tasks/* in both eras; taskinput.go: MRTR rounds
-// before a task), and log messages to clients (logging.go: a function's
-// own records, and LogHub for nexus's warnings). It reaches the language pools only through the small
-// Caller interface, which package pool implements.
+// before a task), the program's resources and prompts (catalog.go: what
+// the manifest declares, bound to the tools behind it; resources.go,
+// files.go, prompts.go, complete.go, subscribe.go; invoke.go: a function
+// called for a request other than tools/call), and log messages to clients
+// (logging.go: a function's own records, and LogHub for nexus's warnings).
+// It reaches the language pools only through the small Caller interface,
+// which package pool implements.
 //
 // # Transport-facing API
 //
@@ -37,9 +41,12 @@
 //   - Session.Close cancels whatever the session still runs and takes the
 //     session off Options.Logs; call it when the client is gone.
 //   - Server.SetTools swaps in a new tool surface and caller (hot reload,
-//     surface.go); NotifyToolsChanged then tells sessions whose notify is
-//     their only stream (stdio), and ToolsChangedNotification is the
-//     message for a transport that routes it itself (HTTP).
+//     surface.go), SetSurface the same with the programs' Catalog;
+//     NotifyToolsChanged then tells sessions whose notify is their only
+//     stream (stdio), and ToolsChangedNotification is the message for a
+//     transport that routes it itself (HTTP).
+//   - Server.EndSubscriptions ends the subscriptions/listen streams, which
+//     would run for ever: call it when the input ends or the drain begins.
 package mcp
 
 import (
