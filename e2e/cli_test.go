@@ -286,3 +286,44 @@ func TestCLIGlobalFlags(t *testing.T) {
 		t.Errorf("run without --timeout: %q (code %d)", out, code)
 	}
 }
+
+// --mcp-resources and --mcp-prompts print what resources/list (with the
+// templates) and prompts/list would, every entry, as --mcp-tools does the
+// tools, and start no pool; a command that is no tool ("tool": false) is
+// left off --mcp-tools (issue 21).
+func TestMCPResourcesAndPrompts(t *testing.T) {
+	out, errOut, code := runNexus(t, "run", program("plots"), "--mcp-resources")
+	if code != 0 {
+		t.Fatalf("--mcp-resources: code %d: %s", code, errOut)
+	}
+	var res struct {
+		Resources []struct{ URI, Name, MimeType string } `json:"resources"`
+		Templates []struct{ URITemplate string }         `json:"resourceTemplates"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || !strings.HasPrefix(out, "{\n  \"resources\": [\n    {\n") {
+		t.Fatalf("--mcp-resources is not an indented resources payload (%v): %.120q", err, out)
+	}
+	if len(res.Resources) != 2 || res.Resources[1].URI != "figures://example" || res.Resources[1].MimeType != "image/png" {
+		t.Errorf("resources: %+v", res.Resources)
+	}
+	var tmpls []string
+	for _, tm := range res.Templates {
+		tmpls = append(tmpls, tm.URITemplate)
+	}
+	if strings.Join(tmpls, " ") != "samples://{sample} stats://{sample}/summary binom://{n}/{k}" {
+		t.Errorf("templates: %v", tmpls)
+	}
+	out, errOut, code = runNexus(t, "run", program("plots"), "--mcp-prompts")
+	if code != 0 || !strings.Contains(out, `"name": "plot_sample"`) || !strings.Contains(out, `"name": "explain_figure"`) {
+		t.Errorf("--mcp-prompts: code %d: %s%s", code, out, errOut)
+	}
+	out, _, _ = runNexus(t, "run", program("plots"), "--mcp-tools")
+	if !strings.Contains(out, `"name": "plot_values"`) || strings.Contains(out, `"name": "sample_names"`) {
+		t.Errorf("--mcp-tools lists the completer, which is no tool, or lacks plot_values:\n%s", out)
+	}
+	// A program without any: empty lists.
+	out, _, code = runNexus(t, "run", program("shapes"), "--mcp-prompts")
+	if code != 0 || strings.TrimSpace(out) != "{\n  \"prompts\": []\n}" {
+		t.Errorf("shapes --mcp-prompts: %q", out)
+	}
+}

@@ -138,7 +138,7 @@ func TestStatelessEraTranscript(t *testing.T) {
 	supported := `["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"]`
 	runTranscript(t, s, []step{
 		{`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta26("2026-07-28", "") + `}}`,
-			[]string{`{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":` + supported + `,"capabilities":{"completions":{},"extensions":{"io.modelcontextprotocol/tasks":{}},"prompts":{},"resources":{},"tools":{}},"ttlMs":3600000,"cacheScope":"public","resultType":"complete",` + serverMeta + `}}`}},
+			[]string{`{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":` + supported + `,"capabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}},"tools":{}},"ttlMs":3600000,"cacheScope":"public","resultType":"complete",` + serverMeta + `}}`}},
 		{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"addInt","arguments":{"_1":1},` + meta26("2026-07-28", "") + `}}`,
 			[]string{`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"2"}],"isError":false,"resultType":"complete",` + serverMeta + `}}`}},
 		{`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{` + meta26("2026-07-28", "") + `}}`,
@@ -280,7 +280,7 @@ func TestBatchOverStdio(t *testing.T) {
 				`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"200"}],"isError":false}},` +
 				`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"2"}],"isError":false}},` +
 				`{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"method not found: nope"}},` +
-				`{"jsonrpc":"2.0","id":4,"result":{"supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"],"capabilities":{"completions":{},"extensions":{"io.modelcontextprotocol/tasks":{}},"prompts":{},"resources":{},"tools":{}},"ttlMs":3600000,"cacheScope":"public","resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"shapes","version":"` + v + `"}}}},` +
+				`{"jsonrpc":"2.0","id":4,"result":{"supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"],"capabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}},"tools":{}},"ttlMs":3600000,"cacheScope":"public","resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"shapes","version":"` + v + `"}}}},` +
 				`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: expected a JSON-RPC object, got number"}}]`}},
 		// Notifications only: nothing at all comes back.
 		{`[{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}]`, nil},
@@ -394,11 +394,11 @@ func syscallKill(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }
 
 // handshakeCapabilities is the initialize result's capabilities for a
 // version: SPEC §4.2's tools alone up to 2025-06-18 (the seed's transcript),
-// and from 2025-11-25 also the empty prompts, resources and completions
-// nexus answers, logging, and tasks (shapes' sleepMs may run as one).
+// and from 2025-11-25 also logging, and tasks (shapes' sleepMs may run as
+// one). shapes has no prompts or resources: they are not declared.
 func handshakeCapabilities(version string) string {
 	if version >= "2025-11-25" {
-		return `{"completions":{},"logging":{},"prompts":{"listChanged":false},"resources":{"listChanged":false,"subscribe":false},"tasks":{"cancel":{},"list":{},"requests":{"tools":{"call":{}}}},"tools":{"listChanged":false}}`
+		return `{"logging":{},"tasks":{"cancel":{},"list":{},"requests":{"tools":{"call":{}}}},"tools":{"listChanged":false}}`
 	}
 	return `{"tools":{"listChanged":false}}`
 }

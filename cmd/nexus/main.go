@@ -67,6 +67,7 @@ type globalFlags struct {
 	command      string                          // the subcommand running ("mcp", "run", ...)
 	timeoutGiven bool                            // --timeout was on the command line
 	poolEvents   func(lang string, e pool.Event) // nexus serve's /metrics, when on
+	outputDir    string                          // --output-dir; settled by prepareOutputDir
 }
 
 func newRootCmd() *cobra.Command {
@@ -89,6 +90,7 @@ func newRootCmd() *cobra.Command {
 	root.PersistentFlags().StringVar(&g.logFormat, "log-format", "text", "stderr log format: text, or json (one JSON object a line, pool output included, for log collectors)")
 	root.PersistentFlags().DurationVar(&g.timeout, "timeout", defaultCallTimeout, "how long a tool call may run, for commands whose manifest entry sets no metadata.timeout (0: no limit; nexus run has none by default)")
 	root.PersistentFlags().DurationVar(&g.startTimeout, "start-timeout", 30*time.Second, "how long a pool may take to start and say it is ready")
+	root.PersistentFlags().StringVar(&g.outputDir, "output-dir", "", "where functions write the files they return (NEXUS_OUTPUT_DIR in their pools; default: a temporary directory removed at exit, or the current directory for nexus run)")
 	root.PersistentFlags().IntVar(&g.workers, "workers", 0, "worker processes per pool, for pools whose manifest entry sets no metadata.workers (0: the language's default: 1 for py and cpp, min(4, CPUs) for r)")
 	root.AddCommand(newMCPCmd(g), newRunCmd(g), newLauncherCmd(), newRuntimeDirCmd())
 	root.AddCommand(newServeCmd(g))

@@ -37,7 +37,6 @@ func newMCPCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			m := prog.m
 			var p json.RawMessage
 			if params != "" {
 				if !json.Valid([]byte(params)) {
@@ -55,6 +54,11 @@ func newMCPCmd(g *globalFlags) *cobra.Command {
 			stderrLog := slog.Default()
 			logs := mcp.NewLogHub(stderrLog.Handler())
 			slog.SetDefault(slog.New(logs))
+			removeOutput, err := prepareOutputDir(g)
+			if err != nil {
+				return err
+			}
+			defer removeOutput()
 			caller, stopPools := prog.caller(g)
 			pools := newLivePools() // with --watch, every generation's pools
 			current := pools.add(stopPools)
@@ -63,9 +67,9 @@ func newMCPCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			srv := mcp.NewServer(serverInfo(m), prog.tools, caller, mcp.Options{
+			srv := mcp.NewServerFor(prog.surface(caller), mcp.Options{
 				Logger: stderrLog, MaxLine: maxLine, PageSize: pageSize, Logs: logs, StateKey: key,
-				MaxTasks: httpOpts.maxTasks, ListChanged: httpOpts.watch})
+				MaxTasks: httpOpts.maxTasks, ListChanged: httpOpts.watch, OutputDir: g.outputDir})
 			if httpOpts.watch && once == "" {
 				stopWatching, err := watchStdio(g, args[0], prog, pools, current, srv)
 				if err != nil {
@@ -100,6 +104,6 @@ func newMCPCmd(g *globalFlags) *cobra.Command {
 	c.Flags().StringVar(&params, "params", "", "JSON params for --once")
 	c.Flags().IntVar(&maxLine, "max-line", mcp.DefaultMaxLine, "largest accepted message, in bytes")
 	httpOpts.register(c.Flags(), "http-port") // --http-port N serves over HTTP instead of stdio
-	c.Flags().IntVar(&pageSize, "page-size", mcp.DefaultPageSize, "tools per tools/list page")
+	c.Flags().IntVar(&pageSize, "page-size", mcp.DefaultPageSize, "tools (prompts, resources) per list page")
 	return c
 }

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/nexus-mcp/nexus/internal/argmap"
@@ -18,6 +21,8 @@ type loaded struct {
 	m     *manifest.Manifest
 	tools []*argmap.Tool
 	pure  map[*manifest.Command]*eval.Program
+	// catalog holds the program's resources and prompts (issue 21).
+	catalog *mcp.Catalog
 }
 
 // loadProgram reads the manifest a target names, compiles its pure
@@ -37,7 +42,16 @@ func loadProgram(target string) (*loaded, error) {
 	if err := tuneTools(tools); err != nil {
 		return nil, err
 	}
-	return &loaded{m: m, tools: tools, pure: pure}, nil
+	catalog, err := mcp.NewCatalog([]mcp.CatalogProgram{{Manifest: m, Tools: tools}})
+	if err != nil {
+		return nil, err
+	}
+	return &loaded{m: m, tools: tools, pure: pure, catalog: catalog}, nil
+}
+
+// surface is what MCP serves of the program.
+func (l *loaded) surface(caller mcp.Caller) mcp.Surface {
+	return mcp.Surface{Info: serverInfo(l.m), Tools: l.tools, Caller: caller, Catalog: l.catalog}
 }
 
 // caller starts the pools the program needs (none when every command is
@@ -121,9 +135,43 @@ func serverInfo(m *manifest.Manifest) mcp.Implementation {
 // waiting, with Ctrl-C.
 func startPools(m *manifest.Manifest, g *globalFlags, only []int) *pool.Set {
 	opts := pool.Options{Logger: slog.Default(), OutputLog: jsonLog, OnEvent: g.poolEvents, StartTimeout: g.startTimeout, Reaper: true, StartDelay: poolStartDelay,
-		Morloc: morlocOptions(m)}
+		Morloc: morlocOptions(m), OutputDir: g.outputDir}
 	if g.command != "run" || g.timeoutGiven {
 		opts.CallTimeout = g.timeout
 	}
 	return pool.Start(context.Background(), poolSpecs(m, g, only), opts)
+}
+
+// prepareOutputDir settles nexus's output directory (g.outputDir), where
+// functions write the files they return (NEXUS_OUTPUT_DIR; issue 21):
+// --output-dir when given (made if missing); for a server, else, a fresh
+// temporary directory that the function returned removes; for nexus run,
+// else, the current directory, where a person running a command expects
+// its files.
+func prepareOutputDir(g *globalFlags) (func(), error) {
+	switch {
+	case g.outputDir != "":
+		if err := os.MkdirAll(g.outputDir, 0o755); err != nil {
+			return nil, fmt.Errorf("--output-dir: %w", err)
+		}
+		abs, err := filepath.Abs(g.outputDir)
+		if err != nil {
+			return nil, fmt.Errorf("--output-dir: %w", err)
+		}
+		g.outputDir = abs
+		return func() {}, nil
+	case g.command == "run":
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		g.outputDir = wd
+		return func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", "nexus-output-")
+	if err != nil {
+		return nil, fmt.Errorf("making nexus's output directory: %w", err)
+	}
+	g.outputDir = dir
+	return func() { os.RemoveAll(dir) }, nil
 }

@@ -25,7 +25,7 @@ import (
 
 func newRunCmd(g *globalFlags) *cobra.Command {
 	return &cobra.Command{
-		Use:   "run TARGET [NEXUS_OPTIONS] [GROUP] COMMAND ARGS... | run TARGET --mcp-tools | --mcp-config [--wsl] | --explain | --help",
+		Use:   "run TARGET [NEXUS_OPTIONS] [GROUP] COMMAND ARGS... | run TARGET --mcp-tools | --mcp-resources | --mcp-prompts | --mcp-config [--wsl] | --explain | --help",
 		Short: "Run one of a program's commands as a CLI, as morloc's nexus does (what a launcher script calls)",
 		// The program's own commands and options follow TARGET: parse them ourselves.
 		DisableFlagParsing: true,
@@ -51,7 +51,7 @@ type runOptions struct {
 	keepNull     bool
 	formExplicit bool // -f given: a @default projection does not apply
 	outputFile   string
-	leading      string // --mcp-tools, --mcp-config or --explain given among them
+	leading      string // --mcp-tools, --mcp-resources, --mcp-prompts, --mcp-config or --explain given among them
 	wsl          bool
 	help         bool
 }
@@ -65,12 +65,15 @@ var nexusOptions = []argmap.NexusOption{
 	{Long: "keep-null", Help: "Print top-level () / None as \"null\" instead of suppressing it"},
 	{Short: "q", Long: "quiet", Help: "Log only errors on stderr (--log-level error)"},
 	{Long: "mcp-tools", Help: "Print an MCP tools/list definition for every command (name, description, JSON Schema inputSchema/outputSchema) and exit"},
+	{Long: "mcp-resources", Help: "Print the MCP resources/list definition of the program's resources, with its resource templates, and exit"},
+	{Long: "mcp-prompts", Help: "Print the MCP prompts/list definition of the program's prompts and exit"},
 	{Long: "mcp-config", Help: "Print a client MCP server config for this program (a `mcpServers` JSON entry, stdio transport, with the environment its pools need) and exit"},
 	{Long: "wsl", Help: "With --mcp-config: the entry for Claude Desktop on Windows, nexus running under WSL"},
 	{Long: "explain", Help: "Print one line for each manifest field nexus reads but does not honour, and exit"},
 	{Long: "timeout", Value: "DURATION", Help: "How long a call may run (default: no limit on the CLI)"},
 	{Long: "start-timeout", Value: "DURATION", Help: "How long a pool may take to start and say it is ready (default: 30s)"},
 	{Long: "workers", Value: "N", Help: "Worker processes per pool, for pools whose manifest entry sets none"},
+	{Long: "output-dir", Value: "DIR", Help: "Where functions write the files they return (NEXUS_OUTPUT_DIR; default: the current directory)"},
 	{Long: "log-level", Value: "LEVEL", Help: "stderr log level: debug, info, warn or error (default: info)"},
 	{Long: "log-format", Value: "FORMAT", Help: "stderr log format: text or json (default: text)"},
 }
@@ -144,7 +147,7 @@ func parseNexusOptions(cmd *cobra.Command, g *globalFlags, tokens []string) (run
 			o.keepNull = true
 		case "quiet":
 			g.logLevel = "error"
-		case "mcp-tools", "mcp-config", "explain":
+		case "mcp-tools", "mcp-resources", "mcp-prompts", "mcp-config", "explain":
 			o.leading = "--" + opt.Long
 		case "wsl":
 			o.wsl = true
@@ -221,6 +224,18 @@ func runProgram(g *globalFlags, cmd *cobra.Command, target string, argv []string
 			fmt.Println(line)
 		}
 		return nil
+	case "--mcp-resources", "--mcp-prompts":
+		// As --mcp-tools: the resources/list (with the templates) or
+		// prompts/list payload, every entry, no pool started.
+		prog, err := loadProgram(target)
+		if err != nil {
+			return err
+		}
+		srv := mcp.NewServerFor(prog.surface(nil), mcp.Options{})
+		if leading == "--mcp-prompts" {
+			return printJSON(os.Stdout, srv.PromptsPayload())
+		}
+		return printJSON(os.Stdout, srv.ResourcesPayload())
 	case "--mcp-config":
 		// SPEC §3's form, with the environment the pools need (issue 12):
 		// clients start servers with a minimal PATH.
@@ -282,6 +297,9 @@ func runProgram(g *globalFlags, cmd *cobra.Command, target string, argv []string
 	} else {
 		if err := nulCheck(m, call); err != nil {
 			return &exitError{code: 1, plain: true, err: err} // in morloc's words
+		}
+		if _, err := prepareOutputDir(g); err != nil { // the current directory, or --output-dir: kept
+			return err
 		}
 		set := startPools(m, g, entry.NeededPools)
 		defer set.Close()

@@ -112,6 +112,13 @@ func runServe(g *globalFlags, o *serveOptions, targets []string) error {
 	var programs []httpserve.Program
 	var running []*loaded
 	var stops []func()
+	if !o.mcpConfig {
+		removeOutput, err := prepareOutputDir(g)
+		if err != nil {
+			return err
+		}
+		defer removeOutput()
+	}
 	pools := newLivePools() // every generation's pools (reloads)
 	defer pools.stopAll()
 	current := pools.add(func() {
@@ -144,7 +151,7 @@ func runServe(g *globalFlags, o *serveOptions, targets []string) error {
 		MaxSessions: o.maxSessions, MaxCalls: o.maxCalls, SessionIdle: o.sessionIdle, Grace: o.grace,
 		TLSCert: o.tlsCert, TLSKey: o.tlsKey, HTTP3: o.http3,
 		Info:    serveInfo(programs),
-		MCP:     mcp.Options{Logs: logs, StateKey: key, MaxTasks: o.maxTasks, ListChanged: o.watch},
+		MCP:     mcp.Options{Logs: logs, StateKey: key, MaxTasks: o.maxTasks, ListChanged: o.watch, OutputDir: g.outputDir},
 		Logger:  stderrLog,
 		Metrics: m,
 		NodeID:  o.nodeID,
@@ -219,5 +226,9 @@ func loadServed(target string) (httpserve.Program, *loaded, error) {
 	if err := tuneTools(tools); err != nil {
 		return httpserve.Program{}, nil, err
 	}
-	return httpserve.Program{Manifest: m, Tools: tools, Excluded: excluded}, &loaded{m: m, tools: tools, pure: pure}, nil
+	catalog, err := mcp.NewCatalog([]mcp.CatalogProgram{{Manifest: m, Tools: tools}})
+	if err != nil {
+		return httpserve.Program{}, nil, err
+	}
+	return httpserve.Program{Manifest: m, Tools: tools, Excluded: excluded}, &loaded{m: m, tools: tools, pure: pure, catalog: catalog}, nil
 }

@@ -245,7 +245,7 @@ func (r *reloader) start(ctx context.Context) ([]httpserve.Program, []*loaded, f
 func watchStdio(g *globalFlags, target string, running *loaded, pools *livePools, current *poolsOf, srv *mcp.Server) (func(), error) {
 	swap := func(programs []httpserve.Program, loaded []*loaded) (<-chan struct{}, error) {
 		l := loaded[0]
-		drained := srv.SetTools(serverInfo(l.m), l.tools, programs[0].Caller)
+		drained := srv.SetSurface(l.surface(programs[0].Caller))
 		srv.NotifyToolsChanged()
 		return drained, nil
 	}

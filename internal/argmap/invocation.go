@@ -27,9 +27,10 @@ import (
 type Invocation struct {
 	// Nexus holds the options for nexus, before the command (or `@`).
 	Nexus []string
-	// Leading is --mcp-tools, --mcp-config or --json-help when it leads
-	// the command's part: morloc takes it there as a nexus option too; and
-	// nexus's own --explain (issue 20 §2), which likewise needs no command.
+	// Leading is --mcp-tools, --mcp-resources, --mcp-prompts, --mcp-config
+	// or --json-help when it leads the command's part: morloc takes it
+	// there as a nexus option too; and nexus's own --explain (issue 20
+	// §2), which likewise needs no command.
 	// Rest is what follows it.
 	Leading string
 	Rest    []string
@@ -150,7 +151,7 @@ func SplitInvocation(m *manifest.Manifest, argv []string, h HelpContext) (*Invoc
 	}
 	if len(user) > 0 {
 		switch user[0] {
-		case "--mcp-tools", "--mcp-config", "--json-help", "--explain":
+		case "--mcp-tools", "--mcp-resources", "--mcp-prompts", "--mcp-config", "--json-help", "--explain":
 			inv.Leading, inv.Rest = user[0], user[1:]
 			return inv, nil
 		}

@@ -38,6 +38,7 @@ const drainPoll = 5 * time.Millisecond
 func (s *Server) drain(hs *http.Server, ln net.Listener, hardStop func()) (graceOver bool) {
 	s.log.Info("draining: refusing new connections, letting calls in flight finish", "grace", s.cfg.Grace)
 	s.closeOne.Do(func() { close(s.closing) }) // GET streams would hold the drain for all of Grace
+	s.mcp.EndSubscriptions()                   // and so would subscriptions/listen streams
 	hs.SetKeepAlivesEnabled(false)             // each connection ends with its response; idle ones close now
 	closeListener(ln, s.log)
 	if s.tls != nil { // not hs.TLSConfig: Serve sets one for HTTP/2 on any listener

@@ -11,6 +11,8 @@ type served struct {
 	programs []*program
 	byModule map[string]*program
 	owners   map[string]toolOwner
+	// catalog holds the programs' resources and prompts.
+	catalog *mcp.Catalog
 }
 
 // build prepares programs to be served (see prepare), their calls counted
@@ -21,6 +23,16 @@ func (s *Server) build(programs []Program) (served, error) {
 		return served{}, err
 	}
 	st := served{programs: progs, byModule: map[string]*program{}, owners: toolOwners(progs)}
+	cps := make([]mcp.CatalogProgram, len(progs))
+	for i, p := range progs {
+		cps[i] = mcp.CatalogProgram{Manifest: p.Manifest, Tools: p.Tools}
+		if len(progs) > 1 {
+			cps[i].Prefix = p.name + ToolSeparator
+		}
+	}
+	if st.catalog, err = mcp.NewCatalog(cps); err != nil {
+		return served{}, err
+	}
 	for _, p := range progs {
 		if m := s.cfg.Metrics; m != nil {
 			p.Caller = countingCaller{next: p.Caller, program: p.name, metrics: m}
@@ -61,7 +73,7 @@ func (s *Server) Reload(info mcp.Implementation, programs []Program) (<-chan str
 		info = s.info(st)
 	}
 	old := s.served.Swap(st)
-	mcpDrained := s.mcp.SetTools(info, allTools(st.programs), newRoutingCaller(st.programs))
+	mcpDrained := s.mcp.SetSurface(s.surface(info, st))
 	s.sessions.toolsChanged()
 	drained := make(chan struct{})
 	go func() {
@@ -134,4 +146,9 @@ func (s *session) dropStream(slot int) {
 		s.streams = s.streams[:len(s.streams)-1]
 	}
 	s.streamsMu.Unlock()
+}
+
+// surface is what MCP serves of a generation of programs.
+func (s *Server) surface(info mcp.Implementation, st served) mcp.Surface {
+	return mcp.Surface{Info: info, Tools: allTools(st.programs), Caller: newRoutingCaller(st.programs), Catalog: st.catalog}
 }

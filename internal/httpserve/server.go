@@ -73,7 +73,7 @@ func New(cfg Config, programs []Program) (*Server, error) {
 			m.Call(o.program, o.command, string(outcome), took)
 		}
 	}
-	s.mcp = mcp.NewServer(s.info(first), allTools(first.programs), newRoutingCaller(first.programs), cfg.MCP)
+	s.mcp = mcp.NewServerFor(s.surface(s.info(first), first), cfg.MCP)
 	if cfg.NodeID != "" {
 		s.node = []string{cfg.NodeID}
 	}

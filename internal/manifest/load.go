@@ -238,7 +238,7 @@ func (m *Manifest) validate() error {
 			}
 		}
 	}
-	return nil
+	return m.parseFeatures()
 }
 
 func (c *Command) parseTypes(at string) error {

@@ -78,6 +78,13 @@ type Manifest struct {
 	// leaves without effect (such as a source on a many argument), each
 	// with the JSON path where it is.
 	Ignored []string `json:"-"`
+
+	// Resources are metadata.resources: the files the program serves as
+	// MCP resources (features.go).
+	Resources []Resource `json:"-"`
+	// Prompts are metadata.prompts, then the prompts commands compute
+	// (their metadata.prompt), in manifest order.
+	Prompts []Prompt `json:"-"`
 }
 
 // Build records how morloc built the program; only MorlocVersion is reported.
@@ -145,6 +152,17 @@ type Command struct {
 	// a command is left off the tool surface and refused on the CLI; the
 	// program's other commands are not affected.
 	Fault *Error `json:"-"`
+
+	// Template is metadata.resource: the resources the command computes.
+	Template *ResourceTemplate `json:"-"`
+	// FileResult is set by metadata.result "file": the command returns the
+	// path of a file it wrote.
+	FileResult *FileResult `json:"-"`
+	// Completions are metadata.completions, by argument (property) name.
+	Completions map[string]Completion `json:"-"`
+	// NotTool is metadata.tool false: the command backs a template, a
+	// prompt or a completion, and is no tool of its own.
+	NotTool bool `json:"-"`
 }
 
 // Return describes a command's result.

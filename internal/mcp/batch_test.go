@@ -109,7 +109,7 @@ func TestBatchTranscripts(t *testing.T) {
 		{"stateless batch", []string{
 			`[{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta("2026-07-28", "") + `}},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"_1":1},` + meta("2026-07-28", "") + `}},{"jsonrpc":"2.0","id":3,"method":"ping","params":{` + meta("2026-07-28", "") + `}}]`,
 		}, []string{
-			`[{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"],"capabilities":{"completions":{},"prompts":{},"resources":{},"tools":{}},"ttlMs":3600000,"cacheScope":"public","resultType":"complete",` + serverMeta + `}},` +
+			`[{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"],"capabilities":{"tools":{}},"ttlMs":3600000,"cacheScope":"public","resultType":"complete",` + serverMeta + `}},` +
 				`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"2"}],"isError":false,"resultType":"complete",` + serverMeta + `}},` +
 				`{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"method not found: ping (protocol 2026-07-28)"}}]`,
 		}},

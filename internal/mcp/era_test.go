@@ -25,11 +25,11 @@ func TestInitializeNegotiation(t *testing.T) {
 			defer ss.Close()
 			got := reply(t, ss, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+tt.asked+`","capabilities":{}}}`)
 			// SPEC §4.2's result, tools alone, up to 2025-06-18 (the seed's
-			// transcript); from 2025-11-25 also the capabilities nexus answers
-			// without having any, and logging.
+			// transcript); from 2025-11-25 also logging. This program has no
+			// prompts or resources, so none are declared (issue 21).
 			caps := `{"tools":{"listChanged":false}}`
 			if tt.want >= "2025-11-25" {
-				caps = `{"completions":{},"logging":{},"prompts":{"listChanged":false},"resources":{"listChanged":false,"subscribe":false},"tools":{"listChanged":false}}`
+				caps = `{"logging":{},"tools":{"listChanged":false}}`
 			}
 			want := `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"` + tt.want + `","capabilities":` + caps + `,"serverInfo":{"name":"t","version":"1.2.3"}}}`
 			if got != want {

@@ -110,7 +110,9 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 			}
 		})
 	}
-	// The client closed its end: answer what is still running, within reason.
+	// The client closed its end: answer what is still running, within
+	// reason; a subscriptions/listen stream would run for ever.
+	s.EndSubscriptions()
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	select {

@@ -5,9 +5,13 @@
 // answers (session.go: lifecycle, logging/setLevel, cancellation;
 // tools.go: tools/list pages, tools/call, progress, content; tasks.go:
 // tools/call as a task, tasks/* in both eras; taskinput.go: MRTR rounds
-// before a task), and log messages to clients (logging.go: a function's
-// own records, and LogHub for nexus's warnings). It reaches the language pools only through the small
-// Caller interface, which package pool implements.
+// before a task), the program's resources and prompts (catalog.go: what
+// the manifest declares, bound to the tools behind it; resources.go,
+// files.go, prompts.go, complete.go, subscribe.go; invoke.go: a function
+// called for a request other than tools/call), and log messages to clients
+// (logging.go: a function's own records, and LogHub for nexus's warnings).
+// It reaches the language pools only through the small Caller interface,
+// which package pool implements.
 //
 // # Transport-facing API
 //
@@ -37,9 +41,12 @@
 //   - Session.Close cancels whatever the session still runs and takes the
 //     session off Options.Logs; call it when the client is gone.
 //   - Server.SetTools swaps in a new tool surface and caller (hot reload,
-//     surface.go); NotifyToolsChanged then tells sessions whose notify is
-//     their only stream (stdio), and ToolsChangedNotification is the
-//     message for a transport that routes it itself (HTTP).
+//     surface.go), SetSurface the same with the programs' Catalog;
+//     NotifyToolsChanged then tells sessions whose notify is their only
+//     stream (stdio), and ToolsChangedNotification is the message for a
+//     transport that routes it itself (HTTP).
+//   - Server.EndSubscriptions ends the subscriptions/listen streams, which
+//     would run for ever: call it when the input ends or the drain begins.
 package mcp
 
 import (
@@ -123,6 +130,13 @@ type Options struct {
 	// question unanswered before it becomes a task (default
 	// DefaultTaskInputSettle; taskinput.go).
 	TaskInputSettle time.Duration
+	// OutputDir is nexus's own output directory, where functions may
+	// write the files they return (NEXUS_OUTPUT_DIR in their pools); a
+	// file result there is served, as one in its program's directory is.
+	OutputDir string
+	// WatchDebounce is how long after a subscribed file's last change
+	// notifications/resources/updated is sent (default 100ms).
+	WatchDebounce time.Duration
 }
 
 // Outcome is how a tools/call ended, as the client saw it.
@@ -176,10 +190,20 @@ type Server struct {
 	tasks      *taskStore
 	// stateKey signs requestStates (mrtr.go).
 	stateKey []byte
+	// files are the files functions wrote and nexus serves (files.go).
+	files *fileStore
+	// subs are the resource subscriptions and change listeners (subscribe.go).
+	subs *subscriptions
 }
 
 // NewServer builds a server for one program's tools.
 func NewServer(info Implementation, tools []*argmap.Tool, caller Caller, opts Options) *Server {
+	return NewServerFor(Surface{Info: info, Tools: tools, Caller: caller}, opts)
+}
+
+// NewServerFor builds a server for a surface: tools, and the resources and
+// prompts of its catalog.
+func NewServerFor(in Surface, opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -204,8 +228,9 @@ func NewServer(info Implementation, tools []*argmap.Tool, caller Caller, opts Op
 	if opts.StateTTL <= 0 {
 		opts.StateTTL = DefaultStateTTL
 	}
-	s := &Server{surface: generation.NewCell(newSurface(info, tools, caller)), opts: opts, log: opts.Logger,
-		sessions: map[*Session]struct{}{}, tasks: newTaskStore(opts.MaxTasks), stateKey: opts.StateKey}
+	s := &Server{surface: generation.NewCell(newSurface(in)), opts: opts, log: opts.Logger,
+		sessions: map[*Session]struct{}{}, tasks: newTaskStore(opts.MaxTasks), stateKey: opts.StateKey,
+		files: newFileStore(), subs: newSubscriptions()}
 	if len(s.stateKey) == 0 {
 		s.stateKey = newStateKey()
 	}

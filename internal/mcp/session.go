@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/nexus-mcp/nexus/internal/jsontext"
 )
@@ -31,6 +32,11 @@ type Session struct {
 	askHook func(context.Context, Question) (json.RawMessage, error)
 	// taskOwner names this session as the owner of its tasks (tasks.go).
 	taskOwner string
+	// listener receives the session's resource notifications (subscribe.go).
+	listener *listener
+	// listedResources is set once the client listed resources: it is then
+	// told when a function adds one.
+	listedResources atomic.Bool
 }
 
 type inflightCall struct {
@@ -48,6 +54,7 @@ func (s *Server) NewSession(notify func(*Notification)) *Session {
 	}
 	ss := &Session{srv: s, notify: notify, inflight: map[string]*inflightCall{}, taskOwner: newSessionOwner()}
 	ss.askHook = ss.ask
+	ss.listener = &listener{send: notify}
 	if s.opts.Logs != nil {
 		s.opts.Logs.join(ss)
 	}
@@ -60,7 +67,16 @@ func (s *Server) NewSession(notify func(*Notification)) *Session {
 // isSlow reports whether a request may run long and so is dispatched on
 // its own goroutine (tasks/result waits for its task); lifecycle messages
 // are handled in arrival order.
-func isSlow(r *Request) bool { return r.Method == "tools/call" || r.Method == "tasks/result" }
+func isSlow(r *Request) bool {
+	switch r.Method {
+	case "tools/call", "tasks/result",
+		// these may call a function too (a template, a prompt, a completer)
+		"resources/read", "prompts/get", "completion/complete",
+		"subscriptions/listen": // open until the client closes it
+		return true
+	}
+	return false
+}
 
 // Handle answers one request or notification. It returns nil when no reply
 // must be sent: for every notification, and for a request the client
@@ -153,7 +169,7 @@ func (ss *Session) dispatch(ctx context.Context, r *Request) (any, *Error) {
 	ready, version := ss.initialized, ss.version
 	ss.mu.Unlock()
 	switch {
-	case r.Method == "tools/list", r.Method == "tools/call", r.Method == "logging/setLevel", isEmptyFeature(r.Method), isTaskMethod(r.Method):
+	case r.Method == "tools/list", r.Method == "tools/call", r.Method == "logging/setLevel", isFeatureMethod(r.Method), isTaskMethod(r.Method):
 		if !ready {
 			// SPEC §4.2: tools/* before the handshake are rejected with -32600.
 			return nil, errorf(CodeInvalidRequest, "session not initialized: send initialize before %s (or, with protocol %s, name the version in params._meta[%q])", r.Method, StatelessVersion, MetaProtocolVersion)
@@ -175,9 +191,18 @@ func (ss *Session) dispatch(ctx context.Context, r *Request) (any, *Error) {
 		return ss.srv.callTool(ctx, r, c)
 	case "logging/setLevel":
 		return ss.setLevel(r.Params)
+	case "resources/subscribe", "resources/unsubscribe":
+		if !ss.srv.current().catalog.subscribable() {
+			// No file to watch: the capability is not declared either.
+			return nil, errorf(CodeMethodNotFound, "method not found: %s", r.Method)
+		}
+		if r.Method == "resources/subscribe" {
+			return ss.subscribe(r.Params)
+		}
+		return ss.unsubscribe(r.Params)
 	}
-	if res, rpcErr, ok := ss.srv.emptyFeature(r.Method, r.Params, version); ok {
-		return res, rpcErr
+	if isFeatureMethod(r.Method) {
+		return ss.srv.feature(ctx, r, ss.client(), ss)
 	}
 	if isTaskMethod(r.Method) {
 		return ss.handshakeTaskMethod(ctx, r, version)
@@ -222,20 +247,23 @@ func (ss *Session) initialize(params json.RawMessage) (any, *Error) {
 }
 
 // capabilities are the server's for a protocol version: tools, whose list
-// never changes, and from 2025-11-25 on also what nexus answers without
-// having any (prompts, resources, completions: empty, see empty.go) and
-// logging (logging/setLevel, notifications/message).
+// never changes (unless --watch), and logging (logging/setLevel,
+// notifications/message) from 2025-11-25 on (2026-07-28 sets the level per
+// request instead). Prompts, resources and completions are declared when
+// the program has them (issue 21): resources.subscribe where a file may be
+// subscribed to, listChanged where a function may add one (or --watch may
+// change everything). A program without them still answers their list
+// methods, with empty lists: clients ask anyway.
 //
-// Before 2025-11-25 only tools are declared, though the same methods are
-// served: SPEC §4.2 and the seed's 2025-06-18 transcript fix the initialize
-// result byte for byte. Clients of those versions send logging/setLevel and
-// the list methods without checking, and log messages go only to a session
-// that chose a level.
+// Before 2025-11-25, a program without resources or prompts declares tools
+// alone: SPEC §4.2 and the seed's 2025-06-18 transcript fix that
+// initialize result byte for byte.
 func (s *Server) capabilities(version string) map[string]any {
 	f := featuresOf(version)
+	cat := s.current().catalog
 	tools := map[string]any{"listChanged": s.opts.ListChanged}
 	if f.stateless {
-		tools = map[string]any{}
+		tools = map[string]any{} // 2026-07-28: changes are opted into per stream (subscriptions/listen)
 	}
 	caps := map[string]any{"tools": tools}
 	if hasHandshakeTasks(version) && s.tasksEnabled() {
@@ -244,21 +272,31 @@ func (s *Server) capabilities(version string) map[string]any {
 	if f.stateless && s.tasksEnabled() {
 		caps["extensions"] = map[string]any{TasksExtension: map[string]any{}}
 	}
-	if f.allCapabilities {
-		caps["prompts"] = map[string]any{"listChanged": false}
-		caps["resources"] = map[string]any{"subscribe": false, "listChanged": false}
-		caps["completions"] = map[string]any{}
-		if !f.stateless {
-			caps["logging"] = map[string]any{} // 2026-07-28 sets the level per request instead
-		}
+	if f.allCapabilities && !f.stateless {
+		caps["logging"] = map[string]any{}
 	}
-	if f.stateless {
-		// 2026-07-28 capability objects carry no listChanged flags.
-		for k := range caps {
-			if k != "extensions" {
-				caps[k] = map[string]any{}
+	if cat.hasPrompts() {
+		p := map[string]any{"listChanged": s.opts.ListChanged}
+		if f.stateless && !s.opts.ListChanged {
+			p = map[string]any{}
+		}
+		caps["prompts"] = p
+	}
+	if cat.hasResources() {
+		r := map[string]any{"subscribe": cat.subscribable(), "listChanged": s.opts.ListChanged || cat.hasFiles()}
+		if f.stateless {
+			// Only what is true: a 2026-07-28 client asks for it on a
+			// subscriptions/listen stream.
+			for k, v := range r {
+				if v == false {
+					delete(r, k)
+				}
 			}
 		}
+		caps["resources"] = r
+	}
+	if cat.completable() {
+		caps["completions"] = map[string]any{}
 	}
 	return caps
 }
@@ -363,6 +401,7 @@ func (ss *Session) Close() {
 	ss.srv.sessionsMu.Lock()
 	delete(ss.srv.sessions, ss)
 	ss.srv.sessionsMu.Unlock()
+	ss.srv.unsubscribeAll(ss.listener)
 	for _, c := range calls {
 		c.cancel()
 	}

@@ -71,7 +71,7 @@ func (s *Server) dispatchStateless(ctx context.Context, r *Request) (any, *Error
 	case "tools/list":
 		return s.listTools(r.Params, m.version)
 	case "tools/call":
-		c := client{version: m.version, logLevel: func() string { return m.logLevel }, capabilities: m.capabilities}
+		c := statelessClient(m)
 		if s.tasksEnabled() {
 			if res, rpcErr, ok := s.statelessToolCall(ctx, r, c); ok {
 				return res, rpcErr
@@ -82,9 +82,11 @@ func (s *Server) dispatchStateless(ctx context.Context, r *Request) (any, *Error
 		if s.tasksEnabled() {
 			return s.statelessTaskMethod(ctx, r, m)
 		}
+	case "subscriptions/listen":
+		return s.listen(ctx, r)
 	}
-	if res, rpcErr, ok := s.emptyFeature(r.Method, r.Params, m.version); ok {
-		return res, rpcErr
+	if isFeatureMethod(r.Method) && r.Method != "resources/subscribe" && r.Method != "resources/unsubscribe" {
+		return s.feature(ctx, r, statelessClient(m), nil)
 	}
 	// ping, initialize and logging/setLevel do not exist in this version.
 	return nil, errorf(CodeMethodNotFound, "method not found: %s (protocol %s)", r.Method, m.version)

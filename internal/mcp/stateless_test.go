@@ -18,7 +18,7 @@ func TestStatelessTranscripts(t *testing.T) {
 	}{
 		{"discover",
 			`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta("2026-07-28", `,"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}`) + `}}`,
-			`{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":` + supported + `,"capabilities":{"completions":{},"prompts":{},"resources":{},"tools":{}},"ttlMs":60000,"cacheScope":"public","resultType":"complete",` + serverMeta + `}}`},
+			`{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":` + supported + `,"capabilities":{"tools":{}},"ttlMs":60000,"cacheScope":"public","resultType":"complete",` + serverMeta + `}}`},
 		{"discover without _meta",
 			`{"jsonrpc":"2.0","id":2,"method":"server/discover"}`,
 			`{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"invalid params: server/discover requires params._meta[\"io.modelcontextprotocol/protocolVersion\"] (protocol 2026-07-28 has no handshake)"}}`},

@@ -13,27 +13,47 @@ import (
 // built; a reload (SetTools) swaps in a new one, and the calls that began
 // on the old one finish there.
 type surface struct {
-	info        Implementation
-	infoMeta    json.RawMessage // the _meta of every 2026-07-28 result
+	info     Implementation
+	infoMeta json.RawMessage // the _meta of every 2026-07-28 result
+	// tools are those tools/list shows; byName has them, and hidden those
+	// whose command says "tool": false (they back a template, a prompt or
+	// a completion, and cannot be called as tools).
 	tools       []*argmap.Tool
 	byName      map[string]*argmap.Tool
 	caller      Caller
-	fingerprint uint32 // of info and the tool names, in cursors
-	taskTools   bool   // some tool may run as a task (tasks.go)
+	catalog     *Catalog // resources and prompts; nil: none
+	fingerprint uint32   // of info and the tool names, in cursors
+	taskTools   bool     // some tool may run as a task (tasks.go)
 }
 
-func newSurface(info Implementation, tools []*argmap.Tool, caller Caller) surface {
-	sf := surface{info: info, tools: tools, caller: caller, byName: make(map[string]*argmap.Tool, len(tools))}
-	for _, t := range tools {
+// Surface is what a server serves in one generation (NewServerFor,
+// SetSurface).
+type Surface struct {
+	Info Implementation
+	// Tools are the program's tools; those whose command's metadata says
+	// "tool": false are served only through the catalog.
+	Tools  []*argmap.Tool
+	Caller Caller
+	// Catalog holds the resources and prompts (NewCatalog); nil: none.
+	Catalog *Catalog
+}
+
+func newSurface(in Surface) surface {
+	sf := surface{info: in.Info, caller: in.Caller, catalog: in.Catalog, byName: make(map[string]*argmap.Tool, len(in.Tools))}
+	for _, t := range in.Tools {
+		if t.Command.NotTool {
+			continue
+		}
+		sf.tools = append(sf.tools, t)
 		sf.byName[t.Name] = t
 		if argmap.TaskSupport(t.Command) != argmap.TaskForbidden {
 			sf.taskTools = true
 		}
 	}
-	sf.infoMeta, _ = marshalCompact(map[string]any{MetaServerInfo: info})
+	sf.infoMeta, _ = marshalCompact(map[string]any{MetaServerInfo: in.Info})
 	h := sha256.New()
-	h.Write([]byte(info.Name + "\x00" + info.Version))
-	for _, t := range tools {
+	h.Write([]byte(in.Info.Name + "\x00" + in.Info.Version))
+	for _, t := range sf.tools {
 		h.Write([]byte("\x00" + t.Name))
 	}
 	sf.fingerprint = binary.BigEndian.Uint32(h.Sum(nil))
@@ -50,7 +70,16 @@ func (s *Server) current() *surface { return &s.surface.Load().Value }
 // has ended; then what the old caller holds (its pools) may be stopped.
 // Sessions are not told: see NotifyToolsChanged.
 func (s *Server) SetTools(info Implementation, tools []*argmap.Tool, caller Caller) <-chan struct{} {
-	return s.surface.Swap(newSurface(info, tools, caller)).Drained()
+	return s.SetSurface(Surface{Info: info, Tools: tools, Caller: caller})
+}
+
+// SetSurface is SetTools with the programs' resources and prompts. The
+// stateless clients listening for changes (subscriptions/listen) are told
+// at once; handshake-era sessions as SetTools says.
+func (s *Server) SetSurface(in Surface) <-chan struct{} {
+	drained := s.surface.Swap(newSurface(in)).Drained()
+	s.listChanged()
+	return drained
 }
 
 // NotifyToolsChanged sends notifications/tools/list_changed (MCP server

@@ -429,6 +429,11 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observe
 		if res.Content, err = contentFor(content, f, sf.resourceURI(tool.Name)); err != nil {
 			return errorResult("tool '" + tool.Name + "' returned content nexus cannot read: " + err.Error()), nil
 		}
+	} else if fr := sf.catalog.fileResult(cmd); fr != nil {
+		// Issue 21: the function wrote a file; the client gets a link to it.
+		if res.Content, err = s.fileLink(fr, value, f, c.session, notify); err != nil {
+			return errorResult("tool '" + tool.Name + "' returns a file, but " + err.Error()), nil
+		}
 	} else if mime := cmd.Return.Mime; mime != "" {
 		if res.Content, err = mimeContent(value, mime, f, sf.resourceURI(tool.Name)); err != nil {
 			return errorResult("tool '" + tool.Name + "' returned " + mime + " that nexus cannot read: " + err.Error()), nil
@@ -615,4 +620,37 @@ func progressNotifier(notify func(*Notification), token json.RawMessage, withMes
 			ProgressToken: token, Progress: progress, Total: total, Message: message,
 		}})
 	}
+}
+
+// resourceLink is an MCP resource_link content block.
+type resourceLink struct {
+	Type        string `json:"type"`
+	URI         string `json:"uri"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	MimeType    string `json:"mimeType,omitempty"`
+	Size        *int64 `json:"size,omitempty"`
+}
+
+// fileLink serves the file a file-result command returned (value: its
+// path, a JSON string) and links to it. A file new to the resources is
+// announced to the clients that listed them.
+func (s *Server) fileLink(fr *fileSource, value json.RawMessage, f features, calling *Session, notify func(*Notification)) ([]any, error) {
+	var path string
+	if err := json.Unmarshal(value, &path); err != nil {
+		return nil, fmt.Errorf("it returned %s, not a path", jsonKind(value))
+	}
+	pf, err := s.fileFrom(fr, path)
+	if err != nil {
+		return nil, err
+	}
+	if s.files.add(pf) {
+		s.resourceAdded(calling, notify)
+	}
+	link := &resourceLink{Type: "resource_link", URI: pf.uri, Name: pf.name, MimeType: pf.mimeType, Size: fileSize(pf.path),
+		Description: "A file the function wrote; read it with resources/read"}
+	if !f.title { // resource_link came with 2025-06-18
+		return textContent(pf.uri), nil
+	}
+	return []any{link}, nil
 }

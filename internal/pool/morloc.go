@@ -263,5 +263,5 @@ func (m *morlocProgram) env(spec *Spec) []string {
 	if o.TmpDir != "" {
 		env = append(env, "MORLOC_TMPDIR="+o.TmpDir)
 	}
-	return env
+	return withOutputDir(env, m.set.opts.OutputDir)
 }

@@ -154,6 +154,16 @@ func holds(dir string, files []runtimeFile) bool {
 	return true
 }
 
+// withOutputDir adds NEXUS_OUTPUT_DIR, the directory where a function may
+// write the files it returns (a command's metadata.result "file", issue
+// 21), when nexus has one.
+func withOutputDir(env []string, dir string) []string {
+	if dir == "" {
+		return env
+	}
+	return append(env, "NEXUS_OUTPUT_DIR="+dir)
+}
+
 // poolEnv is the environment of a pool process (docs/pool-protocol.md,
 // "Environment"): nexus's own, plus the protocol's variables, plus what the
 // language needs to find its runtime.

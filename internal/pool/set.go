@@ -136,6 +136,10 @@ type Options struct {
 	// every pool at once.
 	StartDelay time.Duration
 
+	// OutputDir is nexus's output directory, given to every pool as
+	// NEXUS_OUTPUT_DIR: where functions write the files they return.
+	OutputDir string
+
 	// Reaper starts a reaper process that kills the pools' process groups
 	// if this program dies without stopping them (see reaper). The program
 	// must call RunReaperIfAsked first in main.

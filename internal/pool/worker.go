@@ -161,7 +161,7 @@ func (w *worker) begin(ctx context.Context) *attempt {
 				label:        w.label,
 				argv:         w.spec.Exec,
 				dir:          w.spec.Dir,
-				env:          poolEnv(w.spec.Lang, w.number, dir),
+				env:          withOutputDir(poolEnv(w.spec.Lang, w.number, dir), s.opts.OutputDir),
 				stderr:       s.opts.Stderr,
 				outputLog:    s.opts.OutputLog,
 				logger:       s.opts.Logger,

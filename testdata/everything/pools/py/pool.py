@@ -266,6 +266,21 @@ def test_streaming_elicitation():
     return "value=%s" % (answer.get("content") or {}).get("value")
 
 
+def test_template_data(id):
+    # Behind the resource template test://template/{id}/data: the record
+    # is the resource's contents, as JSON.
+    return {"id": id, "templateTest": True, "data": "Data for ID: %s" % id}
+
+
+def test_input_required_result_prompt():
+    # A prompt that asks the user first: in 2026-07-28 prompts/get answers
+    # input_required (key user_context), and the retry brings the answer.
+    answer = nexus.elicit("What context should the prompt use?", {
+        "type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]}, key="user_context")
+    context = (answer.get("content") or {}).get("context", "(none given)")
+    return "Prompt with context: %s" % context
+
+
 if __name__ == "__main__":
     nexus.serve({
         1: test_simple_text,
@@ -281,6 +296,8 @@ if __name__ == "__main__":
         11: json_schema_2020_12_tool,
         12: slow_count,
         13: cancel_probe,
+        14: test_template_data,
+        15: test_input_required_result_prompt,
         40: test_sampling,
         41: test_elicitation,
         42: test_elicitation_sep1034_defaults,

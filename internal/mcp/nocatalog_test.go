@@ -2,9 +2,10 @@ package mcp
 
 import "testing"
 
-// Prompts, resources and completions: nexus has none, and says so with
-// empty answers in both eras (issue 5), never -32601.
-func TestEmptyFeatures(t *testing.T) {
+// A program without resources or prompts (no catalog) answers their
+// methods in both eras with empty lists (issue 5), never -32601; what names
+// a resource, prompt or completion it does not have is -32602.
+func TestNoCatalog(t *testing.T) {
 	srv := newTestServer(t, &fakePool{}, Options{})
 	st := func(method, params string) string {
 		if params != "" {
@@ -26,9 +27,9 @@ func TestEmptyFeatures(t *testing.T) {
 		{"resources/templates/list", true, `{"jsonrpc":"2.0","id":1,"method":"resources/templates/list"}`,
 			`{"jsonrpc":"2.0","id":1,"result":{"resourceTemplates":[]}}`},
 		{"a cursor into an empty list", true, `{"jsonrpc":"2.0","id":1,"method":"prompts/list","params":{"cursor":"abc"}}`,
-			`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid params: unknown cursor \"abc\" (prompts/list has a single, empty page)"}}`},
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid params: unknown or stale cursor \"abc\" (use the nextCursor of a previous prompts/list)"}}`},
 		{"completion/complete", true, `{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"x"},"argument":{"name":"a","value":"b"}}}`,
-			`{"jsonrpc":"2.0","id":1,"result":{"completion":{"values":[],"total":0,"hasMore":false}}}`},
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"unknown prompt 'x' to complete an argument of"}}`},
 		{"resources/read", true, `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///x"}}`,
 			`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"unknown resource 'file:///x': this server has no resources","data":{"uri":"file:///x"}}}`},
 		{"resources/read without uri", true, `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{}}`,
@@ -40,7 +41,7 @@ func TestEmptyFeatures(t *testing.T) {
 		{"stateless resources/templates/list", false, st("resources/templates/list", ""),
 			`{"jsonrpc":"2.0","id":1,"result":{"resourceTemplates":[],` + cache + `}}`},
 		{"stateless completion/complete", false, st("completion/complete", `"ref":{"type":"ref/prompt","name":"x"},"argument":{"name":"a","value":"b"}`),
-			`{"jsonrpc":"2.0","id":1,"result":{"completion":{"values":[],"total":0,"hasMore":false},"resultType":"complete",` + serverMeta + `}}`},
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"unknown prompt 'x' to complete an argument of"}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
