@@ -40,7 +40,9 @@ type Plan struct {
 }
 
 // Changed reports whether applying the plan writes anything.
-func (p *Plan) Changed() bool { return !bytes.Equal(p.Before, p.After) || !p.exists && len(p.After) > 0 }
+func (p *Plan) Changed() bool {
+	return !bytes.Equal(p.Before, p.After) || !p.exists && len(p.After) > 0
+}
 
 // Install plans adding the request's server to its client's file.
 func Install(l clientconfig.Locator, r Request) (*Plan, error) {
