@@ -91,7 +91,7 @@ func newRootCmd() *cobra.Command {
 	root.PersistentFlags().DurationVar(&g.startTimeout, "start-timeout", 30*time.Second, "how long a pool may take to start and say it is ready")
 	root.PersistentFlags().IntVar(&g.workers, "workers", 0, "worker processes per pool, for pools whose manifest entry sets no metadata.workers (0: the language's default: 1 for py and cpp, min(4, CPUs) for r)")
 	root.AddCommand(newMCPCmd(g), newRunCmd(g), newLauncherCmd(), newRuntimeDirCmd())
-	root.AddCommand(newServeCmd(g))
+	root.AddCommand(newServeCmd(g), newBundleCmd(), newInstallCmd(), newUninstallCmd())
 	return root
 }
 
