@@ -88,12 +88,20 @@ func Write(w io.Writer, o Options) (*Report, error) {
 	}
 	rep := &Report{}
 	var entries []entry
-	byOS := map[string]Platform{}
+	byOS := map[string][]Platform{}
+	var osOrder []string // the operating systems, the default one first
 	for _, p := range o.Platforms {
-		if q, dup := byOS[p.OS]; dup {
-			return nil, fmt.Errorf("bundle %s: %s and %s: an MCP Bundle chooses its command by operating system only (platform_overrides), so it holds one architecture for each", m.Name, q, p)
+		for _, q := range byOS[p.OS] {
+			if q == p {
+				return nil, fmt.Errorf("bundle %s: platform %s given twice", m.Name, p)
+			}
 		}
-		byOS[p.OS] = p
+		if len(byOS[p.OS]) == 0 {
+			osOrder = append(osOrder, p.OS)
+		} else if p.OS != "darwin" {
+			return nil, fmt.Errorf("bundle %s: %s and %s: an MCP Bundle chooses its command by operating system only (platform_overrides), and Linux has no executable for two architectures: bundle one Linux architecture", m.Name, byOS[p.OS][0], p)
+		}
+		byOS[p.OS] = append(byOS[p.OS], p)
 		bin, ok := o.Binaries[p]
 		if !ok {
 			return nil, fmt.Errorf("bundle %s: no nexus binary for %s: give --binary %s=PATH (build one with GOOS=%s GOARCH=%s go build -o PATH ./cmd/nexus)", m.Name, p, p, p.OS, p.Arch)
@@ -105,7 +113,28 @@ func Write(w io.Writer, o Options) (*Report, error) {
 		if !runs[p] {
 			return nil, fmt.Errorf("bundle %s: %s is not a nexus binary for %s (it is for %s)", m.Name, bin, p, platformList(runs))
 		}
-		entries = append(entries, entry{name: binaryName(p), mode: 0o755, path: bin})
+	}
+	// An MCP Bundle picks its command by operating system alone
+	// (platform_overrides): one binary per OS. macOS has binaries for two
+	// architectures (universal); Linux has not.
+	bins := map[string]string{}
+	for _, osName := range osOrder {
+		ps := byOS[osName]
+		if len(ps) == 1 {
+			bins[osName] = binaryName(ps[0])
+			entries = append(entries, entry{name: bins[osName], mode: 0o755, path: o.Binaries[ps[0]]})
+			continue
+		}
+		paths := make([]string, len(ps))
+		for i, p := range ps {
+			paths[i] = o.Binaries[p]
+		}
+		fat, err := universal(paths)
+		if err != nil {
+			return nil, fmt.Errorf("bundle %s: a universal macOS nexus: %w", m.Name, err)
+		}
+		bins[osName] = "bin/darwin-universal/nexus"
+		entries = append(entries, entry{name: bins[osName], mode: 0o755, data: fat})
 	}
 	files, err := programFiles(m.Dir, o.Leave, rep)
 	if err != nil {
@@ -116,7 +145,7 @@ func Write(w io.Writer, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	mf, err := mcpbManifest(m, o, needs)
+	mf, err := mcpbManifest(m, o, needs, bins, osOrder)
 	if err != nil {
 		return nil, err
 	}
@@ -371,7 +400,9 @@ const EnvironmentKey = "environment"
 // Linux.
 const defaultPath = "/opt/homebrew/bin:/usr/local/bin:/usr/bin:/bin"
 
-func mcpbManifest(m *manifest.Manifest, o Options, n *needs) ([]byte, error) {
+// mcpbManifest is the MCPB manifest.json; bins names the entry of the
+// nexus binary for each OS of osOrder.
+func mcpbManifest(m *manifest.Manifest, o Options, n *needs, bins map[string]string, osOrder []string) ([]byte, error) {
 	meta := func(key string) string {
 		var s string
 		if raw, ok := m.Metadata[key]; ok {
@@ -395,19 +426,19 @@ func mcpbManifest(m *manifest.Manifest, o Options, n *needs) ([]byte, error) {
 	if description == "" {
 		description = fmt.Sprintf("%s: %s, served as MCP tools by nexus", m.Name, strings.Join(names, ", "))
 	}
-	first := o.Platforms[0]
+	first := bins[osOrder[0]]
 	cfg := mcpbConfig{
-		Command: "${__dirname}/" + binaryName(first),
+		Command: "${__dirname}/" + first,
 		Args:    []string{"mcp", "${__dirname}/" + programPrefix + filepath.Base(m.Path)},
 	}
-	var platforms []string
-	for _, p := range o.Platforms {
-		platforms = append(platforms, p.OS)
-		if len(o.Platforms) > 1 {
+	platforms := append([]string{}, osOrder...)
+	sort.Strings(platforms)
+	for _, osName := range osOrder {
+		if len(osOrder) > 1 {
 			if cfg.PlatformOverrides == nil {
 				cfg.PlatformOverrides = map[string]mcpbCommandOnly{}
 			}
-			cfg.PlatformOverrides[p.OS] = mcpbCommandOnly{Command: "${__dirname}/" + binaryName(p)}
+			cfg.PlatformOverrides[osName] = mcpbCommandOnly{Command: "${__dirname}/" + bins[osName]}
 		}
 	}
 	sort.Strings(platforms)
@@ -419,7 +450,7 @@ func mcpbManifest(m *manifest.Manifest, o Options, n *needs) ([]byte, error) {
 		Version:         version,
 		Description:     description,
 		Author:          author,
-		Server:          mcpbServer{Type: "binary", EntryPoint: binaryName(first), MCPConfig: cfg},
+		Server:          mcpbServer{Type: "binary", EntryPoint: first, MCPConfig: cfg},
 		Tools:           o.Tools,
 		Compatibility:   mcpbCompatibility{Platforms: platforms},
 	}

@@ -3,7 +3,10 @@ package bundle
 import (
 	"archive/zip"
 	"bytes"
+	"debug/macho"
+	"encoding/binary"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -142,7 +145,8 @@ func TestBundleManifest(t *testing.T) {
 	linux, darwin := Platform{"linux", "amd64"}, Platform{"darwin", "arm64"}
 	o.Platforms = []Platform{linux, darwin}
 	o.Binaries = map[Platform]string{linux: "linux", darwin: "darwin"}
-	m, err := mcpbManifest(o.Program, o, &needs{python: true, r: true})
+	bins := map[string]string{"linux": binaryName(linux), "darwin": binaryName(darwin)}
+	m, err := mcpbManifest(o.Program, o, &needs{python: true, r: true}, bins, []string{"linux", "darwin"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +187,7 @@ func TestBundleManifest(t *testing.T) {
 	}
 	// Flags win over the manifest.
 	o.Version, o.Author = "1.2.3", "Grace"
-	m, _ = mcpbManifest(o.Program, o, &needs{})
+	m, _ = mcpbManifest(o.Program, o, &needs{}, bins, []string{"linux"})
 	if !bytes.Contains(m, []byte(`"version": "1.2.3"`)) || !bytes.Contains(m, []byte(`"name": "Grace"`)) || bytes.Contains(m, []byte("user_config")) {
 		t.Errorf("with --version, --author and no interpreter pool:\n%s", m)
 	}
@@ -214,7 +218,7 @@ func TestBundleRefusals(t *testing.T) {
 		{"not a binary", func(o *Options) { o.Binaries[Host()] = filepath.Join(dir, "manifest.json") }, "not an executable for Linux or macOS"},
 		{"two of one OS", func(o *Options) {
 			o.Platforms = []Platform{{"linux", "amd64"}, {"linux", "arm64"}}
-		}, "one architecture for each"},
+		}, "bundle one Linux architecture"},
 		{"icon", func(o *Options) { o.Icon = png }, "not a PNG"},
 	} {
 		o := base
@@ -282,6 +286,65 @@ func TestParsePlatform(t *testing.T) {
 	for in, want := range map[string]string{"combat": "combat", "rollAdv": "roll-adv", "My_Tools 2": "my-tools-2"} {
 		if got := packageName(in); got != want {
 			t.Errorf("packageName(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// thinMachO is the smallest Mach-O executable header debug/macho reads.
+func thinMachO(cpu macho.Cpu, sub uint32) []byte {
+	var b bytes.Buffer
+	binary.Write(&b, binary.LittleEndian, []uint32{macho.Magic64, uint32(cpu), sub, uint32(macho.TypeExec), 0, 0, 0, 0})
+	return append(b.Bytes(), "slice"...)
+}
+
+// Two macOS architectures become one universal binary, which Go's Mach-O
+// reader (as macOS's loader) sees as both, each slice intact and aligned.
+func TestUniversal(t *testing.T) {
+	dir := t.TempDir()
+	arm, amd := filepath.Join(dir, "arm64"), filepath.Join(dir, "amd64")
+	os.WriteFile(arm, thinMachO(macho.CpuArm64, 0), 0o755)
+	os.WriteFile(amd, thinMachO(macho.CpuAmd64, 3), 0o755)
+	fat, err := universal([]string{arm, amd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ff, err := macho.NewFatFile(bytes.NewReader(fat))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ff.Arches) != 2 || ff.Arches[0].Cpu != macho.CpuAmd64 || ff.Arches[1].Cpu != macho.CpuArm64 || ff.Arches[0].SubCpu != 3 {
+		t.Fatalf("arches %+v", ff.Arches)
+	}
+	for _, a := range ff.Arches {
+		if a.Offset%(1<<fatAlign) != 0 || !bytes.HasSuffix(fat[a.Offset:a.Offset+a.Size], []byte("slice")) {
+			t.Errorf("slice %v at %d, size %d", a.Cpu, a.Offset, a.Size)
+		}
+	}
+	fatPath := filepath.Join(dir, "fat")
+	os.WriteFile(fatPath, fat, 0o755)
+	runs, err := platformsOf(fatPath)
+	if err != nil || !runs[Platform{"darwin", "arm64"}] || !runs[Platform{"darwin", "amd64"}] {
+		t.Fatalf("platformsOf(universal) = %v, %v", runs, err)
+	}
+	// In a bundle for both: one binary, no overrides.
+	o := options(t, program(t))
+	o.Platforms = []Platform{{"darwin", "arm64"}, {"darwin", "amd64"}}
+	o.Binaries = map[Platform]string{o.Platforms[0]: arm, o.Platforms[1]: amd}
+	var b bytes.Buffer
+	if _, err := Write(&b, o); err != nil {
+		t.Fatal(err)
+	}
+	zr, _ := zip.NewReader(bytes.NewReader(b.Bytes()), int64(b.Len()))
+	for _, f := range zr.File {
+		if f.Name == "manifest.json" {
+			rc, _ := f.Open()
+			doc, _ := io.ReadAll(rc)
+			if !bytes.Contains(doc, []byte(`"command": "${__dirname}/bin/darwin-universal/nexus"`)) || bytes.Contains(doc, []byte("platform_overrides")) {
+				t.Errorf("manifest:\n%s", doc)
+			}
+		}
+		if strings.HasPrefix(f.Name, "bin/") && f.Name != "bin/darwin-universal/nexus" {
+			t.Errorf("entry %s beside the universal binary", f.Name)
 		}
 	}
 }

@@ -1,8 +1,10 @@
 package bundle
 
 import (
+	"bytes"
 	"debug/elf"
 	"debug/macho"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -96,4 +98,43 @@ func platformList(set map[Platform]bool) string {
 	}
 	sort.Strings(s)
 	return strings.Join(s, ", ")
+}
+
+// fatAlign is where each architecture's slice of a universal binary starts:
+// at a multiple of 2^14 (arm64's page size), as lipo aligns them.
+const fatAlign = 14
+
+// universal joins thin macOS executables into one universal (fat) Mach-O
+// file, as lipo -create does: a big-endian header listing each slice's CPU,
+// offset and size, then the slices, each keeping its own code signature.
+func universal(paths []string) ([]byte, error) {
+	type slice struct {
+		cpu, sub uint32
+		data     []byte
+	}
+	var slices []slice
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		f, err := macho.NewFile(bytes.NewReader(data))
+		if err != nil {
+			return nil, fmt.Errorf("%s: not a thin Mach-O executable: %v", p, err)
+		}
+		slices = append(slices, slice{uint32(f.Cpu), f.SubCpu, data})
+	}
+	sort.Slice(slices, func(i, j int) bool { return slices[i].cpu < slices[j].cpu })
+	var b bytes.Buffer
+	binary.Write(&b, binary.BigEndian, [2]uint32{macho.MagicFat, uint32(len(slices))})
+	offset := uint32(1 << fatAlign)
+	for _, s := range slices {
+		binary.Write(&b, binary.BigEndian, [5]uint32{s.cpu, s.sub, offset, uint32(len(s.data)), fatAlign})
+		offset += (uint32(len(s.data)) + 1<<fatAlign - 1) &^ (1<<fatAlign - 1)
+	}
+	for _, s := range slices {
+		b.Write(make([]byte, (1<<fatAlign-b.Len()%(1<<fatAlign))%(1<<fatAlign)))
+		b.Write(s.data)
+	}
+	return b.Bytes(), nil
 }
