@@ -162,7 +162,11 @@ func finish(f *installFlags, r install.Request, p *install.Plan) error {
 	case clientconfig.Absent:
 		fmt.Fprintf(os.Stderr, "nexus: no server named %s in %s: nothing changed\n", r.Server.Name, where)
 	default:
-		fmt.Fprintf(os.Stderr, "nexus: %s %s in %s (the file as it was: %s%s)\n", p.Change, r.Server.Name, where, p.Path, install.BackupSuffix)
+		prep := map[clientconfig.Change]string{clientconfig.Added: "to", clientconfig.Removed: "from"}[p.Change]
+		if prep == "" {
+			prep = "in"
+		}
+		fmt.Fprintf(os.Stderr, "nexus: %s %s %s %s (the file as it was: %s%s)\n", p.Change, r.Server.Name, prep, where, p.Path, install.BackupSuffix)
 		if p.Change != clientconfig.Removed {
 			fmt.Fprintf(os.Stderr, "nexus: restart %s to load it", r.Client.Title)
 			if r.Client.Name == "claude-code" && r.Scope == clientconfig.ScopeProject {
