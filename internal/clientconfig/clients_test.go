@@ -13,7 +13,7 @@ import (
 var combat = Stdio{Name: "combat", Nexus: "/opt/nexus/bin/nexus", Manifest: "/home/u/combat/manifest.json",
 	Env: map[string]string{"PATH": "/opt/conda/bin:/usr/bin", "CONDA_PREFIX": "/opt/conda"}}
 
-func client(t *testing.T, name string) *Client {
+func client(t testing.TB, name string) *Client {
 	t.Helper()
 	c, err := FindClient(name)
 	if err != nil {
@@ -310,4 +310,106 @@ func TestHas(t *testing.T) {
 	if err := json.Unmarshal(out, &v); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Any file a client can read takes the entry and gives it back: the result
+// parses, holds the entry, and removing it restores every byte (when the
+// servers object was there before, with members).
+func FuzzJSONAddRemove(f *testing.F) {
+	for _, seed := range []string{
+		"{}", "{\n}\n", `{"mcpServers":{}}`, "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\"}\n  }\n}\n",
+		"{\n\t\"servers\": {\n\t\t\"a\": 1,\n\t},\n}", "// c\n{ /* d */ \"servers\": { } }", `{"mcpServers":{"a":[1,{"b":null}]},"x":"\u00e9\"}"}`,
+	} {
+		f.Add(seed, true)
+		f.Add(seed, false)
+	}
+	f.Fuzz(func(t *testing.T, src string, jsonc bool) {
+		c := client(t, "claude-desktop")
+		if jsonc {
+			c = client(t, "vscode")
+		}
+		root, err := parseJSONDoc([]byte(src), c.JSONC)
+		if err != nil {
+			return
+		}
+		if !c.JSONC && !json.Valid([]byte(src)) {
+			t.Fatalf("parsed a file that is not JSON: %q", src)
+		}
+		d := &jsonDoc{src: []byte(src), root: root}
+		servers, err := d.servers(c.Servers)
+		if err != nil {
+			return
+		}
+		if servers != nil && servers.member("combat") != nil {
+			return
+		}
+		out, change, err := c.Add([]byte(src), combat, false)
+		if err != nil || change != Added {
+			t.Fatalf("Add to %q: %s %v", src, change, err)
+		}
+		if _, err := parseJSONDoc(out, c.JSONC); err != nil {
+			t.Fatalf("Add to %q gave %q, which does not parse: %v", src, out, err)
+		}
+		if found, ours, err := c.Has(out, "combat", combat.Manifest); !found || !ours || err != nil {
+			t.Fatalf("Add to %q gave %q without the entry", src, out)
+		}
+		back, change, err := c.Remove(out, "combat", combat.Manifest, false)
+		if err != nil || change != Removed {
+			t.Fatalf("Remove from %q: %s %v", out, change, err)
+		}
+		if found, _, _ := c.Has(back, "combat", ""); found {
+			t.Fatalf("Add then Remove on %q left the entry: %q", src, back)
+		}
+		// Byte for byte when the servers object had members (an empty one
+		// comes back as {}).
+		if servers != nil && len(servers.members) > 0 && string(back) != src {
+			t.Fatalf("Add then Remove on %q gave %q", src, back)
+		}
+	})
+}
+
+// Codex's TOML likewise: an Add nexus cannot check is refused, never
+// written wrong; one it makes parses with the entry, and Remove restores
+// the text (with the final newline Add ends the file with).
+func FuzzTOMLAddRemove(f *testing.F) {
+	for _, seed := range []string{
+		"", "a = 1", "[mcp_servers.x]\ncommand = \"y\"\n", "s = \"\"\"\n[mcp_servers.combat]\n\"\"\"\n[t]\n",
+		"mcp_servers = {}\n", "[[arr]]\nx = [\n [1],\n]\n", "k = 'lit' # c\n[a.\"b.c\"]\n",
+	} {
+		f.Add(seed)
+	}
+	c := client(f, "codex")
+	f.Fuzz(func(t *testing.T, src string) {
+		d, err := parseTOMLDoc([]byte(src))
+		if err != nil {
+			return
+		}
+		if s, err := d.server("combat"); err != nil || s != nil {
+			return
+		}
+		out, change, err := c.Add([]byte(src), combat, false)
+		if err != nil {
+			if !strings.Contains(err.Error(), "edit it by hand") {
+				t.Fatalf("Add to %q: %v", src, err)
+			}
+			return
+		}
+		if change != Added {
+			t.Fatalf("Add to %q: %s", src, change)
+		}
+		if found, ours, err := c.Has(out, "combat", combat.Manifest); !found || !ours || err != nil {
+			t.Fatalf("Add to %q gave %q without the entry (%v)", src, out, err)
+		}
+		back, _, err := c.Remove(out, "combat", combat.Manifest, false)
+		if err != nil {
+			t.Fatalf("Remove from %q: %v", out, err)
+		}
+		want := src
+		if src != "" && !strings.HasSuffix(src, "\n") {
+			want += "\n"
+		}
+		if string(back) != want {
+			t.Fatalf("Add then Remove on %q gave %q", src, back)
+		}
+	})
 }

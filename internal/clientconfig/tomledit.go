@@ -128,10 +128,10 @@ func tomlString(s string) string {
 // appendServer adds the server's tables at the end, after a blank line.
 func (d *tomlDoc) appendServer(name string, e Entry) []byte {
 	out := append([]byte{}, d.src...)
+	if len(out) > 0 && !bytes.HasSuffix(out, []byte("\n")) {
+		out = append(out, '\n')
+	}
 	if len(bytes.TrimSpace(out)) > 0 {
-		if !bytes.HasSuffix(out, []byte("\n")) {
-			out = append(out, '\n')
-		}
 		out = append(out, '\n')
 	}
 	return append(out, tomlText(name, e)...)
@@ -162,16 +162,8 @@ func (d *tomlDoc) removeServer(name string) ([]byte, error) {
 	out := d.src
 	for i := len(spans) - 1; i >= 0; i-- {
 		from, to := spans[i][0], spans[i][1]
-		if to == len(out) {
-			// At the end of the file: the blank lines before go too, as
-			// appendServer added them.
-			for from > 0 {
-				prev := bytes.LastIndexByte(out[:from-1], '\n') + 1
-				if len(bytes.TrimSpace(out[prev:from])) > 0 {
-					break
-				}
-				from = prev
-			}
+		if to == len(out) && from >= 2 && out[from-1] == '\n' && out[from-2] == '\n' && len(bytes.TrimSpace(out[:from])) > 0 {
+			from-- // at the end of the file: the empty line appendServer put before it goes too
 		}
 		out = splice(out, from, to, nil)
 	}
