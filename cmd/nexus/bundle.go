@@ -82,7 +82,6 @@ func newBundleCmd() *cobra.Command {
 			if out, err = filepath.Abs(out); err != nil {
 				return err
 			}
-			o.Leave = []string{out}
 			// Written beside its name and renamed: a failed bundle leaves no
 			// half-written file behind, and never an old one half-replaced.
 			tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*")
@@ -90,6 +89,7 @@ func newBundleCmd() *cobra.Command {
 				return err
 			}
 			defer os.Remove(tmp.Name())
+			o.Leave = []string{out, tmp.Name()} // when written inside the program's directory
 			rep, err := bundle.Write(tmp, o)
 			if cerr := tmp.Close(); err == nil {
 				err = cerr

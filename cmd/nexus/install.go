@@ -65,6 +65,9 @@ func newInstallCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if r.Client.Name == "claude-desktop" && clientconfig.UnderWSL() {
+				fmt.Fprintln(os.Stderr, "nexus: this is WSL: this installs into a Linux Claude Desktop; Claude Desktop on Windows needs the entry of `nexus run TARGET --mcp-config --wsl` in %APPDATA%\\Claude\\claude_desktop_config.json")
+			}
 			p, err := install.Install(l, r)
 			if err != nil {
 				return err

@@ -240,7 +240,9 @@ func programFiles(dir string, leave []string, rep *Report) ([]entry, error) {
 			return skip(skipDirs[name])
 		case d.IsDir():
 			return nil
-		case left[filepath.Clean(p)] || strings.HasSuffix(name, ".mcpb"):
+		case left[filepath.Clean(p)]:
+			return nil // the bundle being written
+		case strings.HasSuffix(name, ".mcpb"):
 			return skip("a bundle")
 		case secretName.MatchString(name):
 			return skip("looks like a secret")
