@@ -129,6 +129,9 @@ func installRequest(f *installFlags, target string, needProgram bool) (install.R
 	r := install.Request{Client: c, Scope: f.scope, Force: f.force}
 	if target != "" {
 		m, err := manifest.Load(target)
+		if err != nil && !needProgram && errors.Is(err, manifest.ErrNotFound) {
+			return r, fmt.Errorf("%w (the entry of a program that is gone: nexus uninstall --name NAME --client %s)", err, f.client)
+		}
 		if err != nil {
 			return r, err
 		}
