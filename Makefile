@@ -93,7 +93,9 @@ FUZZ_TARGETS := \
 	internal/argmap:FuzzReadForm \
 	internal/pool:FuzzPoolFrames \
 	internal/morlocwire:FuzzResult \
-	internal/morlocwire:FuzzArg
+	internal/morlocwire:FuzzArg \
+	internal/clientconfig:FuzzJSONAddRemove \
+	internal/clientconfig:FuzzTOMLAddRemove
 
 # make fuzz: each target for FUZZTIME, one after the other (scripts/fuzz.sh
 # runs again a target that only hit Go 1.26's fuzztime deadline race).

@@ -63,6 +63,16 @@ if [ ! -f "$tsclient/node_modules/@modelcontextprotocol/sdk/package.json" ] || [
 fi
 echo "deps: TypeScript SDK $(cd "$tsclient" && node -p 'JSON.parse(require("fs").readFileSync("node_modules/@modelcontextprotocol/sdk/package.json")).version') for the stdio client test"
 
+# The delivery tests (issue 22): the MCP Bundle toolchain, whose validate,
+# info and unpack e2e/bundle_test.go runs on nexus's bundles, and the Claude
+# Code CLI, whose `claude mcp list` e2e/install_test.go runs on what
+# `nexus install --client claude-code` wrote; pinned in e2e/clients.
+clients="$(cd "$(dirname "$0")/.." && pwd)/e2e/clients"
+if [ ! -x "$clients/node_modules/.bin/mcpb" ] || [ ! -x "$clients/node_modules/.bin/claude" ] || [ "$clients/package-lock.json" -nt "$clients/node_modules/.package-lock.json" ]; then
+  (cd "$clients" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+echo "deps: mcpb $("$clients/node_modules/.bin/mcpb" --version), Claude Code $("$clients/node_modules/.bin/claude" --version 2>/dev/null | cut -d' ' -f1) for the delivery tests"
+
 # morloc 0.69.0, whose compiled programs e2e/morloc_*_test.go serve and
 # compare with morloc's own nexus (issue 19): a check when installed, else an
 # 8-minute build.

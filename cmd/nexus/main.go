@@ -93,7 +93,7 @@ func newRootCmd() *cobra.Command {
 	root.PersistentFlags().StringVar(&g.outputDir, "output-dir", "", "where functions write the files they return (NEXUS_OUTPUT_DIR in their pools; default: a temporary directory removed at exit, or the current directory for nexus run)")
 	root.PersistentFlags().IntVar(&g.workers, "workers", 0, "worker processes per pool, for pools whose manifest entry sets no metadata.workers (0: the language's default: 1 for py and cpp, min(4, CPUs) for r)")
 	root.AddCommand(newMCPCmd(g), newRunCmd(g), newLauncherCmd(), newRuntimeDirCmd())
-	root.AddCommand(newServeCmd(g))
+	root.AddCommand(newServeCmd(g), newBundleCmd(), newInstallCmd(), newUninstallCmd())
 	return root
 }
 

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nexus-mcp/nexus/internal/clientconfig"
+	"github.com/nexus-mcp/nexus/internal/install"
+	"github.com/nexus-mcp/nexus/internal/manifest"
+)
+
+type installFlags struct {
+	client, scope, name string
+	dryRun, force, list bool
+}
+
+func (f *installFlags) register(c *cobra.Command, verb string) {
+	fl := c.Flags()
+	fl.StringVar(&f.client, "client", "", "the client: "+clientconfig.ClientNames())
+	fl.StringVar(&f.scope, "scope", "", "user (every project; the default) or project (this directory's project file)")
+	fl.StringVar(&f.name, "name", "", "the server's name in the client (default: the program's name)")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "print the change to the client's file as a diff, and change nothing")
+	fl.BoolVar(&f.force, "force", false, verb+" even a server of that name that nexus did not write for this program")
+}
+
+// locator is where this user's files are: the home directory, this
+// directory as the project.
+func locator() (clientconfig.Locator, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return clientconfig.Locator{}, fmt.Errorf("no home directory: %w", err)
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return clientconfig.Locator{}, err
+	}
+	return clientconfig.Locator{GOOS: runtime.GOOS, Home: home, Getenv: os.Getenv, Project: cwd}, nil
+}
+
+func newInstallCmd() *cobra.Command {
+	f := &installFlags{}
+	c := &cobra.Command{
+		Use:   "install TARGET --client NAME [--scope user|project] [--name N] [--dry-run] [--force] | install --list [TARGET]",
+		Short: "Add a program to an MCP client's configuration (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Gemini CLI, Codex)",
+		Long: "Add a program to an MCP client's configuration file, with the entry --mcp-config prints\n" +
+			"(absolute paths, and the PATH and interpreter variables of this shell). The file is merged,\n" +
+			"never overwritten: other servers and settings stay as they were, a backup is kept beside it\n" +
+			"(" + install.BackupSuffix + "), and running it again changes nothing.",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			l, err := locator()
+			if err != nil {
+				return err
+			}
+			if f.list {
+				return listClients(l, args)
+			}
+			if len(args) != 1 {
+				return usageErrorf("missing program: usage: nexus install TARGET --client NAME")
+			}
+			r, err := installRequest(f, args[0], true)
+			if err != nil {
+				return err
+			}
+			if r.Client.Name == "claude-desktop" && clientconfig.UnderWSL() {
+				fmt.Fprintln(os.Stderr, "nexus: this is WSL: this installs into a Linux Claude Desktop; Claude Desktop on Windows needs the entry of `nexus run TARGET --mcp-config --wsl` in %APPDATA%\\Claude\\claude_desktop_config.json")
+			}
+			p, err := install.Install(l, r)
+			if err != nil {
+				return err
+			}
+			return finish(f, r, p)
+		},
+	}
+	f.register(c, "replace")
+	c.Flags().BoolVar(&f.list, "list", false, "list the clients found on this machine (and, given TARGET, whether each has the program)")
+	return c
+}
+
+func newUninstallCmd() *cobra.Command {
+	f := &installFlags{}
+	c := &cobra.Command{
+		Use:   "uninstall [TARGET] --client NAME [--scope user|project] [--name N] [--dry-run] [--force]",
+		Short: "Remove a program from an MCP client's configuration",
+		Long: "Remove the server nexus installed for a program from a client's configuration file,\n" +
+			"leaving everything else as it was. Without TARGET, --name names the server; it is removed\n" +
+			"if it runs `nexus mcp` (--force: whatever it runs).",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			l, err := locator()
+			if err != nil {
+				return err
+			}
+			var r install.Request
+			switch {
+			case len(args) == 1:
+				r, err = installRequest(f, args[0], false)
+			case len(args) == 0 && f.name != "":
+				r, err = installRequest(f, "", false)
+			default:
+				return usageErrorf("usage: nexus uninstall TARGET --client NAME, or nexus uninstall --name SERVER --client NAME")
+			}
+			if err != nil {
+				return err
+			}
+			p, err := install.Uninstall(l, r)
+			if err != nil {
+				return err
+			}
+			return finish(f, r, p)
+		},
+	}
+	f.register(c, "remove")
+	return c
+}
+
+// installRequest is the request for a program (target "": the server
+// named --name, whatever program it was).
+func installRequest(f *installFlags, target string, needProgram bool) (install.Request, error) {
+	if f.client == "" {
+		return install.Request{}, usageErrorf("--client is required: one of %s", clientconfig.ClientNames())
+	}
+	c, err := clientconfig.FindClient(f.client)
+	if err != nil {
+		return install.Request{}, usageErrorf("--client: %v", err)
+	}
+	r := install.Request{Client: c, Scope: f.scope, Force: f.force}
+	if target != "" {
+		m, err := manifest.Load(target)
+		if err != nil && !needProgram && errors.Is(err, manifest.ErrNotFound) {
+			return r, fmt.Errorf("%w (the entry of a program that is gone: nexus uninstall --name NAME --client %s)", err, f.client)
+		}
+		if err != nil {
+			return r, err
+		}
+		if needProgram {
+			if _, err := loadProgram(target); err != nil { // a program nexus cannot serve is not installed
+				return r, err
+			}
+		}
+		r.Server = mcpConfig(m)
+	}
+	if f.name != "" {
+		r.Server.Name = f.name
+	}
+	return r, nil
+}
+
+// finish prints a dry run's diff, or applies the plan and says what it did.
+func finish(f *installFlags, r install.Request, p *install.Plan) error {
+	where := fmt.Sprintf("%s (%s)", r.Client.Title, p.Path)
+	if f.dryRun {
+		if !p.Changed() {
+			fmt.Fprintf(os.Stderr, "nexus: %s: no change (%s)\n", where, p.Change)
+			return nil
+		}
+		_, err := os.Stdout.WriteString(p.Diff())
+		return err
+	}
+	if err := p.Apply(); err != nil {
+		return err
+	}
+	switch p.Change {
+	case clientconfig.Unchanged:
+		fmt.Fprintf(os.Stderr, "nexus: %s is already in %s: nothing changed\n", r.Server.Name, where)
+	case clientconfig.Absent:
+		fmt.Fprintf(os.Stderr, "nexus: no server named %s in %s: nothing changed\n", r.Server.Name, where)
+	default:
+		prep := map[clientconfig.Change]string{clientconfig.Added: "to", clientconfig.Removed: "from"}[p.Change]
+		if prep == "" {
+			prep = "in"
+		}
+		fmt.Fprintf(os.Stderr, "nexus: %s %s %s %s (the file as it was: %s%s)\n", p.Change, r.Server.Name, prep, where, p.Path, install.BackupSuffix)
+		if p.Change != clientconfig.Removed {
+			fmt.Fprintf(os.Stderr, "nexus: restart %s to load it", r.Client.Title)
+			if r.Client.Name == "claude-code" && r.Scope == clientconfig.ScopeProject {
+				fmt.Fprint(os.Stderr, "; Claude Code asks you to approve a project's servers the first time it starts there")
+			}
+			fmt.Fprintln(os.Stderr)
+		}
+	}
+	return nil
+}
+
+func listClients(l clientconfig.Locator, args []string) error {
+	var name, path string
+	switch len(args) {
+	case 0:
+	case 1:
+		m, err := manifest.Load(args[0])
+		if err != nil {
+			return err
+		}
+		name, path = m.Name, m.Path
+	default:
+		return usageErrorf("usage: nexus install --list [TARGET]")
+	}
+	found := install.List(l, name, path)
+	err := install.WriteList(os.Stdout, found, name)
+	for _, f := range found {
+		if f.Err != nil && !errors.Is(f.Err, clientconfig.ErrParse) {
+			fmt.Fprintf(os.Stderr, "nexus: %s: %v\n", f.Path, f.Err)
+		}
+	}
+	return err
+}
