@@ -507,3 +507,26 @@ func readExactFrame(r io.Reader) ([]byte, bool, error) {
 	_, err := io.ReadFull(r, body)
 	return body, n&blobBit != 0, err
 }
+
+// startHost starts this test binary as a nexus stand-in (TestMain's host
+// branches, chosen by env) and reads the first line it prints: what it
+// started. The host is killed when the test ends, if the test has not.
+func startHost(t *testing.T, env ...string) (*exec.Cmd, string, error) {
+	t.Helper()
+	host := exec.Command(os.Args[0], "-test.run=^$")
+	host.Env = append(os.Environ(), env...)
+	host.Stderr = os.Stderr
+	out, err := host.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		host.Process.Kill()
+		host.Wait()
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	return host, line, err
+}

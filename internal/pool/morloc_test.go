@@ -1,7 +1,6 @@
 package pool
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -859,19 +858,7 @@ func runMorlocTestHost(dir string) {
 func TestMorlocKilledNexusLeavesNothing(t *testing.T) {
 	testenv.Long(t)
 	dir := buildMorlocProgram(t, "multi")
-	host := exec.Command(os.Args[0], "-test.run=^$")
-	host.Env = append(os.Environ(), morlocHostEnv+"="+dir)
-	host.Stderr = os.Stderr
-	out, err := host.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := host.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer host.Wait()
-	defer host.Process.Kill()
-	line, err := bufio.NewReader(out).ReadString('\n')
+	host, line, err := startHost(t, morlocHostEnv+"="+dir)
 	var got struct {
 		Pids     []int  `json:"pids"`
 		TmpDir   string `json:"tmpdir"`

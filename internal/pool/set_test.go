@@ -1,7 +1,6 @@
 package pool
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -602,22 +601,11 @@ func TestPoolDiesWithNexus(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			host := exec.Command(os.Args[0], "-test.run=^$")
-			host.Env = append(os.Environ(), "NEXUS_POOL_TEST_HOST=1", "NEXUS_POOL_TEST_DIR="+testdataDir(t), "NEXUS_POOL_TEST_POOL="+tt.pool)
+			env := []string{"NEXUS_POOL_TEST_HOST=1", "NEXUS_POOL_TEST_DIR=" + testdataDir(t), "NEXUS_POOL_TEST_POOL=" + tt.pool}
 			if tt.reaper {
-				host.Env = append(host.Env, "NEXUS_POOL_TEST_REAPER=1")
+				env = append(env, "NEXUS_POOL_TEST_REAPER=1")
 			}
-			host.Stderr = os.Stderr
-			out, err := host.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := host.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer host.Wait()
-			defer host.Process.Kill()
-			line, err := bufio.NewReader(out).ReadString('\n')
+			host, line, err := startHost(t, env...)
 			var pids []int
 			if err != nil || json.Unmarshal([]byte(line), &pids) != nil || len(pids) != 2 {
 				t.Fatalf("reading the pool's and its child's pids from the host: %q, %v", line, err)
