@@ -2,6 +2,7 @@ package argmap
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -94,7 +95,7 @@ var negativeNumber = regexp.MustCompile(`^-([0-9.]|(?i:inf|infinity)$)`)
 // An output projection (a terminal's flag) cannot be expressed here: use
 // CLICall.
 func FromCLI(c *manifest.Command, argv []string) ([]json.RawMessage, error) {
-	args, term, err := parseCLI(c, argv)
+	args, term, err := parseCLI(c, argv, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +108,8 @@ func FromCLI(c *manifest.Command, argv []string) ([]json.RawMessage, error) {
 // CLICall is FromCLI plus output projections: a terminal's flag (--lines)
 // makes the call run that terminal's entry command with the same arguments.
 func CLICall(m *manifest.Manifest, c *manifest.Command, argv []string) (Call, error) {
-	args, term, err := parseCLI(c, argv)
+	cp := &cliParser{arrays: true}
+	args, term, err := parseCLI(c, argv, cp)
 	if err != nil {
 		return Call{}, err
 	}
@@ -118,7 +120,7 @@ func CLICall(m *manifest.Manifest, c *manifest.Command, argv []string) (Call, er
 		}
 	}
 	args, arrays := nonFiniteArrays(c, args)
-	return Call{Command: cmd, Args: args, Arrays: arrays, Ret: retOf(cmd)}, nil
+	return Call{Command: cmd, Args: args, Arrays: append(cp.collected, arrays...), Ret: retOf(cmd)}, nil
 }
 
 // WithDefaultProjection is the call morloc makes when the command line
@@ -173,7 +175,8 @@ type cliValue struct {
 	text   string
 }
 
-func parseCLI(c *manifest.Command, argv []string) ([]json.RawMessage, *manifest.Terminal, error) {
+// parseCLI parses argv; cp, when not nil, collects the arrays it reads.
+func parseCLI(c *manifest.Command, argv []string, cp *cliParser) ([]json.RawMessage, *manifest.Terminal, error) {
 	p, err := newPlan(c)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", c.Name, err)
@@ -272,12 +275,17 @@ func parseCLI(c *manifest.Command, argv []string) ([]json.RawMessage, *manifest.
 	}
 
 	s := newSupplied()
-	if err := supplyPositionals(c, p, s, positional); err != nil {
+	if err := supplyPositionals(c, p, s, positional, cp); err != nil {
 		return nil, nil, err
 	}
 	// Whole records first, so that a field's own option overrides the JSON.
 	for _, v := range values {
 		if v.target.whole {
+			text, err := cp.text(v.text)
+			if err != nil {
+				return nil, nil, fail("option %s: %v", v.target.name, err)
+			}
+			v.text = text
 			if err := supplyWholeCLI(s, v); err != nil {
 				return nil, nil, fail("%v", err)
 			}
@@ -289,22 +297,31 @@ func parseCLI(c *manifest.Command, argv []string) ([]json.RawMessage, *manifest.
 		switch {
 		case t.whole:
 		case t.field != nil:
-			raw, msg := parseText(v.text, t.field.t, t.arg.Quoted)
-			if msg != "" {
-				return nil, nil, fail("option %s: %s", t.name, msg)
+			raw, msg, err := cp.value(v.text, t.field.t, t.arg.Quoted, -1)
+			if err == nil && msg != "" {
+				err = errors.New(msg)
+			}
+			if err != nil {
+				return nil, nil, fail("option %s: %v", t.name, err)
 			}
 			s.fields[t.field] = raw
 		case t.arg.Many && t.slot.kind == manifest.KindOpt:
 			elem := argType(t.arg).Elem
-			raw, msg := parseText(v.text, elem, t.arg.Quoted)
-			if msg != "" {
-				return nil, nil, fail("option %s: %s", t.name, msg)
+			raw, msg, err := cp.value(v.text, elem, t.arg.Quoted, -1)
+			if err == nil && msg != "" {
+				err = errors.New(msg)
+			}
+			if err != nil {
+				return nil, nil, fail("option %s: %v", t.name, err)
 			}
 			many[t.slot] = append(many[t.slot], raw)
 		default:
-			raw, msg := parseText(v.text, t.arg.T, t.arg.Quoted)
-			if msg != "" {
-				return nil, nil, fail("option %s: %s", t.name, msg)
+			raw, msg, err := cp.value(v.text, t.arg.T, t.arg.Quoted, t.slot.index)
+			if err == nil && msg != "" {
+				err = errors.New(msg)
+			}
+			if err != nil {
+				return nil, nil, fail("option %s: %v", t.name, err)
 			}
 			s.vals[t.slot] = raw
 		}
@@ -409,7 +426,7 @@ func fieldKeys(sl *slot) []string {
 
 // supplyPositionals assigns argv tokens to the positional arguments. A
 // variadic one takes every token the others leave.
-func supplyPositionals(c *manifest.Command, p *plan, s *supplied, tokens []string) error {
+func supplyPositionals(c *manifest.Command, p *plan, s *supplied, tokens []string, cp *cliParser) error {
 	var pos []*slot
 	manyAt := -1
 	for _, sl := range p.slots {
@@ -442,9 +459,16 @@ func supplyPositionals(c *manifest.Command, p *plan, s *supplied, tokens []strin
 		return countErr()
 	}
 	parse := func(sl *slot, t *manifest.Type, tok string) (json.RawMessage, error) {
-		raw, msg := parseText(tok, t, sl.arg.Quoted)
-		if msg != "" {
-			return nil, fmt.Errorf("%s: argument %s: %s", c.Name, posMetavar(sl.arg), msg)
+		index := -1
+		if t == sl.arg.T {
+			index = sl.index // the whole argument, not an element of a variadic one
+		}
+		raw, msg, err := cp.value(tok, t, sl.arg.Quoted, index)
+		if err == nil && msg != "" {
+			err = errors.New(msg)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: argument %s: %v", c.Name, posMetavar(sl.arg), err)
 		}
 		return raw, nil
 	}
