@@ -96,42 +96,84 @@ func (m *Memory) size() int { return int(m.mapped.Load()) }
 // v0.98 shm.rs:1015-1060 and shm_types.rs:38-93: bit 63 a sentinel, bits
 // 62..48 the volume, 47..0 the offset in it). A value never spans volumes.
 func (m *Memory) bytes(r, n uint64) ([]byte, error) {
+	v, off, err := m.locate(r, n)
+	if err != nil {
+		return nil, err
+	}
+	return v.data[off : off+n : off+n], nil
+}
+
+// copyPiece is how much of a large value copyOut copies before it lets go
+// of the pages it read.
+const copyPiece = 1 << 20
+
+// copyOut copies the n bytes at relative pointer r out of shared memory, a
+// piece at a time, and lets go of each piece's pages once copied: madvise
+// MADV_DONTNEED on this read-only shared mapping takes them out of nexus's
+// page tables only (the volume keeps its contents for whoever reads it
+// next), so a large result costs nexus its copy, not its copy and the
+// mapped pages too, which stayed in its resident set until it exited.
+func (m *Memory) copyOut(r, n uint64) ([]byte, error) {
+	v, off, err := m.locate(r, n)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, n)
+	hs := uint64(len(v.mapping) - len(v.data)) // the data region's offset in the mapping
+	page := uint64(os.Getpagesize())
+	for k := uint64(0); k < n; k += copyPiece {
+		end := min(n, k+copyPiece)
+		copy(out[k:end], v.data[off+k:off+end])
+		// Only the pages wholly inside the piece.
+		lo := (hs + off + k + page - 1) / page * page
+		hi := (hs + off + end) / page * page
+		if hi > lo {
+			_ = syscall.Madvise(v.mapping[lo:hi], syscall.MADV_DONTNEED)
+		}
+	}
+	return out, nil
+}
+
+// locate resolves relative pointer r to its volume and the offset of its n
+// bytes in the volume's data region.
+func (m *Memory) locate(r, n uint64) (*volume, uint64, error) {
 	if m.d.VolumeRelptr {
 		if r>>63 != 0 {
-			return nil, fmt.Errorf("relative pointer %d is a sentinel, not an address", int64(r))
+			return nil, 0, fmt.Errorf("relative pointer %d is a sentinel, not an address", int64(r))
 		}
 		idx := int(r >> 48 & 0x7fff)
 		off := r & (1<<48 - 1)
 		v, err := m.volume(idx)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		return v.slice(idx, off, n)
+		return v.within(idx, off, n)
 	}
 	if int64(r) < 0 {
-		return nil, fmt.Errorf("relative pointer %d is negative", int64(r))
+		return nil, 0, fmt.Errorf("relative pointer %d is negative", int64(r))
 	}
 	off := r
 	for idx := 0; idx < m.d.MaxVolumes; idx++ {
 		v, err := m.volume(idx)
 		if err != nil {
-			return nil, fmt.Errorf("relative pointer %d: %w", r, err)
+			return nil, 0, fmt.Errorf("relative pointer %d: %w", r, err)
 		}
 		if size := uint64(len(v.data)); off >= size {
 			off -= size
 			continue
 		}
-		return v.slice(idx, off, n)
+		return v.within(idx, off, n)
 	}
-	return nil, fmt.Errorf("relative pointer %d is beyond the %d volumes morloc %s has", r, m.d.MaxVolumes, m.d.Version)
+	return nil, 0, fmt.Errorf("relative pointer %d is beyond the %d volumes morloc %s has", r, m.d.MaxVolumes, m.d.Version)
 }
 
-func (v *volume) slice(idx int, off, n uint64) ([]byte, error) {
+// within checks that n bytes at off lie in the volume's data region.
+func (v *volume) within(idx int, off, n uint64) (*volume, uint64, error) {
 	size := uint64(len(v.data))
 	if off > size || n > size-off {
-		return nil, fmt.Errorf("%d bytes at offset %d run past the end of volume %d (%d bytes)", n, off, idx, size)
+		return nil, 0, fmt.Errorf("%d bytes at offset %d run past the end of volume %d (%d bytes)", n, off, idx, size)
 	}
-	return v.data[off : off+n : off+n], nil
+	return v, off, nil
 }
 
 // volume returns volume idx, mapping it if this is the first time.
