@@ -27,10 +27,8 @@ var cliStdin io.Reader = os.Stdin
 // before it looks for a file. Only regular files are read: a directory's
 // name stays a word, where morloc fails to read it.
 func argInput(text string, quoted bool) (data []byte, read bool, err error) {
-	if quoted || text == "" {
-		return nil, false, nil
-	}
-	if text == "-" || text == "/dev/stdin" {
+	switch src, path := argSource(text, quoted); src {
+	case fromStdin:
 		var b bytes.Buffer
 		if f, ok := cliStdin.(*os.File); ok {
 			if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
@@ -41,19 +39,41 @@ func argInput(text string, quoted bool) (data []byte, read bool, err error) {
 			return nil, false, fmt.Errorf("reading the value from stdin: %w", err)
 		}
 		return b.Bytes(), true, nil
+	case fromFile:
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, false, fileError(path, err)
+		}
+		return b, true, nil
 	}
-	if jsonLiteralShape(text) {
-		return nil, false, nil
+	return nil, false, nil
+}
+
+func fileError(path string, err error) error {
+	return fmt.Errorf("%s names a file, but it cannot be read: %w", path, err)
+}
+
+// Where a CLI argument's value comes from (argSource).
+const (
+	fromText = iota
+	fromStdin
+	fromFile
+)
+
+// argSource classifies a data argument as argInput reads it.
+func argSource(text string, quoted bool) (int, string) {
+	switch {
+	case quoted || text == "":
+		return fromText, ""
+	case text == "-" || text == "/dev/stdin":
+		return fromStdin, ""
+	case jsonLiteralShape(text):
+		return fromText, ""
 	}
-	st, err := os.Stat(text)
-	if err != nil || !st.Mode().IsRegular() {
-		return nil, false, nil
+	if st, err := os.Stat(text); err == nil && st.Mode().IsRegular() {
+		return fromFile, text
 	}
-	b, err := os.ReadFile(text)
-	if err != nil {
-		return nil, false, fmt.Errorf("%s names a file, but it cannot be read: %w", text, err)
-	}
-	return b, true, nil
+	return fromText, ""
 }
 
 // jsonLiteralShape reports whether text starts as a JSON value does: a
@@ -84,6 +104,9 @@ type cliParser struct {
 // argument of that index (not an element of a variadic one, not a field),
 // which may become an array; msg says what is wrong with the text.
 func (cp *cliParser) value(text string, t *manifest.Type, quoted bool, index int) (json.RawMessage, string, error) {
+	if raw, ok, err := cp.streamed(text, t, quoted, index); ok || err != nil {
+		return raw, "", err
+	}
 	data, read, err := argInput(text, quoted)
 	if err != nil {
 		return nil, "", err
@@ -108,6 +131,38 @@ func (cp *cliParser) value(text string, t *manifest.Type, quoted bool, index int
 	}
 	raw, msg := parseText(text, t, quoted)
 	return raw, msg, nil
+}
+
+// streamed reads a large file argument that holds lists of numbers
+// straight into an array (readNumericFile); ok is false when it is not one.
+func (cp *cliParser) streamed(text string, t *manifest.Type, quoted bool, index int) (json.RawMessage, bool, error) {
+	if cp == nil || !cp.arrays || index < 0 {
+		return nil, false, nil
+	}
+	if _, _, nest := numericNest(t); !nest {
+		return nil, false, nil
+	}
+	src, path := argSource(text, quoted)
+	if src != fromFile {
+		return nil, false, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false, fileError(path, err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || st.Size() < streamFileMin {
+		return nil, false, nil
+	}
+	a, ok, err := readNumericFile(f, t, index)
+	if err != nil {
+		return nil, false, fileError(path, err)
+	}
+	if !ok {
+		return nil, false, nil
+	}
+	cp.collected = append(cp.collected, a)
+	return json.RawMessage("null"), true, nil
 }
 
 // text is the text of a value that is parsed as a whole elsewhere (a
