@@ -278,7 +278,7 @@ func goSDKLanguage(t *testing.T, lc langCase, pin, wantVersion string) {
 	}
 	// The client may run its notification handlers after CallTool returns.
 	var got string
-	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		mu.Lock()
 		got = fmt.Sprint(seen)
 		mu.Unlock()
@@ -349,6 +349,22 @@ func goSDKLanguage(t *testing.T, lc langCase, pin, wantVersion string) {
 	}
 	if strings.Contains(stderr.String(), "replacing a stuck pool process") {
 		t.Errorf("the cancelled function did not stop by itself: its process was replaced\n%s", stderr.String())
+	}
+}
+
+// waitForStarted waits until cancel_probe, given marker, is running in its
+// pool: cancelled before it began, it would never write the marker.
+func waitForStarted(t *testing.T, marker string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if _, err := os.Stat(marker + ".started"); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("cancel_probe did not start within 60s")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -58,6 +59,18 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "building the example pools:", err)
 		os.Exit(1)
 	}
+	// The tests signal nexus as a terminal would (SIGHUP, SIGINT) and expect
+	// it to act. A suite started under nohup, or as a background job of a
+	// script, ignores those, and every process it starts inherits that:
+	// nexus run would rightly keep ignoring SIGHUP then, and its hangup test
+	// fail (issue 18). A signal this process is notified of is set back to
+	// its default in the processes it starts; the suite itself still drops
+	// them (the channel is never read).
+	for _, sig := range []os.Signal{syscall.SIGHUP, syscall.SIGINT} {
+		if signal.Ignored(sig) {
+			signal.Notify(make(chan os.Signal, 1), sig)
+		}
+	}
 	// A -race binary sleeps a second as it exits (GORACE atexit_sleep_ms,
 	// 1000 by default); the tests start nexus hundreds of times and wait for
 	// it to exit, so every nexus they start skips that sleep.
@@ -73,14 +86,43 @@ func program(name string) string { return filepath.Join(repoRoot, "testdata", na
 
 // syncBuffer collects a child's stderr safely.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	written chan struct{} // closed (and replaced) by each Write; see await
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.written != nil {
+		close(s.written)
+		s.written = nil
+	}
 	return s.b.Write(p)
+}
+
+// await waits until the text written contains want, woken by each write,
+// and reports whether it came within d.
+func (s *syncBuffer) await(want string, d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		s.mu.Lock()
+		if strings.Contains(s.b.String(), want) {
+			s.mu.Unlock()
+			return true
+		}
+		if s.written == nil {
+			s.written = make(chan struct{})
+		}
+		written := s.written
+		s.mu.Unlock()
+		select {
+		case <-written:
+		case <-timer.C:
+			return false
+		}
+	}
 }
 
 func (s *syncBuffer) String() string {
@@ -346,7 +388,7 @@ func alive(pid int) bool {
 // waitGone waits until none of pids is alive.
 func waitGone(t *testing.T, pids map[int]string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		left := 0
 		for p := range pids {

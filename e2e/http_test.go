@@ -218,7 +218,7 @@ func TestHTTPGoSDKProgress(t *testing.T) {
 			}
 			// The SDK runs notification handlers on their own goroutines, so
 			// the last one may land just after CallTool returns.
-			deadline := time.Now().Add(2 * time.Second)
+			deadline := time.Now().Add(10 * time.Second)
 			for {
 				mu.Lock()
 				seen := fmt.Sprint(got)
@@ -515,11 +515,10 @@ func TestHTTPMCPShorthandAndSIGTERM(t *testing.T) {
 		_, body := srv.rpc(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"sleepMs","arguments":{"_1":700}}}`, "Mcp-Session-Id", sid)
 		got <- body
 	}()
-	time.Sleep(300 * time.Millisecond)
-	pools := descendants(srv.cmd.Process.Pid)
-	if len(pools) == 0 {
-		t.Fatal("no pool process under nexus")
-	}
+	// SIGTERM once the call is in flight (a call that has not come yet
+	// would be refused, rightly) and its pool is up.
+	waitForSample(t, srv, `nexus_calls_in_flight{program="shapes"}`, 1)
+	pools := waitForPythonPools(t, srv.cmd.Process.Pid, 1)
 	srv.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case body := <-got:

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nexus-mcp/nexus/internal/testenv"
 )
@@ -31,6 +32,22 @@ func scrape(t *testing.T, srv *httpServer, method, path, body string, headers ..
 	return resp.StatusCode, string(b)
 }
 
+// waitForSample waits until a series of srv's /metrics reaches want.
+func waitForSample(t *testing.T, srv *httpServer, series string, want float64, headers ...string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		_, page := scrape(t, srv, http.MethodGet, "/metrics", "", headers...)
+		if sample(page, series) >= want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not reach %v within 60s:\n%s", series, want, page)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func sample(page, series string) float64 {
 	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(series) + ` (\S+)$`).FindStringSubmatch(page)
 	if m == nil {
@@ -49,17 +66,24 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 	srv := startHTTP(t, []string{"NEXUS_AUTH_TOKEN=tok"}, "serve", "--port", "0", "--timeout", "1s", program("bad/unruly"))
 	auth := []string{"Authorization", "Bearer tok"}
+	started := `nexus_pool_events_total{event="started",lang="py"}`
 	for _, c := range []struct {
 		path, body string
 		status     int
+		// the pool starts before the call: its 1s timeout counts the
+		// wait for a pool, which on a loaded machine can take longer
+		startsFirst float64
 	}{
-		{"/call/unruly/ok", `[1]`, 200},
-		{"/call/unruly/ok", `[2]`, 200},
-		{"/call/unruly/fail", `["boom"]`, 500},
-		{"/call/unruly/slow", `[5000]`, 502}, // times out after 1s
-		{"/call/unruly/crash", `[3]`, 502},   // its pool dies and is restarted
-		{"/call/unruly/ok", `[3]`, 200},      // on the new process
+		{"/call/unruly/ok", `[1]`, 200, 1},
+		{"/call/unruly/ok", `[2]`, 200, 0},
+		{"/call/unruly/fail", `["boom"]`, 500, 0},
+		{"/call/unruly/slow", `[5000]`, 502, 0}, // times out after 1s
+		{"/call/unruly/crash", `[3]`, 502, 0},   // its pool dies and is restarted
+		{"/call/unruly/ok", `[3]`, 200, 2},      // on the new process
 	} {
+		if c.startsFirst > 0 {
+			waitForSample(t, srv, started, c.startsFirst, auth...)
+		}
 		if code, body := scrape(t, srv, http.MethodPost, c.path, c.body, auth...); code != c.status {
 			t.Fatalf("POST %s %s: %d %s, want %d", c.path, c.body, code, body, c.status)
 		}

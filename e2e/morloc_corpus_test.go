@@ -35,7 +35,8 @@ func corpusProgram(name string) string { return filepath.Join(repoRoot, "testdat
 // morloc's --mcp-tools prints (morloc.mcp-tools.json, derived from
 // json_help.rs) byte for byte once the README's deliberate differences are
 // mapped back; the commands it leaves out are morloc's, each note giving
-// morloc's reason.
+// morloc's reason, and those it deliberately leaves out besides (README
+// difference 3: "streams to stdout") are morloc's tools less those.
 func TestMorlocCorpusMCPTools(t *testing.T) {
 	for _, prog := range morlocCorpus(t) {
 		t.Run(prog, func(t *testing.T) {
@@ -48,28 +49,42 @@ func TestMorlocCorpusMCPTools(t *testing.T) {
 			if err != nil {
 				t.Fatalf("--mcp-tools is not JSON: %v", err)
 			}
-			got := encodeOrdered(collapseRefs(narrowReals(doc)))
-			want, err := os.ReadFile(filepath.Join(dir, "morloc.mcp-tools.json"))
+			wantRaw, err := os.ReadFile(filepath.Join(dir, "morloc.mcp-tools.json"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got != string(want) {
-				t.Errorf("--mcp-tools, deliberate differences mapped back, differs from morloc's\n--- nexus\n%s\n--- morloc\n%s", got, want)
+			wantDoc, err := decodeOrdered(wantRaw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if encodeOrdered(wantDoc) != string(wantRaw) {
+				t.Fatalf("re-encoding morloc.mcp-tools.json changes it")
 			}
 			wantNotes, err := os.ReadFile(filepath.Join(dir, "morloc.excluded.txt"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			var gotLines, wantLines []string
+			leftOut := map[string]bool{}
 			for _, l := range strings.Split(errOut, "\n") {
-				if strings.Contains(l, "excluding command") {
-					gotLines = append(gotLines, strings.Replace(l, "nexus mcp:", "morloc mcp:", 1))
+				if !strings.Contains(l, "excluding command") {
+					continue
 				}
+				if name, ok := deliberateExclusion(l); ok {
+					leftOut[name] = true
+					continue
+				}
+				gotLines = append(gotLines, strings.Replace(l, "nexus mcp:", "morloc mcp:", 1))
 			}
 			for _, l := range strings.Split(string(wantNotes), "\n") {
 				if l != "" {
 					wantLines = append(wantLines, l)
 				}
+			}
+			want := encodeOrdered(withoutTools(t, wantDoc, leftOut))
+			got := encodeOrdered(collapseRefs(narrowReals(unboundInts(unpath(t, dir, doc, wantDoc)))))
+			if got != want {
+				t.Errorf("--mcp-tools, deliberate differences mapped back, differs from morloc's\n--- nexus\n%s\n--- morloc\n%s", got, want)
 			}
 			sort.Strings(gotLines)
 			sort.Strings(wantLines)
@@ -83,6 +98,233 @@ func TestMorlocCorpusMCPTools(t *testing.T) {
 			}
 		})
 	}
+}
+
+// deliberateExclusion reports whether an exclusion note gives one of the
+// reasons for which nexus leaves out a command that morloc serves
+// (testdata/morloc/README.md, "Deliberate differences" 3), exactly, and
+// the command's name. The corpus shows one: writing to nexus's own stdout.
+func deliberateExclusion(note string) (string, bool) {
+	const prefix, suffix = "nexus mcp: excluding command '", "' from the tool surface (streams to stdout)"
+	if !strings.HasPrefix(note, prefix) || !strings.HasSuffix(note, suffix) {
+		return "", false
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(note, prefix), suffix), true
+}
+
+// withoutTools is a --mcp-tools document less the named tools, each of
+// which it must hold (else morloc leaves it out too, for its own reason).
+func withoutTools(t *testing.T, doc any, names map[string]bool) any {
+	t.Helper()
+	tools, _ := doc.(object).get("tools")
+	kept := []any{}
+	seen := map[string]bool{}
+	for _, tl := range tools.([]any) {
+		name, _ := tl.(object).get("name")
+		if n, _ := name.(string); names[n] {
+			seen[n] = true
+			continue
+		}
+		kept = append(kept, tl)
+	}
+	for n := range names {
+		if !seen[n] {
+			t.Errorf("nexus deliberately leaves out %q, which morloc does not serve either", n)
+		}
+	}
+	return object{{"tools", kept}}
+}
+
+// pathSentence ends a `source: file` argument's description in nexus's
+// tools (README difference 7), with the compiler's format hint.
+func pathSentence(format string) string {
+	s := "Path of a file on the machine nexus runs on; nexus reads it, and its content is the value"
+	if format != "" && format != "read the value from the file at this path" {
+		s += " (" + format + ")"
+	}
+	return s + "."
+}
+
+// corpusArg is what a manifest says of an argument that unpath needs.
+type corpusArg struct {
+	Kind     string          `json:"kind"`
+	Name     *string         `json:"name"`
+	Short    *string         `json:"short"`
+	Long     *string         `json:"long"`
+	Source   string          `json:"source"`
+	Format   *string         `json:"format"`
+	GroupOpt json.RawMessage `json:"group_opt"`
+	Entries  []struct {
+		Key string    `json:"key"`
+		Arg corpusArg `json:"arg"`
+	} `json:"entries"`
+}
+
+// pathProps maps each command of a program to its `source: file`
+// arguments' properties (positionals, options, an unrolled record's
+// entries) and their format hints.
+func pathProps(t *testing.T, dir string) map[string]map[string]string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Commands []struct {
+			Name string      `json:"name"`
+			Args []corpusArg `json:"args"`
+		} `json:"commands"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	format := func(a corpusArg) string {
+		if a.Format == nil {
+			return ""
+		}
+		return *a.Format
+	}
+	out := map[string]map[string]string{}
+	for _, c := range m.Commands {
+		props := map[string]string{}
+		pos := 0
+		for _, a := range c.Args {
+			switch a.Kind {
+			case "pos":
+				pos++
+				if a.Source == "file" {
+					name := fmt.Sprintf("_%d", pos)
+					if a.Name != nil && *a.Name != "" {
+						name = *a.Name
+					}
+					props[name] = format(a)
+				}
+			case "opt":
+				if a.Source == "file" {
+					name := ""
+					if a.Short != nil {
+						name = *a.Short
+					}
+					if a.Long != nil {
+						name = *a.Long
+					}
+					props[name] = format(a)
+				}
+			case "grp":
+				if g := strings.TrimSpace(string(a.GroupOpt)); g != "" && g != "null" {
+					break
+				}
+				for _, e := range a.Entries {
+					if e.Arg.Kind == "opt" && e.Arg.Source == "file" {
+						props[e.Key] = format(e.Arg)
+					}
+				}
+			}
+		}
+		out[c.Name] = props
+	}
+	return out
+}
+
+// unpath maps back each `source: file` argument's property of nexus's
+// tools (README difference 7) when it is exactly nexus's path form:
+// {"type":"string"} (["string","null"] where morloc's is optional) and a
+// description ending with pathSentence. The description loses the
+// sentence; the value's schema, which nexus does not write, is morloc's
+// (the argmap test checks nexus's own schema of the value's type).
+func unpath(t *testing.T, dir string, doc, morloc any) any {
+	t.Helper()
+	morlocProps := map[string]object{}
+	mt, _ := morloc.(object).get("tools")
+	for _, tl := range mt.([]any) {
+		name, _ := tl.(object).get("name")
+		in, _ := tl.(object).get("inputSchema")
+		props, _ := in.(object).get("properties")
+		morlocProps[name.(string)] = props.(object)
+	}
+	paths := pathProps(t, dir)
+	tools, _ := doc.(object).get("tools")
+	for _, tl := range tools.([]any) {
+		name, _ := tl.(object).get("name")
+		in, _ := tl.(object).get("inputSchema")
+		props, _ := in.(object).get("properties")
+		for i, m := range props.(object) {
+			format, isPath := paths[name.(string)][m.key]
+			mp, known := morlocProps[name.(string)].get(m.key)
+			if !isPath || !known {
+				continue
+			}
+			var value object
+			optional := false
+			for _, vm := range mp.(object) {
+				if vm.key == "description" {
+					continue
+				}
+				if vm.key == "type" {
+					if ts, ok := vm.val.([]any); ok && len(ts) == 2 && ts[1] == "null" {
+						optional = true
+					}
+				}
+				value = append(value, vm)
+			}
+			var typ any = "string"
+			if optional {
+				typ = []any{"string", "null"}
+			}
+			p := m.val.(object)
+			desc, _ := p.get("description")
+			text, _ := desc.(string)
+			sentence := pathSentence(format)
+			if len(p) != 2 || p[0].key != "type" || fmt.Sprint(p[0].val) != fmt.Sprint(typ) || p[1].key != "description" {
+				continue
+			}
+			switch {
+			case text == sentence:
+			case strings.HasSuffix(text, " "+sentence):
+				value = append(value, member{"description", strings.TrimSuffix(text, " "+sentence)})
+			default:
+				continue
+			}
+			props.(object)[i].val = value
+		}
+	}
+	return doc
+}
+
+// sizedRanges are the ranges of morloc's sized integers (i1..i8, u1..u8).
+var sizedRanges = map[[2]string]bool{
+	{"-128", "127"}: true, {"-32768", "32767"}: true,
+	{"-2147483648", "2147483647"}: true, {"-9223372036854775808", "9223372036854775807"}: true,
+	{"0", "255"}: true, {"0", "65535"}: true, {"0", "4294967295"}: true, {"0", "18446744073709551615"}: true,
+}
+
+// unboundInts drops "minimum" and "maximum" from an integer schema (or an
+// optional one) whose pair is one sized integer type's range (README
+// difference 6).
+func unboundInts(v any) any {
+	switch x := v.(type) {
+	case object:
+		lo, hasLo := x.get("minimum")
+		hi, hasHi := x.get("maximum")
+		typ, _ := x.get("type")
+		integer := typ == "integer" || fmt.Sprint(typ) == "[integer null]"
+		drop := integer && hasLo && hasHi && sizedRanges[[2]string{fmt.Sprint(lo), fmt.Sprint(hi)}]
+		out := object{}
+		for _, m := range x {
+			if drop && (m.key == "minimum" || m.key == "maximum") {
+				continue
+			}
+			out = append(out, member{m.key, unboundInts(m.val)})
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = unboundInts(e)
+		}
+		return out
+	}
+	return v
 }
 
 // Every rule of the command line on a corpus program that needs no pool,
@@ -206,16 +448,23 @@ func TestMorlocHelpThroughLauncher(t *testing.T) {
 			t.Errorf("./prog %v:\n%s\nwant (%s):\n%s", c.argv, out, c.golden, want)
 		}
 	}
-	// --help adds the Nexus Options block: morloc's options nexus has, and its own.
+	// --help adds the Nexus Options block: morloc's options nexus has, and
+	// its own; never morloc's that nexus refuses.
 	cmd := exec.Command("./prog", "--help")
 	cmd.Dir = dir
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Usage: ./prog <nexus_options> <command> <command_options>\n", "\nNexus Options:\n", "      --keep-null\n", "  -o, --output-file <FILE>\n", "      --timeout <DURATION>\n", "      --workers <N>\n"} {
+	for _, want := range []string{"Usage: ./prog <nexus_options> <command> <command_options>\n", "\nNexus Options:\n", "      --keep-null\n", "  -o, --output-file <FILE>\n", "      --timeout <DURATION>\n", "      --workers <N>\n",
+		"      --explain\n          Print one line for each manifest field nexus reads but does not honour, and exit\n"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("./prog --help lacks %q:\n%s", want, out)
+		}
+	}
+	for _, refused := range []string{"--print", "--compression-level", "--log-dir", "--summary", "--json-help"} {
+		if strings.Contains(string(out), refused) {
+			t.Errorf("./prog --help lists %s, a morloc option nexus does not have:\n%s", refused, out)
 		}
 	}
 }

@@ -231,6 +231,20 @@ func (p *morlocProg) startMCP(t *testing.T, extra ...string) *server {
 	return s
 }
 
+// startMCPReady is startMCP, logging at debug level, once nexus says every
+// pool of the program is ready. The pools no call asked for start only
+// after the first call's pool is ready (or nexus's start delay), so that
+// one by one (shared memory's volume 0 is made by one pool alone): a test
+// that looks at every pool's process or socket waits for this.
+func (p *morlocProg) startMCPReady(t *testing.T, extra ...string) *server {
+	t.Helper()
+	s := p.startMCP(t, append([]string{"--log-level", "debug"}, extra...)...)
+	if !s.stderr.await(`msg="all pools ready"`, 2*time.Minute) {
+		t.Fatalf("nexus did not say all pools were ready within 2 minutes")
+	}
+	return s
+}
+
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return s

@@ -61,16 +61,22 @@ func TestMorlocLargeLists(t *testing.T) {
 		t.Run(fmt.Sprintf("%s/%d", sz.prog, sz.n), func(t *testing.T) {
 			p := compileMorloc(t, sz.prog)
 			xs, arg := reals(sz.n)
-			s := p.startMCP(t, "--max-line", "400000000")
+			// 100 MB each way takes a race-detector nexus about a minute on
+			// two loaded CPUs: nexus's own call timeout (its default, said
+			// here) bounds the call, and answers isError when it passes, so
+			// the test waits that long and a little more for the reply.
+			const callTimeout = 5 * time.Minute
+			s := p.startMCP(t, "--max-line", "400000000", "--timeout", callTimeout.String())
 			cmd := echoCommand(p.name)
 			b := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%q,"arguments":{"_1":`, cmd)
 			b = append(append(b, arg...), "}}}"...)
+			sent := time.Now()
 			s.send(string(b))
-			// 100 MB each way takes a race-detector nexus a while.
-			line, ok := s.recvWithin(10 * time.Minute)
+			line, ok := s.recvWithin(callTimeout + 30*time.Second)
 			if !ok {
-				t.Fatalf("%s of %d Reals: no reply within 10 minutes", cmd, sz.n)
+				t.Fatalf("%s of %d Reals: no reply within %s, though nexus's call timeout is %s", cmd, sz.n, callTimeout+30*time.Second, callTimeout)
 			}
+			t.Logf("%s of %d Reals: the reply came after %s", cmd, sz.n, time.Since(sent).Round(time.Millisecond))
 			text, isErr := toolText(t, decode(t, line))
 			if isErr {
 				t.Fatalf("%s of %d Reals: isError %s", cmd, sz.n, brief(text))
@@ -289,7 +295,7 @@ func TestMorlocNoLeftovers(t *testing.T) {
 		for _, end := range ends {
 			t.Run(name+"/"+end.name, func(t *testing.T) {
 				p := compileMorloc(t, name)
-				s := p.startMCP(t)
+				s := p.startMCPReady(t)
 				pid := s.cmd.Process.Pid
 				if text, isErr := s.callTool(1, big[name].cmd, big[name].args); isErr {
 					t.Fatalf("%s: %s", big[name].cmd, brief(text))
@@ -300,9 +306,8 @@ func TestMorlocNoLeftovers(t *testing.T) {
 				var launch morlocLaunch
 				for i, lang := range langs[name] {
 					l := launchOf(t, p.topPool(t, pid, lang))
-					// A pool no call needed may still be starting.
-					if !waitFor(30*time.Second, func() bool { return statErr(l.socket) == nil }) {
-						t.Errorf("the %s pool's socket: %v", lang, statErr(l.socket))
+					if err := statErr(l.socket); err != nil {
+						t.Errorf("the %s pool's socket: %v", lang, err)
 					}
 					if i > 0 && (l.tmpdir != launch.tmpdir || l.basename != launch.basename) {
 						t.Errorf("pools of one program in %s (%s) and %s (%s)", launch.tmpdir, launch.basename, l.tmpdir, l.basename)
@@ -374,7 +379,7 @@ func TestMorlocRefusesWrongTypes(t *testing.T) {
 	for _, name := range morlocPrograms() {
 		t.Run(name, func(t *testing.T) {
 			p := compileMorloc(t, name)
-			s := p.startMCP(t)
+			s := p.startMCPReady(t) // every pool's process is known before the refused calls
 			p.quick(t, s, 1, "before")
 			langs := map[string][]string{"py": {"py"}, "r": {"r"}, "cpp": {"cpp"}, "cross": {"py", "cpp", "r"}}[name]
 			before := map[string]int{}

@@ -532,9 +532,10 @@ func TestShapesPureAnswer(t *testing.T) {
 }
 
 // A malformed expr breaks only its own command: loading leaves it off the
-// tool surface with a note naming the JSON path of the fault, a command
-// that uses a handle intrinsic likewise with the intrinsic's name, and the
-// CLI run of each fails clearly while the good command works.
+// tool surface with a note naming the JSON path of the fault, and its CLI
+// run fails clearly while the good command works. A command that writes a
+// stream file is served (issue 20 §3), also in morloc 0.90's form (the
+// element's schema on open_ostream, PURE.md §7).
 func TestPureBadExprBreaksOnlyItsCommand(t *testing.T) {
 	dir := t.TempDir()
 	const manifest = `{"name":"badexpr","build":{"path":".","time":1755350000,"morloc_version":"0.98.2","build_params":""},
@@ -567,7 +568,6 @@ func TestPureBadExprBreaksOnlyItsCommand(t *testing.T) {
 		t.Helper()
 		for _, want := range []struct{ name, part string }{
 			{"badTag", `expr.body.args[0]: unknown tag "frobnicate"`},
-			{"writeStream", "uses @open"},
 		} {
 			found := false
 			for _, line := range strings.Split(stderr, "\n") {
@@ -579,8 +579,8 @@ func TestPureBadExprBreaksOnlyItsCommand(t *testing.T) {
 				t.Errorf("%s: no stderr note excluding %s with %q:\n%s", how, want.name, want.part, stderr)
 			}
 		}
-		if strings.Contains(stderr, "'good'") {
-			t.Errorf("%s: a note names the good command:\n%s", how, stderr)
+		if strings.Contains(stderr, "'good'") || strings.Contains(stderr, "'writeStream'") {
+			t.Errorf("%s: a note names a good command:\n%s", how, stderr)
 		}
 	}
 
@@ -590,8 +590,8 @@ func TestPureBadExprBreaksOnlyItsCommand(t *testing.T) {
 			Name string `json:"name"`
 		} `json:"tools"`
 	}
-	if code != 0 || json.Unmarshal([]byte(out), &payload) != nil || len(payload.Tools) != 1 || payload.Tools[0].Name != "good" {
-		t.Errorf("--mcp-tools: exit %d, %s; want exactly the tool good", code, out)
+	if code != 0 || json.Unmarshal([]byte(out), &payload) != nil || len(payload.Tools) != 2 || payload.Tools[0].Name != "good" || payload.Tools[1].Name != "writeStream" {
+		t.Errorf("--mcp-tools: exit %d, %s; want exactly the tools good and writeStream", code, out)
 	}
 	checkNotes("--mcp-tools", errOut)
 
@@ -599,17 +599,19 @@ func TestPureBadExprBreaksOnlyItsCommand(t *testing.T) {
 	s.handshake()
 	r := s.request(1, "tools/list", nil)
 	b, _ := json.Marshal(r["result"])
-	if err := json.Unmarshal(b, &payload); err != nil || len(payload.Tools) != 1 || payload.Tools[0].Name != "good" {
-		t.Errorf("tools/list: %s; want exactly the tool good", b)
+	if err := json.Unmarshal(b, &payload); err != nil || len(payload.Tools) != 2 || payload.Tools[0].Name != "good" || payload.Tools[1].Name != "writeStream" {
+		t.Errorf("tools/list: %s; want exactly the tools good and writeStream", b)
 	}
 	if res := s.callRaw(2, "good", `{}`); res.isError || res.text != "42" {
 		t.Errorf("good: %q (isError %v), want 42", res.text, res.isError)
 	}
-	for i, name := range []string{"badTag", "writeStream"} {
-		r := s.request(3+i, "tools/call", map[string]any{"name": name, "arguments": map[string]any{"_1": 1}})
-		if errCode(r) != -32602 {
-			t.Errorf("tools/call %s: %v, want the unknown-tool error", name, r)
-		}
+	if r := s.request(3, "tools/call", map[string]any{"name": "badTag", "arguments": map[string]any{"_1": 1}}); errCode(r) != -32602 {
+		t.Errorf("tools/call badTag: %v, want the unknown-tool error", r)
+	}
+	toolStream := filepath.Join(dir, "tool.stream")
+	r = s.request(4, "tools/call", map[string]any{"name": "writeStream", "arguments": map[string]any{"_1": toolStream}})
+	if res, _ := r["result"].(map[string]any); res == nil || res["isError"] == true || !strings.Contains(fmt.Sprint(res["content"]), "file://"+toolStream) {
+		t.Errorf("writeStream: %v, want the file named", r)
 	}
 	noPools(t, s.cmd.Process.Pid)
 	if err := s.closeAndWait(); err != nil {
@@ -626,10 +628,9 @@ func TestPureBadExprBreaksOnlyItsCommand(t *testing.T) {
 	}
 	stream := filepath.Join(dir, "out.stream")
 	out, errOut, code = runNexus(t, "run", dir, "writeStream", stream)
-	if code != 1 || out != "" || !strings.Contains(errOut, "@open") {
-		t.Errorf("run writeStream: exit %d, stdout %q, stderr %q; want 1 and a message naming @open", code, out, errOut)
+	if code != 0 {
+		t.Errorf("run writeStream: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	if _, err := os.Stat(stream); err == nil {
-		t.Errorf("run writeStream created %s", stream)
-	}
+	checkStream(t, stream, "aj", nil)
+	checkStream(t, toolStream, "aj", nil)
 }

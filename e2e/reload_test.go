@@ -252,7 +252,7 @@ func TestWatchStdioBrokenRebuild(t *testing.T) {
 				t.Errorf("log message %v, want level error and an err naming %q", params, tt.why)
 			}
 			// stderr travels on its own pipe: it may trail stdout.
-			for deadline := time.Now().Add(5 * time.Second); !strings.Contains(s.stderr.String(), "reload failed"); time.Sleep(10 * time.Millisecond) {
+			for deadline := time.Now().Add(30 * time.Second); !strings.Contains(s.stderr.String(), "reload failed"); time.Sleep(10 * time.Millisecond) {
 				if time.Now().After(deadline) {
 					t.Fatalf("stderr lacks the failure:\n%s", s.stderr.String())
 				}

@@ -44,6 +44,16 @@ func (s *server) recvWithin(d time.Duration) (string, bool) {
 	}
 }
 
+// waitForStderr waits until nexus's stderr holds text n times.
+func (s *server) waitForStderr(text string, n int) {
+	s.t.Helper()
+	for deadline := time.Now().Add(2 * time.Minute); strings.Count(s.stderr.String(), text) < n; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			s.t.Fatalf("stderr does not say %q %d times within 2 minutes:\n%s", text, n, s.stderr.String())
+		}
+	}
+}
+
 // mustInt calls a tool that returns an integer.
 func (s *server) mustInt(id int, name string, args map[string]any) int {
 	s.t.Helper()
@@ -59,7 +69,7 @@ func (s *server) mustInt(id int, name string, args map[string]any) int {
 // contains want, and returns every descendant then.
 func waitForDescendant(t *testing.T, pid int, want string) map[int]string {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		kids := descendants(pid)
 		for _, c := range kids {
@@ -86,7 +96,7 @@ func isPythonPool(cmdline string) bool {
 // the called one is ready, so a test that wants them all waits for them.
 func waitForPythonPools(t *testing.T, pid, n int) map[int]string {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		kids := descendants(pid)
 		found := 0

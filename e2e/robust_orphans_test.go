@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -64,7 +65,8 @@ func TestNoOrphansAfterMCP(t *testing.T) {
 	}
 }
 
-// The same for a CLI run, whose call is running when nexus is told to stop.
+// The same for a CLI run, whose call is running when nexus is told to stop:
+// it stops the call and its pools itself, and says which signal stopped it.
 func TestNoOrphansAfterRun(t *testing.T) {
 	testenv.Long(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGKILL} {
@@ -79,14 +81,46 @@ func TestNoOrphansAfterRun(t *testing.T) {
 			go func() { done <- cmd.Wait() }()
 			kids := waitForDescendant(t, cmd.Process.Pid, "sleep 300")
 			cmd.Process.Signal(sig)
+			var err error
 			select {
-			case <-done:
+			case err = <-done:
 			case <-time.After(20 * time.Second):
 				cmd.Process.Kill()
 				t.Fatalf("nexus run did not exit on %s; stderr:\n%s", sig, stderr)
 			}
+			if sig != syscall.SIGKILL {
+				want := "nexus: spawnAndWait: " + sig.String() + " signal received"
+				if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(stderr.String(), want) {
+					t.Errorf("nexus run on %s: %v, stderr %q; want exit 1 saying %q", sig, err, stderr, want)
+				}
+			}
 			waitGone(t, kids)
 		})
+	}
+}
+
+// A run started with SIGHUP ignored (nohup) keeps ignoring it: it was asked
+// to outlive its terminal, and its call finishes.
+func TestRunUnderNohupOutlivesHangup(t *testing.T) {
+	testenv.Long(t)
+	cmd := exec.Command("/bin/sh", "-c", `trap '' HUP; exec "$0" run "$1" block 2`, nexusBin, unruly())
+	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	waitForPythonPools(t, cmd.Process.Pid, 1) // nexus runs (sh has exec'd it) and its call is on its way
+	cmd.Process.Signal(syscall.SIGHUP)
+	select {
+	case err := <-done:
+		if err != nil || stdout.String() != "2\n" {
+			t.Errorf("nexus run under nohup, sent SIGHUP: %v, stdout %q, stderr:\n%s; want 2 and exit 0", err, stdout, stderr)
+		}
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("nexus run did not finish its 2s call; stderr:\n%s", stderr)
 	}
 }
 

@@ -64,7 +64,11 @@ func TestScaleOutBehindNginx(t *testing.T) {
 	}
 
 	// Round-robin: with every node up, nginx takes them in turn.
-	time.Sleep(1500 * time.Millisecond)
+	for deadline := time.Now().Add(2 * time.Minute); len(l.snapshot()) < 40; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d requests answered in 2 minutes", len(l.snapshot()))
+		}
+	}
 	checkpoint("balanced")
 	records := l.snapshot()
 	byNode := okByNode(records)
@@ -171,6 +175,15 @@ func TestScaleOutBehindNginx(t *testing.T) {
 		checkpoint("before restarting " + n.id)
 		time.Sleep(300 * time.Millisecond)
 		// A call in flight on the node when it is told to stop must finish.
+		// It is the node's one call in flight while the load pauses: once
+		// it is in, the load resumes and the node is stopped.
+		inFlight := func() float64 { return sample(n.metrics(t), `nexus_calls_in_flight{program="shapes"}`) }
+		l.pause()
+		for deadline := time.Now().Add(time.Minute); inFlight() != 0; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("node %s: calls in flight a minute after the load paused", n.id)
+			}
+		}
 		direct := make(chan string, 1)
 		go func() {
 			resp, err := http.Post(n.srv.base+"/call/shapes/sleepMs", "application/json", strings.NewReader(`[1000]`))
@@ -182,7 +195,16 @@ func TestScaleOutBehindNginx(t *testing.T) {
 			b, _ := io.ReadAll(resp.Body)
 			direct <- fmt.Sprintf("%d %s", resp.StatusCode, bytes.TrimSpace(b))
 		}()
-		time.Sleep(200 * time.Millisecond)
+		for deadline := time.Now().Add(time.Minute); inFlight() < 1; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("node %s: the direct call was not in flight within a minute", n.id)
+			}
+		}
+		l.resume()
+		// Load calls join it, as a balancer's would (the log counts them).
+		for deadline := time.Now().Add(5 * time.Second); inFlight() < 2 && time.Now().Before(deadline); {
+			time.Sleep(5 * time.Millisecond)
+		}
 		stopping := time.Now()
 		n.terminate(t)
 		exited := time.Now()

@@ -90,7 +90,7 @@ func TestTasksStdio(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "cancelled")
 	created, _ = s.call(101, "tools/call", map[string]any{"name": "cancel_probe", "arguments": map[string]any{"_1": marker}, "task": map[string]any{}})
 	probe := resultOf(t, created)["task"].(map[string]any)["taskId"].(string)
-	time.Sleep(300 * time.Millisecond) // let it start
+	waitForStarted(t, marker)
 	cancelled, _ := s.call(102, "tasks/cancel", map[string]any{"taskId": probe})
 	if resultOf(t, cancelled)["status"] != "cancelled" {
 		t.Errorf("tasks/cancel: %v", cancelled)
@@ -187,7 +187,7 @@ func TestTasksHTTP(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "cancelled")
 	_, created = srv.rpcJSON(statelessTask(8, "tools/call", fmt.Sprintf(`"name":"cancel_probe","arguments":{"_1":%q}`, marker)), headers("tools/call", "cancel_probe")...)
 	probe := resultOf(t, created)["taskId"].(string)
-	time.Sleep(300 * time.Millisecond)
+	waitForStarted(t, marker)
 	if _, ack := srv.rpcJSON(statelessTask(9, "tasks/cancel", `"taskId":"`+probe+`"`), headers("tasks/cancel", probe)...); resultOf(t, ack)["resultType"] != "complete" {
 		t.Errorf("tasks/cancel: %v", ack)
 	}

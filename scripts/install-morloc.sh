@@ -60,7 +60,7 @@ if [ -x "$shared/build.sh" ] && [ -d "$shared/src" ]; then
   run_build_sh "$(cd "$shared" && pwd)"
 elif [ -n "${MORLOC_SRC:-}" ]; then
   [ -x "$MORLOC_SRC/build.sh" ] && [ -d "$MORLOC_SRC/src" ] ||
-    die "MORLOC_SRC=$MORLOC_SRC must hold build.sh and src/ (the layout of ../shared/morloc)"
+    die "MORLOC_SRC=$MORLOC_SRC must hold build.sh and src/ (the layout of morloc's offline build tree)"
   run_build_sh "$(cd "$MORLOC_SRC" && pwd)"
 else
   # morloc's own way at v0.69.0: Stack builds the compiler with the
@@ -68,7 +68,7 @@ else
   # lacks); `morloc init` builds the C runtime and clones mlccpptypes; the
   # base modules come from GitHub. NOT TESTED here (no network): what the
   # tests need from it is only the three files checked above.
-  say "no ../shared/morloc and no MORLOC_SRC: building from https://github.com/morloc-project/morloc at v$VERSION (untested path, needs the network)"
+  say "no morloc build tree beside the repository and no MORLOC_SRC: building from https://github.com/morloc-project/morloc at v$VERSION (untested path, needs the network)"
   for tool in git stack; do
     command -v $tool >/dev/null || die "this path needs $tool (Haskell Stack: https://docs.haskellstack.org); or set MORLOC_SRC to a directory holding build.sh and src/"
   done

@@ -43,7 +43,7 @@ func loadProgram(target string) (*loaded, error) {
 // caller starts the pools the program needs (none when every command is
 // pure) and returns what calls its commands, and what stops the pools.
 func (l *loaded) caller(g *globalFlags) (programCaller, func()) {
-	c := programCaller{pure: l.pure}
+	c := programCaller{m: l.m, pure: l.pure}
 	if !hasRemote(l.m) {
 		return c, func() {}
 	}

@@ -67,11 +67,16 @@ func hasRemote(m *manifest.Manifest) bool {
 // programCaller runs a program's commands (mcp.Caller): remote ones in
 // their pools, pure ones with the evaluator, in nexus.
 type programCaller struct {
+	m    *manifest.Manifest
 	set  *pool.Set // nil when no command needs a pool
 	pure map[*manifest.Command]*eval.Program
 }
 
 func (c programCaller) Call(ctx context.Context, call argmap.Call, h mcp.CallHooks) (ndarray.Value, error) {
+	call, err := prepareCall(c.m, call)
+	if err != nil {
+		return ndarray.Value{}, err
+	}
 	cmd := call.Command
 	if cmd.Type == manifest.Pure {
 		prog := c.pure[cmd]
@@ -82,7 +87,13 @@ func (c programCaller) Call(ctx context.Context, call argmap.Call, h mcp.CallHoo
 		if err != nil {
 			return ndarray.Value{}, err
 		}
-		out, err := prog.Run(ctx, args)
+		// Its output streams write files (named by the tool's result) and
+		// stderr; stdout is the protocol's (such tools are left out).
+		streams := &runStreams{}
+		out, err := prog.RunWith(ctx, args, eval.RunOptions{Streams: streams})
+		if err == nil && len(streams.files) > 0 && h.Content != nil {
+			h.Content(writtenBlocks(out, streams.files))
+		}
 		return ndarray.Value{JSON: out}, err
 	}
 	if c.set == nil {

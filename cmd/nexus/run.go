@@ -26,7 +26,7 @@ import (
 
 func newRunCmd(g *globalFlags) *cobra.Command {
 	return &cobra.Command{
-		Use:   "run TARGET [NEXUS_OPTIONS] [GROUP] COMMAND ARGS... | run TARGET --mcp-tools | --mcp-config [--wsl] | --help",
+		Use:   "run TARGET [NEXUS_OPTIONS] [GROUP] COMMAND ARGS... | run TARGET --mcp-tools | --mcp-config [--wsl] | --explain | --help",
 		Short: "Run one of a program's commands as a CLI, as morloc's nexus does (what a launcher script calls)",
 		// The program's own commands and options follow TARGET: parse them ourselves.
 		DisableFlagParsing: true,
@@ -52,7 +52,7 @@ type runOptions struct {
 	keepNull     bool
 	formExplicit bool // -f given: a @default projection does not apply
 	outputFile   string
-	leading      string // --mcp-tools or --mcp-config given among them
+	leading      string // --mcp-tools, --mcp-config or --explain given among them
 	wsl          bool
 	help         bool
 }
@@ -68,6 +68,7 @@ var nexusOptions = []argmap.NexusOption{
 	{Long: "mcp-tools", Help: "Print an MCP tools/list definition for every command (name, description, JSON Schema inputSchema/outputSchema) and exit"},
 	{Long: "mcp-config", Help: "Print a client MCP server config for this program (a `mcpServers` JSON entry, stdio transport, with the environment its pools need) and exit"},
 	{Long: "wsl", Help: "With --mcp-config: the entry for Claude Desktop on Windows, nexus running under WSL"},
+	{Long: "explain", Help: "Print one line for each manifest field nexus reads but does not honour, and exit"},
 	{Long: "timeout", Value: "DURATION", Help: "How long a call may run (default: no limit on the CLI)"},
 	{Long: "start-timeout", Value: "DURATION", Help: "How long a pool may take to start and say it is ready (default: 30s)"},
 	{Long: "workers", Value: "N", Help: "Worker processes per pool, for pools whose manifest entry sets none"},
@@ -144,7 +145,7 @@ func parseNexusOptions(cmd *cobra.Command, g *globalFlags, tokens []string) (run
 			o.keepNull = true
 		case "quiet":
 			g.logLevel = "error"
-		case "mcp-tools", "mcp-config":
+		case "mcp-tools", "mcp-config", "explain":
 			o.leading = "--" + opt.Long
 		case "wsl":
 			o.wsl = true
@@ -167,14 +168,14 @@ func findOption(opts []argmap.NexusOption, name string) (argmap.NexusOption, boo
 	return argmap.NexusOption{}, false
 }
 
-func runProgram(g *globalFlags, cmd *cobra.Command, target string, argv []string) error {
+func runProgram(g *globalFlags, cmd *cobra.Command, target string, argv []string) (err error) {
 	m, err := manifest.Load(target)
 	if err != nil {
 		return err
 	}
-	h := argmap.HelpContext{Prog: programName(m), Options: append(append([]argmap.NexusOption{}, nexusOptions...), morlocOnlyOptions...)}
+	// Help lists only what nexus has; the split knows morloc's others too.
+	h := argmap.HelpContext{Prog: programName(m), Options: nexusOptions, Unlisted: morlocOnlyOptions}
 	inv, err := argmap.SplitInvocation(m, argv, h)
-	h.Options = nexusOptions // help lists only what nexus has
 	var he *argmap.HelpError
 	var ue *argmap.UsageError
 	switch {
@@ -215,6 +216,12 @@ func runProgram(g *globalFlags, cmd *cobra.Command, target string, argv []string
 		}
 		srv := mcp.NewServer(serverInfo(m), prog.tools, nil, mcp.Options{})
 		return printJSON(os.Stdout, srv.ToolsPayload())
+	case "--explain":
+		// Issue 20 §2: each manifest field nexus does not honour, one line each.
+		for _, line := range explain(m) {
+			fmt.Println(line)
+		}
+		return nil
 	case "--mcp-config":
 		// SPEC §3's form, with the environment the pools need (issue 12):
 		// clients start servers with a minimal PATH.
@@ -242,13 +249,15 @@ func runProgram(g *globalFlags, cmd *cobra.Command, target string, argv []string
 		return usageErrorf("%v", err)
 	}
 	call = call.WithDefaultProjection(m, c, opts.formExplicit)
-	entry := call.Command // the command itself, or a terminal's entry (--lines, ...)
+	entry := call.Command        // the command itself, or a terminal's entry (--lines, ...)
+	rl := beginRunLog(m, c.Name) // the program's run_log, if it has one
+	defer func() { rl.end(err) }()
 	// Keep stdout for the result alone, as in MCP mode (SPEC §4.1).
 	out, err := mcp.RehomeStdout()
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
 	defer stop()
 	var raw ndarray.Value
 	if entry.Type == manifest.Pure {
@@ -265,16 +274,21 @@ func runProgram(g *globalFlags, cmd *cobra.Command, target string, argv []string
 		if aerr != nil {
 			return aerr
 		}
-		raw.JSON, err = prog.Run(ctx, args)
+		// Its output streams: files in morloc's format, @stdout as JSON
+		// on the CLI's stdout (issue 20 §3).
+		raw.JSON, err = prog.RunWith(ctx, args, eval.RunOptions{Streams: &runStreams{stdout: out}})
 		if err != nil {
-			return evalFailure(err)
+			return evalFailure(stoppedBy(ctx, err))
 		}
 	} else {
+		if err := nulCheck(m, call); err != nil {
+			return &exitError{code: 1, plain: true, err: err} // in morloc's words
+		}
 		set := startPools(m, g, entry.NeededPools)
 		defer set.Close()
 		raw, err = set.CallWith(ctx, entry.Pool, entry.Mid, call.Args, pool.CallOptions{Arrays: call.Arrays, Ret: call.Ret})
 		if err != nil {
-			return &exitError{code: 1, err: fmt.Errorf("%s: %w", c.Name, err)}
+			return &exitError{code: 1, err: fmt.Errorf("%s: %w", c.Name, stoppedBy(ctx, err))}
 		}
 	}
 	if opts.outputFile == "" {
@@ -325,6 +339,32 @@ func writeLine(w io.Writer, value []byte) error {
 		return err
 	}
 	_, err := w.Write([]byte{'\n'})
+	return err
+}
+
+// stopSignals are the signals that stop a CLI run, its call cancelled and
+// its pools stopped in order: SIGTERM, SIGINT, and SIGHUP (its terminal
+// closed), as for nexus mcp. A SIGHUP that was ignored when nexus started
+// (nohup) stays ignored: the run was asked to outlive its terminal. Go
+// leaves an inherited SIG_IGN alone for a signal no one is notified of,
+// which is what keeps it ignored; a run whose SIGHUP was not ignored used
+// to die of it at once, leaving its pools to the reaper (issue 18).
+func stopSignals() []os.Signal {
+	sigs := []os.Signal{syscall.SIGTERM, syscall.SIGINT}
+	if !signal.Ignored(syscall.SIGHUP) {
+		sigs = append(sigs, syscall.SIGHUP)
+	}
+	return sigs
+}
+
+// stoppedBy names the signal that stopped the run, if one did ("hangup
+// signal received"), rather than a bare "context canceled".
+func stoppedBy(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		if cause := context.Cause(ctx); cause != nil {
+			return cause
+		}
+	}
 	return err
 }
 

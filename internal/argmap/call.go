@@ -23,6 +23,9 @@ type Call struct {
 	Args    []json.RawMessage
 	Arrays  []ndarray.Array
 	Ret     *ndarray.Ret
+	// Inputs are the files to read and paths to check before the call
+	// runs (inputs.go): Resolve does them.
+	Inputs []Input
 }
 
 // ArgError is a tools/call whose arguments do not fit the tool: the message
@@ -62,8 +65,10 @@ func (e *ArgError) Error() string {
 // arguments are an empty object. Numbers keep their text, so integers beyond
 // 2^53 reach the pool byte for byte; an integer written 2.0 is sent as 2.
 func (t *Tool) ToPositional(arguments json.RawMessage) (Call, error) {
-	if call, ok := t.fastPositional(arguments); ok {
-		return call, nil
+	if !t.shaped {
+		if call, ok := t.fastPositional(arguments); ok {
+			return call, nil
+		}
 	}
 	return t.fullPositional(arguments)
 }
@@ -127,7 +132,7 @@ func (t *Tool) convert(args map[string]any) (Call, error) {
 		if !ok {
 			continue
 		}
-		raw, saw, verr := argToPool(argType(sl.arg), v)
+		raw, saw, verr := argToPool(surfaceType(sl.arg), v)
 		if verr != nil {
 			return Call{}, &ArgError{Tool: t.Name, Arg: sl.prop + verr.Path, Msg: verr.Msg}
 		}
@@ -153,7 +158,7 @@ func (t *Tool) convert(args map[string]any) (Call, error) {
 		// The function gets the double itself, as from the CLI.
 		out, arrays = nonFiniteArrays(t.Command, out)
 	}
-	return Call{Command: cmd, Args: out, Arrays: arrays, Ret: retOf(cmd)}, nil
+	return Call{Command: cmd, Args: out, Arrays: arrays, Ret: retOf(cmd), Inputs: t.plan.inputs(s, true)}, nil
 }
 
 // argToPool is toPool for a tools/call's argument, where a Real may be
@@ -251,7 +256,7 @@ func (t *Tool) supplyGroup(s *supplied, sl *slot, args map[string]any) (nonFinit
 			if !ok {
 				continue
 			}
-			raw, saw, verr := argToPool(f.t, fv)
+			raw, saw, verr := argToPool(f.surface(), fv)
 			if verr != nil {
 				return false, &ArgError{Tool: t.Name, Arg: sl.prop + "." + f.key + verr.Path, Msg: verr.Msg}
 			}
@@ -265,7 +270,7 @@ func (t *Tool) supplyGroup(s *supplied, sl *slot, args map[string]any) (nonFinit
 		if !ok {
 			continue
 		}
-		raw, saw, verr := argToPool(f.t, fv)
+		raw, saw, verr := argToPool(f.surface(), fv)
 		if verr != nil {
 			return false, &ArgError{Tool: t.Name, Arg: f.key + verr.Path, Msg: verr.Msg}
 		}

@@ -2,7 +2,6 @@ package argmap
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -92,24 +91,32 @@ var negativeNumber = regexp.MustCompile(`^-([0-9.]|(?i:inf|infinity)$)`)
 // too: `--xs 1 2 3`, as in morloc);
 // `--flag`/`--no-flag` flags; a group's fields as their own options and the
 // whole record as JSON through its group option; `--` ends the options.
-// An output projection (a terminal's flag) cannot be expressed here: use
-// CLICall.
+// Arguments with a source, form or check are read as morloc reads them
+// (shape.go): files are read, paths checked; stdin is never read here
+// (CLICall reads it). An output projection (a terminal's flag) cannot be
+// expressed here: use CLICall.
 func FromCLI(c *manifest.Command, argv []string) ([]json.RawMessage, error) {
-	args, term, err := parseCLI(c, argv, nil)
+	fs := osFS
+	fs.stdin = noStdin{}
+	args, inputs, term, err := parseCLI(c, argv, &cliReader{fs: fs})
 	if err != nil {
 		return nil, err
 	}
 	if term != nil {
 		return nil, fmt.Errorf("%s: output projection %s is not available in this mode", c.Name, terminalSpelling(term))
 	}
-	return args, nil
+	call, err := resolve(Call{Command: c, Args: args, Inputs: inputs}, fs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Name, err)
+	}
+	return call.Args, nil
 }
 
 // CLICall is FromCLI plus output projections: a terminal's flag (--lines)
 // makes the call run that terminal's entry command with the same arguments.
 func CLICall(m *manifest.Manifest, c *manifest.Command, argv []string) (Call, error) {
-	cp := &cliParser{arrays: true}
-	args, term, err := parseCLI(c, argv, cp)
+	rd := &cliReader{fs: osFS, arrays: true}
+	args, inputs, term, err := parseCLI(c, argv, rd)
 	if err != nil {
 		return Call{}, err
 	}
@@ -119,8 +126,14 @@ func CLICall(m *manifest.Manifest, c *manifest.Command, argv []string) (Call, er
 			return Call{}, fmt.Errorf("%s: output projection %s names no command '%s'", c.Name, terminalSpelling(term), term.Entry)
 		}
 	}
-	args, arrays := nonFiniteArrays(c, args)
-	return Call{Command: cmd, Args: args, Arrays: append(cp.collected, arrays...), Ret: retOf(cmd)}, nil
+	// Files named by `source: file` values are read, and paths checked,
+	// now: the CLI runs one call (the error names the argument).
+	resolved, err := Resolve(Call{Command: c, Args: args, Inputs: inputs})
+	if err != nil {
+		return Call{}, fmt.Errorf("%s: %w", c.Name, err)
+	}
+	args, arrays := nonFiniteArrays(c, resolved.Args)
+	return Call{Command: cmd, Args: args, Arrays: append(rd.collected, arrays...), Ret: retOf(cmd)}, nil
 }
 
 // WithDefaultProjection is the call morloc makes when the command line
@@ -175,11 +188,15 @@ type cliValue struct {
 	text   string
 }
 
-// parseCLI parses argv; cp, when not nil, collects the arrays it reads.
-func parseCLI(c *manifest.Command, argv []string, cp *cliParser) ([]json.RawMessage, *manifest.Terminal, error) {
+// parseCLI parses argv, reading its values with rd (which collects the
+// arrays it reads when its arrays are on).
+func parseCLI(c *manifest.Command, argv []string, rd *cliReader) ([]json.RawMessage, []Input, *manifest.Terminal, error) {
+	if c.Fault != nil {
+		return nil, nil, nil, fmt.Errorf("%s: cannot run: %s at %s", c.Name, c.Fault.Msg, c.Fault.Path)
+	}
 	p, err := newPlan(c)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", c.Name, err)
+		return nil, nil, nil, fmt.Errorf("%s: %w", c.Name, err)
 	}
 	opts := cliOptionTable(c, p)
 	fail := func(format string, a ...any) error {
@@ -211,26 +228,26 @@ func parseCLI(c *manifest.Command, argv []string, cp *cliParser) ([]json.RawMess
 			name, val, hasVal := strings.Cut(tok[2:], "=")
 			t := opts.long[name]
 			if t == nil {
-				return nil, nil, fail("unknown option --%s (run with --help for the options)", name)
+				return nil, nil, nil, fail("unknown option --%s (run with --help for the options)", name)
 			}
 			if !t.takesValue() {
 				if hasVal {
-					return nil, nil, fail("%s takes no value", t.name)
+					return nil, nil, nil, fail("%s takes no value", t.name)
 				}
 				if err := set(t, t.flag); err != nil {
-					return nil, nil, err
+					return nil, nil, nil, err
 				}
 				continue
 			}
 			if !hasVal {
 				if i+1 >= len(argv) {
-					return nil, nil, fail("option %s needs a value", t.name)
+					return nil, nil, nil, fail("option %s needs a value", t.name)
 				}
 				i++
 				val = argv[i]
 			}
 			if err := set(t, val); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			if !hasVal {
 				i = takeManyValues(t, argv, i, set)
@@ -242,17 +259,17 @@ func parseCLI(c *manifest.Command, argv []string, cp *cliParser) ([]json.RawMess
 				continue
 			}
 			if t == nil {
-				return nil, nil, fail("unknown option -%s (run with --help for the options)", tok[1:2])
+				return nil, nil, nil, fail("unknown option -%s (run with --help for the options)", tok[1:2])
 			}
 			if !t.takesValue() {
 				// Bundled flags: -abc.
 				for _, r := range tok[1:] {
 					ft := opts.short[string(r)]
 					if ft == nil || ft.takesValue() {
-						return nil, nil, fail("unknown option -%c in %s", r, tok)
+						return nil, nil, nil, fail("unknown option -%c in %s", r, tok)
 					}
 					if err := set(ft, ft.flag); err != nil {
-						return nil, nil, err
+						return nil, nil, nil, err
 					}
 				}
 				continue
@@ -260,13 +277,13 @@ func parseCLI(c *manifest.Command, argv []string, cp *cliParser) ([]json.RawMess
 			val := strings.TrimPrefix(tok[2:], "=")
 			if len(tok) == 2 {
 				if i+1 >= len(argv) {
-					return nil, nil, fail("option %s needs a value", t.name)
+					return nil, nil, nil, fail("option %s needs a value", t.name)
 				}
 				i++
 				val = argv[i]
 			}
 			if err := set(t, val); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			if len(tok) == 2 {
 				i = takeManyValues(t, argv, i, set)
@@ -275,19 +292,19 @@ func parseCLI(c *manifest.Command, argv []string, cp *cliParser) ([]json.RawMess
 	}
 
 	s := newSupplied()
-	if err := supplyPositionals(c, p, s, positional, cp); err != nil {
-		return nil, nil, err
+	if err := supplyPositionals(c, p, s, positional, rd); err != nil {
+		return nil, nil, nil, err
 	}
 	// Whole records first, so that a field's own option overrides the JSON.
 	for _, v := range values {
 		if v.target.whole {
-			text, err := cp.text(v.text)
+			text, err := rd.recordText(v.text)
 			if err != nil {
-				return nil, nil, fail("option %s: %v", v.target.name, err)
+				return nil, nil, nil, fail("option %s: %v", v.target.name, err)
 			}
 			v.text = text
 			if err := supplyWholeCLI(s, v); err != nil {
-				return nil, nil, fail("%v", err)
+				return nil, nil, nil, fail("%v", err)
 			}
 		}
 	}
@@ -297,31 +314,22 @@ func parseCLI(c *manifest.Command, argv []string, cp *cliParser) ([]json.RawMess
 		switch {
 		case t.whole:
 		case t.field != nil:
-			raw, msg, err := cp.value(v.text, t.field.t, t.arg.Quoted, -1)
-			if err == nil && msg != "" {
-				err = errors.New(msg)
-			}
-			if err != nil {
-				return nil, nil, fail("option %s: %v", t.name, err)
+			raw, msg := rd.value(t.arg, t.field.t, v.text, -1)
+			if msg != "" {
+				return nil, nil, nil, fail("option %s: %s", t.name, msg)
 			}
 			s.fields[t.field] = raw
 		case t.arg.Many && t.slot.kind == manifest.KindOpt:
 			elem := argType(t.arg).Elem
-			raw, msg, err := cp.value(v.text, elem, t.arg.Quoted, -1)
-			if err == nil && msg != "" {
-				err = errors.New(msg)
-			}
-			if err != nil {
-				return nil, nil, fail("option %s: %v", t.name, err)
+			raw, msg := rd.value(t.arg, elem, v.text, -1)
+			if msg != "" {
+				return nil, nil, nil, fail("option %s: %s", t.name, msg)
 			}
 			many[t.slot] = append(many[t.slot], raw)
 		default:
-			raw, msg, err := cp.value(v.text, t.arg.T, t.arg.Quoted, t.slot.index)
-			if err == nil && msg != "" {
-				err = errors.New(msg)
-			}
-			if err != nil {
-				return nil, nil, fail("option %s: %v", t.name, err)
+			raw, msg := rd.value(t.arg, t.arg.T, v.text, t.slot.index)
+			if msg != "" {
+				return nil, nil, nil, fail("option %s: %s", t.name, msg)
 			}
 			s.vals[t.slot] = raw
 		}
@@ -332,11 +340,11 @@ func parseCLI(c *manifest.Command, argv []string, cp *cliParser) ([]json.RawMess
 	args, err := p.assemble(s)
 	if err != nil {
 		if me, ok := err.(*missingError); ok {
-			return nil, nil, cliMissing(c, me)
+			return nil, nil, nil, cliMissing(c, me)
 		}
-		return nil, nil, fail("%v", err)
+		return nil, nil, nil, fail("%v", err)
 	}
-	return args, term, nil
+	return args, p.inputs(s, false), term, nil
 }
 
 func cliMissing(c *manifest.Command, me *missingError) error {
@@ -426,7 +434,7 @@ func fieldKeys(sl *slot) []string {
 
 // supplyPositionals assigns argv tokens to the positional arguments. A
 // variadic one takes every token the others leave.
-func supplyPositionals(c *manifest.Command, p *plan, s *supplied, tokens []string, cp *cliParser) error {
+func supplyPositionals(c *manifest.Command, p *plan, s *supplied, tokens []string, rd *cliReader) error {
 	var pos []*slot
 	manyAt := -1
 	for _, sl := range p.slots {
@@ -463,12 +471,9 @@ func supplyPositionals(c *manifest.Command, p *plan, s *supplied, tokens []strin
 		if t == sl.arg.T {
 			index = sl.index // the whole argument, not an element of a variadic one
 		}
-		raw, msg, err := cp.value(tok, t, sl.arg.Quoted, index)
-		if err == nil && msg != "" {
-			err = errors.New(msg)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: argument %s: %v", c.Name, posMetavar(sl.arg), err)
+		raw, msg := rd.value(sl.arg, t, tok, index)
+		if msg != "" {
+			return nil, fmt.Errorf("%s: argument %s: %s", c.Name, posMetavar(sl.arg), msg)
 		}
 		return raw, nil
 	}

@@ -102,7 +102,10 @@ func TestFromCLIErrors(t *testing.T) {
 		{jh, "configure", []string{"stray"}, "configure: expected 0 positional argument(s), got 1 (usage: configure [OPTIONS])"},
 		{jh, "sumMany", []string{}, "sumMany: expected at least 1 positional argument(s), got 0 (usage: sumMany INT...)"},
 		{jh, "sumMany", []string{"1", "x"}, `sumMany: argument INT...: expected an integer, got "x"`},
-		{jh, "mapSize", []string{"{"}, `mapSize: argument JSON: expected JSON (array), got "{"`},
+		// form: list (morloc's wording, cli.rs dispatch_shape_core)
+		{jh, "mapSize", []string{"{"}, "mapSize: argument JSON: form: list: inline argv is not a JSON array (must start with `[`). Pass a path to a file with one element per line, `-` for stdin, or an inline JSON array like '[1,2,3]'."},
+		// check.path: r (dispatch.rs apply_checks)
+		{jh, "fileHead", []string{"no/such/file"}, "fileHead: argument FILE: check.path: r requires path 'no/such/file' to exist and be readable"},
 		{jh, "mapSize", []string{`[["a","b"]]`}, `mapSize: argument JSON: at [0][1]: expected integer, got string`},
 		{jh, "fileHead", []string{"--lines", "f"}, "fileHead: output projection --lines is not available in this mode"},
 		{custom, "need", []string{"--a", "2"}, "need: missing --b or a 'b' field in --g (field 'b' has no default)"},
@@ -131,10 +134,12 @@ func TestCLICall(t *testing.T) {
 		cmd, args  string
 		wantErrSub string
 	}{
-		{[]string{"f"}, "fileHead", `["f"]`, ""},
-		{[]string{"--lines", "f"}, "mlcp_fileHead_lines", `["f"]`, ""},
-		{[]string{"f", "-s"}, "mlcp_fileHead_sum", `["f"]`, ""},
-		{[]string{"-l", "-s", "f"}, "", "", "choose one output projection, not both --lines and --sum"},
+		// FILE has check.path: r, so it names a readable file.
+		{[]string{"cli.go"}, "fileHead", `["cli.go"]`, ""},
+		{[]string{"--lines", "cli.go"}, "mlcp_fileHead_lines", `["cli.go"]`, ""},
+		{[]string{"cli.go", "-s"}, "mlcp_fileHead_sum", `["cli.go"]`, ""},
+		{[]string{"-"}, "fileHead", `["/dev/stdin"]`, ""},
+		{[]string{"-l", "-s", "cli.go"}, "", "", "choose one output projection, not both --lines and --sum"},
 	}
 	for _, cs := range cases {
 		call, err := CLICall(m, c, cs.argv)

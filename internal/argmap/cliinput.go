@@ -4,54 +4,26 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
+	"strings"
 
 	"github.com/nexus-mcp/nexus/internal/jsontext"
 	"github.com/nexus-mcp/nexus/internal/manifest"
-	"github.com/nexus-mcp/nexus/internal/ndarray"
+	"github.com/nexus-mcp/nexus/internal/morlocwire"
 )
 
-// cliStdin is where a CLI argument given as "-" is read from (tests swap it).
-var cliStdin io.Reader = os.Stdin
-
-// argInput is the text of a data argument as morloc's nexus takes it
-// (v0.69 cli.c parse_cli_data_argument_singular; v0.98 morloc-runtime
-// cli.rs classify_arg_source): "-" or "/dev/stdin" stands for the whole of
-// stdin, the name of an existing file for that file's contents (read says
-// which), anything else for itself. That is how a value too large for a
-// command line (the kernel caps one argv string at 128 KiB) reaches a
-// command. As in 0.98, a token shaped like a JSON literal is itself even
-// if a file has its name (a file named 42 does not shadow the number). A
-// quoted (literal) argument is its own text always: morloc quotes it
-// before it looks for a file. Only regular files are read: a directory's
-// name stays a word, where morloc fails to read it.
-func argInput(text string, quoted bool) (data []byte, read bool, err error) {
-	switch src, path := argSource(text, quoted); src {
-	case fromStdin:
-		var b bytes.Buffer
-		if f, ok := cliStdin.(*os.File); ok {
-			if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-				b.Grow(int(st.Size()) + 1) // redirected from a file: read it in one go
-			}
-		}
-		if _, err := b.ReadFrom(cliStdin); err != nil {
-			return nil, false, fmt.Errorf("reading the value from stdin: %w", err)
-		}
-		return b.Bytes(), true, nil
-	case fromFile:
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return nil, false, fileError(path, err)
-		}
-		return b, true, nil
-	}
-	return nil, false, nil
-}
-
-func fileError(path string, err error) error {
-	return fmt.Errorf("%s names a file, but it cannot be read: %w", path, err)
-}
+// An unshaped argument whose source is auto (a list, a record: morloc's
+// compiler gives a Str or a scalar source inline, manifest fillShape) is
+// read as morloc's classifier reads it (v0.98 morloc-runtime cli.rs
+// classify_arg_source; v0.69 cli.c parse_cli_data_argument_singular):
+// "-" or "/dev/stdin" stands for the whole of stdin (once per run), the
+// name of an existing file for that file's contents, anything else for
+// itself. That is how a value too large for a command line (the kernel
+// caps one argv string at 128 KiB) reaches a command. A token shaped like
+// JSON is itself even if a file has its name (a file named [7] does not
+// shadow the list). Only regular files are read: a directory's name stays
+// a word, which the type then refuses. Arguments with a source, form or
+// check other than these defaults are read by cliText (shape.go).
 
 // Where a CLI argument's value comes from (argSource).
 const (
@@ -60,90 +32,108 @@ const (
 	fromFile
 )
 
-// argSource classifies a data argument as argInput reads it.
-func argSource(text string, quoted bool) (int, string) {
+// argSource classifies the token of an auto-source argument.
+func argSource(text string) int {
 	switch {
-	case quoted || text == "":
-		return fromText, ""
+	case text == "":
+		return fromText
 	case text == "-" || text == "/dev/stdin":
-		return fromStdin, ""
-	case jsonLiteralShape(text):
-		return fromText, ""
+		return fromStdin
+	case jsonShaped(text):
+		return fromText
 	}
 	if st, err := os.Stat(text); err == nil && st.Mode().IsRegular() {
-		return fromFile, text
+		return fromFile
 	}
-	return fromText, ""
+	return fromText
 }
 
-// jsonLiteralShape reports whether text starts as a JSON value does: a
-// string, object, list or number, or is null, true or false (0.98's
-// is_json_literal_shape).
-func jsonLiteralShape(text string) bool {
-	switch c := text[0]; {
-	case c == '"' || c == '{' || c == '[' || c >= '0' && c <= '9':
-		return true
-	case c == '-':
-		return len(text) > 1 && text[1] >= '0' && text[1] <= '9'
-	}
-	return text == "null" || text == "true" || text == "false"
+func fileError(path string, err error) error {
+	return fmt.Errorf("the argument '%s' is a filename, but it can't be read: %w", path, err)
 }
 
-// cliParser reads the values of one command line's arguments. With
-// arrays on (CLICall), a whole argument that is a large list of numbers
-// goes into an array as it is read, as over MCP (fastPositional), so that
-// it reaches its pool as raw numbers (docs/pool-protocol.md, "Arrays";
-// for a morloc pool, msgpack written straight from them), with no JSON
-// text of it kept.
-type cliParser struct {
-	arrays    bool
-	collected []ndarray.Array
-}
-
-// value reads text as a value of type t. index ≥ 0 says it is the whole
-// argument of that index (not an element of a variadic one, not a field),
-// which may become an array; msg says what is wrong with the text.
-func (cp *cliParser) value(text string, t *manifest.Type, quoted bool, index int) (json.RawMessage, string, error) {
-	if raw, ok, err := cp.streamed(text, t, quoted, index); ok || err != nil {
-		return raw, "", err
+// value reads one CLI token for the argument a as a value of type t.
+// index ≥ 0 says it is the whole argument of that index (not an element of
+// a variadic one, not a field), which is read from stdin or a file when
+// its source is auto, and which may become an array (with r.arrays on), as
+// over MCP (fastPositional), so that it reaches its pool as raw numbers
+// (docs/pool-protocol.md, "Arrays"; for a morloc pool, msgpack written
+// straight from them), with no JSON text of it kept. msg says what is
+// wrong.
+func (r *cliReader) value(a *manifest.Arg, t *manifest.Type, text string, index int) (json.RawMessage, string) {
+	if a == nil || (a.Shaped() && !a.Many) {
+		return r.cliText(a, t, text)
 	}
-	data, read, err := argInput(text, quoted)
-	if err != nil {
-		return nil, "", err
+	quoted := a.Quoted
+	src := fromText
+	if index >= 0 && !quoted && !a.Many && a.Source == manifest.SourceAuto {
+		src = argSource(text)
+	}
+	data := []byte(text)
+	switch src {
+	case fromText:
+		if index >= 0 && !quoted && !a.Many && a.Source == manifest.SourceAuto && looksLikePath(text) && !r.fs.exists(text) {
+			return nil, fmt.Sprintf("file '%s' not found", text) // morloc's words (cli.rs read_argv_bytes)
+		}
+	case fromStdin:
+		b, err := r.readStdin()
+		if err != nil {
+			return nil, fmt.Sprintf("reading the value from stdin: %v", err)
+		}
+		data = b
+	case fromFile:
+		if raw, ok, err := r.streamed(text, t, index); ok || err != nil {
+			if err != nil {
+				return nil, err.Error()
+			}
+			return raw, ""
+		}
+		b, err := r.fs.readFile(text)
+		if err != nil {
+			return nil, fileError(text, err).Error()
+		}
+		if binaryData(b, text) {
+			// form auto: msgpack or a morloc data packet (loadData)
+			v, err := loadData(b, text, t)
+			if err != nil {
+				return nil, err.Error()
+			}
+			return v, ""
+		}
+		data = b
 	}
 	if _, _, nest := numericNest(t); nest {
-		if !read {
-			data = []byte(text)
-		}
-		if cp != nil && cp.arrays && index >= 0 && len(data) >= cliArrayMinBytes && bytes.IndexByte(data, '"') < 0 {
+		if r.arrays && index >= 0 && len(data) >= cliArrayMinBytes && bytes.IndexByte(data, '"') < 0 {
 			e := &fastEncoder{b: data, arrayMin: DefaultArrayMin, path: []pathElem{{idx: index}}}
 			if end, ok := e.value(t, jsontext.SkipSpace(data, 0), 0); ok && jsontext.SkipSpace(data, end) == len(data) && len(e.arrays) > 0 {
-				cp.collected = append(cp.collected, e.arrays...)
-				return e.out, "", nil
+				r.collected = append(r.collected, e.arrays...)
+				return e.out, ""
 			}
 		}
 		if raw, ok := fastNumericText(data, t); ok {
-			return raw, "", nil
+			return raw, ""
 		}
 	}
-	if read {
+	if src != fromText {
 		text = string(data)
 	}
-	raw, msg := parseText(text, t, quoted)
-	return raw, msg, nil
+	return parseText(text, t, quoted)
+}
+
+// binaryData reports whether a file's bytes are msgpack or a morloc
+// packet rather than JSON text, as loadData tells them apart.
+func binaryData(b []byte, path string) bool {
+	return strings.HasSuffix(path, ".mpk") || strings.HasSuffix(path, ".msgpack") ||
+		len(b) >= morlocwire.HeaderSize && morlocwire.IsPacket(b)
 }
 
 // streamed reads a large file argument that holds lists of numbers
 // straight into an array (readNumericFile); ok is false when it is not one.
-func (cp *cliParser) streamed(text string, t *manifest.Type, quoted bool, index int) (json.RawMessage, bool, error) {
-	if cp == nil || !cp.arrays || index < 0 {
+func (r *cliReader) streamed(path string, t *manifest.Type, index int) (json.RawMessage, bool, error) {
+	if !r.arrays || index < 0 || strings.HasSuffix(path, ".mpk") || strings.HasSuffix(path, ".msgpack") {
 		return nil, false, nil
 	}
 	if _, _, nest := numericNest(t); !nest {
-		return nil, false, nil
-	}
-	src, path := argSource(text, quoted)
-	if src != fromFile {
 		return nil, false, nil
 	}
 	f, err := os.Open(path)
@@ -161,18 +151,29 @@ func (cp *cliParser) streamed(text string, t *manifest.Type, quoted bool, index 
 	if !ok {
 		return nil, false, nil
 	}
-	cp.collected = append(cp.collected, a)
+	r.collected = append(r.collected, a)
 	return json.RawMessage("null"), true, nil
 }
 
-// text is the text of a value that is parsed as a whole elsewhere (a
-// group's record): a file's or stdin's contents, as argInput says.
-func (cp *cliParser) text(text string) (string, error) {
-	data, read, err := argInput(text, false)
-	if err != nil || !read {
-		return text, err
+// recordText is the text of a group's whole record, which is parsed
+// elsewhere: stdin's or a file's contents, or the token itself, as for an
+// auto-source argument (a record's source is auto).
+func (r *cliReader) recordText(text string) (string, error) {
+	switch argSource(text) {
+	case fromStdin:
+		b, err := r.readStdin()
+		if err != nil {
+			return "", fmt.Errorf("reading the value from stdin: %w", err)
+		}
+		return string(b), nil
+	case fromFile:
+		b, err := r.fs.readFile(text)
+		if err != nil {
+			return "", fileError(text, err)
+		}
+		return string(b), nil
 	}
-	return string(data), nil
+	return text, nil
 }
 
 // cliArrayMinBytes is the size from which a numeric list is read into an

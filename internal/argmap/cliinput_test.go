@@ -13,9 +13,10 @@ import (
 	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
-// A data argument that names a file is that file's JSON, and "-" is stdin,
-// as in morloc's nexus; a quoted argument, a flag and a word that names
-// no regular file are themselves.
+// An auto-source argument (a list) that names a file is that file's JSON,
+// and "-" is stdin (once per run), as in morloc's nexus; an inline-source
+// one (a Str), a quoted argument, a flag and a word that names no regular
+// file are themselves.
 func TestCLIArgumentFiles(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, text string) string {
@@ -44,17 +45,20 @@ func TestCLIArgumentFiles(t *testing.T) {
 		{"sum", []string{list, "--more", list}, "", `[[1.5,2.0],[1.5,2.0]]`, ""},
 		{"sum", []string{"-"}, "[3]", `[[3.0],[]]`, ""},
 		{"sum", []string{"/dev/stdin"}, " [4, 5] ", `[[4.0,5.0],[]]`, ""},
-		{"say", []string{word, word}, "", `["from a file","` + word + `"]`, ""},
+		{"sum", []string{"-", "--more", "-"}, "[3]", "", "stdin was already consumed"},
+		// A Str's source is inline (manifest fillShape): a file's name is the string.
+		{"say", []string{word, word}, "", `["` + word + `","` + word + `"]`, ""},
 		{"say", []string{dir, "x"}, "", `["` + dir + `","x"]`, ""}, // a directory is a word
 		{"sum", []string{write("bad.json", "[1,")}, "", "", "expected JSON"},
+		{"sum", []string{filepath.Join(dir, "nothing.json")}, "", "", "file '" + filepath.Join(dir, "nothing.json") + "' not found"},
 		{"flag", []string{"--loud"}, "", `[true]`, ""},
 		// A JSON-shaped token is itself, even where a file has its name.
 		{"sum", []string{"[7]"}, "", `[[7.0],[]]`, ""},
 	}
 	for _, c := range cases {
-		cliStdin = strings.NewReader(c.stdin)
+		osFS.stdin = strings.NewReader(c.stdin)
 		call, err := CLICall(m, m.Command(c.cmd), c.argv)
-		cliStdin = os.Stdin
+		osFS.stdin = os.Stdin
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("%s %v: error %v, want %q", c.cmd, c.argv, err, c.err)

@@ -102,3 +102,27 @@ func checkArgs(t *testing.T, c *manifest.Command, args []json.RawMessage) {
 		}
 	}
 }
+
+// FuzzReadForm: whatever a file holds, reading it as an argument by any
+// form (shape.go) never panics; it gives an error or valid JSON. Files
+// are what a client of the MCP surface may point nexus at.
+func FuzzReadForm(f *testing.F) {
+	schemas := []string{"s", "aj", "ai4", "af8", "ab", "au1", "at2js", "am21ij1ks", "aau1", "?s", "as", "&4Treem24datai14kidsa^4Tree"}
+	forms := []string{manifest.FormAuto, manifest.FormBytes, manifest.FormBytesOnly, manifest.FormPacket, manifest.FormList}
+	for _, s := range []string{"1\n2\n", "[1,2]", "\x92\x01\x02", "a\tb\n1,2\n", packetOf("aj", 0x92, 0x01, 0x02), "nan", "\x00\x01\x02\x03", `"x"`} {
+		f.Add(uint8(0), uint8(0), []byte(s))
+	}
+	fs := memFS(map[string]string{"/f": "1"}, "")
+	f.Fuzz(func(t *testing.T, which, form uint8, data []byte) {
+		ty, err := manifest.ParseType(schemas[int(which)%len(schemas)])
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := &manifest.Arg{Kind: manifest.KindPos, Source: manifest.SourceFile, Form: forms[int(form)%len(forms)],
+			ListSource: []string{manifest.SourceInline, manifest.SourceFile, manifest.SourceAuto}[int(form/8)%3], ListForm: manifest.FormAuto}
+		v, err := readForm(data, "x.bin", a, ty, fs)
+		if err == nil && !json.Valid(v) {
+			t.Fatalf("%s as %s (%s): invalid JSON %q", data, schemas[int(which)%len(schemas)], a.Form, v)
+		}
+	})
+}

@@ -227,8 +227,9 @@ func nexusOptionsBlock(opts []NexusOption) string {
 
 // renderArgHelp is phase2.rs render_arg_help: the docstring lines, then
 // `type: T`, then `default: D` (flags only; options show clap's
-// [default: D]).
-func renderArgHelp(desc []string, typ, def string) string {
+// [default: D]); then, nexus's addition, the argument's constraints that
+// have no JSON Schema form (issue 20 §2: kept and shown in help).
+func renderArgHelp(desc []string, typ, def string, cs []manifest.Constraint) string {
 	var lines []string
 	for _, d := range desc {
 		if strings.TrimSpace(d) != "" {
@@ -240,6 +241,9 @@ func renderArgHelp(desc []string, typ, def string) string {
 	}
 	if strings.TrimSpace(def) != "" {
 		lines = append(lines, "default: "+def)
+	}
+	if s := shownConstraints(cs); s != "" {
+		lines = append(lines, "constraints: "+s)
 	}
 	return strings.Join(lines, "\n")
 }
@@ -254,10 +258,10 @@ func deref(s *string) string {
 // optionArg is one option, flag or group field as clap lists it.
 func optionArg(a *manifest.Arg) clapArg {
 	if a.Kind == manifest.KindFlag {
-		return clapArg{short: a.Short, long: a.Long, help: renderArgHelp(a.Desc, "Bool", deref(a.Default))}
+		return clapArg{short: a.Short, long: a.Long, help: renderArgHelp(a.Desc, "Bool", deref(a.Default), nil)}
 	}
 	return clapArg{short: a.Short, long: a.Long, value: valueName(a.Metavar, "arg"), many: a.Many,
-		help: renderArgHelp(a.Desc, a.TypeName, ""), def: deref(a.Default)}
+		help: renderArgHelp(a.Desc, a.TypeName, "", a.Constraints), def: deref(a.Default)}
 }
 
 func valueName(metavar *string, fallback string) string {
@@ -283,7 +287,7 @@ func positionalBlock(c *manifest.Command) string {
 	b.WriteString("Positional arguments:")
 	for i, a := range pos {
 		prefix := fmt.Sprintf("  %*d:  ", width, i+1)
-		lines := strings.Split(renderArgHelp(a.Desc, a.TypeName, ""), "\n")
+		lines := strings.Split(renderArgHelp(a.Desc, a.TypeName, "", a.Constraints), "\n")
 		if lines[0] == "" {
 			b.WriteString("\n" + strings.TrimRight(prefix, " "))
 			continue
@@ -364,7 +368,7 @@ func commandClap(m *manifest.Manifest, c *manifest.Command) clapCommand {
 				if a.Metavar != nil && *a.Metavar != "" {
 					value = *a.Metavar + "_JSON"
 				}
-				cc.optional = append(cc.optional, clapArg{short: g.Short, long: g.Long, value: value, help: renderArgHelp(a.Desc, a.TypeName, "")})
+				cc.optional = append(cc.optional, clapArg{short: g.Short, long: g.Long, value: value, help: renderArgHelp(a.Desc, a.TypeName, "", a.Constraints)})
 			}
 			for k := range a.Entries {
 				cc.optional = append(cc.optional, optionArg(&a.Entries[k].Arg))
@@ -375,7 +379,7 @@ func commandClap(m *manifest.Manifest, c *manifest.Command) clapCommand {
 		cc.general = append(cc.general, clapArg{short: t.Short, long: t.Long, help: t.Description})
 	}
 	var after []string
-	for _, block := range []string{positionalBlock(c), returnBlock(m, c)} {
+	for _, block := range []string{positionalBlock(c), returnBlock(m, c), strings.Join(commandConstraints(c), "\n")} {
 		if block != "" {
 			after = append(after, block)
 		}

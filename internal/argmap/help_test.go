@@ -114,7 +114,7 @@ func TestHelpLayout(t *testing.T) {
 func TestSplitInvocation(t *testing.T) {
 	groups := loadManifest(t, filepath.Join(corpusDir, "groups-pure", "manifest.json"))
 	single := loadManifest(t, filepath.Join(corpusDir, "single-pure", "manifest.json"))
-	h := HelpContext{Prog: "p", Options: testNexusOptions}
+	h := HelpContext{Prog: "p", Options: testNexusOptions, Unlisted: []NexusOption{{Long: "log-dir", Value: "DIR"}}}
 	for _, c := range []struct {
 		m            *manifest.Manifest
 		argv         []string
@@ -126,6 +126,9 @@ func TestSplitInvocation(t *testing.T) {
 		// A value-taking nexus option takes the next word, even a command's name.
 		{groups, []string{"--timeout", "answer", "answer"}, "--timeout answer", "answer", "", ""},
 		{groups, []string{"-o", "f", "@", "lists", "wrap", "w"}, "-o f", "wrap", "w", ""},
+		// So does an unlisted one (morloc's, which nexus then refuses by name).
+		{groups, []string{"--log-dir", "answer", "answer"}, "--log-dir answer", "answer", "", ""},
+		{groups, []string{"answer", "--log-dir", "x"}, "", "", "", "is a nexus option, not a command option"},
 		{groups, []string{"dup", "5"}, "", "", "", "command 'dup' is in the group 'pairs'"},
 		{groups, []string{"lists", "swap"}, "", "", "", "the group 'lists' has no command 'swap'"},
 		{groups, []string{"answr"}, "", "", "", "Did you mean 'answer'?"},
@@ -150,6 +153,20 @@ func TestSplitInvocation(t *testing.T) {
 		if strings.Join(inv.Nexus, " ") != c.nexus || inv.Command == nil || inv.Command.Name != c.cmd || strings.Join(inv.Args, " ") != c.args {
 			t.Errorf("%s: nexus %q command %v args %q; want %q %s %q", name, inv.Nexus, inv.Command, inv.Args, c.nexus, c.cmd, c.args)
 		}
+	}
+	// An option that needs no command leads: --explain as --mcp-tools, in
+	// a program of one command too (where all else is the command's).
+	for _, m := range []*manifest.Manifest{groups, single} {
+		for _, lead := range []string{"--mcp-tools", "--mcp-config", "--explain"} {
+			inv, err := SplitInvocation(m, []string{lead}, h)
+			if err != nil || inv.Leading != lead || inv.Command != nil {
+				t.Errorf("%s %s: %v, %+v; want it leading", m.Name, lead, err, inv)
+			}
+		}
+	}
+	// Help lists nexus's options, never the unlisted ones.
+	if inv, err := SplitInvocation(groups, []string{"--help"}, h); err != nil || !strings.Contains(inv.Help, "--timeout <DURATION>") || strings.Contains(inv.Help, "log-dir") {
+		t.Errorf("--help (%v) lists an unlisted option, or not nexus's:\n%s", err, inv.Help)
 	}
 	// A group with no command: the group's help, as an error.
 	_, err := SplitInvocation(groups, []string{"pairs"}, h)

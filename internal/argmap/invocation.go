@@ -28,7 +28,8 @@ type Invocation struct {
 	// Nexus holds the options for nexus, before the command (or `@`).
 	Nexus []string
 	// Leading is --mcp-tools, --mcp-config or --json-help when it leads
-	// the command's part: morloc takes it there as a nexus option too.
+	// the command's part: morloc takes it there as a nexus option too; and
+	// nexus's own --explain (issue 20 §2), which likewise needs no command.
 	// Rest is what follows it.
 	Leading string
 	Rest    []string
@@ -53,12 +54,21 @@ type NexusOption struct {
 type HelpContext struct {
 	Prog    string
 	Options []NexusOption
+	// Unlisted are options the split knows, so that it finds the command
+	// after their values, but help does not list: morloc's nexus options
+	// that nexus refuses.
+	Unlisted []NexusOption
+}
+
+// known is every option the split knows: nexus's, then the unlisted.
+func (h HelpContext) known() []NexusOption {
+	return append(append([]NexusOption(nil), h.Options...), h.Unlisted...)
 }
 
 // takesValue reports whether the nexus option tok (--name or -x) consumes
 // the next token.
 func (h HelpContext) takesValue(tok string) bool {
-	for _, o := range h.Options {
+	for _, o := range h.known() {
 		if o.Value == "" {
 			continue
 		}
@@ -70,7 +80,7 @@ func (h HelpContext) takesValue(tok string) bool {
 }
 
 func (h HelpContext) isNexusLong(name string) bool {
-	for _, o := range h.Options {
+	for _, o := range h.known() {
 		if o.Long != "" && name == "--"+o.Long {
 			return true
 		}
@@ -140,7 +150,7 @@ func SplitInvocation(m *manifest.Manifest, argv []string, h HelpContext) (*Invoc
 	}
 	if len(user) > 0 {
 		switch user[0] {
-		case "--mcp-tools", "--mcp-config", "--json-help":
+		case "--mcp-tools", "--mcp-config", "--json-help", "--explain":
 			inv.Leading, inv.Rest = user[0], user[1:]
 			return inv, nil
 		}

@@ -27,26 +27,90 @@ import (
 
 // ---- the manifest, as morloc-manifest deserialises it ----
 
+// refManifest holds what lib.rs's Manifest reads. The fields --mcp-tools
+// does not print are read all the same, with their types: a value serde
+// cannot read as its type makes the manifest fail to load, and morloc
+// prints no tools at all.
 type refManifest struct {
-	Commands []refCommand `json:"commands"`
+	Commands            []refCommand `json:"commands"`
+	Epilogues           [][]string   `json:"epilogues"`
+	UnsafeSkipNullCheck bool         `json:"unsafe_skip_null_check"`
+	InlineSize          *int64       `json:"inline_size"`
+	NoShm               bool         `json:"no_shm"`
+	Tmpdir              *string      `json:"tmpdir"`
+	RunLog              *struct {
+		Prologue     *string `json:"prologue"`
+		EpilogueOk   *string `json:"epilogue_ok"`
+		EpilogueFail *string `json:"epilogue_fail"`
+	} `json:"run_log"`
+	Capabilities []string `json:"capabilities"`
 }
 
 type refCommand struct {
-	Name      string        `json:"name"`
-	Desc      []string      `json:"desc"`
-	Args      []refArg      `json:"args"`
-	Return    refReturn     `json:"return"`
-	Internal  bool          `json:"internal"`
-	Terminals []refTerminal `json:"terminals"`
+	Name        string          `json:"name"`
+	Type        string          `json:"type"`
+	Desc        []string        `json:"desc"`
+	Args        []refArg        `json:"args"`
+	Return      refReturn       `json:"return"`
+	Constraints json.RawMessage `json:"constraints"`
+	Internal    bool            `json:"internal"`
+	Terminals   []refTerminal   `json:"terminals"`
 }
 
 type refReturn struct {
-	Schema string `json:"schema"`
+	Schema      string          `json:"schema"`
+	Constraints json.RawMessage `json:"constraints"`
 }
 
 type refTerminal struct {
 	Long  string `json:"long"`
 	Entry string `json:"entry"`
+}
+
+// refAtom reads one of lib.rs's unit enums (SourceAtom, FormAtom), which
+// serde reads as one of its variants' names and nothing else (not null);
+// absent, it is the field's default.
+func refAtom(b json.RawMessage, what string, variants ...string) error {
+	if b == nil {
+		return nil
+	}
+	var v string
+	if err := json.Unmarshal(b, &v); err != nil || string(b) == "null" {
+		return fmt.Errorf("%s: invalid type: %s, expected a string", what, b)
+	}
+	for _, ok := range variants {
+		if v == ok {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: unknown variant `%s`, expected one of %v", what, v, variants)
+}
+
+// refChecks reads a Vec<Check>: each {"kind":"path","value":MODE} (tag
+// "kind", content "value", Path's one field a string).
+func refChecks(b json.RawMessage, what string) error {
+	if b == nil {
+		return nil
+	}
+	var checks []struct {
+		Kind  *string         `json:"kind"`
+		Value json.RawMessage `json:"value"`
+	}
+	if err := json.Unmarshal(b, &checks); err != nil {
+		return fmt.Errorf("%s: %v", what, err)
+	}
+	for _, c := range checks {
+		var mode string
+		switch {
+		case c.Kind == nil:
+			return fmt.Errorf("%s: missing field `kind`", what)
+		case *c.Kind != "path":
+			return fmt.Errorf("%s: unknown variant `%s`, expected `path`", what, *c.Kind)
+		case json.Unmarshal(c.Value, &mode) != nil || string(c.Value) == "null":
+			return fmt.Errorf("%s: path's value must be a string, got %s", what, c.Value)
+		}
+	}
+	return nil
 }
 
 type refArg struct {
@@ -65,6 +129,73 @@ type refArg struct {
 		Key string `json:"key"`
 		Arg refArg `json:"arg"`
 	} `json:"entries"`
+	Constraints json.RawMessage `json:"constraints"`
+	// The shape of a positional's or an option's value (argument fields,
+	// issue 20 §2), which lib.rs reads for those two kinds only (a flag or
+	// a group ignores them, as serde ignores unknown fields).
+	// command_to_tool_shape uses none of them: a tool's property is the
+	// value's schema whatever its source, form or checks.
+	Source     json.RawMessage `json:"source"`
+	Form       json.RawMessage `json:"form"`
+	Checks     json.RawMessage `json:"checks"`
+	ListSource json.RawMessage `json:"list_source"`
+	ListForm   json.RawMessage `json:"list_form"`
+	ListChecks json.RawMessage `json:"list_checks"`
+	Format     *string         `json:"format"`
+}
+
+// check is what serde refuses in an Arg beyond the Go types: an unknown
+// kind, and for a positional or an option an unknown source or form, a
+// check other than path, a constraint without its type.
+func (a *refArg) check() error {
+	sources := []string{"auto", "inline", "file"}
+	forms := []string{"auto", "packet", "bytes", "bytes-only", "list"}
+	switch a.Kind {
+	case "pos", "opt":
+		for _, err := range []error{
+			refAtom(a.Source, "source", sources...), refAtom(a.Form, "form", forms...),
+			refAtom(a.ListSource, "list_source", sources...), refAtom(a.ListForm, "list_form", forms...),
+			refChecks(a.Checks, "checks"), refChecks(a.ListChecks, "list_checks"),
+			refConstraints(a.Constraints),
+		} {
+			if err != nil {
+				return err
+			}
+		}
+	case "flag":
+	case "grp":
+		if err := refConstraints(a.Constraints); err != nil {
+			return err
+		}
+		for i := range a.Entries {
+			if err := a.Entries[i].Arg.check(); err != nil {
+				return fmt.Errorf("entry '%s': %w", a.Entries[i].Key, err)
+			}
+		}
+	default:
+		return fmt.Errorf("unknown variant `%s`, expected one of `pos`, `opt`, `flag`, `grp`", a.Kind)
+	}
+	return nil
+}
+
+// refConstraints reads a Vec<Constraint>: each has a string "type" and any
+// "value".
+func refConstraints(b json.RawMessage) error {
+	if b == nil {
+		return nil
+	}
+	var cs []struct {
+		Type *string `json:"type"`
+	}
+	if err := json.Unmarshal(b, &cs); err != nil {
+		return fmt.Errorf("constraints: %v", err)
+	}
+	for _, c := range cs {
+		if c.Type == nil {
+			return fmt.Errorf("constraints: missing field `type`")
+		}
+	}
+	return nil
 }
 
 func (a *refArg) hasGroupOpt() bool {
@@ -623,6 +754,22 @@ func morlocMCPTools(manifestJSON []byte) (stdout, stderr string, err error) {
 	var m refManifest
 	if err := json.Unmarshal(manifestJSON, &m); err != nil {
 		return "", "", err
+	}
+	for i := range m.Commands {
+		c := &m.Commands[i]
+		if c.Type != "remote" && c.Type != "pure" {
+			return "", "", fmt.Errorf("command '%s': type: unknown variant `%s`, expected `remote` or `pure`", c.Name, c.Type)
+		}
+		for _, err := range []error{refConstraints(c.Constraints), refConstraints(c.Return.Constraints)} {
+			if err != nil {
+				return "", "", fmt.Errorf("command '%s': %w", c.Name, err)
+			}
+		}
+		for k := range c.Args {
+			if err := c.Args[k].check(); err != nil {
+				return "", "", fmt.Errorf("command '%s', argument %d: %w", c.Name, k+1, err)
+			}
+		}
 	}
 	tools := []any{}
 	var notes strings.Builder

@@ -36,6 +36,18 @@ type field struct {
 	def   json.RawMessage // typed default; nil when there is none
 }
 
+// surface is the type of the field's value as a caller gives it: a path
+// for a `source: file` entry (shape.go surfaceType).
+func (f *field) surface() *manifest.Type {
+	if f.entry != nil && f.entry.IsPath() {
+		if f.t.Unwrap().Kind == manifest.Optional {
+			return &manifest.Type{Kind: manifest.Optional, Code: "?", Elem: pathType}
+		}
+		return pathType
+	}
+	return f.t
+}
+
 func newPlan(c *manifest.Command) (*plan, error) {
 	p := &plan{cmd: c}
 	for i := range c.Args {
@@ -47,7 +59,7 @@ func newPlan(c *manifest.Command) (*plan, error) {
 		case manifest.KindOpt:
 			s.prop = a.DisplayName()
 			if hasDefault(a) {
-				def, msg := parseText(*a.Default, a.T, false)
+				def, msg := parseText(*a.Default, defaultType(a), false)
 				if msg != "" {
 					return nil, fmt.Errorf("default %s of option %s: %s", strconv.Quote(*a.Default), optSpelling(a), msg)
 				}
@@ -72,7 +84,7 @@ func newPlan(c *manifest.Command) (*plan, error) {
 					case e.Kind == manifest.KindFlag:
 						f.def = flagValue(e)
 					case hasDefault(e):
-						def, msg := parseText(*e.Default, f.t, false)
+						def, msg := parseText(*e.Default, f.surface(), false)
 						if msg != "" {
 							return nil, fmt.Errorf("default %s of %s field '%s': %s", strconv.Quote(*e.Default), s.prop, f.key, msg)
 						}

@@ -26,7 +26,10 @@ type Tool struct {
 	// JSON.
 	ArrayMin int
 
-	plan    *plan
+	plan *plan
+	// shaped: an argument has a source, form or check to apply (shape.go);
+	// such calls take the full path, which lists the Inputs.
+	shaped  bool
 	props   map[string]propTarget        // property name → what it fills (fast.go)
 	renders map[string]*manifest.Command // _render value → terminal entry
 
@@ -275,6 +278,9 @@ func flagDefault(a *manifest.Arg) string {
 }
 
 func newTool(m *manifest.Manifest, c *manifest.Command) (*Tool, string) {
+	if c.Fault != nil {
+		return nil, c.Fault.Msg + " at " + c.Fault.Path
+	}
 	if reason := exclusionReason(c); reason != "" {
 		return nil, reason
 	}
@@ -300,11 +306,11 @@ func newTool(m *manifest.Manifest, c *manifest.Command) (*Tool, string) {
 		var reason string
 		switch s.kind {
 		case manifest.KindPos:
-			sch := defs.schema(argType(a))
-			reason = add(s.prop, withDescription(sch, description(a.Desc, nil)), !isOptional(a.T))
+			sch := defs.schema(surfaceType(a))
+			reason = add(s.prop, withDescription(sch, withConstraints(argDescription(a, description(a.Desc, nil)), a.Constraints)), !isOptional(a.T))
 		case manifest.KindOpt:
-			sch := defs.schema(argType(a))
-			reason = add(s.prop, withDescription(sch, description(a.Desc, a.Default)), false)
+			sch := defs.schema(surfaceType(a))
+			reason = add(s.prop, withDescription(sch, withConstraints(argDescription(a, description(a.Desc, a.Default)), a.Constraints)), false)
 		case manifest.KindFlag:
 			def := flagDefault(a)
 			reason = add(s.prop, withDescription(Object{{"type", "boolean"}}, description(a.Desc, &def)), false)
@@ -314,7 +320,7 @@ func newTool(m *manifest.Manifest, c *manifest.Command) (*Tool, string) {
 				break
 			}
 			for _, f := range s.fields {
-				sch := defs.schema(f.t)
+				sch := defs.schema(f.surface())
 				var text string
 				if f.entry != nil {
 					def := f.entry.Default
@@ -322,7 +328,7 @@ func newTool(m *manifest.Manifest, c *manifest.Command) (*Tool, string) {
 						d := flagDefault(f.entry)
 						def = &d
 					}
-					text = description(f.entry.Desc, def)
+					text = argDescription(f.entry, description(f.entry.Desc, def))
 				}
 				if reason = add(f.key, withDescription(sch, text), f.def == nil && !isOptional(f.t)); reason != "" {
 					break
@@ -335,11 +341,12 @@ func newTool(m *manifest.Manifest, c *manifest.Command) (*Tool, string) {
 	}
 	t := &Tool{
 		Name:        c.Name,
-		Description: strings.Join(c.Desc, "\n"),
+		Description: strings.Join(append(append([]string(nil), c.Desc...), commandConstraints(c)...), "\n"),
 		Annotations: annotationsOf(c),
 		Command:     c,
 		ArrayMin:    DefaultArrayMin,
 		plan:        p,
+		shaped:      shapedPlan(p),
 		props:       fastProps(p),
 	}
 	if len(c.Terminals) > 0 {

@@ -29,10 +29,18 @@ const (
 	opHash
 	opSave
 	opLoad
-	opCloseStr  // close of a Str: morloc's temp-file unlink, which always fails here
-	opRefused   // a handle/stream intrinsic nexus does not have
-	opPatternFn // a pattern node itself (only as an app's func)
-	opInterpFn  // an interpolation node itself (only as an app's func)
+	opCloseStr // close of a Str: morloc's temp-file unlink, which always fails here
+	opRefused  // a handle/stream intrinsic nexus does not have
+	// Output streams (streams.go): their node's name is the stream's
+	// value schema, its format "append" for @append, the stream for
+	// @stdout/@stderr.
+	opOpenStream  // open_ostream, append: child is the path
+	opStdStream   // stdout, stderr
+	opWrite       // level, value, and dest the handle
+	opFlush       // child is the handle
+	opCloseHandle // close of a handle: child is the handle
+	opPatternFn   // a pattern node itself (only as an app's func)
+	opInterpFn    // an interpolation node itself (only as an app's func)
 )
 
 // node is one compiled expression.
@@ -314,25 +322,20 @@ func (c *compiler) sub(n *jnode, path, key string, scope []string) (*node, *Comp
 	return c.expr(f, path+"."+key, scope, ctxValue)
 }
 
-// refusedIntrinsics are the handle and stream intrinsics of PURE.md §3.15,
-// by tag, with the name a message gives them.
+// refusedIntrinsics are the handle and stream intrinsics of PURE.md §3.15
+// that read morloc's binary formats (input files and streams, @concat),
+// by tag, with the name a message gives them. The output streams are not
+// among them (streams.go).
 var refusedIntrinsics = map[string]string{
 	"open":         "@open",
-	"open_ostream": "@open",
-	"append":       "@append",
-	"close":        "@close",
 	"fschema":      "@fschema",
 	"flen":         "@flen",
 	"next":         "@next",
 	"stream":       "@stream",
 	"streamlayout": "@streamLayout",
 	"ifile_walk":   "@walk",
-	"write":        "@write",
-	"flush":        "@flush",
 	"concat":       "@concat",
 	"stdin":        "@stdin",
-	"stdout":       "@stdout",
-	"stderr":       "@stderr",
 }
 
 func (c *compiler) expr(n *jnode, path string, scope []string, pos position) (*node, *CompileError) {
@@ -512,6 +515,10 @@ func (c *compiler) expr(n *jnode, path string, scope []string, pos position) (*n
 				}
 			}
 		}
+	}
+	switch tag {
+	case "open_ostream", "append", "stdout", "stderr", "write", "flush", "close":
+		return c.stream(n, tag, path, scope)
 	}
 	if name, ok := refusedIntrinsics[tag]; ok {
 		c.use(name, true)
@@ -863,4 +870,74 @@ func (c *compiler) checkPatternApp(app *node) *CompileError {
 		}
 	}
 	return nil
+}
+
+// stream compiles the output-stream intrinsics (streams.go).
+func (c *compiler) stream(n *jnode, tag, path string, scope []string) (*node, *CompileError) {
+	handle := &Type{kind: kOStream}
+	unitT := &Type{kind: kNil}
+	var err *CompileError
+	switch tag {
+	case "open_ostream", "append", "stdout", "stderr":
+		schema, serr := c.strField(n, path, "schema")
+		if serr != nil {
+			return nil, serr
+		}
+		t, terr := c.schemas.get(schema)
+		if terr != nil {
+			return nil, cerr(path+".schema", "%s", terr.Error())
+		}
+		if t.resolve().kind != kList {
+			// morloc 0.90 wrote the element's schema here (PURE.md §7);
+			// 0.98 writes the stream's, the list [T].
+			schema = "a" + schema
+			if _, terr := c.schemas.get(schema); terr != nil {
+				return nil, cerr(path+".schema", "%s", terr.Error())
+			}
+		}
+		nd := &node{typ: handle, path: path, name: schema}
+		switch tag {
+		case "stdout", "stderr":
+			c.use("@"+tag, false)
+			nd.op, nd.format = opStdStream, tag
+			return nd, nil
+		case "append":
+			c.use("@append", false)
+			nd.op, nd.format = opOpenStream, "append"
+		default:
+			c.use("@open", false)
+			nd.op = opOpenStream
+		}
+		if nd.child, err = c.sub(n, path, "path", scope); err != nil {
+			return nil, err
+		}
+		return nd, nil
+	case "write":
+		c.use("@write", false)
+		nd := &node{op: opWrite, typ: unitT, path: path}
+		if nd.level, err = c.sub(n, path, "level", scope); err != nil {
+			return nil, err
+		}
+		if nd.value, err = c.sub(n, path, "value", scope); err != nil {
+			return nil, err
+		}
+		if nd.value.typ == nil || nd.value.typ.resolve().kind != kList {
+			return nil, cerr(path+".value", "@write writes a list")
+		}
+		if nd.dest, err = c.sub(n, path, "handle", scope); err != nil {
+			return nil, err
+		}
+		return nd, nil
+	default: // flush, close of a handle
+		c.use("@"+tag, false)
+		op := opFlush
+		if tag == "close" {
+			op = opCloseHandle
+		}
+		nd := &node{op: op, typ: unitT, path: path}
+		if nd.child, err = c.sub(n, path, "handle", scope); err != nil {
+			return nil, err
+		}
+		return nd, nil
+	}
 }

@@ -22,19 +22,17 @@ import (
 // @throw), its Kind says whether @catch could have intercepted it. Run
 // does not panic: an evaluator bug comes back as an Internal error.
 func (p *Program) Run(ctx context.Context, args []json.RawMessage) (out json.RawMessage, err error) {
-	v, r, err := p.eval(ctx, args)
-	if err != nil {
-		return nil, err
-	}
-	b, perr := r.toJSON(v, p.ret, clientForm)
-	if perr != nil {
-		return nil, perr
-	}
-	return b, nil
+	return p.RunWith(ctx, args, RunOptions{})
 }
 
 // eval evaluates the program to a Value.
 func (p *Program) eval(ctx context.Context, args []json.RawMessage) (v Value, r *run, err error) {
+	return p.evalWith(ctx, args, RunOptions{})
+}
+
+// evalWith evaluates the program to a Value; streams left open are
+// discarded when it ends.
+func (p *Program) evalWith(ctx context.Context, args []json.RawMessage, o RunOptions) (v Value, r *run, err error) {
 	if len(args) != len(p.params) {
 		return unit, nil, &ArgError{Index: min(len(args), len(p.params)), Msg: fmt.Sprintf("expected %d arguments, got %d", len(p.params), len(args))}
 	}
@@ -62,6 +60,8 @@ func (p *Program) eval(ctx context.Context, args []json.RawMessage) (v Value, r 
 		depth: p.opts.Limits.Depth,
 		dir:   p.opts.Dir,
 	}
+	r.streams.opener = o.Streams
+	defer r.streams.finish()
 	defer func() {
 		if rec := recover(); rec != nil {
 			v, r, err = unit, nil, &Error{Kind: Internal, Msg: fmt.Sprintf("internal evaluator error: %v", rec), err: &panicError{stack: debug.Stack()}}
@@ -97,6 +97,8 @@ type run struct {
 	depth int     // remaining
 	dir   string
 	tick  int
+	// streams are the output streams the run opened (streams.go).
+	streams streamState
 }
 
 func (r *run) canceled() *Error {
@@ -292,6 +294,14 @@ func (r *run) eval(n *node) (Value, error) {
 			return unit, err
 		}
 		return unit, &Error{Kind: Thrown, Path: n.path, Msg: fmt.Sprintf("@close: '%s' is not a registered temp file; @close only removes files created by the whole-list with:/render: gather", v.s)}
+	case opOpenStream, opStdStream:
+		return r.evalOpenStream(n)
+	case opWrite:
+		return r.evalWrite(n)
+	case opFlush:
+		return r.evalFlush(n)
+	case opCloseHandle:
+		return r.evalCloseHandle(n)
 	case opRefused:
 		return unit, &Error{Kind: Unsupported, Path: n.path, Msg: fmt.Sprintf("%s is not supported by nexus: it needs morloc's binary stream and packet formats", n.name)}
 	case opLambda, opPatternFn, opInterpFn:

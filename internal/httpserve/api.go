@@ -114,9 +114,14 @@ func (s *Server) serveCall(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var ce *pool.CallError
 		var ee *eval.Error
+		var ie *argmap.InputError
 		switch {
 		case r.Context().Err() != nil:
 			apiError(w, http.StatusServiceUnavailable, "call to '%s' was cancelled", command)
+		case errors.As(err, &ie):
+			// A file argument nexus could not read, a path that failed its
+			// check (issue 20 §2): the caller's input.
+			apiError(w, http.StatusBadRequest, "%s", err)
 		case errors.As(err, &ce):
 			apiError(w, http.StatusInternalServerError, "%s", ce.Message)
 		case errors.As(err, &ee):

@@ -26,9 +26,10 @@ func TestDrainServesAcceptedConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := ln.Addr().String()
+	accepts := &acceptSignal{Listener: ln, accepted: make(chan struct{}, 8)}
 	ctx, stop := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- s.Serve(ctx, ln) }()
+	go func() { served <- s.Serve(ctx, accepts) }()
 
 	// idle has served a request and waits, kept alive; early is accepted
 	// but has sent nothing yet.
@@ -49,10 +50,16 @@ func TestDrainServesAcceptedConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer early.Close()
-	time.Sleep(50 * time.Millisecond) // accepted by the server
+	for range 2 { // idle's, then early's: accepted by the server
+		select {
+		case <-accepts.accepted:
+		case <-time.After(time.Minute):
+			t.Fatal("the server did not accept the connections within a minute")
+		}
+	}
 
 	stop()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
@@ -60,13 +67,13 @@ func TestDrainServesAcceptedConnections(t *testing.T) {
 		}
 		c.Close()
 		if time.Now().After(deadline) {
-			t.Fatal("new connections are still accepted 5s after the drain began")
+			t.Fatal("new connections are still accepted 30s after the drain began")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 
 	io.WriteString(early, "POST /call/shapes/addInt HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 4\r\n\r\n[41]")
-	early.SetReadDeadline(time.Now().Add(5 * time.Second))
+	early.SetReadDeadline(time.Now().Add(30 * time.Second))
 	resp, err := http.ReadResponse(bufio.NewReader(early), nil)
 	if err != nil {
 		t.Fatalf("a request on a connection accepted before the drain was not answered: %v", err)
@@ -88,4 +95,21 @@ func TestDrainServesAcceptedConnections(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Serve did not return once its connections closed")
 	}
+}
+
+// acceptSignal tells of each connection the server has accepted.
+type acceptSignal struct {
+	net.Listener
+	accepted chan struct{}
+}
+
+func (l *acceptSignal) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		select {
+		case l.accepted <- struct{}{}:
+		default:
+		}
+	}
+	return c, err
 }

@@ -29,6 +29,11 @@ import (
 type fakeCaller struct {
 	label string // told apart in multi-program tests
 
+	// began, when set, hears each sleepMs as it begins: a test that must
+	// act while a call runs waits for it instead of sleeping (a loaded
+	// machine may take longer than any sleep to start the call).
+	began chan string
+
 	mu        sync.Mutex
 	calls     int
 	cancelled []string // commands whose context ended before they finished
@@ -80,6 +85,12 @@ func (f *fakeCaller) call(ctx context.Context, cmd *manifest.Command, args []jso
 		// Ten steps of progress, then the value; ends early when cancelled.
 		var ms int
 		json.Unmarshal(args[0], &ms)
+		if f.began != nil {
+			select {
+			case f.began <- cmd.Name:
+			default: // a test waits for the first only
+			}
+		}
 		total := 10.0
 		for i := 1; i <= 10; i++ {
 			select {
@@ -103,6 +114,16 @@ func (f *fakeCaller) call(ctx context.Context, cmd *manifest.Command, args []jso
 	f.last = string(call)
 	f.mu.Unlock()
 	return zeroOf(cmd.Return.T), nil
+}
+
+// waitBegan waits until a sleepMs call has begun (began must be set).
+func (f *fakeCaller) waitBegan(t *testing.T) {
+	t.Helper()
+	select {
+	case <-f.began:
+	case <-time.After(time.Minute):
+		t.Fatal("no sleepMs call began within a minute")
+	}
 }
 
 // lastCall is the positional call of the last command answered by zeroOf.

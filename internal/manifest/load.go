@@ -127,6 +127,7 @@ func parse(path string, data []byte) (*Manifest, error) {
 		return nil, fail("", "%v", err)
 	}
 	m.Dir = buildDir(path, m.Build.Path)
+	m.readDefaults(raw)
 	if m.InlineSize != nil && *m.InlineSize < 0 {
 		return nil, fail("inline_size", "expected a size in bytes (0 or more) or null, got %d", *m.InlineSize)
 	}
@@ -218,6 +219,7 @@ func (m *Manifest) validate() error {
 		if err := c.parseTypes(at); err != nil {
 			return err
 		}
+		m.readShapes(c, at)
 		timeout, err := parseTimeout(c.Metadata["timeout"])
 		if err != nil {
 			return fail(at+".metadata.timeout", "%v", err)

@@ -58,6 +58,26 @@ type Manifest struct {
 	InlineSize *int64 `json:"inline_size"`
 	NoShm      bool   `json:"no_shm"`
 	TmpDir     string `json:"tmpdir"`
+
+	// Epilogues are the blocks a module docstring's `epilogue:` lines
+	// declare, for the end of the top-level help.
+	Epilogues [][]string `json:"epilogues"`
+	// UnsafeSkipNullCheck turns off the check that refuses a Str holding a
+	// NUL byte on its way to a pool whose language cannot hold one
+	// (Pool.AllowStringNull false): `morloc make --unsafe-skip-null-check`.
+	UnsafeSkipNullCheck bool `json:"unsafe_skip_null_check"`
+	// RunLog is the run-scope log templates (nil: none declared).
+	RunLog *RunLog `json:"run_log"`
+	// Capabilities are the optional features the program was built with
+	// ("log", "debug_trace"); ["log"] when the manifest has no such key,
+	// as morloc reads it.
+	Capabilities []string `json:"capabilities"`
+	// Unread are the top-level keys nexus does not read, sorted.
+	Unread []string `json:"-"`
+	// Ignored notes the fields nexus reads and, as morloc's nexus does,
+	// leaves without effect (such as a source on a many argument), each
+	// with the JSON path where it is.
+	Ignored []string `json:"-"`
 }
 
 // Build records how morloc built the program; only MorlocVersion is reported.
@@ -117,6 +137,14 @@ type Command struct {
 	Expr json.RawMessage `json:"expr,omitempty"`
 	// Timeout is metadata.timeout: 0 when unset, NoTimeout for "none".
 	Timeout time.Duration `json:"-"`
+	// Constraints span the command's arguments (none written by morloc
+	// 0.98; kept and shown in help).
+	Constraints []Constraint `json:"constraints"`
+	// Fault is the first field of the command whose value nexus does not
+	// know (an unknown form, say), with its JSON path; nil when none. Such
+	// a command is left off the tool surface and refused on the CLI; the
+	// program's other commands are not affected.
+	Fault *Error `json:"-"`
 }
 
 // Return describes a command's result.
@@ -126,6 +154,8 @@ type Return struct {
 	Desc     []string                   `json:"desc"`
 	Mime     string                     `json:"mime,omitempty"`
 	Metadata map[string]json.RawMessage `json:"metadata"`
+	// Constraints on the result (morloc writes "kind" on named types).
+	Constraints []Constraint `json:"constraints"`
 	// T is Schema parsed.
 	T *Type `json:"-"`
 }
@@ -167,6 +197,20 @@ type Arg struct {
 	// grp
 	GroupOpt *GroupOpt `json:"group_opt"`
 	Entries  []Entry   `json:"entries"`
+
+	// How a value is read (argfields.go); pos and opt only. The source,
+	// form and list fields hold their defaults when the manifest has none.
+	Source     string  `json:"source"`
+	Form       string  `json:"form"`
+	Checks     []Check `json:"checks"`
+	ListSource string  `json:"list_source"`
+	ListForm   string  `json:"list_form"`
+	ListChecks []Check `json:"list_checks"`
+	// Format is the compiler's one-line hint of how to type the value
+	// under a non-default shape ("path to a readable file"); nil when none.
+	Format *string `json:"format"`
+	// Constraints on the value (morloc writes "kind" on named types).
+	Constraints []Constraint `json:"constraints"`
 
 	Metadata map[string]json.RawMessage `json:"metadata"`
 

@@ -43,7 +43,20 @@ var argShape = object(map[string]*shape{
 	"default":   str(),
 	"group_opt": object(map[string]*shape{"short": str(), "long": str()}),
 	"metadata":  object(nil),
+	// argfields.go
+	"source":      str(),
+	"form":        str(),
+	"checks":      arrayOf(checkEntryShape),
+	"list_source": str(),
+	"list_form":   str(),
+	"list_checks": arrayOf(checkEntryShape),
+	"format":      str(),
+	"constraints": constraintsShape,
 })
+
+var checkEntryShape = object(map[string]*shape{"kind": reqStr(), "value": reqStr()})
+
+var constraintsShape = arrayOf(object(map[string]*shape{"type": reqStr(), "value": {kind: "any", nullable: true}}))
 
 func init() {
 	// entries refer back to argShape.
@@ -75,19 +88,21 @@ var manifestShape = required(object(map[string]*shape{
 		"desc":         arrayOf(reqStr()),
 		"args":         arrayOf(required(argShape)),
 		"return": object(map[string]*shape{
-			"schema":   reqStr(),
-			"type":     str(),
-			"desc":     arrayOf(reqStr()),
-			"mime":     str(),
-			"metadata": object(nil),
+			"schema":      reqStr(),
+			"type":        str(),
+			"desc":        arrayOf(reqStr()),
+			"mime":        str(),
+			"metadata":    object(nil),
+			"constraints": constraintsShape,
 		}),
 		"internal": boolean(),
 		"terminals": arrayOf(object(map[string]*shape{
 			"short": str(), "long": str(), "entry": reqStr(), "description": str(),
 			"render": boolean(), "default": boolean(),
 		})),
-		"metadata": object(nil),
-		"group":    str(),
+		"metadata":    object(nil),
+		"group":       str(),
+		"constraints": constraintsShape,
 	}))),
 	"groups": arrayOf(object(map[string]*shape{
 		"name": reqStr(), "desc": arrayOf(reqStr()), "metadata": object(nil),
@@ -97,6 +112,11 @@ var manifestShape = required(object(map[string]*shape{
 	"inline_size": integer(),
 	"no_shm":      boolean(),
 	"tmpdir":      str(),
+	// argfields.go
+	"epilogues":              arrayOf(arrayOf(reqStr())),
+	"unsafe_skip_null_check": boolean(),
+	"run_log":                object(map[string]*shape{"prologue": str(), "epilogue_ok": str(), "epilogue_fail": str()}),
+	"capabilities":           arrayOf(reqStr()),
 }))
 
 func jsonKind(v any) string {

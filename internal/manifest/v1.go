@@ -186,6 +186,10 @@ func parseV1(path string, raw any, payload []byte) (*Manifest, error) {
 	for _, g := range v.Groups {
 		m.Groups = append(m.Groups, Group{Name: g.Name, Desc: g.Desc})
 	}
+	// Version 1 knows no NUL check: every pool takes every string.
+	for i := range m.Pools {
+		m.Pools[i].AllowStringNull = true
+	}
 	// The checks every manifest gets; with no pool metadata, every pool's
 	// runtime is morloc's.
 	if err := m.validate(); err != nil {

@@ -27,14 +27,16 @@ const (
 // ShmDir/<basename>_<i>, or the file <fallbackDir>/<basename>_<i> that
 // morloc uses when /dev/shm is too small (v0.69 shm.c:160-245, 307-363;
 // v0.98 shm.rs:580-780). Volumes are mapped as relative pointers reach
-// them, since pools create new ones as they fill the old. Nothing is ever
-// written to them and nothing is allocated in them: morloc's allocator
-// state (the cursor, the lock in each header) belongs to the pools.
+// them, since pools create new ones as they fill the old. Nothing is
+// allocated in them, and morloc's allocator state (the cursor, the lock in
+// each header) belongs to the pools; the one write is Packet.Hold's, to
+// the reference count of a result's block (hold.go).
 //
 // Decoding copies a value out at once (Packet.Result, Packet.Value). A
 // pool frees a result's block when that worker starts its next job
-// (reference §3), so a caller decodes a result before the pool can be given
-// another call it might run on the same worker.
+// (reference §3), so a caller holds the block (Packet.Hold) and decodes a
+// result before the pool can be given another call it might run on the
+// same worker.
 type Memory struct {
 	basename, fallback string
 	d                  Dialect
@@ -47,6 +49,7 @@ type Memory struct {
 
 // volume is one mapped volume.
 type volume struct {
+	path    string
 	mapping []byte // the whole file
 	data    []byte // its data region, after the header
 }
@@ -96,11 +99,11 @@ func (m *Memory) size() int { return int(m.mapped.Load()) }
 // v0.98 shm.rs:1015-1060 and shm_types.rs:38-93: bit 63 a sentinel, bits
 // 62..48 the volume, 47..0 the offset in it). A value never spans volumes.
 func (m *Memory) bytes(r, n uint64) ([]byte, error) {
-	v, off, err := m.locate(r, n)
+	v, idx, off, err := m.locate(r)
 	if err != nil {
 		return nil, err
 	}
-	return v.data[off : off+n : off+n], nil
+	return v.slice(idx, off, n)
 }
 
 // copyPiece is how much of a large value copyOut copies before it lets go
@@ -114,8 +117,11 @@ const copyPiece = 1 << 20
 // next), so a large result costs nexus its copy, not its copy and the
 // mapped pages too, which stayed in its resident set until it exited.
 func (m *Memory) copyOut(r, n uint64) ([]byte, error) {
-	v, off, err := m.locate(r, n)
+	v, idx, off, err := m.locate(r)
 	if err != nil {
+		return nil, err
+	}
+	if _, err := v.slice(idx, off, n); err != nil {
 		return nil, err
 	}
 	out := make([]byte, n)
@@ -134,46 +140,44 @@ func (m *Memory) copyOut(r, n uint64) ([]byte, error) {
 	return out, nil
 }
 
-// locate resolves relative pointer r to its volume and the offset of its n
-// bytes in the volume's data region.
-func (m *Memory) locate(r, n uint64) (*volume, uint64, error) {
+// locate finds the volume relative pointer r points into (see bytes), and
+// the offset in its data region.
+func (m *Memory) locate(r uint64) (*volume, int, uint64, error) {
 	if m.d.VolumeRelptr {
 		if r>>63 != 0 {
-			return nil, 0, fmt.Errorf("relative pointer %d is a sentinel, not an address", int64(r))
+			return nil, 0, 0, fmt.Errorf("relative pointer %d is a sentinel, not an address", int64(r))
 		}
 		idx := int(r >> 48 & 0x7fff)
-		off := r & (1<<48 - 1)
 		v, err := m.volume(idx)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
-		return v.within(idx, off, n)
+		return v, idx, r & (1<<48 - 1), nil
 	}
 	if int64(r) < 0 {
-		return nil, 0, fmt.Errorf("relative pointer %d is negative", int64(r))
+		return nil, 0, 0, fmt.Errorf("relative pointer %d is negative", int64(r))
 	}
 	off := r
 	for idx := 0; idx < m.d.MaxVolumes; idx++ {
 		v, err := m.volume(idx)
 		if err != nil {
-			return nil, 0, fmt.Errorf("relative pointer %d: %w", r, err)
+			return nil, 0, 0, fmt.Errorf("relative pointer %d: %w", r, err)
 		}
 		if size := uint64(len(v.data)); off >= size {
 			off -= size
 			continue
 		}
-		return v.within(idx, off, n)
+		return v, idx, off, nil
 	}
-	return nil, 0, fmt.Errorf("relative pointer %d is beyond the %d volumes morloc %s has", r, m.d.MaxVolumes, m.d.Version)
+	return nil, 0, 0, fmt.Errorf("relative pointer %d is beyond the %d volumes morloc %s has", r, m.d.MaxVolumes, m.d.Version)
 }
 
-// within checks that n bytes at off lie in the volume's data region.
-func (v *volume) within(idx int, off, n uint64) (*volume, uint64, error) {
+func (v *volume) slice(idx int, off, n uint64) ([]byte, error) {
 	size := uint64(len(v.data))
 	if off > size || n > size-off {
-		return nil, 0, fmt.Errorf("%d bytes at offset %d run past the end of volume %d (%d bytes)", n, off, idx, size)
+		return nil, fmt.Errorf("%d bytes at offset %d run past the end of volume %d (%d bytes)", n, off, idx, size)
 	}
-	return v, off, nil
+	return v.data[off : off+n : off+n], nil
 }
 
 // volume returns volume idx, mapping it if this is the first time.
@@ -240,7 +244,7 @@ func (m *Memory) open(idx int) (*volume, error) {
 		}
 		return nil, fmt.Errorf("shared memory volume %s: header says %d data bytes, the file holds %d after its header", path, size, st.Size()-hs)
 	}
-	return &volume{mapping: mapping, data: mapping[hs : hs+int64(size)]}, nil
+	return &volume{path: path, mapping: mapping, data: mapping[hs : hs+int64(size)]}, nil
 }
 
 // ShmFiles lists what a program's pools may have left in ShmDir under

@@ -166,7 +166,9 @@ var cppBuilds sync.Mutex
 // test runs: a g++ -O2 build of a test pool takes 10-20 s here, more than
 // the tests that use it. The key covers everything the build reads that
 // can change: g++'s version, the flags, the source, every file of the
-// runtime, and nlohmann/json's header (by size and time).
+// runtime, and nlohmann/json's header (by size and time). It names the
+// files by their place in the repository, not on disk, so that a copy of
+// the repository (scripts/self-contained.sh) reuses the builds.
 func cachedCppBuild(gxx string, args []string, runtimeDir, source string) (exe, key string, err error) {
 	h := sha256.New()
 	version, err := exec.Command(gxx, "--version").Output()
@@ -174,7 +176,10 @@ func cachedCppBuild(gxx string, args []string, runtimeDir, source string) (exe, 
 		return "", "", err
 	}
 	h.Write(version)
-	fmt.Fprintf(h, "%q\n", args)
+	inRepo := strings.NewReplacer(runtimeDir, "runtime/cpp", source, "testdata/cpp/"+filepath.Base(source))
+	for _, a := range args {
+		fmt.Fprintf(h, "%q\n", inRepo.Replace(a))
+	}
 	files := []string{source}
 	entries, err := os.ReadDir(runtimeDir)
 	if err != nil {
@@ -188,7 +193,7 @@ func cachedCppBuild(gxx string, args []string, runtimeDir, source string) (exe, 
 		if err != nil {
 			return "", "", err
 		}
-		fmt.Fprintf(h, "%s %d\n", f, len(b))
+		fmt.Fprintf(h, "%s %d\n", inRepo.Replace(f), len(b))
 		h.Write(b)
 	}
 	for _, dir := range []string{"/usr/include", "/usr/local/include"} {
@@ -568,7 +573,7 @@ func testCppOutput(t *testing.T, exe string) {
 		t.Errorf("chatty() = %s", got)
 	}
 	for _, line := range []string{"from cout", "from printf", "from-cpp-child"} {
-		p.stderr.waitFor(t, "[pool cpp] "+line+"\n", 5*time.Second)
+		p.stderr.waitFor(t, "[pool cpp] "+line+"\n", 30*time.Second)
 	}
 	if got := p.mustCall(t, cppFdsInherited, `[]`); got != `"closed"` {
 		t.Errorf("a child of the pool sees descriptor 3 or 4: %s", got)

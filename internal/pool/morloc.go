@@ -49,6 +49,7 @@ func newMorlocProgram(s *Set) *morlocProgram {
 		return m
 	}
 	m.wire = wire
+	wire.inline = inlineLimit(&s.opts.Morloc)
 	dir, err := os.MkdirTemp("", "morloc.")
 	if err != nil {
 		m.err = fmt.Errorf("making the program's temporary directory: %w", err)

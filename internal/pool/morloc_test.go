@@ -32,7 +32,9 @@ import (
 // compiles from testdata/morloc/<program>/main.loc: compiled at test time
 // (morloc's generated pools embed its runtime, so they are not committed)
 // and kept between runs under the user's cache directory, keyed by
-// everything the build reads.
+// everything the build reads. Under -short (the fast tier) only
+// TestMorlocCalls and TestMorlocConcurrentSharedResults run: each start of
+// the program's pools takes seconds; the rest are long (testenv.Long).
 
 // morlocCompiler returns morloc 0.69.0's compiler, or stops the test when
 // it is not installed (make deps builds it): NEXUS_MORLOC069 names the
@@ -398,6 +400,7 @@ func TestMorlocCalls(t *testing.T) {
 
 // A function that raises gives a *CallError with the pool's message.
 func TestMorlocFailure(t *testing.T) {
+	testenv.Long(t)
 	ts := startMorlocSet(t, Options{}, nil)
 	_, err := ts.call(t, "fail", "the dice rolled off the table")
 	var ce *CallError
@@ -416,6 +419,7 @@ func TestMorlocFailure(t *testing.T) {
 // msgpack reader asserts); the call fails saying so, the process is
 // replaced, and the next call works.
 func TestMorlocWorkerAbort(t *testing.T) {
+	testenv.Long(t)
 	ts := startMorlocSet(t, Options{}, func(specs []Spec) {
 		// Claim echo takes an Int: the pool, expecting a string, gets an int.
 		for mid, fn := range specs[0].Functions {
@@ -453,6 +457,7 @@ func TestMorlocWorkerAbort(t *testing.T) {
 
 // Many calls at once, each on its own connection, to both pools.
 func TestMorlocConcurrentCalls(t *testing.T) {
+	testenv.Long(t)
 	ts := startMorlocSet(t, Options{}, nil)
 	const n = 40
 	errs := make(chan error, 2*n)
@@ -477,10 +482,54 @@ func TestMorlocConcurrentCalls(t *testing.T) {
 	}
 }
 
+// Many calls at once to one pool, each answered through shared memory (a
+// list over morloc's 64 KiB inline limit), each with its own values: a
+// Python or C++ pool frees a result's block when its worker starts its next
+// job, which must not happen before nexus has copied the result out.
+func TestMorlocConcurrentSharedResults(t *testing.T) {
+	ts := startMorlocSet(t, Options{}, nil)
+	const calls, n = 24, 20_000 // 80 KB of i4 each
+	for _, name := range []string{"seq", "cseq"} {
+		t.Run(name, func(t *testing.T) {
+			errs := make(chan error, calls)
+			var wg sync.WaitGroup
+			for k := range calls {
+				wg.Go(func() {
+					got, err := ts.call(t, name, k, n)
+					var xs []int
+					if err == nil {
+						err = json.Unmarshal([]byte(got), &xs)
+					}
+					if err == nil && len(xs) != n {
+						err = fmt.Errorf("%d values, want %d", len(xs), n)
+					}
+					for i := 0; err == nil && i < len(xs); i++ {
+						if xs[i] != k*n+i {
+							err = fmt.Errorf("value %d is %d, want %d", i, xs[i], k*n+i)
+						}
+					}
+					if err != nil {
+						err = fmt.Errorf("%s(%d, %d): %w", name, k, n, err)
+					}
+					errs <- err
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				if err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+}
+
 // A pool process that dies is started again; the next call works, and the
 // program's other pool reaches the new one (its link in the temporary
 // directory points at the new socket).
 func TestMorlocKilledPoolRecovers(t *testing.T) {
+	testenv.Long(t)
 	ts := startMorlocSet(t, Options{}, nil)
 	if got := ts.mustCall(t, "viaC", 4); got != "-3" {
 		t.Fatalf("viaC(4) = %s", got)
@@ -511,12 +560,70 @@ func TestMorlocKilledPoolRecovers(t *testing.T) {
 	}
 }
 
+// A pool that only its sibling pools call (here the C++ pool, reached
+// through viaPy) never answers nexus itself. It counts as healthy once a
+// call that needed it succeeded, or once it stayed up for HealthyAfter: its
+// next death is then restarted at once, however many came before. One that
+// dies again before either is backed off, as any pool is.
+func TestMorlocSiblingOnlyPoolHealth(t *testing.T) {
+	testenv.Long(t)
+	const healthyAfter = 1500 * time.Millisecond
+	ts := startMorlocSet(t, Options{RestartDelay: time.Minute, HealthyAfter: healthyAfter}, nil)
+	if err := ts.Ready(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	w := ts.pools[1].workers[0]
+	kill := func(why string) *morlocProcess {
+		t.Helper()
+		p := ts.process(t, 1)
+		if err := syscall.Kill(p.pid(), syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		<-p.ended() // its worker has learnt of the death
+		w.mu.Lock()
+		failures, wait := w.failures, time.Until(w.retryAt)
+		w.mu.Unlock()
+		t.Logf("%s: %d failures in a row, next start in %s", why, failures, wait.Round(time.Millisecond))
+		return p
+	}
+	restartedAtOnce := func(old *morlocProcess, why string) {
+		t.Helper()
+		p, err := w.process(context.Background(), nil)
+		if err != nil {
+			t.Fatalf("%s: the C++ pool is not restarted at once: %v", why, err)
+		}
+		if p.pid() == old.pid() {
+			t.Fatalf("%s: the dead process %d is still the pool's", why, old.pid())
+		}
+	}
+
+	// Killed before any call reached it: a first failure, restarted at once.
+	old := kill("killed fresh")
+	restartedAtOnce(old, "the first death")
+	// A call that needed it (Python calling C++) succeeds: it is healthy.
+	if got := ts.mustCall(t, "viaPy", 4); got != "-5" {
+		t.Fatalf("viaPy(4) = %s", got)
+	}
+	old = kill("killed after a call needed it")
+	restartedAtOnce(old, "a death after a call that needed the pool succeeded")
+	// Up for HealthyAfter with no call at all: healthy too.
+	time.Sleep(healthyAfter + 200*time.Millisecond)
+	old = kill("killed after HealthyAfter")
+	restartedAtOnce(old, "a death after HealthyAfter up")
+	// Killed again at once, neither called nor up long: backed off.
+	kill("killed again at once")
+	if _, err := w.process(context.Background(), nil); err == nil || !strings.Contains(err.Error(), "pool cpp is down after 2 failures in a row") {
+		t.Errorf("a second death in a row before the pool was healthy: %v, want a backoff", err)
+	}
+}
+
 // A call that does not end times out at once. morloc's pools cannot
 // cancel it: a spare process starts at once and, the call still running
 // when it is up, takes over (well before the minute of CancelGrace); a call
 // made meanwhile, held back, runs on it. The old process is stopped, and
 // its socket is gone.
 func TestMorlocHungCall(t *testing.T) {
+	testenv.Long(t)
 	ts := startMorlocSet(t, Options{CancelGrace: time.Minute}, nil)
 	old := ts.process(t, 0)
 	began := time.Now()
@@ -566,6 +673,7 @@ func TestMorlocHungCall(t *testing.T) {
 // hangs) is stuck there too: the C++ pool's worker is busy with it, and
 // calls from Python would queue behind it. Both processes are replaced.
 func TestMorlocHungCallInSibling(t *testing.T) {
+	testenv.Long(t)
 	ts := startMorlocSet(t, Options{CancelGrace: time.Minute}, nil)
 	oldPy, oldCpp := ts.process(t, 0).pid(), ts.process(t, 1).pid()
 	_, err := ts.callWith(t, context.Background(), CallOptions{Timeout: 500 * time.Millisecond}, "hangViaC", 600.0)
@@ -590,6 +698,7 @@ func TestMorlocHungCallInSibling(t *testing.T) {
 // A call that ends after its timeout, before the spare process is up,
 // keeps its process: nothing is replaced, and the spare is stopped.
 func TestMorlocSlowCallKeepsItsProcess(t *testing.T) {
+	testenv.Long(t)
 	// Every start of the Python pool but the first takes 20 seconds.
 	mark := filepath.Join(t.TempDir(), "started")
 	ts := startMorlocSet(t, Options{CancelGrace: time.Minute}, func(specs []Spec) {
@@ -692,6 +801,7 @@ func groupMembers(pgid int) []int {
 // Close leaves nothing behind: no process, socket, temporary directory or
 // shared-memory file.
 func TestMorlocCloseLeavesNothing(t *testing.T) {
+	testenv.Long(t)
 	ts := startMorlocSet(t, Options{}, nil)
 	ts.mustCall(t, "big", 200_000) // shared memory beyond volume 0
 	ts.mustCall(t, "cadd", 1, 2)
@@ -747,6 +857,7 @@ func runMorlocTestHost(dir string) {
 // (Pdeathsig, then the reaper), and the reaper removes the temporary
 // directory and the shared-memory files.
 func TestMorlocKilledNexusLeavesNothing(t *testing.T) {
+	testenv.Long(t)
 	dir := buildMorlocProgram(t, "multi")
 	host := exec.Command(os.Args[0], "-test.run=^$")
 	host.Env = append(os.Environ(), morlocHostEnv+"="+dir)

@@ -30,6 +30,7 @@ type morlocCall struct {
 	name  string         // "call to 'x'"
 	needs []int          // the other pools its function calls (Function.Needs)
 	reply chan callReply // buffered: exchange never blocks on it
+	leave func()         // lets the next calls through the result gate; idempotent
 }
 
 // call runs one call on its own connection (morloc's pools take one
@@ -48,18 +49,21 @@ func (p *morlocProcess) call(ctx context.Context, c *callRequest) (ndarray.Value
 	if p.awaitEnd() { // killed, and nexus does not know yet
 		return ndarray.Value{}, &unstartedError{p.deathErr()}
 	}
-	if err := p.waitSettled(ctx, c); err != nil {
+	leave, err := p.admit(ctx, c, !p.wire.inlineOnly(fn.Return))
+	if err != nil {
 		return ndarray.Value{}, err
 	}
 	conn, err := p.dial(ctx)
 	if err != nil {
+		leave()
 		return ndarray.Value{}, err
 	}
-	mc := &morlocCall{conn: conn, name: c.name, needs: fn.Needs, reply: make(chan callReply, 1)}
+	mc := &morlocCall{conn: conn, name: c.name, needs: fn.Needs, reply: make(chan callReply, 1), leave: leave}
 	p.mu.Lock()
 	if err := p.unusableErr(); err != nil {
 		p.mu.Unlock()
 		conn.Close()
+		leave()
 		return ndarray.Value{}, &unstartedError{err}
 	}
 	p.inflight[mc] = true
@@ -80,6 +84,33 @@ func (p *morlocProcess) call(ctx context.Context, c *callRequest) (ndarray.Value
 			return r.value, r.err // the reply came as the time ran out
 		}
 		return ndarray.Value{}, c.timedOut("")
+	}
+}
+
+// admit waits until the call may be sent: no call given up on in the
+// process is waiting out its grace (waitSettled), and the result gate lets
+// it in (alone: its result may come in shared memory). leave lets the next
+// calls in; the call calls it once its result is copied out, or it is given
+// up on.
+func (p *morlocProcess) admit(ctx context.Context, c *callRequest, alone bool) (leave func(), err error) {
+	for {
+		if err := p.waitSettled(ctx, c); err != nil {
+			return nil, err
+		}
+		leave, err := p.gate.enter(ctx, c.expired, alone)
+		switch {
+		case err == errExpired:
+			return nil, c.timedOut("")
+		case err != nil:
+			return nil, err
+		}
+		p.mu.Lock()
+		settled := p.settled
+		p.mu.Unlock()
+		if settled == nil {
+			return leave, nil
+		}
+		leave() // a call was given up on while this one waited: wait for it again
 	}
 }
 
@@ -224,6 +255,7 @@ func (p *morlocProcess) pending(mc *morlocCall) bool {
 // finish hands a call its reply, unless it was given up on; a retired
 // process whose last call this was is stopped.
 func (p *morlocProcess) finish(mc *morlocCall, r callReply) {
+	mc.leave() // its result, if any, is copied out
 	p.mu.Lock()
 	pending := p.inflight[mc]
 	delete(p.inflight, mc)
@@ -255,6 +287,7 @@ func (p *morlocProcess) giveUp(mc *morlocCall, name, how string) (callReply, boo
 		return <-mc.reply, true // answered, or failed by the process's end
 	}
 	delete(p.inflight, mc)
+	mc.leave() // nobody reads its result: the calls behind it may go
 	if p.err == nil {
 		p.abandoned[mc] = abandonedCall{name: name, how: how, at: time.Now()}
 		if p.settled == nil && !p.retiring {

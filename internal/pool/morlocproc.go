@@ -61,6 +61,7 @@ type morlocProcess struct {
 	tail     tail
 	readyAt  time.Time // set before startMorlocProcess returns
 	answered atomic.Bool
+	gate     resultGate // which calls may be in flight together (see resultGate)
 
 	mu        sync.Mutex
 	inflight  map[*morlocCall]bool

@@ -344,7 +344,7 @@ func TestROutputStaysOffTheProtocol(t *testing.T) {
 		t.Errorf("chatty() = %s", got)
 	}
 	for _, want := range []string{"[pool r] to stdout\n", "[pool r] to stderr\n", "[pool r] Warning in chatty() : careful\n", "[pool r] from-child\n"} {
-		s.stderr.waitFor(t, want, 10*time.Second)
+		s.stderr.waitFor(t, want, 30*time.Second)
 	}
 }
 
@@ -594,10 +594,18 @@ func TestRCancelFrames(t *testing.T) {
 	}
 
 	// A call that computes and reports progress stops at nexus_progress.
-	p.send(t, fmt.Sprintf(`{"type":"call","id":4,"mid":%d,"args":[%s]}`, rBusyUntilCancelled, jsonText(t, busy)))
-	time.Sleep(300 * time.Millisecond)
+	// Its first progress says it runs: cancelled before it began, it would
+	// be answered cancelled without running, and write no marker.
+	p.send(t, fmt.Sprintf(`{"type":"call","id":4,"mid":%d,"args":[%s],"progress":true}`, rBusyUntilCancelled, jsonText(t, busy)))
+	if got := p.recv(t); got["type"] != "progress" {
+		t.Fatalf("first frame %v, want progress for call 4", got)
+	}
 	p.send(t, `{"type":"cancel","id":4}`)
-	if got := jsonText(t, p.recv(t)); got != cancelled(4) {
+	got := p.recv(t)
+	for got["type"] == "progress" { // sent before the cancel was read
+		got = p.recv(t)
+	}
+	if got := jsonText(t, got); got != cancelled(4) {
 		t.Errorf("reply %s, want %s", got, cancelled(4))
 	}
 	for _, marker := range []string{sleeping, busy} {

@@ -137,7 +137,7 @@ func TestCallValues(t *testing.T) {
 			}
 		})
 	}
-	ts.stderr.waitFor(t, "[pool py] echo called with 4 arguments\n", 5*time.Second)
+	ts.stderr.waitFor(t, "[pool py] echo called with 4 arguments\n", 30*time.Second)
 }
 
 func TestCallErrors(t *testing.T) {
@@ -358,7 +358,7 @@ func TestFailedStartOutputIsCopied(t *testing.T) {
 	if _, err := ts.call(t, midPID); err == nil {
 		t.Fatal("the call succeeded")
 	}
-	ts.stderr.waitFor(t, "[pool py] loading the model from weights.bin\n[pool py] FileNotFoundError: weights.bin\n", 5*time.Second)
+	ts.stderr.waitFor(t, "[pool py] loading the model from weights.bin\n[pool py] FileNotFoundError: weights.bin\n", 30*time.Second)
 }
 
 // A pool that failed to start is tried again by the next call.
@@ -474,7 +474,7 @@ func TestWorkersShareCalls(t *testing.T) {
 	if busyWorker2 == idleWorker1 {
 		t.Errorf("both calls went to pid %d: calls are not spread over the workers", idleWorker1)
 	}
-	ts.stderr.waitFor(t, "[pool py#2] echo called with 0 arguments\n", 5*time.Second)
+	ts.stderr.waitFor(t, "[pool py#2] echo called with 0 arguments\n", 30*time.Second)
 }
 
 func TestCloseLeavesNoProcess(t *testing.T) {

@@ -3,6 +3,8 @@ package pool
 import (
 	"context"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -53,18 +55,25 @@ func TestStartDelay(t *testing.T) {
 
 	t.Run("a call waiting past the delay", func(t *testing.T) {
 		sp := specs()
-		// A pool that takes half a second to start, called at once.
-		sp[0].Exec = []string{"python3", "-c", "import time, runpy; time.sleep(0.5); runpy.run_path('pool.py', run_name='__main__')"}
-		s := Start(context.Background(), sp, Options{StartDelay: 50 * time.Millisecond, Logger: quiet})
+		// A pool that starts once the test lets it, called at once: it is
+		// still starting when the delay has passed, however slow the
+		// machine. The delay leaves the call a second to come first.
+		release := filepath.Join(t.TempDir(), "release")
+		sp[0].Exec = []string{"python3", "-c", "import os, sys, time, runpy\nwhile not os.path.exists(sys.argv[1]): time.sleep(0.01)\nrunpy.run_path('pool.py', run_name='__main__')", release}
+		began := time.Now()
+		s := Start(context.Background(), sp, Options{StartDelay: time.Second, Logger: quiet})
 		defer s.Close()
 		done := make(chan error, 1)
 		go func() {
 			_, err := s.Call(context.Background(), 0, midAddOne, rawArgs(t, 1), Hooks{})
 			done <- err
 		}()
-		time.Sleep(300 * time.Millisecond)
+		time.Sleep(time.Until(began.Add(1500 * time.Millisecond))) // past the delay
 		if launched(s, 1) {
 			t.Error("the other pool started while the called one was still starting, past the delay")
+		}
+		if err := os.WriteFile(release, nil, 0o644); err != nil {
+			t.Fatal(err)
 		}
 		if err := <-done; err != nil {
 			t.Fatal(err)

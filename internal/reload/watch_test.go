@@ -41,33 +41,59 @@ func TestDebounce(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := newDebouncer(after)
-			defer d.stop()
-			d.poke()
-			got := 0
-			for _, gap := range tt.gaps {
-				got += count(d.out, gap)
-				d.poke()
-			}
-			if got > 0 && !tt.early {
-				t.Fatalf("%d change(s) reported during the burst", got)
-			}
-			last := time.Now()
-			select {
-			case <-d.out:
-				got++
-				if waited := time.Since(last); waited < after*9/10 {
-					t.Errorf("reported %v after the last poke, want about %v", waited, after)
+			// The debouncer is judged on the pokes as they came: on a loaded
+			// machine a gap meant to be short may stretch past the interval
+			// (issue 18), and such a run shows nothing; it is run again.
+			for try := 1; !debounceRun(t, after, tt.gaps, tt.want, tt.early); try++ {
+				if try == 5 {
+					t.Fatalf("in 5 runs the pokes never came as fast as scheduled (gaps under %v)", after*3/4)
 				}
-			case <-time.After(10 * after):
-				t.Fatal("no change reported")
-			}
-			got += count(d.out, 3*after)
-			if got != tt.want {
-				t.Errorf("%d changes reported, want %d", got, tt.want)
+				t.Logf("run %d: a gap meant to be short took %v or more; running again", try, after*3/4)
 			}
 		})
 	}
+}
+
+// debounceRun pokes a debouncer with the gaps between pokes and checks
+// what it reports. It returns false, having checked nothing, when a gap
+// shorter than the interval took three quarters of it or more.
+func debounceRun(t *testing.T, after time.Duration, gaps []time.Duration, want int, early bool) bool {
+	t.Helper()
+	d := newDebouncer(after)
+	defer d.stop()
+	// A poke happened between the times taken around it: its timer starts
+	// after before, and the gap since the previous poke is at most
+	// done - the previous before.
+	before := time.Now()
+	d.poke()
+	got := 0
+	for _, gap := range gaps {
+		got += count(d.out, gap)
+		prev := before
+		before = time.Now()
+		d.poke()
+		if gap < after && time.Since(prev) >= after*3/4 {
+			return false
+		}
+	}
+	last := before
+	if got > 0 && !early {
+		t.Fatalf("%d change(s) reported during the burst", got)
+	}
+	select {
+	case <-d.out:
+		got++
+		if waited := time.Since(last); waited < after*9/10 {
+			t.Errorf("reported %v after the last poke, want about %v", waited, after)
+		}
+	case <-time.After(max(10*after, 10*time.Second)):
+		t.Fatal("no change reported")
+	}
+	got += count(d.out, 3*after)
+	if got != want {
+		t.Errorf("%d changes reported, want %d", got, want)
+	}
+	return true
 }
 
 // The watcher reports changes to the watched files however they are made,

@@ -110,6 +110,9 @@ def slow_count(steps, ms):
 
 
 def cancel_probe(marker):
+    # A test that must cancel it while it runs waits for this file.
+    with open(marker + ".started", "w"):
+        pass
     steps = 0
     try:
         while steps < 1200:

@@ -1,0 +1,1 @@
+echo_r <- function(s) s
