@@ -90,6 +90,31 @@ func TestBenchDriverTiny(t *testing.T) {
 			)
 		}
 	}
+	// The morloc phase (issue 19 §7): nexus beside morloc 0.69's own nexus
+	// on one compiled program, or one row saying why it was skipped.
+	if why := morlocAbsent(); why != "" {
+		i := slices.IndexFunc(rows, func(r benchRow) bool { return r.section == "morloc pools" })
+		if i < 0 || rows[i].value != "skipped" || !strings.Contains(rows[i].details, "not installed") {
+			t.Errorf("morloc is absent (%s), but the morloc section does not say it was skipped: %+v", why, rows[min(max(i, 0), len(rows)-1)])
+		}
+	} else {
+		for _, l := range []struct{ lang, suffix string }{{"py", "Py"}, {"cpp", "Cpp"}} {
+			if !slices.Contains(langs, l.lang) {
+				continue
+			}
+			add, echo := "add"+l.suffix, "echo"+l.suffix
+			wants = append(wants,
+				want{section: "morloc pools", lang: l.lang, prefix: add + " 1 2, one-shot: spawn → result", floor: true},
+				want{section: "morloc pools", lang: l.lang, prefix: add + " 1 2, one-shot: whole process", floor: true},
+				want{section: "morloc pools", lang: l.lang, prefix: echo + " 10000 Reals, one-shot: whole process", floor: true},
+				want{section: "morloc pools", lang: l.lang, prefix: echo + " 10000 Reals, one-shot: nexus peak RSS", floor: true},
+				want{section: "morloc pools", lang: l.lang, prefix: add + " × ", suffix: " over MCP stdio, warm: p50"},
+				want{section: "morloc pools", lang: l.lang, prefix: add + " × ", suffix: " over HTTP, a connection per call, warm: p50", floor: true},
+				want{section: "morloc pools", lang: l.lang, prefix: echo + " 10000 Reals over MCP stdio, warm: round trip"},
+				want{section: "morloc pools", lang: l.lang, prefix: echo + " 10000 Reals over MCP stdio, warm: nexus peak RSS", floor: true},
+			)
+		}
+	}
 	for _, w := range wants {
 		i := slices.IndexFunc(rows, func(r benchRow) bool {
 			return r.section == w.section && r.lang == w.lang && strings.HasPrefix(r.measure, w.prefix) && strings.HasSuffix(r.measure, w.suffix)
@@ -155,4 +180,16 @@ func parseBenchTable(t *testing.T, out string) []benchRow {
 		rows = append(rows, benchRow{c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]})
 	}
 	return rows
+}
+
+// morlocAbsent says what of morloc 0.69.0 is not installed ("" when all is):
+// the bench driver then skips its morloc rows.
+func morlocAbsent() string {
+	home, _ := os.UserHomeDir()
+	for _, f := range []string{"/opt/morloc-0.69.0/bin/morloc", filepath.Join(home, ".local", "bin", "morloc-nexus"), filepath.Join(home, ".local", "share", "morloc", "lib", "libmorloc.so")} {
+		if _, err := os.Stat(f); err != nil {
+			return "no " + f
+		}
+	}
+	return ""
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // Phases, as -skip names them, in the order they run.
-var allPhases = []string{"floors", "startup", "small", "memory", "concurrency", "large", "numpy", "http"}
+var allPhases = []string{"floors", "startup", "small", "memory", "concurrency", "large", "numpy", "http", "morloc"}
 
 var allLangs = []string{"py", "r", "cpp"}
 
@@ -35,6 +35,10 @@ type config struct {
 	maxCallTime    time.Duration
 	verbose        bool
 	tiny           bool
+	// The morloc phase (issue 19 §7).
+	morlocProgram  string // "": morloc-0.69/bench beside -program
+	morlocElements int
+	morlocRuns     int
 }
 
 // bigMB is where -runs-big takes over from -runs: such payloads take long.
@@ -150,6 +154,9 @@ func parseFlags(args []string) (config, error) {
 	fs.Var(&env, "nexus-env", "KEY=VAL in the environment of every nexus the driver starts (repeatable); {run} in it becomes the process's name: session, large-<lang>-<kind>, http, startup-<lang>-<n>")
 	fs.DurationVar(&c.maxCallTime, "max-call-time", time.Minute, "skip a large-data size when the size below it predicts a longer call than this (nexus is slow today)")
 	fs.DurationVar(&c.callTimeout, "call-timeout", 10*time.Minute, "longest a single call or phase step may take before nexus is killed and the phase fails")
+	fs.StringVar(&c.morlocProgram, "morloc-program", "", "the morloc 0.69 bench program's sources (default: morloc-0.69/bench beside -program)")
+	fs.IntVar(&c.morlocElements, "morloc-elements", 1_000_000, "Reals in the morloc phase's large list")
+	fs.IntVar(&c.morlocRuns, "morloc-runs", 5, "runs of each one-shot command in the morloc phase, by each nexus (the median is reported)")
 	fs.BoolVar(&c.tiny, "tiny", false, "a configuration that runs in seconds (make test): few calls, 10 KB payloads, one run; flags given explicitly still win")
 	fs.BoolVar(&c.verbose, "v", false, "copy nexus's stderr to stderr")
 	if err := fs.Parse(args); err != nil {
@@ -163,12 +170,14 @@ func parseFlags(args []string) (config, error) {
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 		tiny := map[string]func(){
 			// Enough calls that CPU time shows at 10 ms ticks under -race.
-			"calls":        func() { calls = "200,r=100" },
-			"concurrent":   func() { c.sleeps = 16 },
-			"sizes":        func() { sizes = "0.01" },
-			"runs":         func() { c.runs = 1 },
-			"startup-runs": func() { c.startupRuns = 1 },
-			"http-time":    func() { c.httpTime = 300 * time.Millisecond },
+			"calls":           func() { calls = "200,r=100" },
+			"concurrent":      func() { c.sleeps = 16 },
+			"sizes":           func() { sizes = "0.01" },
+			"runs":            func() { c.runs = 1 },
+			"startup-runs":    func() { c.startupRuns = 1 },
+			"http-time":       func() { c.httpTime = 300 * time.Millisecond },
+			"morloc-elements": func() { c.morlocElements = 10_000 },
+			"morloc-runs":     func() { c.morlocRuns = 1 },
 		}
 		for name, apply := range tiny {
 			if !set[name] {
@@ -227,7 +236,7 @@ func parseFlags(args []string) (config, error) {
 		}
 		c.skip[s] = true
 	}
-	for name, v := range map[string]int{"-concurrent": c.sleeps, "-inflight": c.inflight, "-sleep-ms": c.sleepMs, "-runs": c.runs, "-runs-big": c.runsBig, "-startup-runs": c.startupRuns, "-http-conns": c.httpConns} {
+	for name, v := range map[string]int{"-concurrent": c.sleeps, "-inflight": c.inflight, "-sleep-ms": c.sleepMs, "-runs": c.runs, "-runs-big": c.runsBig, "-startup-runs": c.startupRuns, "-http-conns": c.httpConns, "-morloc-elements": c.morlocElements, "-morloc-runs": c.morlocRuns} {
 		if v <= 0 {
 			return c, fmt.Errorf("%s: want a positive integer, got %d", name, v)
 		}

@@ -65,22 +65,10 @@ func (b *bench) httpPhase() {
 			b.fail("HTTP: nexus serve did not stop within 30 s of SIGTERM")
 		}
 	}()
-	var base string
-	for deadline := time.Now().Add(30 * time.Second); base == ""; time.Sleep(10 * time.Millisecond) {
-		if m := listeningRE.FindStringSubmatch(p.stderr.String()); m != nil {
-			base = m[1]
-			break
-		}
-		select {
-		case <-p.exited:
-			b.fail("HTTP: %v", p.failure("nexus serve", fmt.Errorf("exited before listening")))
-			return
-		default:
-		}
-		if time.Now().After(deadline) {
-			b.fail("HTTP: %v", p.failure("nexus serve", fmt.Errorf("not listening after 30 s")))
-			return
-		}
+	base, err := waitListening(p)
+	if err != nil {
+		b.fail("HTTP: %v", err)
+		return
 	}
 	client := &http.Client{
 		Transport: &http.Transport{MaxIdleConns: 4 * b.cfg.httpConns, MaxIdleConnsPerHost: 4 * b.cfg.httpConns, DisableCompression: true},

@@ -105,10 +105,15 @@ func (b *bench) largeKind(lang string, k payloadKind, fc *floorChild) error {
 // echo runs the echo of p runs times and adds its rows; it returns the
 // best round trip in ms, and whether the answer was wrong.
 func (b *bench) echo(s *session, lang, tool, what string, p *payload) (float64, bool, error) {
+	return b.echoWith(s, b.pools, lang, tool, what, p, secLarge)
+}
+
+// echoWith is echo for a program whose pools are pools, its rows in section.
+func (b *bench) echoWith(s *session, pools []manifestPool, lang, tool, what string, p *payload, section string) (float64, bool, error) {
 	runs := b.cfg.runsFor(p.mb)
 	size := float64(len(p.data)) / 1e6
-	progress("large data: %s (%s MB) × %d", what, num(size), runs)
-	fam := findFamily(s.pid(), b.pools)
+	progress("%s: %s (%s MB) × %d", section, what, num(size), runs)
+	fam := findFamily(s.pid(), pools)
 	best, peak, before, poolPeak := math.Inf(1), int64(math.MaxInt64), int64(0), int64(0)
 	var cpu cpuSample
 	for range runs {
@@ -139,18 +144,18 @@ func (b *bench) echo(s *session, lang, tool, what string, p *payload) (float64, 
 			}
 		}
 		if why := echoed(line, p.data); why != "" {
-			b.add(row{section: secLarge, lang: lang, what: what + ": round trip", text: "WRONG", floor: none, details: why})
+			b.add(row{section: section, lang: lang, what: what + ": round trip", text: "WRONG", floor: none, details: why})
 			b.fail("large data: %s: WRONG answer: %s", what, why)
 			return 0, true, nil
 		}
 		best = min(best, ms(rt))
 	}
 	rn := float64(runs)
-	b.add(row{section: secLarge, lang: lang, what: what + ": round trip", value: best, unit: "ms", floor: none,
+	b.add(row{section: section, lang: lang, what: what + ": round trip", value: best, unit: "ms", floor: none,
 		details: fmt.Sprintf("%s MB argument; best of %d; CPU per call: nexus %s ms, pool %s ms", num(size), runs, num(cpu.nexus/rn/1e3), num(cpu.pool/rn/1e3))})
-	b.add(row{section: secLarge, lang: lang, what: what + ": MB/s", value: size / (best / 1e3), unit: "MB/s", floor: none,
+	b.add(row{section: section, lang: lang, what: what + ": MB/s", value: size / (best / 1e3), unit: "MB/s", floor: none,
 		details: fmt.Sprintf("%s ms per MB", num(best/size))})
-	b.add(row{section: secLarge, lang: lang, what: what + ": nexus peak RSS", value: mb(peak), unit: "MB", floor: size, vs: ratio(mb(peak), size),
+	b.add(row{section: section, lang: lang, what: what + ": nexus peak RSS", value: mb(peak), unit: "MB", floor: size, vs: ratio(mb(peak), size),
 		details: fmt.Sprintf("VmHWM during the call (%s MB before it), the smallest of %d; floor: the payload; pool peak %s MB", num(mb(before)), runs, num(mb(poolPeak)))})
 	return best, false, nil
 }

@@ -166,6 +166,7 @@ func (b *bench) run() {
 		{"large data", b.cfg.skip["large"], b.largePhase},
 		{"numpy", b.cfg.skip["numpy"], b.numpyPhase},
 		{"HTTP", b.cfg.skip["http"], b.httpPhase},
+		{"morloc pools", b.cfg.skip["morloc"], b.morlocPhase},
 	}
 	for _, ph := range phases {
 		if ph.skip {

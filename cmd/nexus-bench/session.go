@@ -57,8 +57,14 @@ type proc struct {
 
 // startNexus runs nexus with args; run names the process for -nexus-env.
 func (b *bench) startNexus(run string, args ...string) (*proc, error) {
+	return b.startNexusEnv(run, nil, args...)
+}
+
+// startNexusEnv is startNexus with env added to the environment (before
+// -nexus-env's, which win).
+func (b *bench) startNexusEnv(run string, env []string, args ...string) (*proc, error) {
 	cmd := exec.Command(b.cfg.nexus, args...)
-	cmd.Env = append(os.Environ(), b.cfg.envFor(run)...)
+	cmd.Env = append(append(os.Environ(), env...), b.cfg.envFor(run)...)
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, err

@@ -18,7 +18,7 @@ const (
 	secHTTP        = "HTTP"
 )
 
-var sectionOrder = []string{secSmall, secConcurrency, secLarge, secStartup, secMemory, secHTTP}
+var sectionOrder = []string{secSmall, secConcurrency, secLarge, secStartup, secMemory, secHTTP, secMorloc}
 
 // row is one line of the table: a measured value, the floor it compares
 // with (NaN: none) and how it compares.

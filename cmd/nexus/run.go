@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -308,6 +309,15 @@ func runProgram(g *globalFlags, cmd *cobra.Command, target string, argv []string
 			return &exitError{code: 1, err: fmt.Errorf("%s: %w", c.Name, stoppedBy(ctx, err))}
 		}
 	}
+	if opts.outputFile == "" {
+		// A large list of numbers is written a piece at a time.
+		if ok, err := argmap.WriteCLIResult(out, &entry.Return, raw); ok {
+			if err != nil {
+				return fmt.Errorf("%s: writing the result: %w", c.Name, err)
+			}
+			return nil
+		}
+	}
 	value, err := argmap.CLIResultValue(&entry.Return, raw)
 	var tm *argmap.TypeMismatch
 	switch {
@@ -330,7 +340,23 @@ func runProgram(g *globalFlags, cmd *cobra.Command, target string, argv []string
 		}
 		return nil
 	}
-	_, err = out.Write(append(value, '\n'))
+	if err := writeLine(out, value); err != nil {
+		return fmt.Errorf("%s: writing the result: %w", c.Name, err)
+	}
+	return nil
+}
+
+// writeLine writes value and a newline, with no copy of a large value to
+// add the one byte.
+func writeLine(w io.Writer, value []byte) error {
+	if cap(value) > len(value) {
+		_, err := w.Write(append(value, '\n'))
+		return err
+	}
+	if _, err := w.Write(value); err != nil {
+		return err
+	}
+	_, err := w.Write([]byte{'\n'})
 	return err
 }
 

@@ -98,7 +98,7 @@ var negativeNumber = regexp.MustCompile(`^-([0-9.]|(?i:inf|infinity)$)`)
 func FromCLI(c *manifest.Command, argv []string) ([]json.RawMessage, error) {
 	fs := osFS
 	fs.stdin = noStdin{}
-	args, inputs, term, err := parseCLI(c, argv, fs)
+	args, inputs, term, err := parseCLI(c, argv, &cliReader{fs: fs})
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +115,8 @@ func FromCLI(c *manifest.Command, argv []string) ([]json.RawMessage, error) {
 // CLICall is FromCLI plus output projections: a terminal's flag (--lines)
 // makes the call run that terminal's entry command with the same arguments.
 func CLICall(m *manifest.Manifest, c *manifest.Command, argv []string) (Call, error) {
-	args, inputs, term, err := parseCLI(c, argv, osFS)
+	rd := &cliReader{fs: osFS, arrays: true}
+	args, inputs, term, err := parseCLI(c, argv, rd)
 	if err != nil {
 		return Call{}, err
 	}
@@ -132,7 +133,7 @@ func CLICall(m *manifest.Manifest, c *manifest.Command, argv []string) (Call, er
 		return Call{}, fmt.Errorf("%s: %w", c.Name, err)
 	}
 	args, arrays := nonFiniteArrays(c, resolved.Args)
-	return Call{Command: cmd, Args: args, Arrays: arrays, Ret: retOf(cmd)}, nil
+	return Call{Command: cmd, Args: args, Arrays: append(rd.collected, arrays...), Ret: retOf(cmd)}, nil
 }
 
 // WithDefaultProjection is the call morloc makes when the command line
@@ -187,7 +188,9 @@ type cliValue struct {
 	text   string
 }
 
-func parseCLI(c *manifest.Command, argv []string, fs dataFS) ([]json.RawMessage, []Input, *manifest.Terminal, error) {
+// parseCLI parses argv, reading its values with rd (which collects the
+// arrays it reads when its arrays are on).
+func parseCLI(c *manifest.Command, argv []string, rd *cliReader) ([]json.RawMessage, []Input, *manifest.Terminal, error) {
 	if c.Fault != nil {
 		return nil, nil, nil, fmt.Errorf("%s: cannot run: %s at %s", c.Name, c.Fault.Msg, c.Fault.Path)
 	}
@@ -195,7 +198,6 @@ func parseCLI(c *manifest.Command, argv []string, fs dataFS) ([]json.RawMessage,
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%s: %w", c.Name, err)
 	}
-	rd := &cliReader{fs: fs}
 	opts := cliOptionTable(c, p)
 	fail := func(format string, a ...any) error {
 		return fmt.Errorf("%s: %s", c.Name, fmt.Sprintf(format, a...))
@@ -296,6 +298,11 @@ func parseCLI(c *manifest.Command, argv []string, fs dataFS) ([]json.RawMessage,
 	// Whole records first, so that a field's own option overrides the JSON.
 	for _, v := range values {
 		if v.target.whole {
+			text, err := rd.recordText(v.text)
+			if err != nil {
+				return nil, nil, nil, fail("option %s: %v", v.target.name, err)
+			}
+			v.text = text
 			if err := supplyWholeCLI(s, v); err != nil {
 				return nil, nil, nil, fail("%v", err)
 			}
@@ -307,20 +314,20 @@ func parseCLI(c *manifest.Command, argv []string, fs dataFS) ([]json.RawMessage,
 		switch {
 		case t.whole:
 		case t.field != nil:
-			raw, msg := rd.cliText(t.arg, t.field.t, v.text)
+			raw, msg := rd.value(t.arg, t.field.t, v.text, -1)
 			if msg != "" {
 				return nil, nil, nil, fail("option %s: %s", t.name, msg)
 			}
 			s.fields[t.field] = raw
 		case t.arg.Many && t.slot.kind == manifest.KindOpt:
 			elem := argType(t.arg).Elem
-			raw, msg := rd.cliText(t.arg, elem, v.text)
+			raw, msg := rd.value(t.arg, elem, v.text, -1)
 			if msg != "" {
 				return nil, nil, nil, fail("option %s: %s", t.name, msg)
 			}
 			many[t.slot] = append(many[t.slot], raw)
 		default:
-			raw, msg := rd.cliText(t.arg, t.arg.T, v.text)
+			raw, msg := rd.value(t.arg, t.arg.T, v.text, t.slot.index)
 			if msg != "" {
 				return nil, nil, nil, fail("option %s: %s", t.name, msg)
 			}
@@ -460,7 +467,11 @@ func supplyPositionals(c *manifest.Command, p *plan, s *supplied, tokens []strin
 		return countErr()
 	}
 	parse := func(sl *slot, t *manifest.Type, tok string) (json.RawMessage, error) {
-		raw, msg := rd.cliText(sl.arg, t, tok)
+		index := -1
+		if t == sl.arg.T {
+			index = sl.index // the whole argument, not an element of a variadic one
+		}
+		raw, msg := rd.value(sl.arg, t, tok, index)
 		if msg != "" {
 			return nil, fmt.Errorf("%s: argument %s: %s", c.Name, posMetavar(sl.arg), msg)
 		}

@@ -362,25 +362,9 @@ func (w *resultWriter) array(t *manifest.Type, a *ndarray.Array, i int) (int, er
 	if err != nil || string(w.b[i:end]) != "null" {
 		return end, fmt.Errorf("array at %v: its place holds %.20s, not null", a.Path, w.b[i:])
 	}
-	rank, kind, ok := numericNest(t)
-	if !ok || rank != len(a.Shape) {
-		if t == nil {
-			kind = ndarray.Real
-			if a.DType != ndarray.F8 {
-				kind = ndarray.Int
-			}
-		} else {
-			return end, mismatch(fmt.Sprintf("an array of rank %d", len(a.Shape)), expectedName(t.Unwrap()))
-		}
-	}
-	for k, want := range fixedLens(t) {
-		if want > 0 && a.Shape[k] != want && (k == 0 || a.Shape[k-1] > 0) {
-			err := mismatch(fmt.Sprintf("an array of %d items", a.Shape[k]), fmt.Sprintf("a list of exactly %d", want))
-			for range k { // every list at level k has that length: name the first
-				err = under(err, pathSeg{idx: 0})
-			}
-			return end, err
-		}
+	kind, err := arrayKind(t, a)
+	if err != nil {
+		return end, err
 	}
 	w.out, err = ndarray.AppendJSONSpelled(w.out, a, kind, w.spelling)
 	var ne *ndarray.NotWhole
@@ -397,6 +381,31 @@ func (w *resultWriter) array(t *manifest.Type, a *ndarray.Array, i int) (int, er
 	}
 	w.placed++
 	return end, nil
+}
+
+// arrayKind checks a result array's rank and fixed lengths against t and
+// says how its numbers are written.
+func arrayKind(t *manifest.Type, a *ndarray.Array) (ndarray.Number, error) {
+	rank, kind, ok := numericNest(t)
+	if !ok || rank != len(a.Shape) {
+		if t != nil {
+			return 0, mismatch(fmt.Sprintf("an array of rank %d", len(a.Shape)), expectedName(t.Unwrap()))
+		}
+		kind = ndarray.Real
+		if a.DType != ndarray.F8 {
+			kind = ndarray.Int
+		}
+	}
+	for k, want := range fixedLens(t) {
+		if want > 0 && a.Shape[k] != want && (k == 0 || a.Shape[k-1] > 0) {
+			err := mismatch(fmt.Sprintf("an array of %d items", a.Shape[k]), fmt.Sprintf("a list of exactly %d", want))
+			for range k { // every list at level k has that length: name the first
+				err = under(err, pathSeg{idx: 0})
+			}
+			return 0, err
+		}
+	}
+	return kind, nil
 }
 
 // arrayRange checks an i8 result array against a sized integer type.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/manifest"
 	"github.com/nexus-mcp/nexus/internal/morlocwire"
+	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
 // How an argument's value is read when its manifest entry says more than
@@ -172,6 +173,10 @@ func listCheck(line, mode string) error {
 type cliReader struct {
 	fs         dataFS
 	stdinTaken bool
+	// arrays on (CLICall): a whole argument that is a large list of
+	// numbers goes into an array as it is read (cliinput.go).
+	arrays    bool
+	collected []ndarray.Array
 }
 
 func (r *cliReader) readStdin() ([]byte, error) {

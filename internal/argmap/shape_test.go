@@ -289,7 +289,7 @@ func TestCLIShapes(t *testing.T) {
 		{[]string{"word", "[1]"}, "", "argument 'word' is not inline JSON"},
 	} {
 		fs.stdin = strings.NewReader("5\n")
-		args, inputs, _, err := parseCLI(&c, tc.argv, fs)
+		args, inputs, _, err := parseCLI(&c, tc.argv, &cliReader{fs: fs})
 		if err == nil {
 			var call Call
 			call, err = resolve(Call{Command: &c, Args: args, Inputs: inputs}, fs)

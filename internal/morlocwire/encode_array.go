@@ -14,48 +14,11 @@ import (
 // array writes the ndarray a (row-major numbers of its shape) as the value
 // of n: len(a.Shape) nested lists of numbers, or one number for shape [].
 func (e *encoder) array(n *node, a *ndarray.Array) error {
+	t, count, err := arrayPlan(n, a)
+	if err != nil {
+		return err
+	}
 	size := a.DType.Size()
-	if size == 0 {
-		return refuse(fmt.Sprintf("array of unknown dtype %q", a.DType))
-	}
-	count := 1
-	for _, d := range a.Shape {
-		if d < 0 || d > 0 && count > ndarray.MaxElements/d {
-			return refuse(fmt.Sprintf("array shape %v", a.Shape))
-		}
-		count *= d
-	}
-	if len(a.Data) != count*size {
-		return refuse(fmt.Sprintf("array of shape %v and dtype %s has %d bytes, not %d", a.Shape, a.DType, len(a.Data), count*size))
-	}
-	// The type at each level: lists down to a number.
-	levels := make([]*node, 0, len(a.Shape))
-	t := n
-	for range a.Shape {
-		for t.kind == manifest.Optional || t.kind == manifest.BackRef {
-			t = t.elem
-		}
-		if t.kind != manifest.List {
-			return refuse(fmt.Sprintf("an array of rank %d where %s belongs", len(a.Shape), expected(n)))
-		}
-		levels = append(levels, t)
-		t = t.elem
-	}
-	for t.kind == manifest.Optional {
-		t = t.elem
-	}
-	if t.kind != manifest.Int && t.kind != manifest.Float {
-		return refuse(fmt.Sprintf("an array of numbers where %s belongs", expected(t)))
-	}
-	for k, l := range levels {
-		if l.fixedLen > 0 && a.Shape[k] != l.fixedLen && (k == 0 || a.Shape[k-1] > 0) {
-			err := refuse(fmt.Sprintf("a list of %d items where its type says exactly %d", a.Shape[k], l.fixedLen))
-			for range k {
-				err = under(err, seg{idx: 0})
-			}
-			return err
-		}
-	}
 	// The fast path: [Real] from f8.
 	if len(a.Shape) == 1 && a.DType == ndarray.F8 && t.prim == pF8 {
 		e.out = slices.Grow(e.out, 5+9*count)
@@ -106,6 +69,55 @@ func (e *encoder) array(n *node, a *ndarray.Array) error {
 		return nil
 	}
 	return walk(0)
+}
+
+// arrayPlan checks that the ndarray a can be the value of n (len(a.Shape)
+// nested lists of numbers, or one number for shape []) and returns the
+// number type at its bottom and its count of elements.
+func arrayPlan(n *node, a *ndarray.Array) (*node, int, error) {
+	size := a.DType.Size()
+	if size == 0 {
+		return nil, 0, refuse(fmt.Sprintf("array of unknown dtype %q", a.DType))
+	}
+	count := 1
+	for _, d := range a.Shape {
+		if d < 0 || d > 0 && count > ndarray.MaxElements/d {
+			return nil, 0, refuse(fmt.Sprintf("array shape %v", a.Shape))
+		}
+		count *= d
+	}
+	if len(a.Data) != count*size {
+		return nil, 0, refuse(fmt.Sprintf("array of shape %v and dtype %s has %d bytes, not %d", a.Shape, a.DType, len(a.Data), count*size))
+	}
+	// The type at each level: lists down to a number.
+	levels := make([]*node, 0, len(a.Shape))
+	t := n
+	for range a.Shape {
+		for t.kind == manifest.Optional || t.kind == manifest.BackRef {
+			t = t.elem
+		}
+		if t.kind != manifest.List {
+			return nil, 0, refuse(fmt.Sprintf("an array of rank %d where %s belongs", len(a.Shape), expected(n)))
+		}
+		levels = append(levels, t)
+		t = t.elem
+	}
+	for t.kind == manifest.Optional {
+		t = t.elem
+	}
+	if t.kind != manifest.Int && t.kind != manifest.Float {
+		return nil, 0, refuse(fmt.Sprintf("an array of numbers where %s belongs", expected(t)))
+	}
+	for k, l := range levels {
+		if l.fixedLen > 0 && a.Shape[k] != l.fixedLen && (k == 0 || a.Shape[k-1] > 0) {
+			err := refuse(fmt.Sprintf("a list of %d items where its type says exactly %d", a.Shape[k], l.fixedLen))
+			for range k {
+				err = under(err, seg{idx: 0})
+			}
+			return nil, 0, err
+		}
+	}
+	return t, count, nil
 }
 
 // element writes element k of a for the number t.

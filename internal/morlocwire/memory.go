@@ -106,6 +106,40 @@ func (m *Memory) bytes(r, n uint64) ([]byte, error) {
 	return v.slice(idx, off, n)
 }
 
+// copyPiece is how much of a large value copyOut copies before it lets go
+// of the pages it read.
+const copyPiece = 1 << 20
+
+// copyOut copies the n bytes at relative pointer r out of shared memory, a
+// piece at a time, and lets go of each piece's pages once copied: madvise
+// MADV_DONTNEED on this read-only shared mapping takes them out of nexus's
+// page tables only (the volume keeps its contents for whoever reads it
+// next), so a large result costs nexus its copy, not its copy and the
+// mapped pages too, which stayed in its resident set until it exited.
+func (m *Memory) copyOut(r, n uint64) ([]byte, error) {
+	v, idx, off, err := m.locate(r)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := v.slice(idx, off, n); err != nil {
+		return nil, err
+	}
+	out := make([]byte, n)
+	hs := uint64(len(v.mapping) - len(v.data)) // the data region's offset in the mapping
+	page := uint64(os.Getpagesize())
+	for k := uint64(0); k < n; k += copyPiece {
+		end := min(n, k+copyPiece)
+		copy(out[k:end], v.data[off+k:off+end])
+		// Only the pages wholly inside the piece.
+		lo := (hs + off + k + page - 1) / page * page
+		hi := (hs + off + end) / page * page
+		if hi > lo {
+			_ = syscall.Madvise(v.mapping[lo:hi], syscall.MADV_DONTNEED)
+		}
+	}
+	return out, nil
+}
+
 // locate finds the volume relative pointer r points into (see bytes), and
 // the offset in its data region.
 func (m *Memory) locate(r uint64) (*volume, int, uint64, error) {

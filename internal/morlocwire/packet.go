@@ -127,11 +127,17 @@ func IsPing(h []byte) bool {
 // argument packets (AppendArg) concatenated in order (v0.69
 // packet.c:438-475; v0.98 packet.rs:846-866).
 func AppendCall(dst []byte, mid uint32, args []byte) []byte {
+	return append(AppendCallHeader(dst, mid, len(args)), args...)
+}
+
+// AppendCallHeader appends the header alone of a call packet for mid whose
+// argument packets, length bytes in all, are written after it apart (an
+// ArrayArg among them).
+func AppendCallHeader(dst []byte, mid uint32, length int) []byte {
 	var cmd [8]byte
 	cmd[0] = TypeCall
 	binary.LittleEndian.PutUint32(cmd[4:], mid)
-	dst = appendHeader(dst, cmd, 0, uint64(len(args)))
-	return append(dst, args...)
+	return appendHeader(dst, cmd, 0, uint64(length))
 }
 
 // CallPacket is AppendCall into a new buffer.

@@ -204,15 +204,28 @@ func (p *Packet) numbers(n *node, d Dialect, mem *Memory) (ndarray.Array, bool, 
 	}
 	e := n.elem.prim
 	w := primWidth(e)
+	count := int(size)
+	if dt, _, ok := arrayDType(e); ok {
+		// The array's bytes as they are: copied out (and, when large, let
+		// go of in shared memory) in one go.
+		var data []byte
+		if m, inShm := sp.(*Memory); inShm && size*uint64(w) >= copyPiece {
+			data, err = m.copyOut(rel, size*uint64(w))
+		} else if size > 0 {
+			if data, err = sp.bytes(rel, size*uint64(w)); err == nil {
+				data = bytes.Clone(data)
+			}
+		}
+		if err != nil {
+			return ndarray.Array{}, false, fmt.Errorf("morloc result: list of %d numbers: %w", size, err)
+		}
+		return ndarray.Array{Path: []any{}, DType: dt, Shape: []int{count}, Data: data}, true, nil
+	}
 	var data []byte
 	if size > 0 {
 		if data, err = sp.bytes(rel, size*uint64(w)); err != nil {
 			return ndarray.Array{}, false, fmt.Errorf("morloc result: list of %d numbers: %w", size, err)
 		}
-	}
-	count := int(size)
-	if dt, _, ok := arrayDType(e); ok {
-		return ndarray.Array{Path: []any{}, DType: dt, Shape: []int{count}, Data: bytes.Clone(data)}, true, nil
 	}
 	switch e {
 	case pF4:

@@ -174,13 +174,13 @@ func (p *morlocProcess) dial(ctx context.Context) (net.Conn, error) {
 // that the caller may return while the pool works. A result in shared
 // memory is copied out at once: the pool frees it when its worker starts
 // its next call.
-func (p *morlocProcess) exchange(mc *morlocCall, packet []byte, ret *manifest.Type, asArrays bool, arrays []ndarray.Array) {
-	_, err := mc.conn.Write(packet)
+func (p *morlocProcess) exchange(mc *morlocCall, packet *morlocPacket, ret *manifest.Type, asArrays bool, arrays []ndarray.Array) {
+	err := packet.writeTo(mc.conn)
 	// Sent: a large argument's buffers may go (CallOptions.Arrays).
 	for i := range arrays {
 		arrays[i].Data = nil
 	}
-	if len(packet) >= largeFrame {
+	if packet.len() >= largeFrame {
 		packet = nil
 		runtime.GC()
 	}

@@ -77,8 +77,9 @@ func (w *morlocWire) ping() []byte { return morlocwire.Ping() }
 // callPacket encodes a call of mid: each argument as a msgpack data packet
 // laid out exactly as its schema says. The arrays among the arguments
 // (their places in args hold null; Path[0] is the argument) are encoded
-// from their bytes.
-func (w *morlocWire) callPacket(mid int, types []*manifest.Type, args []json.RawMessage, arrays []ndarray.Array) ([]byte, error) {
+// from their bytes; an argument that is a whole list of numbers is written
+// from them as the packet goes out (morlocwire.ArrayArg), never whole.
+func (w *morlocWire) callPacket(mid int, types []*manifest.Type, args []json.RawMessage, arrays []ndarray.Array) (*morlocPacket, error) {
 	if len(args) > len(types) {
 		return nil, fmt.Errorf("the manifest gives schemas for %d arguments, not %d", len(types), len(args))
 	}
@@ -91,7 +92,8 @@ func (w *morlocWire) callPacket(mid int, types []*manifest.Type, args []json.Raw
 		a.Path = a.Path[1:] // inside the argument
 		byArg[idx] = append(byArg[idx], a)
 	}
-	var body []byte
+	p := &morlocPacket{}
+	var body []byte // the arguments encoded since the last streamed one
 	for i, arg := range args {
 		t := types[i]
 		if t == nil {
@@ -100,7 +102,17 @@ func (w *morlocWire) callPacket(mid int, types []*manifest.Type, args []json.Raw
 		var err error
 		switch as := byArg[i]; {
 		case len(as) == 1 && len(as[0].Path) == 0:
-			body, err = morlocwire.AppendArrayArg(body, t, as[0], w.dialect)
+			var x *morlocwire.ArrayArg
+			var ok bool
+			if x, ok, err = morlocwire.NewArrayArg(t, as[0], w.dialect); ok {
+				p.add(body, nil)
+				p.add(nil, x)
+				body = nil
+				continue
+			}
+			if err == nil {
+				body, err = morlocwire.AppendArrayArg(body, t, as[0], w.dialect)
+			}
 		case len(as) > 0:
 			body, err = morlocwire.AppendArgArrays(body, t, arg, as, w.dialect)
 		default:
@@ -110,7 +122,60 @@ func (w *morlocWire) callPacket(mid int, types []*manifest.Type, args []json.Raw
 			return nil, fmt.Errorf("argument %d: %w", i+1, err)
 		}
 	}
-	return morlocwire.CallPacket(uint32(mid), body), nil
+	p.add(body, nil)
+	p.head = morlocwire.AppendCallHeader(nil, uint32(mid), p.size)
+	if len(p.pieces) > 0 && p.pieces[0].b != nil {
+		// The header and the first arguments in one write.
+		p.head = append(p.head, p.pieces[0].b...)
+		p.pieces = p.pieces[1:]
+	}
+	return p, nil
+}
+
+// morlocPacket is a call packet: its header, then the argument packets,
+// some encoded, some (large lists of numbers) written as they go out.
+type morlocPacket struct {
+	head   []byte
+	pieces []packetPiece
+	size   int // of the argument packets, the header excluded
+}
+
+type packetPiece struct {
+	b []byte
+	a *morlocwire.ArrayArg
+}
+
+func (p *morlocPacket) add(b []byte, a *morlocwire.ArrayArg) {
+	switch {
+	case a != nil:
+		p.pieces = append(p.pieces, packetPiece{a: a})
+		p.size += a.Len()
+	case len(b) > 0:
+		p.pieces = append(p.pieces, packetPiece{b: b})
+		p.size += len(b)
+	}
+}
+
+// len is the whole packet's size.
+func (p *morlocPacket) len() int { return morlocwire.HeaderSize + p.size }
+
+// writeTo sends the packet.
+func (p *morlocPacket) writeTo(w io.Writer) error {
+	if _, err := w.Write(p.head); err != nil {
+		return err
+	}
+	for _, piece := range p.pieces {
+		var err error
+		if piece.a != nil {
+			_, err = piece.a.WriteTo(w)
+		} else {
+			_, err = w.Write(piece.b)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // morlocReply is a pool's reply, read whole.

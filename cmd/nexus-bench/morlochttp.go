@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// morlocHTTP times small calls over HTTP, warm, by nexus serve and by
+// morloc's daemon (`LAUNCHER --daemon --http-port P`: POST /call/CMD with
+// the arguments as a JSON list), both serving the program at once, in
+// alternating blocks. morloc's daemon closes every connection, so the
+// client opens one per call to both.
+func (b *bench) morlocHTTP(m *morlocBench) {
+	p, err := b.startNexusEnv("morloc-http", m.env, "serve", "--port", "0", m.launcher)
+	if err != nil {
+		b.fail("morloc pools: HTTP: %v", err)
+		return
+	}
+	defer stopServe(b, p)
+	nexusBase, err := waitListening(p)
+	if err != nil {
+		b.fail("morloc pools: HTTP: %v", err)
+		return
+	}
+	daemon, morlocBase, err := startMorlocDaemon(m)
+	if err != nil {
+		b.add(row{section: secMorloc, what: "small calls over HTTP beside morloc's daemon", text: "skipped", floor: none, details: err.Error()})
+		b.note("morloc pools: morloc's daemon did not start: " + err.Error())
+		return
+	}
+	defer func() {
+		daemon.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { daemon.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			daemon.Process.Kill()
+			<-done
+		}
+	}()
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true, DisableCompression: true}, Timeout: b.cfg.callTimeout}
+	for _, l := range morlocLangs {
+		if !slices.Contains(b.cfg.langs, l.lang) {
+			continue
+		}
+		tool := "add" + l.suffix
+		n := max(b.cfg.calls.of(l.lang)/5, 20)
+		progress("morloc pools: %d × %s over HTTP, nexus serve and morloc's daemon in turn", n, tool)
+		nexusURL := nexusBase + "/call/benchprog/" + tool
+		morlocURL := morlocBase + "/call/" + tool
+		var ne, mo []time.Duration
+		var buf bytes.Buffer
+		const blocks = 10
+		for k := -1; k < blocks; k++ { // block -1: warm-up
+			for _, isNexus := range []bool{k%2 == 0, k%2 != 0} {
+				url := morlocURL
+				if isNexus {
+					url = nexusURL
+				}
+				for i := range max(n/blocks, 2) {
+					t0 := time.Now()
+					err := postCall(client, url, fmt.Sprintf("[%d,1000]", i), &buf)
+					d := time.Since(t0)
+					if err == nil && !bytes.Contains(buf.Bytes(), []byte(`"result":`+strconv.Itoa(i+1000))) {
+						err = fmt.Errorf("WRONG answer: %.300s", buf.Bytes())
+					}
+					if err != nil {
+						b.fail("morloc pools: HTTP %s: %v", url, err)
+						return
+					}
+					if k < 0 {
+						continue
+					}
+					if isNexus {
+						ne = append(ne, d)
+					} else {
+						mo = append(mo, d)
+					}
+				}
+			}
+		}
+		nl, ml := latencies(ne), latencies(mo)
+		b.add(row{section: secMorloc, lang: l.lang, what: fmt.Sprintf("%s × %d over HTTP, a connection per call, warm: p50", tool, len(ne)), value: nl.p50, unit: "µs", floor: ml.p50, vs: ratio(nl.p50, ml.p50),
+			details: fmt.Sprintf("floor: morloc's own daemon (--daemon --http-port); in alternating blocks; p90 nexus %s, morloc %s µs", num(nl.p90), num(ml.p90))})
+	}
+}
+
+func postCall(client *http.Client, url, body string, buf *bytes.Buffer) error {
+	resp, err := client.Post(url, "application/json", bytes.NewReader([]byte(body)))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	buf.Reset()
+	_, err = buf.ReadFrom(resp.Body)
+	return err
+}
+
+// waitListening waits for nexus serve to say where it listens.
+func waitListening(p *proc) (string, error) {
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if m := listeningRE.FindStringSubmatch(p.stderr.String()); m != nil {
+			return m[1], nil
+		}
+		select {
+		case <-p.exited:
+			return "", p.failure("nexus serve", fmt.Errorf("exited before listening"))
+		default:
+		}
+		if time.Now().After(deadline) {
+			return "", p.failure("nexus serve", fmt.Errorf("not listening after 30 s"))
+		}
+	}
+}
+
+func stopServe(b *bench, p *proc) {
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(30 * time.Second):
+		p.cmd.Process.Kill()
+		<-p.exited
+		b.fail("nexus serve did not stop within 30 s of SIGTERM")
+	}
+}
+
+// startMorlocDaemon starts morloc's nexus as an HTTP daemon on a free
+// port and waits until GET /health answers.
+func startMorlocDaemon(m *morlocBench) (*exec.Cmd, string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command(m.launcher, "--daemon", "--http-port", strconv.Itoa(port))
+	cmd.Env = append(os.Environ(), m.env...)
+	out := &tail{max: 8 << 10}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		return nil, "", err
+	}
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	client := &http.Client{Timeout: time.Second}
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if resp, err := client.Get(base + "/health"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return cmd, base, nil
+			}
+		}
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	return nil, "", fmt.Errorf("no answer on %s/health within 30 s; its output ends:\n%s", base, lastLines(out.String(), 10))
+}

@@ -1,0 +1,6 @@
+def addPy(x, y):
+    return x + y
+
+
+def echoPy(xs):
+    return xs
