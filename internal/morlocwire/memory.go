@@ -134,7 +134,7 @@ func (m *Memory) copyOut(r, n uint64) ([]byte, error) {
 		lo := (hs + off + k + page - 1) / page * page
 		hi := (hs + off + end) / page * page
 		if hi > lo {
-			_ = syscall.Madvise(v.mapping[lo:hi], syscall.MADV_DONTNEED)
+			dropPages(v.mapping[lo:hi])
 		}
 	}
 	return out, nil
