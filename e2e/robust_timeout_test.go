@@ -76,7 +76,10 @@ func TestTimeoutFlag(t *testing.T) {
 	// loaded machine takes longer: each timed call goes to a pool known to
 	// be up (ok answered), and after a stuck process is replaced, to its
 	// fresh one. A call that times out while its pool starts is
-	// TestTimeoutWhileStarting's (internal/pool).
+	// TestTimeoutWhileStarting's (internal/pool). ok itself may take more
+	// than 700ms on a machine loaded past its cores (make test-loaded with
+	// other work beside it saw that once): its timeout is asked again too,
+	// since what is checked here is which limit applies, not the speed.
 	id := 0
 	ready := func() {
 		t.Helper()
@@ -86,7 +89,8 @@ func TestTimeoutFlag(t *testing.T) {
 			if !isErr && text == "2" {
 				return
 			}
-			if !strings.HasSuffix(text, "while pool py was starting") || time.Now().After(deadline) {
+			again := strings.HasSuffix(text, "while pool py was starting") || text == "call to 'ok' timed out after 700ms"
+			if !again || time.Now().After(deadline) {
 				t.Fatalf("ok(1): %q (isError %v), want 2", text, isErr)
 			}
 		}
@@ -106,7 +110,7 @@ func TestTimeoutFlag(t *testing.T) {
 		t.Errorf("hang: %q (isError %v), want its own 1s timeout", text, isErr)
 	}
 	s.waitForStderr("replacing a stuck pool process", 2)
-	ready() // and ok itself runs within the 700ms
+	ready() // and ok answers under the flag
 }
 
 // A stuck call times out in every runtime, and a call queued behind it is
