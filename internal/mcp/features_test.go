@@ -67,12 +67,12 @@ func TestPagination(t *testing.T) {
 func TestBadCursor(t *testing.T) {
 	srv := newTestServer(t, &fakePool{}, Options{PageSize: 2})
 	other := NewServer(Implementation{Name: "other", Version: "1"}, testTools(t), &fakePool{}, Options{PageSize: 2, Logger: quietLogger()})
-	otherCursor := other.current().encodeCursor(2)
-	if _, ok := srv.current().decodeCursor(srv.current().encodeCursor(2)); !ok {
+	otherCursor := other.current().encodeListCursor("tools/list", 2)
+	if _, ok := srv.current().decodeListCursor("tools/list", srv.current().encodeListCursor("tools/list", 2), 7); !ok {
 		t.Fatal("own cursor refused")
 	}
 	ss := initialized(t, srv, "2025-11-25", nil)
-	for _, c := range []string{"", "zz", "nx1.", "nx1.!!", srv.current().encodeCursor(0), srv.current().encodeCursor(7), srv.current().encodeCursor(-1), otherCursor} {
+	for _, c := range []string{"", "zz", "nx1.", "nx1.!!", srv.current().encodeListCursor("tools/list", 0), srv.current().encodeListCursor("tools/list", 7), srv.current().encodeListCursor("tools/list", -1), otherCursor} {
 		got := reply(t, ss, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"`+c+`"}}`)
 		if !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid params: unknown or stale cursor`) {
 			t.Errorf("cursor %q: %s", c, got)

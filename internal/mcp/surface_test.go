@@ -81,7 +81,7 @@ func TestSetToolsLetsCallsInFlightFinish(t *testing.T) {
 func TestCursorStaleAfterSetTools(t *testing.T) {
 	srv := newTestServer(t, &fakePool{}, Options{PageSize: 2})
 	ss := initialized(t, srv, "2025-11-25", nil)
-	cursor := srv.current().encodeCursor(2)
+	cursor := srv.current().encodeListCursor("tools/list", 2)
 	srv.SetTools(Implementation{Name: "t", Version: "1.2.3"}, toolsOf(t, newManifest), &fakePool{})
 	got := reply(t, ss, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"`+cursor+`"}}`)
 	if !strings.Contains(got, `"code":-32602`) || !strings.Contains(got, "stale cursor") {

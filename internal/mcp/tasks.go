@@ -731,7 +731,7 @@ const taskCursorPrefix = "nt1."
 // listTasks answers tasks/list: the owner's tasks, oldest first, a page at
 // a time. The cursor is the creation number to go on from.
 func (s *Server) listTasks(params json.RawMessage, owner string) (any, *Error) {
-	var p listToolsParams
+	var p listParams
 	if len(params) > 0 {
 		if err := json.Unmarshal(params, &p); err != nil {
 			return nil, errorf(CodeInvalidParams, "invalid tasks/list params: %v", err)

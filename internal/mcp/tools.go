@@ -24,28 +24,20 @@ func toolView(f features) argmap.ToolView {
 	return argmap.ToolView{Title: f.title, OutputSchema: f.structured, Annotations: f.annotations, Execution: f.execution}
 }
 
-type listToolsParams struct {
-	Cursor *string `json:"cursor"`
-}
-
 // listTools answers tools/list: one page of tools in manifest order (a
 // deterministic order, so clients can cache), as the version shows them.
 func (s *Server) listTools(params json.RawMessage, version string) (any, *Error) {
-	var p listToolsParams
+	var p listParams
 	if len(params) > 0 {
 		if err := json.Unmarshal(params, &p); err != nil {
 			return nil, errorf(CodeInvalidParams, "invalid tools/list params: %v", err)
 		}
 	}
 	sf := s.current()
-	start := 0
-	if p.Cursor != nil {
-		var ok bool
-		if start, ok = sf.decodeCursor(*p.Cursor); !ok {
-			return nil, errorf(CodeInvalidParams, "invalid params: unknown or stale cursor %q (use the nextCursor of a previous tools/list)", *p.Cursor)
-		}
+	start, end, rpcErr := s.pageOf(sf, "tools/list", p, len(sf.tools))
+	if rpcErr != nil {
+		return nil, rpcErr
 	}
-	end := min(start+s.opts.PageSize, len(sf.tools))
 	f := featuresOf(version)
 	view := toolView(f)
 	page := make([]argmap.Object, 0, end-start)
@@ -54,7 +46,7 @@ func (s *Server) listTools(params json.RawMessage, version string) (any, *Error)
 	}
 	res := object{{Key: "tools", Value: page}}
 	if end < len(sf.tools) {
-		res = append(res, member{Key: "nextCursor", Value: sf.encodeCursor(end)})
+		res = append(res, member{Key: "nextCursor", Value: sf.encodeListCursor("tools/list", end)})
 	}
 	if f.stateless {
 		res = append(res,
@@ -65,38 +57,9 @@ func (s *Server) listTools(params json.RawMessage, version string) (any, *Error)
 	return res, nil
 }
 
-// A cursor is the offset of the next page plus a fingerprint of the tool
-// surface, so that a cursor from another server (or another program) is
-// refused rather than silently misread. Clients must treat it as opaque.
+// cursorPrefix starts every list cursor (pageOf); clients must treat a
+// cursor as opaque.
 const cursorPrefix = "nx1."
-
-func (sf *surface) encodeCursor(offset int) string {
-	raw := strconv.Itoa(offset) + ":" + strconv.FormatUint(uint64(sf.fingerprint), 16)
-	return cursorPrefix + base64.RawURLEncoding.EncodeToString([]byte(raw))
-}
-
-func (sf *surface) decodeCursor(c string) (int, bool) {
-	body, ok := strings.CutPrefix(c, cursorPrefix)
-	if !ok {
-		return 0, false
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(body)
-	if err != nil {
-		return 0, false
-	}
-	off, fp, ok := strings.Cut(string(raw), ":")
-	if !ok {
-		return 0, false
-	}
-	offset, err := strconv.Atoi(off)
-	if err != nil || offset <= 0 || offset >= len(sf.tools) {
-		return 0, false
-	}
-	if fp != strconv.FormatUint(uint64(sf.fingerprint), 16) {
-		return 0, false
-	}
-	return offset, true
-}
 
 // ToolsPayload is the tools/list result, as `--mcp-tools` prints it: every
 // tool, every member.
