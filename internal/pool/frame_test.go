@@ -228,3 +228,26 @@ func BenchmarkReadBlob(b *testing.B) {
 		}
 	}
 }
+
+// A large body gets one buffer of its length once its first chunk has
+// come, never a buffer grown by copying (issue 23): what reading it
+// allocates is the body and the first chunk, nothing more.
+func TestReadFrameSizesTheBodyOnce(t *testing.T) {
+	const n = 5*readChunk + 17
+	var buf bytes.Buffer
+	if err := writeBlob(&buf, bytes.Repeat([]byte{7}, n)); err != nil {
+		t.Fatal(err)
+	}
+	r := bytes.NewReader(buf.Bytes())
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	got, blob, err := readFrame(r)
+	runtime.ReadMemStats(&after)
+	if err != nil || !blob || len(got) != n || got[n-1] != 7 {
+		t.Fatalf("readFrame = %d bytes, blob %v, %v; want a blob of %d", len(got), blob, err, n)
+	}
+	if grew, most := after.TotalAlloc-before.TotalAlloc, uint64(n+readChunk+64<<10); grew > most {
+		t.Errorf("reading a %d-byte frame allocated %d bytes; want at most %d (the body and its first chunk)", n, grew, most)
+	}
+}
