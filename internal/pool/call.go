@@ -164,6 +164,13 @@ func (p *process) call(ctx context.Context, c *callRequest) (ndarray.Value, erro
 	if len(payload)-frameHeader > MaxFrameSize {
 		return ndarray.Value{}, fmt.Errorf("pool %s: the call's arguments take %d bytes, over the %d MiB frame limit", p.label, len(payload)-frameHeader, MaxFrameSize>>20)
 	}
+	for i := range arrays {
+		// Refused here, the call fails; refused by writeBlob, the writer
+		// stopped and the call waited for a reply that could never come.
+		if n := len(arrays[i].Data); n > MaxFrameSize {
+			return ndarray.Value{}, fmt.Errorf("pool %s: an array argument takes %d bytes, over the %d MiB frame limit", p.label, n, MaxFrameSize>>20)
+		}
+	}
 	pc := &pendingCall{hooks: h, ctx: ctx, reply: make(chan callReply, 1)}
 	p.mu.Lock()
 	if err := p.unusableErr(); err != nil {

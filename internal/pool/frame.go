@@ -7,8 +7,9 @@ import (
 	"io"
 )
 
-// MaxFrameSize is the largest frame body either side may send (256 MiB).
-const MaxFrameSize = 256 << 20
+// MaxFrameSize is the largest frame body either side may send (1 GiB: a
+// 300 MB list of integers is a 343 MB i8 array).
+const MaxFrameSize = 1 << 30
 
 // minFrameSize is the size of the smallest JSON object, "{}".
 const minFrameSize = 2

@@ -57,9 +57,9 @@ func TestReadFrameRejects(t *testing.T) {
 		input []byte
 		want  string
 	}{
-		{"oversized length", header(MaxFrameSize + 1), "frame length 268435457 is outside 2..268435456"},
-		{"largest blob length", header(1<<32 - 1), "blob length 2147483647 is over 268435456"},
-		{"oversized blob", header(blobBit | (MaxFrameSize + 1)), "blob length 268435457 is over"},
+		{"oversized length", header(MaxFrameSize + 1), "frame length 1073741825 is outside 2..1073741824"},
+		{"largest blob length", header(1<<32 - 1), "blob length 2147483647 is over 1073741824"},
+		{"oversized blob", header(blobBit | (MaxFrameSize + 1)), "blob length 1073741825 is over"},
 		{"cut blob", append(header(blobBit|8), 1, 2, 3), "end of stream inside a frame of 8 bytes"},
 		{"empty frame", header(0), "frame length 0 is outside"},
 		{"one byte frame", append(header(1), '1'), "frame length 1 is outside"},
@@ -165,8 +165,8 @@ func TestBlobFrameBytes(t *testing.T) {
 }
 
 // A header claiming a large body costs memory only as the bytes come: a
-// reader that sees 256 MiB announced and 10 bytes sent allocates about a
-// read chunk, not 256 MiB.
+// reader that sees 1 GiB announced and 10 bytes sent allocates about a
+// read chunk, not 1 GiB.
 func TestReadFrameGrowsWithTheBytes(t *testing.T) {
 	input := append(binary.BigEndian.AppendUint32(nil, MaxFrameSize), `{"a":1}xyz`...)
 	var before, after runtime.MemStats
@@ -178,7 +178,7 @@ func TestReadFrameGrowsWithTheBytes(t *testing.T) {
 		t.Fatalf("readFrame = %v, want end of stream inside a frame", err)
 	}
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 4*readChunk {
-		t.Errorf("reading a cut 256 MiB frame allocated %d bytes; want at most %d", grew, 4*readChunk)
+		t.Errorf("reading a cut 1 GiB frame allocated %d bytes; want at most %d", grew, 4*readChunk)
 	}
 }
 

@@ -444,8 +444,8 @@ func TestRArrayProtocolErrors(t *testing.T) {
 			p.send(t, `{"type":"cancel","id":1}`)
 		}, 2, "1 blobs came before a cancel message: only a call carries arrays"},
 		{"a blob over the limit", func(p *rawPool, t *testing.T) {
-			p.in.Write([]byte{0x90, 0, 0, 1})
-		}, 2, "blob length 268435457 is over 268435456"},
+			p.in.Write([]byte{0xC0, 0, 0, 1})
+		}, 2, "blob length 1073741825 is over 1073741824"},
 	})
 }
 
