@@ -139,7 +139,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.nexus, "nexus", "bin/nexus", "the nexus binary to measure")
 	fs.StringVar(&c.program, "program", "testdata/bench", "the bench program (a directory holding manifest.json)")
 	fs.StringVar(&langs, "langs", "py,r,cpp", "pool languages to measure")
-	fs.StringVar(&sizes, "sizes", "1,10,100", "large-data payloads, in MB (10^6 bytes) of JSON")
+	fs.StringVar(&sizes, "sizes", "1,10,100,300", "large-data payloads, in MB (10^6 bytes) of JSON")
 	fs.StringVar(&calls, "calls", "5000,r=2000", "sequential small calls per language: N, or N,lang=N,...")
 	fs.StringVar(&maxMB, "max-mb", "", "largest payload per language, e.g. r=10: larger sizes are skipped for it")
 	fs.IntVar(&c.sleeps, "concurrent", 256, "sleep calls in the concurrency phase")

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -58,6 +59,7 @@ func (b *bench) largeKind(lang string, k payloadKind, fc *floorChild) error {
 		return fmt.Errorf("warm-up call to %s_%s: %v %.300s", k.tool, lang, err, line)
 	}
 	msPerByte := 0.0 // of the last size: predicts the next
+	var line []linPoint
 	for _, mb := range b.cfg.sizesMB {
 		tool := k.tool + "_" + lang
 		what := fmt.Sprintf("%s %s %s MB", tool, k.name, mbLabel(mb))
@@ -75,7 +77,7 @@ func (b *bench) largeKind(lang string, k payloadKind, fc *floorChild) error {
 			s.stop(time.Minute)
 			return err
 		}
-		best, wrong, err := b.echo(s, lang, tool, what, p)
+		best, nexusMs, wrong, err := b.echo(s, lang, tool, what, p)
 		if err != nil {
 			s.stop(time.Minute)
 			return err
@@ -84,6 +86,8 @@ func (b *bench) largeKind(lang string, k payloadKind, fc *floorChild) error {
 			break // the next sizes would be wrong the same way
 		}
 		msPerByte = best / float64(len(p.data))
+		size := float64(len(p.data)) / 1e6
+		line = append(line, linPoint{mb: mb, mbps: size / (best / 1e3), cpuPerMB: nexusMs / size})
 		if fc != nil {
 			progress("large data: the %s JSON floor of %s", lang, p.label())
 			f, err := fc.jsonFloor(p, b.cfg.runsFor(mb), b.cfg.callTimeout)
@@ -96,20 +100,52 @@ func (b *bench) largeKind(lang string, k payloadKind, fc *floorChild) error {
 			}
 		}
 	}
+	b.linearityRow(lang, k.tool+"_"+lang+" "+k.name, line)
 	if err := s.stop(time.Minute); err != nil {
 		return s.failure("stopping nexus", err)
 	}
 	return nil
 }
 
+// linPoint is one size's figures for the linearity row.
+type linPoint struct{ mb, mbps, cpuPerMB float64 }
+
+// linearityRow sets the MB/s of every size beside that at 10 MB (or the
+// smallest size above it, when 10 MB was not run), and nexus's CPU per
+// MB likewise: flat from 10 MB up is the goal (issue 23), so the row's
+// figure is the largest size's MB/s and its floor the 10 MB one's.
+func (b *bench) linearityRow(lang, what string, pts []linPoint) {
+	ref := -1
+	for i, p := range pts {
+		if p.mb >= 10 {
+			ref = i
+			break
+		}
+	}
+	if ref < 0 || ref == len(pts)-1 {
+		return
+	}
+	base, last := pts[ref], pts[len(pts)-1]
+	var sizes, mbps, cpu []string
+	for _, p := range pts[ref:] {
+		sizes = append(sizes, mbLabel(p.mb))
+		mbps = append(mbps, fmt.Sprintf("%s (×%s)", num(p.mbps), num(p.mbps/base.mbps)))
+		cpu = append(cpu, fmt.Sprintf("%s (×%s)", num(p.cpuPerMB), num(p.cpuPerMB/base.cpuPerMB)))
+	}
+	b.add(row{section: secLarge, lang: lang, what: fmt.Sprintf("%s: MB/s at %s MB vs %s MB", what, mbLabel(last.mb), mbLabel(base.mb)),
+		value: last.mbps, unit: "MB/s", floor: base.mbps, vs: ratio(last.mbps, base.mbps),
+		details: fmt.Sprintf("MB/s at %s MB: %s; nexus CPU per MB (ms): %s", strings.Join(sizes, " / "), strings.Join(mbps, " / "), strings.Join(cpu, " / "))})
+}
+
 // echo runs the echo of p runs times and adds its rows; it returns the
-// best round trip in ms, and whether the answer was wrong.
-func (b *bench) echo(s *session, lang, tool, what string, p *payload) (float64, bool, error) {
+// best round trip in ms, nexus's CPU per call in ms, and whether the
+// answer was wrong.
+func (b *bench) echo(s *session, lang, tool, what string, p *payload) (float64, float64, bool, error) {
 	return b.echoWith(s, b.pools, lang, tool, what, p, secLarge)
 }
 
 // echoWith is echo for a program whose pools are pools, its rows in section.
-func (b *bench) echoWith(s *session, pools []manifestPool, lang, tool, what string, p *payload, section string) (float64, bool, error) {
+func (b *bench) echoWith(s *session, pools []manifestPool, lang, tool, what string, p *payload, section string) (float64, float64, bool, error) {
 	runs := b.cfg.runsFor(p.mb)
 	size := float64(len(p.data)) / 1e6
 	progress("%s: %s (%s MB) × %d", section, what, num(size), runs)
@@ -130,7 +166,7 @@ func (b *bench) echoWith(s *session, pools []manifestPool, lang, tool, what stri
 		line, err := s.exchange(id, prefix, p.data, []byte("}}}\n"))
 		rt := time.Since(t0)
 		if err != nil {
-			return 0, false, s.failure(what, err)
+			return 0, 0, false, s.failure(what, err)
 		}
 		cpu = cpu.add(b.sampleCPU(fam, lang).sub(c0))
 		// The smallest peak of the runs: a later run may start with the
@@ -146,7 +182,7 @@ func (b *bench) echoWith(s *session, pools []manifestPool, lang, tool, what stri
 		if why := echoed(line, p.data); why != "" {
 			b.add(row{section: section, lang: lang, what: what + ": round trip", text: "WRONG", floor: none, details: why})
 			b.fail("large data: %s: WRONG answer: %s", what, why)
-			return 0, true, nil
+			return 0, 0, true, nil
 		}
 		best = min(best, ms(rt))
 	}
@@ -157,7 +193,7 @@ func (b *bench) echoWith(s *session, pools []manifestPool, lang, tool, what stri
 		details: fmt.Sprintf("%s ms per MB", num(best/size))})
 	b.add(row{section: section, lang: lang, what: what + ": nexus peak RSS", value: mb(peak), unit: "MB", floor: size, vs: ratio(mb(peak), size),
 		details: fmt.Sprintf("VmHWM during the call (%s MB before it), the smallest of %d; floor: the payload; pool peak %s MB", num(mb(before)), runs, num(mb(poolPeak)))})
-	return best, false, nil
+	return best, cpu.nexus / rn / 1e3, false, nil
 }
 
 // jsonFloorRow puts the JSON floor beside the round-trip row of what.

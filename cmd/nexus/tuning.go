@@ -16,14 +16,40 @@ const (
 	// envCPUProfile names a file that receives a pprof CPU profile of the
 	// whole run, written when nexus exits normally.
 	envCPUProfile = "NEXUS_CPUPROFILE"
+	// envMemProfile names a file that receives a pprof heap profile
+	// (allocations since start, and what is live) when nexus exits
+	// normally.
+	envMemProfile = "NEXUS_MEMPROFILE"
 	// envArrayMin overrides argmap.DefaultArrayMin: the fewest elements a
 	// numeric argument needs to travel to a pool as an array (0: never).
 	envArrayMin = "NEXUS_ARRAY_MIN"
 )
 
 // startProfile starts the CPU profile NEXUS_CPUPROFILE asks for and
-// returns what stops it.
+// returns what stops it, and writes the heap profile NEXUS_MEMPROFILE
+// asks for.
 func startProfile() func() {
+	stopCPU := startCPUProfile()
+	mem := os.Getenv(envMemProfile)
+	if mem == "" {
+		return stopCPU
+	}
+	return func() {
+		stopCPU()
+		f, err := os.Create(mem)
+		if err == nil {
+			err = pprof.Lookup("allocs").WriteTo(f, 0)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "nexus: %s: %v\n", envMemProfile, err)
+		}
+	}
+}
+
+func startCPUProfile() func() {
 	path := os.Getenv(envCPUProfile)
 	if path == "" {
 		return func() {}

@@ -220,26 +220,7 @@ func AppendJSONSpelled(dst []byte, a *Array, kind Number, sp *Spelling) ([]byte,
 	dst = append(dst, '[')
 	var err error
 	if parts := min(runtime.GOMAXPROCS(0), 4); parts > 1 && a.Len() >= parallelMin && top >= parts {
-		// A large array: its top-level items are written in parts at once,
-		// on the cores the pool left idle while it waits for its reply.
-		bufs := make([][]byte, parts)
-		errs := make([]error, parts)
-		var wg sync.WaitGroup
-		for p := 1; p < parts; p++ {
-			wg.Go(func() {
-				from, to := top*p/parts, top*(p+1)/parts
-				bufs[p], errs[p] = appendItems(make([]byte, 0, JSONSize(a, kind)/parts+64), a, kind, sp, from, to)
-			})
-		}
-		dst, errs[0] = appendItems(dst, a, kind, sp, 0, top/parts)
-		wg.Wait()
-		for p := 1; p < parts && errs[0] == nil; p++ {
-			if errs[p] != nil {
-				return nil, errs[p]
-			}
-			dst = append(append(dst, ','), bufs[p]...)
-		}
-		err = errs[0]
+		dst, err = appendParts(dst, a, kind, sp, parts)
 	} else {
 		dst, err = appendItems(dst, a, kind, sp, 0, top)
 	}
@@ -247,6 +228,70 @@ func AppendJSONSpelled(dst []byte, a *Array, kind Number, sp *Spelling) ([]byte,
 		return nil, err
 	}
 	return append(dst, ']'), nil
+}
+
+// appendParts writes a large array's top-level items in parts at once, on
+// the cores the pool left idle while it waits for its reply. Each part is
+// written straight into its own stretch of dst's spare capacity (grown
+// once to the estimated size if it is short), and the parts are then
+// moved down against each other in place: no buffer of its own per part,
+// which made a large result's memory half as large again (issue 23). A
+// part that outgrows its stretch (the estimate is a sample's) gets a
+// buffer of its own from append, and then the parts are joined in a new
+// buffer instead.
+func appendParts(dst []byte, a *Array, kind Number, sp *Spelling, parts int) ([]byte, error) {
+	top := a.Shape[0]
+	base := len(dst)
+	// JSONSize counts the opening bracket, which dst already ends with.
+	if est := JSONSize(a, kind) - 1; cap(dst)-base < est {
+		dst = slices.Grow(dst, est+parts*64)
+	}
+	per := (cap(dst)-base)/parts - 1 // a byte between stretches for the comma
+	outs := make([][]byte, parts)
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for p := 1; p < parts; p++ {
+		wg.Go(func() {
+			at := base + p*(per+1)
+			outs[p], errs[p] = appendItems(dst[at:at:at+per], a, kind, sp, top*p/parts, top*(p+1)/parts)
+		})
+	}
+	outs[0], errs[0] = appendItems(dst[base:base:base+per], a, kind, sp, 0, top/parts)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	inPlace := true
+	n := parts - 1
+	room := dst[:cap(dst)]
+	for p, out := range outs {
+		n += len(out)
+		inPlace = inPlace && cap(out) > 0 && &out[:1][0] == &room[base+p*(per+1)]
+	}
+	if !inPlace {
+		// Read the parts where they are before anything is moved.
+		joined := make([]byte, base, base+n+1)
+		copy(joined, dst[:base])
+		for p, out := range outs {
+			if p > 0 {
+				joined = append(joined, ',')
+			}
+			joined = append(joined, out...)
+		}
+		return joined, nil
+	}
+	// Every part starts at or after the end of the ones before it, plus
+	// its comma: copy moves each down without overwriting one not yet moved.
+	end := base + len(outs[0])
+	for _, out := range outs[1:] {
+		dst = dst[:end+1+len(out)]
+		dst[end] = ','
+		copy(dst[end+1:], out)
+		end += 1 + len(out)
+	}
+	return dst[:end], nil
 }
 
 // parallelMin is the size from which AppendJSON writes an array in parts

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"math/big"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -235,6 +236,52 @@ func TestAppendJSONInParts(t *testing.T) {
 		if _, err := AppendJSON(nil, &nan, Real); err == nil {
 			t.Errorf("shape %v: a NaN in the last part was written", shape)
 		}
+	}
+}
+
+// The parts are written into the buffer they end up in (issue 23): a
+// buffer sized with JSONSize takes the whole array with nothing else of
+// its size allocated. When the estimate is short (one part's numbers far
+// longer than the sample's), the parts are joined anew and the text is
+// still the one pass's.
+func TestAppendJSONPartsInPlace(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("one CPU: arrays are written in one pass")
+	}
+	vals := make([]int64, 8*parallelMin)
+	for i := range vals {
+		vals[i] = int64(i * 7919 % 1000003)
+	}
+	a := Array{DType: I8, Shape: []int{len(vals)}, Data: i8s(vals...)}
+	prefix := []byte(`{"x":`)
+	dst := append(make([]byte, 0, len(prefix)+JSONSize(&a, Int)), prefix...)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got, err := AppendJSON(dst, &a, Int)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := appendNested(append([]byte(nil), prefix...), &a, Int, nil)
+	if string(got) != string(want) {
+		t.Fatalf("in place: the parts differ from one pass")
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > uint64(len(got)/8) {
+		t.Errorf("writing %d bytes of JSON into a buffer of their estimated size allocated %d more", len(got), grew)
+	}
+
+	// Short numbers where the sample looks, long ones in between: the
+	// estimate falls far short.
+	for i := range vals {
+		if i%64 != 0 {
+			vals[i] = math.MaxInt64 - int64(i)
+		}
+	}
+	b := Array{DType: I8, Shape: []int{len(vals)}, Data: i8s(vals...)}
+	got, err = AppendJSON(append([]byte(nil), prefix...), &b, Int)
+	want, _ = appendNested(append([]byte(nil), prefix...), &b, Int, nil)
+	if err != nil || string(got) != string(want) {
+		t.Fatalf("estimate too short: the parts differ from one pass (%v)", err)
 	}
 }
 

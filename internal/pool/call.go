@@ -164,6 +164,13 @@ func (p *process) call(ctx context.Context, c *callRequest) (ndarray.Value, erro
 	if len(payload)-frameHeader > MaxFrameSize {
 		return ndarray.Value{}, fmt.Errorf("pool %s: the call's arguments take %d bytes, over the %d MiB frame limit", p.label, len(payload)-frameHeader, MaxFrameSize>>20)
 	}
+	for i := range arrays {
+		// Refused here, the call fails; refused by writeBlob, the writer
+		// stopped and the call waited for a reply that could never come.
+		if n := len(arrays[i].Data); n > MaxFrameSize {
+			return ndarray.Value{}, fmt.Errorf("pool %s: an array argument takes %d bytes, over the %d MiB frame limit", p.label, n, MaxFrameSize>>20)
+		}
+	}
 	pc := &pendingCall{hooks: h, ctx: ctx, reply: make(chan callReply, 1)}
 	p.mu.Lock()
 	if err := p.unusableErr(); err != nil {
@@ -172,8 +179,10 @@ func (p *process) call(ctx context.Context, c *callRequest) (ndarray.Value, erro
 	}
 	p.inflight[id] = pc
 	p.mu.Unlock()
-	f := outFrame{payload: payload, arrays: arrays, id: id, call: pc}
-	if len(arrays) > 0 || !p.writeNow(f) {
+	f := outFrame{payload: payload, arrays: arrays, given: c.opts.Arrays, id: id, call: pc}
+	// A call with arrays goes through writeMessage, which lets their
+	// bytes go once sent, even those adaptArrays turned into JSON.
+	if len(arrays) > 0 || len(f.given) > 0 || !p.writeNow(f) {
 		p.out.push(f)
 	}
 
@@ -443,8 +452,12 @@ func validUTF8(args []json.RawMessage) []json.RawMessage {
 type outFrame struct {
 	payload []byte          // frameHeader bytes of room, then the message
 	arrays  []ndarray.Array // their data goes out as blobs before the message
-	id      uint64          // a call's id; 0 for other messages
-	call    *pendingCall    // the call, for a call frame
+	// given are the call's arrays as the caller gave them (CallOptions.Arrays),
+	// which arrays copies, narrows or turns into JSON: their data too may
+	// go once the message is sent.
+	given []ndarray.Array
+	id    uint64       // a call's id; 0 for other messages
+	call  *pendingCall // the call, for a call frame
 	// rest, when set, is the unwritten end of a frame a caller began to
 	// write (writeNow): bytes to send as they are, before anything else.
 	rest []byte
@@ -648,6 +661,14 @@ func (p *process) writeMessage(f outFrame) error {
 	for i := range f.arrays {
 		sent += len(f.arrays[i].Data)
 		f.arrays[i].Data = nil
+	}
+	// adaptArrays made arrays a slice of its own: the caller's elements
+	// kept every argument's bytes alive until the result came, so that a
+	// 100 MB integer echo held its 111 MB argument beside its 111 MB
+	// result (issue 23, GODEBUG=gctrace=1: 111 MB live after this
+	// collection, where nothing of the arguments should be).
+	for i := range f.given {
+		f.given[i].Data = nil
 	}
 	if sent >= largeFrame {
 		// Collect the arguments' buffers now, before the result's arrive:

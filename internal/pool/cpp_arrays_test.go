@@ -641,7 +641,7 @@ func testCppArrayProtocolErrors(t *testing.T, exe string) {
 			p.sendBlob(t, blob)
 			p.send(t, `{"type":"call","id":1,"mid":42,"args":[null],"arrays":[{"path":[0],"dtype":"i8","shape":[3]},{"path":[0],"dtype":"i8","shape":[3]}]}`)
 		}, 2, "call 1: two arrays at [0]"},
-		{"a blob over the limit", func(p *rawPool, t *testing.T) { p.in.Write([]byte{0xFF, 0xFF, 0xFF, 0xFF}) }, 2, "blob length 2147483647 is over 268435456"},
+		{"a blob over the limit", func(p *rawPool, t *testing.T) { p.in.Write([]byte{0xFF, 0xFF, 0xFF, 0xFF}) }, 2, "blob length 2147483647 is over 1073741824"},
 		{"a cut blob", func(p *rawPool, t *testing.T) { p.in.Write([]byte{0x80, 0, 0, 8, 1, 2}); p.in.Close() }, 2, "end of file inside a blob"},
 	})
 }

@@ -57,9 +57,9 @@ func TestReadFrameRejects(t *testing.T) {
 		input []byte
 		want  string
 	}{
-		{"oversized length", header(MaxFrameSize + 1), "frame length 268435457 is outside 2..268435456"},
-		{"largest blob length", header(1<<32 - 1), "blob length 2147483647 is over 268435456"},
-		{"oversized blob", header(blobBit | (MaxFrameSize + 1)), "blob length 268435457 is over"},
+		{"oversized length", header(MaxFrameSize + 1), "frame length 1073741825 is outside 2..1073741824"},
+		{"largest blob length", header(1<<32 - 1), "blob length 2147483647 is over 1073741824"},
+		{"oversized blob", header(blobBit | (MaxFrameSize + 1)), "blob length 1073741825 is over"},
 		{"cut blob", append(header(blobBit|8), 1, 2, 3), "end of stream inside a frame of 8 bytes"},
 		{"empty frame", header(0), "frame length 0 is outside"},
 		{"one byte frame", append(header(1), '1'), "frame length 1 is outside"},
@@ -165,8 +165,8 @@ func TestBlobFrameBytes(t *testing.T) {
 }
 
 // A header claiming a large body costs memory only as the bytes come: a
-// reader that sees 256 MiB announced and 10 bytes sent allocates about a
-// read chunk, not 256 MiB.
+// reader that sees 1 GiB announced and 10 bytes sent allocates about a
+// read chunk, not 1 GiB.
 func TestReadFrameGrowsWithTheBytes(t *testing.T) {
 	input := append(binary.BigEndian.AppendUint32(nil, MaxFrameSize), `{"a":1}xyz`...)
 	var before, after runtime.MemStats
@@ -178,7 +178,7 @@ func TestReadFrameGrowsWithTheBytes(t *testing.T) {
 		t.Fatalf("readFrame = %v, want end of stream inside a frame", err)
 	}
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 4*readChunk {
-		t.Errorf("reading a cut 256 MiB frame allocated %d bytes; want at most %d", grew, 4*readChunk)
+		t.Errorf("reading a cut 1 GiB frame allocated %d bytes; want at most %d", grew, 4*readChunk)
 	}
 }
 
@@ -226,5 +226,28 @@ func BenchmarkReadBlob(b *testing.B) {
 		if body, blob, err := readFrame(r); err != nil || !blob || len(body) != 8<<20 {
 			b.Fatalf("readFrame: %d bytes, blob %v, %v", len(body), blob, err)
 		}
+	}
+}
+
+// A large body gets one buffer of its length once its first chunk has
+// come, never a buffer grown by copying (issue 23): what reading it
+// allocates is the body and the first chunk, nothing more.
+func TestReadFrameSizesTheBodyOnce(t *testing.T) {
+	const n = 5*readChunk + 17
+	var buf bytes.Buffer
+	if err := writeBlob(&buf, bytes.Repeat([]byte{7}, n)); err != nil {
+		t.Fatal(err)
+	}
+	r := bytes.NewReader(buf.Bytes())
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	got, blob, err := readFrame(r)
+	runtime.ReadMemStats(&after)
+	if err != nil || !blob || len(got) != n || got[n-1] != 7 {
+		t.Fatalf("readFrame = %d bytes, blob %v, %v; want a blob of %d", len(got), blob, err, n)
+	}
+	if grew, most := after.TotalAlloc-before.TotalAlloc, uint64(n+readChunk+64<<10); grew > most {
+		t.Errorf("reading a %d-byte frame allocated %d bytes; want at most %d (the body and its first chunk)", n, grew, most)
 	}
 }

@@ -270,7 +270,7 @@ func TestPythonArrayProtocolErrors(t *testing.T) {
 			p.sendBlob(t, i8Blob(1))
 			p.send(t, `{"type":"call","id":1,"mid":2,"args":[{"a":null}],"arrays":[{"path":[0,"b"],"dtype":"i8","shape":[1]}]}`)
 		}, 2, `call 1: array path [0,"b"]: nothing at step 1`},
-		{"blob too long", func(p *rawPool, t *testing.T) { p.in.Write([]byte{0x90, 0, 0, 1}) }, 2, "blob length 268435457 is over 268435456"},
+		{"blob too long", func(p *rawPool, t *testing.T) { p.in.Write([]byte{0xC0, 0, 0, 1}) }, 2, "blob length 1073741825 is over 1073741824"},
 	})
 }
 
@@ -300,6 +300,17 @@ func TestPythonArraysThroughSet(t *testing.T) {
 	if string(got.JSON) != "null" || len(got.Arrays) != 1 || got.Arrays[0].DType != ndarray.I8 ||
 		!reflect.DeepEqual(got.Arrays[0].Shape, []int{n}) || string(got.Arrays[0].Data) != string(arr.Data) {
 		t.Fatalf("echo of an i8 array gave %s and %d arrays, want null and the array back", got.JSON, len(got.Arrays))
+	}
+	// An array over the frame limit fails its call, and the pool serves
+	// on; the writer once refused it and the call waited for ever.
+	// (A GiB of untouched zeroes from the OS is address space, not memory.)
+	huge := ndarray.Array{Path: []any{0}, DType: ndarray.I8, Shape: []int{MaxFrameSize/8 + 1}, Data: make([]byte, MaxFrameSize+8)}
+	tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	_, err = ts.CallWith(tctx, 0, arrEcho, rawArgs(t, nil), CallOptions{Arrays: []ndarray.Array{huge}})
+	cancel()
+	huge = ndarray.Array{}
+	if err == nil || !strings.Contains(err.Error(), "over the 1024 MiB frame limit") {
+		t.Errorf("an array of %d bytes: %v, want the frame limit's error", MaxFrameSize+8, err)
 	}
 	plain, err := ts.CallWith(ctx, 0, arrEcho, rawArgs(t, json.RawMessage(text.String())), CallOptions{})
 	if err != nil {

@@ -444,8 +444,8 @@ func TestRArrayProtocolErrors(t *testing.T) {
 			p.send(t, `{"type":"cancel","id":1}`)
 		}, 2, "1 blobs came before a cancel message: only a call carries arrays"},
 		{"a blob over the limit", func(p *rawPool, t *testing.T) {
-			p.in.Write([]byte{0x90, 0, 0, 1})
-		}, 2, "blob length 268435457 is over 268435456"},
+			p.in.Write([]byte{0xC0, 0, 0, 1})
+		}, 2, "blob length 1073741825 is over 1073741824"},
 	})
 }
 
@@ -513,9 +513,15 @@ func TestRArraysThroughSet(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ret := tt.ret
-			got, err := s.CallWith(ctx, 0, raEcho, []json.RawMessage{json.RawMessage("null")}, CallOptions{Arrays: []ndarray.Array{tt.array}, Ret: &ret})
+			given := []ndarray.Array{tt.array}
+			got, err := s.CallWith(ctx, 0, raEcho, []json.RawMessage{json.RawMessage("null")}, CallOptions{Arrays: given, Ret: &ret})
 			if err != nil {
 				t.Fatal(err)
+			}
+			// Narrowed, turned into JSON or kept, the caller's array is
+			// not held once it was sent (issue 23).
+			if given[0].Data != nil {
+				t.Errorf("the caller's array keeps its %d bytes after it was sent", len(given[0].Data))
 			}
 			asJSON := poolJSON(t, tt.array)
 			want, err := s.Call(ctx, 0, raEcho, []json.RawMessage{json.RawMessage(asJSON)}, Hooks{})

@@ -634,7 +634,7 @@ func TestRExit(t *testing.T) {
 			p.recv(t)
 			p.in.Close()
 		}, 0, ""},
-		{"bad frame length", func(p *rawPool, t *testing.T) { p.in.Write([]byte{0, 0, 0, 1, '1'}) }, 2, "nexus pool: protocol error: frame length 1 is outside 2..268435456"},
+		{"bad frame length", func(p *rawPool, t *testing.T) { p.in.Write([]byte{0, 0, 0, 1, '1'}) }, 2, "nexus pool: protocol error: frame length 1 is outside 2..1073741824"},
 		{"not an object", func(p *rawPool, t *testing.T) { p.send(t, `[1,2]`) }, 2, "nexus pool: protocol error: a message is not an object with a type"},
 		{"not JSON", func(p *rawPool, t *testing.T) { p.send(t, `{"type":`) }, 2, "nexus pool: protocol error: bad message"},
 		{"args not an array", func(p *rawPool, t *testing.T) { p.send(t, `{"type":"call","id":1,"mid":1,"args":5}`) }, 2, "args is not an array"},

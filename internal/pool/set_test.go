@@ -329,7 +329,7 @@ func TestStartFailures(t *testing.T) {
 			"pool py never became ready within 300ms",
 		}},
 		{"protocol error", []string{"python3", "garbage.py"}, 0, []string{
-			"pool py failed to start: it broke the protocol: blob length 2147483647 is over 268435456",
+			"pool py failed to start: it broke the protocol: blob length 2147483647 is over 1073741824",
 		}},
 		{"newer protocol", []string{"python3", "future.py"}, 0, []string{
 			"pool py failed to start: it speaks pool protocol 3; this nexus speaks 1 and 2",

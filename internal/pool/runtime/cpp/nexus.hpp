@@ -845,7 +845,7 @@ inline json resource(const Bytes& data, const std::string& mime_type, const std:
 namespace detail {
 
 // The largest frame body either side may send.
-constexpr std::size_t max_frame = std::size_t(256) << 20;
+constexpr std::size_t max_frame = std::size_t(1) << 30;
 
 // The array dtypes of protocol 2, little-endian on the wire.
 enum class DType { i4, i8, f8 };

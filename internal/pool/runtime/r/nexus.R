@@ -26,7 +26,7 @@ nexus_elicit <- nexus_sample <- nexus_roots <- NULL
 
 local({
   PROTOCOL <- 2L
-  MAX_FRAME <- 268435456 # 256 MiB
+  MAX_FRAME <- 1073741824 # 1 GiB
   POLL_EVERY <- 0.02 # seconds between looks at fd 3 from inside a call
   # readBin() reads a raw vector in blocks of 8096 bytes, one read(2) each,
   # until a block comes short. Asking for at most READ_CHUNK bytes is one

@@ -10,7 +10,7 @@ and it imports none of them.
 # without the re, enum and functools that json pulls in).
 
 PROTOCOL = 2
-MAX_FRAME = 256 << 20
+MAX_FRAME = 1 << 30
 _BLOB = 0x80000000  # header bit 31: a blob frame (protocol 2)
 _CHUNK = 16 << 20  # a frame body is trusted with this much memory before its bytes arrive
 _MIN_ARRAY = 256  # a result with fewer numbers is cheaper as JSON (nexus uses the same bound)
