@@ -179,10 +179,8 @@ func (p *process) call(ctx context.Context, c *callRequest) (ndarray.Value, erro
 	}
 	p.inflight[id] = pc
 	p.mu.Unlock()
-	f := outFrame{payload: payload, arrays: arrays, given: c.opts.Arrays, id: id, call: pc}
-	// A call with arrays goes through writeMessage, which lets their
-	// bytes go once sent, even those adaptArrays turned into JSON.
-	if len(arrays) > 0 || len(f.given) > 0 || !p.writeNow(f) {
+	f := outFrame{payload: payload, arrays: arrays, id: id, call: pc}
+	if len(arrays) > 0 || !p.writeNow(f) {
 		p.out.push(f)
 	}
 
@@ -452,12 +450,8 @@ func validUTF8(args []json.RawMessage) []json.RawMessage {
 type outFrame struct {
 	payload []byte          // frameHeader bytes of room, then the message
 	arrays  []ndarray.Array // their data goes out as blobs before the message
-	// given are the call's arrays as the caller gave them (CallOptions.Arrays),
-	// which arrays copies, narrows or turns into JSON: their data too may
-	// go once the message is sent.
-	given []ndarray.Array
-	id    uint64       // a call's id; 0 for other messages
-	call  *pendingCall // the call, for a call frame
+	id      uint64          // a call's id; 0 for other messages
+	call    *pendingCall    // the call, for a call frame
 	// rest, when set, is the unwritten end of a frame a caller began to
 	// write (writeNow): bytes to send as they are, before anything else.
 	rest []byte
@@ -661,14 +655,6 @@ func (p *process) writeMessage(f outFrame) error {
 	for i := range f.arrays {
 		sent += len(f.arrays[i].Data)
 		f.arrays[i].Data = nil
-	}
-	// adaptArrays made arrays a slice of its own: the caller's elements
-	// kept every argument's bytes alive until the result came, so that a
-	// 100 MB integer echo held its 111 MB argument beside its 111 MB
-	// result (issue 23, GODEBUG=gctrace=1: 111 MB live after this
-	// collection, where nothing of the arguments should be).
-	for i := range f.given {
-		f.given[i].Data = nil
 	}
 	if sent >= largeFrame {
 		// Collect the arguments' buffers now, before the result's arrive:
