@@ -69,17 +69,8 @@ func (s *Server) runCommand(ctx context.Context, r *Request, sf *surface, c clie
 			hooks.Progress = progressNotifier(notify, token, f.progressMessage)
 		}
 	}
-	callCtx := ctx
-	switch {
-	case round != nil:
-		var cancel context.CancelFunc
-		callCtx, cancel = context.WithCancel(ctx)
-		defer cancel()
-		round.cancel = cancel
-		hooks.Ask = round.ask
-	case c.session != nil:
-		hooks.Ask = c.session.askHook
-	}
+	callCtx, cancel := askThrough(ctx, round, c, &hooks)
+	defer cancel()
 	raw, err := sf.caller.Call(callCtx, call, hooks)
 	if round != nil && ctx.Err() == nil && round.needsInput() {
 		if out.input, err = s.inputRequired(round); err != nil {
@@ -134,4 +125,21 @@ func (ss *Session) client() client {
 // statelessClient is a 2026-07-28 request's client.
 func statelessClient(m statelessMeta) client {
 	return client{version: m.version, logLevel: func() string { return m.logLevel }, capabilities: m.capabilities}
+}
+
+// askThrough routes a call's questions to the client: through an MRTR
+// round (2026-07-28), whose context the round may cancel once it has a
+// question to return, or through the session (made once per session: a
+// call that never asks pays nothing). The caller defers the cancel.
+func askThrough(ctx context.Context, round *inputRound, c client, hooks *CallHooks) (context.Context, context.CancelFunc) {
+	if round != nil {
+		callCtx, cancel := context.WithCancel(ctx)
+		round.cancel = cancel
+		hooks.Ask = round.ask
+		return callCtx, cancel
+	}
+	if c.session != nil {
+		hooks.Ask = c.session.askHook
+	}
+	return ctx, func() {}
 }

@@ -335,17 +335,8 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observe
 	if len(token) > 0 && string(token) != "null" {
 		hooks.Progress = progressNotifier(notify, token, f.progressMessage)
 	}
-	callCtx := ctx
-	switch {
-	case round != nil:
-		var cancel context.CancelFunc
-		callCtx, cancel = context.WithCancel(ctx)
-		defer cancel()
-		round.cancel = cancel
-		hooks.Ask = round.ask
-	case c.session != nil:
-		hooks.Ask = c.session.askHook // made once per session: a call that never asks pays nothing
-	}
+	callCtx, cancel := askThrough(ctx, round, c, &hooks)
+	defer cancel()
 	cmd := call.Command
 	if c.task != nil {
 		hooks.Ask = c.task.ask(hooks.Ask) // tasks.go: the task's status follows the function's questions
