@@ -241,3 +241,24 @@ func TestLazyReplyIsTheSameLine(t *testing.T) {
 		})
 	}
 }
+
+// A long line's pieces are joined into the line and let go as they are
+// copied, so that the line is not in memory twice.
+func TestJoinLetsThePiecesGo(t *testing.T) {
+	for _, sizes := range [][]int{{1}, {64 << 10, 64 << 10, 5}, {joinRelease, 3, joinRelease + 1, 7}} {
+		var pieces [][]byte
+		for k, n := range sizes {
+			pieces = append(pieces, bytes.Repeat([]byte{byte('a' + k)}, n))
+		}
+		want := bytes.Join(pieces, nil)
+		got := join(pieces)
+		if !bytes.Equal(got, want) {
+			t.Errorf("pieces of %v: joined %d bytes differ from the %d of bytes.Join", sizes, len(got), len(want))
+		}
+		for k, p := range pieces {
+			if p != nil {
+				t.Errorf("pieces of %v: piece %d still held after the join", sizes, k)
+			}
+		}
+	}
+}
