@@ -662,7 +662,8 @@ func (p *process) writeMessage(f outFrame) error {
 		return err
 	}
 	// Sent: the pool has the arrays now, and a call that reached its pool
-	// is never sent again, so their bytes may go (CallOptions.Arrays).
+	// is never sent again, so their bytes may go (and the caller's, when
+	// given: CallOptions.GiveArrays).
 	sent := len(f.payload)
 	for i := range f.arrays {
 		sent += len(f.arrays[i].Data)
