@@ -658,6 +658,7 @@ func (p *process) writeMessage(f outFrame) error {
 			return err
 		}
 	}
+	p.dropGiven(f)
 	if err := writeHeaded(p.toPool, f.payload); err != nil {
 		return err
 	}
@@ -669,11 +670,6 @@ func (p *process) writeMessage(f outFrame) error {
 		sent += len(f.arrays[i].Data)
 		f.arrays[i].Data = nil
 	}
-	if len(f.given) > 0 && !p.mayResend(f.id) {
-		for i := range f.given {
-			f.given[i].Data = nil
-		}
-	}
 	if sent >= largeFrame {
 		// Collect the arguments' buffers now, before the result's arrive:
 		// left to the collector's pace, both would be in memory at once.
@@ -682,12 +678,29 @@ func (p *process) writeMessage(f outFrame) error {
 	return nil
 }
 
-// mayResend reports whether the sent call id could still be sent again, to
-// a fresh process: in a sequential pool, a call ahead of it that gets
-// stuck sends the calls waiting behind it there (retire).
-func (p *process) mayResend(id uint64) bool {
+// dropGiven lets the arrays a caller gave with call f go once their blobs
+// are sent (CallOptions.GiveArrays), unless the call could be sent again.
+// It runs under p.mu and before the message that lets the pool answer, so
+// the reply, delivered under p.mu, comes after it: the caller never sees
+// its arrays change once its call has returned.
+func (p *process) dropGiven(f outFrame) {
+	if len(f.given) == 0 {
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.mayResend(f.id) {
+		return
+	}
+	for i := range f.given {
+		f.given[i].Data = nil
+	}
+}
+
+// mayResend reports whether the sent call id could still be sent again, to
+// a fresh process: in a sequential pool, a call ahead of it that gets
+// stuck sends the calls waiting behind it there (retire). p.mu is held.
+func (p *process) mayResend(id uint64) bool {
 	if p.mode != sequential {
 		return false // concurrent: they run on; unknown: they fail
 	}

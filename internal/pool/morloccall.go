@@ -69,7 +69,7 @@ func (p *morlocProcess) call(ctx context.Context, c *callRequest) (ndarray.Value
 	p.inflight[mc] = true
 	p.mu.Unlock()
 	asArrays := c.opts.Ret != nil && c.opts.Ret.Rank > 0 // the caller writes arrays in the result
-	var given []ndarray.Array // the caller's, dropped once sent (CallOptions.GiveArrays)
+	var given []ndarray.Array                            // the caller's, dropped once sent (CallOptions.GiveArrays)
 	if c.opts.GiveArrays {
 		given = c.opts.Arrays
 	}
