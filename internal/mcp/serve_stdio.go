@@ -67,7 +67,7 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 		if len(trimSpace(line)) == 0 {
 			continue // SPEC §4.1: blank lines are skipped
 		}
-		returnIfLarge(len(line)) // the pieces it was read in are garbage
+		collectIfLarge(len(line)) // the pieces it was read in are garbage
 		items, batch := decodeLine(line, true)
 		if batch {
 			// JSON-RPC 2.0 §6: one array of replies, once every request in it is done.

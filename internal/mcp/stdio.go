@@ -86,22 +86,24 @@ func (lr *LineReader) Next() ([]byte, error) {
 const joinRelease = 32 << 20
 
 // join joins a line's pieces into one buffer, letting the pieces go as
-// they are copied: the pages of a large line's pieces are given back every
-// joinRelease bytes, so that the line is in memory about once, not twice
-// (issue 23: the pieces' 96 MB beside the line's were the peak of a 100 MB
-// matrix's echo).
+// they are copied: the pages of the pieces of a line longer than any
+// before (newLargest) are given back every joinRelease bytes and at the
+// end, so that the line is in memory about once, not twice (issue 23: the
+// pieces' 96 MB beside the line's were the peak of a 100 MB matrix's
+// echo).
 func join(pieces [][]byte) []byte {
 	n := 0
 	for _, p := range pieces {
 		n += len(p)
 	}
+	release := newLargest(n)
 	line := make([]byte, 0, n)
 	copied := 0
 	for i, p := range pieces {
 		line = append(line, p...)
 		pieces[i] = nil
-		if copied += len(p); copied >= joinRelease {
-			returnIfLarge(copied)
+		if copied += len(p); release && (copied >= joinRelease || i == len(pieces)-1) {
+			returnFreeMemory()
 			copied = 0
 		}
 	}

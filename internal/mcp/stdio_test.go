@@ -262,3 +262,18 @@ func TestJoinLetsThePiecesGo(t *testing.T) {
 		}
 	}
 }
+
+// A line's pieces are given back to the OS only for a large line longer
+// than any before it: a line no longer finds pages of its size to reuse.
+func TestNewLargestLine(t *testing.T) {
+	defer largestLine.Store(largestLine.Load())
+	largestLine.Store(0)
+	for _, tt := range []struct {
+		n    int
+		want bool
+	}{{largeValue - 1, false}, {largeValue, true}, {largeValue, false}, {100 << 20, true}, {10 << 20, false}, {100<<20 + 1, true}} {
+		if got := newLargest(tt.n); got != tt.want {
+			t.Errorf("newLargest(%d): %v, want %v", tt.n, got, tt.want)
+		}
+	}
+}
