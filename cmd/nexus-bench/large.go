@@ -211,7 +211,7 @@ func (b *bench) echoWith(s *session, pools []manifestPool, lang, tool, what stri
 	}
 	rn := float64(runs)
 	b.add(row{section: section, lang: lang, what: what + ": round trip", value: best, unit: "ms", floor: none,
-		details: fmt.Sprintf("%s MB argument; best of %d (the first %s ms); CPU per call: nexus %s ms, pool %s ms", num(size), runs, num(e.firstMs), num(cpu.nexus/rn/1e3), num(cpu.pool/rn/1e3))})
+		details: fmt.Sprintf("%s MB argument; best of %d (the first %s ms, nexus CPU %s ms); CPU per call: nexus %s ms, pool %s ms", num(size), runs, num(e.firstMs), num(e.firstNexusMs), num(cpu.nexus/rn/1e3), num(cpu.pool/rn/1e3))})
 	b.add(row{section: section, lang: lang, what: what + ": MB/s", value: size / (best / 1e3), unit: "MB/s", floor: none,
 		details: fmt.Sprintf("%s ms per MB", num(best/size))})
 	b.add(row{section: section, lang: lang, what: what + ": nexus peak RSS", value: mb(peak), unit: "MB", floor: size, vs: ratio(mb(peak), size),
