@@ -162,7 +162,7 @@ func freshEcho(b *testing.B, lang, kind string, mb float64, warm int) {
 		}
 	}
 	small, smallDesc := freshPayload(kind, lang, 0.01)
-	call(small, smallDesc) // the runtime's code paths warm, as nexus's warm-up call makes them
+	call(small, smallDesc)                                                // the runtime's code paths warm, as nexus's warm-up call makes them
 	os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0) // resets VmHWM
 	c0 := readCounters(b, pid)
 	call(blob, desc)
