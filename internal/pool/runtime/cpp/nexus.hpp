@@ -1872,11 +1872,15 @@ inline void answer_ask(json& message) {
     call->cv.notify_all();
 }
 
-// read_body reads a frame's n bytes into buf, growing it as they arrive.
+// read_body reads a frame's n bytes into buf. Up to a MiB is trusted with
+// memory before bytes arrive; once the first MiB has come the whole body
+// is allocated at once: growing by doubling touched (or copied) up to
+// twice the body, and fresh pages are what large calls pay for (issue 23).
 inline void read_body(int fd, Buffer& buf, std::size_t n, const char* what) {
+    constexpr std::size_t first = 1 << 20;
     buf.size = 0;
     while (buf.size < n) {
-        if (buf.size == buf.capacity) buf.reserve(std::min(n, std::max<std::size_t>(buf.capacity * 2, 64 << 10)));
+        if (buf.size == buf.capacity) buf.reserve(buf.size < first ? std::min(n, first) : n);
         ssize_t r = ::read(fd, buf.data.get() + buf.size, std::min(n, buf.capacity) - buf.size);
         if (r < 0) {
             if (errno == EINTR) continue;
