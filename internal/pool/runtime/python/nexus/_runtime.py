@@ -324,11 +324,11 @@ def _read_loop(reader, table):
             size &= ~_BLOB
             if size > MAX_FRAME:
                 raise _ProtocolError("blob length %d is over %d" % (size, MAX_FRAME))
-            blobs.append(_read_body(read, size))
+            blobs.append(_read_body(reader, size))
             continue
         if size < 2 or size > MAX_FRAME:
             raise _ProtocolError("frame length %d is outside 2..%d" % (size, MAX_FRAME))
-        message = _decode(_read_body(read, size))
+        message = _decode(_read_body(reader, size))
         kind = message["type"]
         if blobs or "arrays" in message:
             arrays = _array_code().take(message, blobs)
