@@ -1428,19 +1428,51 @@ local({
       state$need <- 4 + n - state$rlen
       return(NULL)
     }
+    state$rlen <- state$rlen - 4 - n
+    state$need <- 0
     if (length(state$rbuf) - pos < 4 + n) {
-      gather()
-      pos <- 0L
+      return(list(blob = blob, body = spanning_body(pos, n)))
     }
     body <- if (n > 0) state$rbuf[(pos + 5L):(pos + 4L + n)] else raw(0)
     state$rpos <- pos + 4L + as.integer(n)
-    state$rlen <- state$rlen - 4 - n
-    state$need <- 0
     if (state$rpos >= length(state$rbuf)) {
       state$rbuf <- raw(0)
       state$rpos <- 0L
     }
     list(blob = blob, body = body)
+  }
+
+  # spanning_body takes the body of n bytes whose header is at pos in rbuf
+  # and which runs on into the chunks in rmore, and leaves what follows it
+  # as rbuf. It joins the body's pieces once: joining everything read and
+  # then cutting the body out made two copies of a large frame, each in
+  # memory touched for the first time (issue 23).
+  spanning_body <- function(pos, n) {
+    head <- state$rbuf
+    parts <- c(
+      list(if (pos + 4L < length(head)) head[(pos + 5L):length(head)] else raw(0)),
+      mget(as.character(seq_len(state$nmore)), envir = state$rmore)
+    )
+    state$rmore <- new.env(parent = emptyenv())
+    state$nmore <- 0L
+    state$rpos <- 0L
+    # The body ends in part k; what follows it there and after is left over.
+    got <- 0
+    k <- 0L
+    while (got < n) {
+      k <- k + 1L
+      got <- got + length(parts[[k]])
+    }
+    extra <- got - n
+    rest <- if (k < length(parts)) parts[(k + 1L):length(parts)] else list()
+    if (extra > 0) {
+      last <- parts[[k]]
+      keep <- length(last) - extra
+      rest <- c(list(last[(keep + 1L):length(last)]), rest)
+      parts[[k]] <- if (keep > 0) last[seq_len(keep)] else raw(0)
+    }
+    state$rbuf <- if (length(rest)) unlist(rest, use.names = FALSE) else raw(0)
+    unlist(parts[seq_len(k)], use.names = FALSE)
   }
 
   # take handles one frame: a blob waits for its message; a message is
