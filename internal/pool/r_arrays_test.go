@@ -357,6 +357,34 @@ func TestRArrayResults(t *testing.T) {
 		{name: "names dropped", kind: "named", n: 2, ret: realRet, json: `[1,2]`},
 		{name: "factor", kind: "factor", n: 300, ret: intRet, json: jsonList(300, func(i int) string { return `"` + string(rune('x'+(i+1)%2)) + `"` })},
 		{name: "data frame", kind: "frame", n: 2, ret: matrixRet, json: `[{"x":1,"y":0.5},{"x":2,"y":1}]`},
+		// Finite numbers whose sum overflows still go as an array.
+		{name: "doubles whose sum is infinite", kind: "huge", n: 300, ret: realRet, array: arr(f8Values(nil, []int{300}, floats(300, func(i int) float64 { return []float64{1.5e308, 1.6e308}[i%2] })...))},
+		{name: "rows whose sum is infinite", kind: "huge_rows", n: 300, ret: matrixRet, array: arr(f8Values(nil, []int{300, 2}, floats(600, func(i int) float64 {
+			if i%2 == 0 {
+				return 1.5e308
+			}
+			return -float64(i/2 + 1)
+		})...))},
+		// Arrays over a piece (131072 elements) are written in several.
+		{name: "integer vector in pieces", kind: "ints", n: 300_000, ret: intRet, array: arr(i4Values(nil, []int{300_000}, seqInts(300_000)...))},
+		{name: "I(double vector) in pieces", kind: "asis_reals", n: 300_000, ret: realRet, array: arr(f8Values(nil, []int{300_000}, floats(300_000, func(i int) float64 { return float64(i+1) / 4 })...))},
+		{name: "rows in blocks", kind: "rows", n: 100_000, ret: matrixRet, array: arr(f8Values(nil, []int{100_000, 3}, floats(300_000, func(i int) float64 {
+			r := float64(i/3 + 1)
+			return []float64{r / 2, -r, r * 1.5}[i%3]
+		})...))},
+		{name: "integer rows in blocks", kind: "int_rows", n: 140_000, ret: matrixRet, array: arr(i4Values(nil, []int{140_000, 2}, ints32(280_000, func(i int) int32 {
+			if i%2 == 0 {
+				return int32(i/2 + 1)
+			}
+			return -int32(i/2 + 1)
+		})...))},
+		{name: "mixed rows in blocks", kind: "mixed_rows", n: 140_000, ret: matrixRet, array: arr(f8Values(nil, []int{140_000, 2}, floats(280_000, func(i int) float64 {
+			r := i/2 + 1
+			if r%2 == 1 {
+				return []float64{float64(r), -float64(r)}[i%2]
+			}
+			return []float64{float64(r) / 2, 0.25}[i%2]
+		})...))},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
