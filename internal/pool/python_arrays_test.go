@@ -197,6 +197,7 @@ func TestPythonArrayResultFallsBackToJSON(t *testing.T) {
 	}{
 		{"ragged", `{"rank":2,"number":"int"}`, 300},
 		{"huge", `{"rank":1,"number":"int"}`, 300},
+		{"huge", `{"rank":1,"number":"int"}`, 300_000}, // beyond 64 bits in the last of several pieces
 		{"floats", `{"rank":1,"number":"int"}`, 300},
 		{"bool", `{"rank":1,"number":"int"}`, 300},
 		{"bool", `{"rank":1,"number":"real"}`, 300},
