@@ -12,10 +12,11 @@ import (
 
 // largePhase echoes every payload through echo_<lang> and
 // echoMatrix_<lang>, beside the language's own JSON decode+encode of the
-// same bytes. Each language and kind gets a nexus of its own (named
-// large-<lang>-<kind> for -nexus-env), sizes in ascending order: a Go
-// process keeps the memory of a large call until its next collection, so
-// a peak measured after a larger payload would be that payload's.
+// same bytes. Each language, kind and size gets a nexus of its own (named
+// large-<lang>-<kind> for -nexus-env): a process keeps the memory of a
+// large call, so a peak measured after a larger payload would be that
+// payload's, and a first call after a smaller one would find part of its
+// memory touched already (linPoint).
 func (b *bench) largePhase() {
 	defer b.dropPayloads()
 	for _, lang := range b.cfg.langs {
@@ -45,19 +46,6 @@ func (b *bench) largeKind(lang string, k payloadKind, fc *floorChild) error {
 	for _, mb := range b.cfg.sizesMB {
 		maxLine = max(maxLine, int64(mb*1e6)*2+(1<<20))
 	}
-	s, err := b.startSession(fmt.Sprintf("large-%s-%s", lang, k.name), "--max-line", strconv.FormatInt(maxLine, 10), "--timeout", b.cfg.callTimeout.String())
-	if err != nil {
-		return err
-	}
-	// Every pool up, and the tool called once, before anything is timed.
-	if err := s.ready(b.cfg.langs...); err != nil {
-		s.stop(time.Minute)
-		return err
-	}
-	if line, err := s.call(k.tool+"_"+lang, fmt.Sprintf(`{%q:%s}`, k.arg, k.warm)); err != nil || echoed(line, []byte(k.warm)) != "" {
-		s.stop(time.Minute)
-		return fmt.Errorf("warm-up call to %s_%s: %v %.300s", k.tool, lang, err, line)
-	}
 	msPerByte := 0.0 // of the last size: predicts the next
 	var line []linPoint
 	for _, mb := range b.cfg.sizesMB {
@@ -74,20 +62,38 @@ func (b *bench) largeKind(lang string, k payloadKind, fc *floorChild) error {
 		}
 		p, err := b.payload(k, mb)
 		if err != nil {
+			return err
+		}
+		// Every size in a nexus and pools of their own: its first call
+		// then meets memory no process has touched, as at every other
+		// size (linPoint).
+		s, err := b.startSession(fmt.Sprintf("large-%s-%s", lang, k.name), "--max-line", strconv.FormatInt(maxLine, 10), "--timeout", b.cfg.callTimeout.String())
+		if err != nil {
+			return err
+		}
+		// Every pool up, and the tool called once, before anything is timed.
+		if err := s.ready(b.cfg.langs...); err != nil {
 			s.stop(time.Minute)
 			return err
 		}
-		best, nexusMs, wrong, err := b.echo(s, lang, tool, what, p)
+		if line, err := s.call(tool, fmt.Sprintf(`{%q:%s}`, k.arg, k.warm)); err != nil || echoed(line, []byte(k.warm)) != "" {
+			s.stop(time.Minute)
+			return fmt.Errorf("warm-up call to %s: %v %.300s", tool, err, line)
+		}
+		e, err := b.echo(s, lang, tool, what, p)
 		if err != nil {
 			s.stop(time.Minute)
 			return err
 		}
-		if wrong {
+		if err := s.stop(time.Minute); err != nil {
+			return s.failure("stopping nexus", err)
+		}
+		if e.wrong {
 			break // the next sizes would be wrong the same way
 		}
-		msPerByte = best / float64(len(p.data))
+		msPerByte = e.best / float64(len(p.data))
 		size := float64(len(p.data)) / 1e6
-		line = append(line, linPoint{mb: mb, mbps: size / (best / 1e3), cpuPerMB: nexusMs / size})
+		line = append(line, linPoint{mb: mb, mbps: size / (e.firstMs / 1e3), cpuPerMB: e.firstNexusMs / size})
 		if fc != nil {
 			progress("large data: the %s JSON floor of %s", lang, p.label())
 			f, err := fc.jsonFloor(p, b.cfg.runsFor(mb), b.cfg.callTimeout)
@@ -96,24 +102,28 @@ func (b *bench) largeKind(lang string, k payloadKind, fc *floorChild) error {
 				fc.stop()
 				fc = nil
 			} else {
-				b.jsonFloorRow(lang, what, p, best, f)
+				b.jsonFloorRow(lang, what, p, e.best, f)
 			}
 		}
 	}
 	b.linearityRow(lang, k.tool+"_"+lang+" "+k.name, line)
-	if err := s.stop(time.Minute); err != nil {
-		return s.failure("stopping nexus", err)
-	}
 	return nil
 }
 
-// linPoint is one size's figures for the linearity row.
+// linPoint is one size's figures for the linearity row: those of its
+// first call, in a nexus and pools started for it. On a machine where a
+// page's first touch costs far more than the bytes written to it (the VM
+// of docs/performance.md, issue 23: some 20 µs a page), the best of three
+// 10 MB calls reuses the pages of the first, and a single 100 MB call
+// cannot: set side by side, they would measure which memory was warm, not
+// how the cost grows with the size.
 type linPoint struct{ mb, mbps, cpuPerMB float64 }
 
-// linearityRow sets the MB/s of every size beside that at 10 MB (or the
-// smallest size above it, when 10 MB was not run), and nexus's CPU per
-// MB likewise: flat from 10 MB up is the goal (issue 23), so the row's
-// figure is the largest size's MB/s and its floor the 10 MB one's.
+// linearityRow sets the MB/s of every size's first call beside that at
+// 10 MB (or the smallest size above it, when 10 MB was not run), and
+// nexus's CPU per MB likewise: flat from 10 MB up is the goal (issue 23),
+// so the row's figure is the largest size's MB/s and its floor the 10 MB
+// one's.
 func (b *bench) linearityRow(lang, what string, pts []linPoint) {
 	ref := -1
 	for i, p := range pts {
@@ -134,25 +144,33 @@ func (b *bench) linearityRow(lang, what string, pts []linPoint) {
 	}
 	b.add(row{section: secLarge, lang: lang, what: fmt.Sprintf("%s: MB/s at %s MB vs %s MB", what, mbLabel(last.mb), mbLabel(base.mb)),
 		value: last.mbps, unit: "MB/s", floor: base.mbps, vs: ratio(last.mbps, base.mbps),
-		details: fmt.Sprintf("MB/s at %s MB: %s; nexus CPU per MB (ms): %s", strings.Join(sizes, " / "), strings.Join(mbps, " / "), strings.Join(cpu, " / "))})
+		details: fmt.Sprintf("first call of each size, in processes of its own; MB/s at %s MB: %s; nexus CPU per MB (ms): %s", strings.Join(sizes, " / "), strings.Join(mbps, " / "), strings.Join(cpu, " / "))})
 }
 
-// echo runs the echo of p runs times and adds its rows; it returns the
-// best round trip in ms, nexus's CPU per call in ms, and whether the
-// answer was wrong.
-func (b *bench) echo(s *session, lang, tool, what string, p *payload) (float64, float64, bool, error) {
+// echoResult is what echo measured, in ms.
+type echoResult struct {
+	best         float64 // the best round trip
+	nexusMs      float64 // nexus's CPU per call, on average
+	firstMs      float64 // the first call's round trip
+	firstNexusMs float64 // and nexus's CPU in it
+	wrong        bool    // the answer was wrong (a row says so)
+}
+
+// echo runs the echo of p runs times and adds its rows.
+func (b *bench) echo(s *session, lang, tool, what string, p *payload) (echoResult, error) {
 	return b.echoWith(s, b.pools, lang, tool, what, p, secLarge)
 }
 
 // echoWith is echo for a program whose pools are pools, its rows in section.
-func (b *bench) echoWith(s *session, pools []manifestPool, lang, tool, what string, p *payload, section string) (float64, float64, bool, error) {
+func (b *bench) echoWith(s *session, pools []manifestPool, lang, tool, what string, p *payload, section string) (echoResult, error) {
 	runs := b.cfg.runsFor(p.mb)
 	size := float64(len(p.data)) / 1e6
 	progress("%s: %s (%s MB) × %d", section, what, num(size), runs)
 	fam := findFamily(s.pid(), pools)
 	best, peak, before, poolPeak := math.Inf(1), int64(math.MaxInt64), int64(0), int64(0)
 	var cpu cpuSample
-	for range runs {
+	var e echoResult
+	for i := range runs {
 		id := s.nextID
 		s.nextID++
 		prefix := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{%q:`, id, tool, p.kind.arg)
@@ -166,9 +184,13 @@ func (b *bench) echoWith(s *session, pools []manifestPool, lang, tool, what stri
 		line, err := s.exchange(id, prefix, p.data, []byte("}}}\n"))
 		rt := time.Since(t0)
 		if err != nil {
-			return 0, 0, false, s.failure(what, err)
+			return e, s.failure(what, err)
 		}
-		cpu = cpu.add(b.sampleCPU(fam, lang).sub(c0))
+		d := b.sampleCPU(fam, lang).sub(c0)
+		cpu = cpu.add(d)
+		if i == 0 {
+			e.firstMs, e.firstNexusMs = ms(rt), d.nexus/1e3
+		}
 		// The smallest peak of the runs: a later run may start with the
 		// memory an earlier one left behind.
 		if m, err := readMemory(fam.nexus); err == nil && m.hwm < peak {
@@ -182,18 +204,20 @@ func (b *bench) echoWith(s *session, pools []manifestPool, lang, tool, what stri
 		if why := echoed(line, p.data); why != "" {
 			b.add(row{section: section, lang: lang, what: what + ": round trip", text: "WRONG", floor: none, details: why})
 			b.fail("large data: %s: WRONG answer: %s", what, why)
-			return 0, 0, true, nil
+			e.wrong = true
+			return e, nil
 		}
 		best = min(best, ms(rt))
 	}
 	rn := float64(runs)
 	b.add(row{section: section, lang: lang, what: what + ": round trip", value: best, unit: "ms", floor: none,
-		details: fmt.Sprintf("%s MB argument; best of %d; CPU per call: nexus %s ms, pool %s ms", num(size), runs, num(cpu.nexus/rn/1e3), num(cpu.pool/rn/1e3))})
+		details: fmt.Sprintf("%s MB argument; best of %d (the first %s ms, nexus CPU %s ms); CPU per call: nexus %s ms, pool %s ms", num(size), runs, num(e.firstMs), num(e.firstNexusMs), num(cpu.nexus/rn/1e3), num(cpu.pool/rn/1e3))})
 	b.add(row{section: section, lang: lang, what: what + ": MB/s", value: size / (best / 1e3), unit: "MB/s", floor: none,
 		details: fmt.Sprintf("%s ms per MB", num(best/size))})
 	b.add(row{section: section, lang: lang, what: what + ": nexus peak RSS", value: mb(peak), unit: "MB", floor: size, vs: ratio(mb(peak), size),
 		details: fmt.Sprintf("VmHWM during the call (%s MB before it), the smallest of %d; floor: the payload; pool peak %s MB", num(mb(before)), runs, num(mb(poolPeak)))})
-	return best, cpu.nexus / rn / 1e3, false, nil
+	e.best, e.nexusMs = best, cpu.nexus/rn/1e3
+	return e, nil
 }
 
 // jsonFloorRow puts the JSON floor beside the round-trip row of what.

@@ -346,7 +346,7 @@ func (b *bench) morlocWarm(m *morlocBench) {
 		p := &payload{kind: payloadKind{name: "Reals", arg: "_1"}, mb: float64(len(m.argData)) / 1e6, data: m.argData}
 		tool := "echo" + l.suffix
 		what := fmt.Sprintf("%s %d Reals over MCP stdio, warm", tool, len(m.want))
-		if _, _, wrong, err := b.echoWith(s, m.pools, l.lang, tool, what, p, secMorloc); err != nil || wrong {
+		if e, err := b.echoWith(s, m.pools, l.lang, tool, what, p, secMorloc); err != nil || e.wrong {
 			b.fail("morloc pools: %s: %v", what, err)
 			return
 		}

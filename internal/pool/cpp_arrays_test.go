@@ -549,6 +549,10 @@ func testCppCallWith(t *testing.T, exe string) {
 		{"[[Real]]", cppEchoGrid, `[null]`, []ndarray.Array{f8Array([]any{0}, []int{20, 15}, reals(300))}, ndarray.Ret{Rank: 2, Number: ndarray.Real}},
 		{"[[Int]]", cppEchoIntGrid, `[null]`, []ndarray.Array{i8Array([]any{0}, []int{16, 16}, ints(256, 1<<40, -(1<<33)))}, ndarray.Ret{Rank: 2, Number: ndarray.Int}},
 		{"[[[Int]]]", cppEchoCube, `[null]`, []ndarray.Array{i8Array([]any{0}, []int{4, 8, 10}, ints(320, -160, 1))}, ndarray.Ret{Rank: 3, Number: ndarray.Int}},
+		// Rows of 4 KiB and more go out from their own memory, one piece each.
+		{"[[Real]] of long rows", cppEchoGrid, `[null]`, []ndarray.Array{f8Array([]any{0}, []int{3, 600}, reals(1800))}, ndarray.Ret{Rank: 2, Number: ndarray.Real}},
+		{"[[Int]] of long rows", cppEchoIntGrid, `[null]`, []ndarray.Array{i8Array([]any{0}, []int{2, 1100}, ints(2200, -1000, 7))}, ndarray.Ret{Rank: 2, Number: ndarray.Int}},
+		{"[[Real]] of more long rows than one writev takes", cppEchoGrid, `[null]`, []ndarray.Array{f8Array([]any{0}, []int{1100, 520}, reals(1100*520))}, ndarray.Ret{Rank: 2, Number: ndarray.Real}},
 		{"a result without array arguments", cppMakeGrid, `[20,30,false]`, nil, ndarray.Ret{Rank: 2, Number: ndarray.Int}},
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

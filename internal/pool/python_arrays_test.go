@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -197,6 +198,7 @@ func TestPythonArrayResultFallsBackToJSON(t *testing.T) {
 	}{
 		{"ragged", `{"rank":2,"number":"int"}`, 300},
 		{"huge", `{"rank":1,"number":"int"}`, 300},
+		{"huge", `{"rank":1,"number":"int"}`, 300_000}, // beyond 64 bits in the last of several pieces
 		{"floats", `{"rank":1,"number":"int"}`, 300},
 		{"bool", `{"rank":1,"number":"int"}`, 300},
 		{"bool", `{"rank":1,"number":"real"}`, 300},
@@ -600,5 +602,52 @@ func TestMayResend(t *testing.T) {
 		if got := p.mayResend(5); got != tt.want {
 			t.Errorf("%s: mayResend %v, want %v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// Large arrays and messages, past the runtime's 16 MiB read chunk and
+// sent back in pieces, come through byte for byte.
+func TestPythonLargeArrays(t *testing.T) {
+	p := startArraysPool(t)
+	p.recvWait = time.Minute
+	n := 2_500_000 // 20 MB of i8: over the 16 MiB chunk
+	ints := make([]int64, n)
+	for i := range ints {
+		ints[i] = int64(i)*7919 - 1<<40
+	}
+	ints[1] = math.MinInt64
+	ints[n-1] = math.MaxInt64
+	reals := make([]float64, n)
+	for i := range reals {
+		reals[i] = float64(i)*0.37 - 1e6
+	}
+	tests := []struct {
+		name, dtype, shape, ret string
+		blob                    []byte
+	}{
+		{"i8, rank 1, 20 MB", "i8", fmt.Sprint("[", n, "]"), `{"rank":1,"number":"int"}`, i8Blob(ints...)},
+		{"f8, rank 2, 20 MB", "f8", "[1000,2500]", `{"rank":2,"number":"real"}`, f8Blob(reals...)},
+		{"i8, rank 1, under a chunk", "i8", "[1000]", `{"rank":1,"number":"int"}`, i8Blob(ints[:1000]...)},
+		{"f8, rank 2, rows shorter than a piece", "f8", "[100000,3]", `{"rank":2,"number":"real"}`, f8Blob(reals[:300000]...)},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p.sendBlob(t, tt.blob)
+			p.send(t, fmt.Sprintf(`{"type":"call","id":%d,"mid":%d,"args":[null],"arrays":[{"path":[0],"dtype":%q,"shape":%s}],"ret":%s}`,
+				i+1, arrEcho, tt.dtype, tt.shape, tt.ret))
+			m, blobs := p.recvWithBlobs(t)
+			if m["type"] != "result" || len(blobs) != 1 {
+				t.Fatalf("reply %v with %d blobs, want a result with one", m, len(blobs))
+			}
+			if !bytes.Equal(blobs[0], tt.blob) {
+				t.Errorf("the echo differs: %d bytes back for %d", len(blobs[0]), len(tt.blob))
+			}
+		})
+	}
+	// A message over the chunk: 17 MB of JSON text in one string.
+	long := strings.Repeat("x", 17<<20)
+	m := p.callValue(t, fmt.Sprintf(`{"type":"call","id":99,"mid":%d,"args":[%q]}`, arrEcho, long))
+	if m["value"] != long {
+		t.Errorf("a 17 MiB string came back as %d bytes", len(fmt.Sprint(m["value"])))
 	}
 }

@@ -4,6 +4,7 @@ package pool
 // testdata/r/arrays.R: on bare pipes, frame by frame, and through a Set.
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -356,6 +357,34 @@ func TestRArrayResults(t *testing.T) {
 		{name: "names dropped", kind: "named", n: 2, ret: realRet, json: `[1,2]`},
 		{name: "factor", kind: "factor", n: 300, ret: intRet, json: jsonList(300, func(i int) string { return `"` + string(rune('x'+(i+1)%2)) + `"` })},
 		{name: "data frame", kind: "frame", n: 2, ret: matrixRet, json: `[{"x":1,"y":0.5},{"x":2,"y":1}]`},
+		// Finite numbers whose sum overflows still go as an array.
+		{name: "doubles whose sum is infinite", kind: "huge", n: 300, ret: realRet, array: arr(f8Values(nil, []int{300}, floats(300, func(i int) float64 { return []float64{1.5e308, 1.6e308}[i%2] })...))},
+		{name: "rows whose sum is infinite", kind: "huge_rows", n: 300, ret: matrixRet, array: arr(f8Values(nil, []int{300, 2}, floats(600, func(i int) float64 {
+			if i%2 == 0 {
+				return 1.5e308
+			}
+			return -float64(i/2 + 1)
+		})...))},
+		// Arrays over a piece (131072 elements) are written in several.
+		{name: "integer vector in pieces", kind: "ints", n: 300_000, ret: intRet, array: arr(i4Values(nil, []int{300_000}, seqInts(300_000)...))},
+		{name: "I(double vector) in pieces", kind: "asis_reals", n: 300_000, ret: realRet, array: arr(f8Values(nil, []int{300_000}, floats(300_000, func(i int) float64 { return float64(i+1) / 4 })...))},
+		{name: "rows in blocks", kind: "rows", n: 100_000, ret: matrixRet, array: arr(f8Values(nil, []int{100_000, 3}, floats(300_000, func(i int) float64 {
+			r := float64(i/3 + 1)
+			return []float64{r / 2, -r, r * 1.5}[i%3]
+		})...))},
+		{name: "integer rows in blocks", kind: "int_rows", n: 140_000, ret: matrixRet, array: arr(i4Values(nil, []int{140_000, 2}, ints32(280_000, func(i int) int32 {
+			if i%2 == 0 {
+				return int32(i/2 + 1)
+			}
+			return -int32(i/2 + 1)
+		})...))},
+		{name: "mixed rows in blocks", kind: "mixed_rows", n: 140_000, ret: matrixRet, array: arr(f8Values(nil, []int{140_000, 2}, floats(280_000, func(i int) float64 {
+			r := i/2 + 1
+			if r%2 == 1 {
+				return []float64{float64(r), -float64(r)}[i%2]
+			}
+			return []float64{float64(r) / 2, 0.25}[i%2]
+		})...))},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -559,5 +588,60 @@ func TestRArraysThroughSet(t *testing.T) {
 	v, err = s.CallWith(ctx, 0, raMake, []json.RawMessage{json.RawMessage(`"nan"`), json.RawMessage("300")}, CallOptions{Ret: &ndarray.Ret{Rank: 1, Number: ndarray.Real}})
 	if err != nil || len(v.Arrays) != 0 || !strings.HasSuffix(string(v.JSON), `,74.75,"NaN"]`) {
 		t.Errorf("make(nan) = %.80s, %d arrays, %v", v.JSON, len(v.Arrays), err)
+	}
+}
+
+// Large arrays, read in many chunks (1 MiB at most each), come through
+// byte for byte, and so do the frames that arrive in a chunk behind them.
+func TestRLargeArrays(t *testing.T) {
+	p := startRArraysRawPool(t)
+	p.recv(t) // ready
+	big := ints32(5_000_000, func(i int) int32 { return int32(i*7919 - 1<<30) })
+	reals := floats(2_500_000, func(i int) float64 { return float64(i)*0.37 - 1e6 })
+	type call struct {
+		dtype, shape, ret string // ret: the call's ret and returns
+		blob              []byte
+	}
+	ints := func(vs []int32) call {
+		return call{"i4", fmt.Sprint("[", len(vs), "]"), `{"rank":1,"number":"int"},"returns":{"list":"int"}`, i4Values(nil, nil, vs...).Data}
+	}
+	tests := []struct {
+		name  string
+		calls []call // written back to back, before any reply is read
+	}{
+		{"i4, rank 1, 20 MB", []call{ints(big)}},
+		{"f8, rank 2, 20 MB", []call{{"f8", "[1000,2500]", `{"rank":2,"number":"real"},"returns":{"list":{"list":"real"}}`, f8Values(nil, nil, reals...).Data}}},
+		{"just over a chunk", []call{ints(big[:300_000])}},
+		{"under a chunk", []call{ints(big[:1000])}},
+		{"three back to back", []call{ints(big[:700_000]), ints(big[1:300]), ints(big[2:2_000_001])}},
+	}
+	id := 0
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			first := id + 1
+			msgs := make([]string, len(tt.calls))
+			for i, c := range tt.calls {
+				id++
+				msgs[i] = fmt.Sprintf(`{"type":"call","id":%d,"mid":%d,"args":[null],"arrays":[{"path":[0],"dtype":%q,"shape":%s}],"ret":%s}`,
+					id, raEcho, c.dtype, c.shape, c.ret)
+			}
+			// All in one write, so that the read that ends a blob brings in
+			// the frames behind it; the replies are read meanwhile.
+			var all bytes.Buffer
+			for i, c := range tt.calls {
+				writeBlob(&all, c.blob)
+				writeFrame(&all, []byte(msgs[i]))
+			}
+			go p.in.Write(all.Bytes())
+			for i, c := range tt.calls {
+				m, blobs := p.recvWithBlobs(t)
+				if m["type"] != "result" || fmt.Sprint(m["id"]) != fmt.Sprint(first+i) || len(blobs) != 1 {
+					t.Fatalf("reply %v with %d blobs, want the result of call %d with one", m, len(blobs), first+i)
+				}
+				if !bytes.Equal(blobs[0], c.blob) {
+					t.Errorf("call %d: the echo differs: %d bytes back for %d", first+i, len(blobs[0]), len(c.blob))
+				}
+			}
+		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -183,5 +184,44 @@ func poolEnv(lang string, worker int, runtimeDir string) []string {
 		}
 		env = append(env, "PYTHONPATH="+pythonPath, "PYTHONUNBUFFERED=1")
 	}
+	env = append(env, mallocTuning(env)...)
 	return env // exec.Cmd keeps the last of duplicate keys
+}
+
+// mallocTuning is the glibc malloc settings a pool gets beside env, so
+// that a large call's buffers are reused by the next one instead of
+// handed back to the kernel and faulted in anew, each page at ~20 µs on
+// a VM (issue 23, docs/performance.md): buffers up to the frame limit
+// come from the heap (by default, one over 32 MiB at most is a fresh
+// mmap every time), the heap keeps up to a frame's worth of free memory
+// (by default it gives back all over 128 KiB), and every thread allocates
+// from the one heap (a thread's own arena cannot hold a block over 64 MiB
+// and maps each afresh). The price: a pool keeps the memory of its
+// largest call, up to 1 GiB free, until it exits, and concurrent calls of
+// a C++ pool share one allocator lock.
+//
+// Each variable the environment sets itself is left as it is, and with
+// GLIBC_TUNABLES set (even empty) none is added: a user who tunes glibc,
+// or wants its defaults back (GLIBC_TUNABLES=), has the last word.
+func mallocTuning(env []string) []string {
+	set := map[string]bool{}
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		set[k] = true
+	}
+	if set["GLIBC_TUNABLES"] {
+		return nil
+	}
+	frame := strconv.Itoa(MaxFrameSize)
+	var out []string
+	for _, kv := range [][2]string{
+		{"MALLOC_ARENA_MAX", "1"},
+		{"MALLOC_MMAP_THRESHOLD_", frame},
+		{"MALLOC_TRIM_THRESHOLD_", frame},
+	} {
+		if !set[kv[0]] {
+			out = append(out, kv[0]+"="+kv[1])
+		}
+	}
+	return out
 }

@@ -75,5 +75,16 @@ func TestPythonExit(t *testing.T) {
 		{"not an object", func(p *rawPool, t *testing.T) { p.send(t, `[1,2]`) }, 2, "nexus pool: protocol error: a message is not an object with a type"},
 		{"args not an array", func(p *rawPool, t *testing.T) { p.send(t, `{"type":"call","id":1,"mid":1,"args":5}`) }, 2, "args is not an array"},
 		{"cut frame", func(p *rawPool, t *testing.T) { p.in.Write([]byte{0, 0, 0, 9, '{'}); p.in.Close() }, 2, "end of file inside a frame of 9 bytes"},
+		// A body over the 16 MiB chunk is read in two steps: cut in either.
+		{"large blob cut in its first chunk", func(p *rawPool, t *testing.T) { cutBlob(p, 20<<20, 1<<20) }, 2, "end of file inside a frame of 20971520 bytes"},
+		{"large blob cut after its first chunk", func(p *rawPool, t *testing.T) { cutBlob(p, 20<<20, 17<<20) }, 2, "end of file inside a frame of 20971520 bytes"},
 	})
+}
+
+// cutBlob writes the header of a blob of n bytes, then only sent of them,
+// and closes the pipe.
+func cutBlob(p *rawPool, n, sent int) {
+	p.in.Write([]byte{0x80 | byte(n>>24), byte(n >> 16), byte(n >> 8), byte(n)})
+	p.in.Write(make([]byte, sent))
+	p.in.Close()
 }

@@ -145,10 +145,40 @@ func TestPoolEnv(t *testing.T) {
 	if _, ok := last["PYTHONUNBUFFERED"]; !ok {
 		t.Error("PYTHONUNBUFFERED is not set for a Python pool")
 	}
+	for _, kv := range mallocTuning(os.Environ()) {
+		k, v, _ := strings.Cut(kv, "=")
+		if last[k] != v {
+			t.Errorf("%s=%q, want %q (mallocTuning)", k, last[k], v)
+		}
+	}
 	rEnv := poolEnv("r", 1, "/rt")
-	for _, kv := range rEnv[len(rEnv)-5:] {
+	for _, kv := range rEnv[len(os.Environ()):] {
 		if strings.HasPrefix(kv, "PYTHONPATH=") {
 			t.Errorf("an R pool gets %s", kv)
 		}
+	}
+}
+
+func TestMallocTuning(t *testing.T) {
+	all := []string{"MALLOC_ARENA_MAX=1", "MALLOC_MMAP_THRESHOLD_=1073741824", "MALLOC_TRIM_THRESHOLD_=1073741824"}
+	tests := []struct {
+		name string
+		env  []string
+		want []string
+	}{
+		{"nothing set", []string{"HOME=/root", "PATH=/bin"}, all},
+		{"one set: the others still come", []string{"MALLOC_ARENA_MAX=4"}, all[1:]},
+		{"set empty counts as set", []string{"MALLOC_TRIM_THRESHOLD_="}, all[:2]},
+		{"all set", []string{"MALLOC_MMAP_THRESHOLD_=1", "MALLOC_TRIM_THRESHOLD_=2", "MALLOC_ARENA_MAX=3"}, nil},
+		{"GLIBC_TUNABLES: none", []string{"GLIBC_TUNABLES=glibc.malloc.arena_max=2"}, nil},
+		{"GLIBC_TUNABLES empty: glibc's defaults", []string{"GLIBC_TUNABLES="}, nil},
+		{"a name that only starts the same", []string{"MALLOC_ARENA_MAXIMUM=9", "XMALLOC_ARENA_MAX=9"}, all},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := mallocTuning(tt.env); !slices.Equal(got, tt.want) {
+				t.Errorf("mallocTuning(%q) = %q, want %q", tt.env, got, tt.want)
+			}
+		})
 	}
 }

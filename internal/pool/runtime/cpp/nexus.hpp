@@ -1027,7 +1027,15 @@ struct OutArray {
     std::shared_ptr<const void> owner;  // keeps data alive
     const char* data = nullptr;
     std::size_t size = 0;
+    // pieces, when not empty, are the bytes instead of data: the rows of a
+    // nest of vectors, sent from their own memory rather than copied into
+    // one fresh block first (issue 23: fresh pages are a large call's cost).
+    std::vector<std::pair<const char*, std::size_t>> pieces;
 };
+
+// A nest of vectors goes out row by row when its rows average this many
+// bytes; shorter rows are cheaper copied than written a piece each.
+constexpr std::size_t min_row_piece = 4096;
 
 template <class T>
 void first_shape(const T& v, std::size_t* shape) {
@@ -1107,6 +1115,20 @@ std::unique_ptr<OutArray> to_array(V& value, bool movable) {
         if (movable) {  // the vector's own bytes go out
             auto held = std::make_shared<T>(std::move(value));
             out->data = reinterpret_cast<const char*>(held->data());
+            out->owner = std::move(held);
+            return out;
+        }
+    }
+    if constexpr (rank > 1 && as_is && !std::is_const_v<V>) {
+        std::size_t rows = count / out->shape.back();
+        if (movable && out->size / rows >= min_row_piece) {  // each row's own bytes go out
+            auto held = std::make_shared<T>(std::move(value));
+            out->pieces.reserve(rows);
+            auto piece = [&out](const E* p, std::size_t n) {
+                out->pieces.emplace_back(reinterpret_cast<const char*>(p), 8 * n);
+                return true;
+            };
+            each_row(*held, piece);
             out->owner = std::move(held);
             return out;
         }
@@ -1408,7 +1430,13 @@ inline void send(std::initializer_list<std::string_view> parts, const OutArray* 
         return;
     }
     unsigned char blob_header[4], header[4];
-    iovec iov[12];
+    iovec fixed[12];
+    std::vector<iovec> many;  // a blob in pieces
+    iovec* iov = fixed;
+    if (blob != nullptr && !blob->pieces.empty()) {
+        many.resize(blob->pieces.size() + 2 + parts.size());
+        iov = many.data();
+    }
     int count = 0;
     auto add = [&](const void* p, std::size_t n) {
         if (n > 0) iov[count++] = iovec{const_cast<void*>(p), n};
@@ -1416,7 +1444,8 @@ inline void send(std::initializer_list<std::string_view> parts, const OutArray* 
     if (blob != nullptr) {
         put_header(blob_header, static_cast<std::uint32_t>(blob->size) | 0x80000000u);
         add(blob_header, 4);
-        add(blob->data, blob->size);
+        if (blob->pieces.empty()) add(blob->data, blob->size);
+        for (const auto& [p, n] : blob->pieces) add(p, n);
     }
     std::size_t n = 0;
     for (std::string_view part : parts) n += part.size();
@@ -1431,7 +1460,7 @@ inline void send(std::initializer_list<std::string_view> parts, const OutArray* 
     pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
     iovec* at = iov;
     while (count > 0) {
-        ssize_t w = ::writev(rt.out_fd, at, count);
+        ssize_t w = ::writev(rt.out_fd, at, std::min(count, 1024));  // IOV_MAX
         if (w < 0) {
             if (errno == EINTR) continue;
             exit_now(0);  // nexus is gone: so are we
@@ -1872,11 +1901,15 @@ inline void answer_ask(json& message) {
     call->cv.notify_all();
 }
 
-// read_body reads a frame's n bytes into buf, growing it as they arrive.
+// read_body reads a frame's n bytes into buf. Up to a MiB is trusted with
+// memory before bytes arrive; once the first MiB has come the whole body
+// is allocated at once: growing by doubling touched (or copied) up to
+// twice the body, and fresh pages are what large calls pay for (issue 23).
 inline void read_body(int fd, Buffer& buf, std::size_t n, const char* what) {
+    constexpr std::size_t first = 1 << 20;
     buf.size = 0;
     while (buf.size < n) {
-        if (buf.size == buf.capacity) buf.reserve(std::min(n, std::max<std::size_t>(buf.capacity * 2, 64 << 10)));
+        if (buf.size == buf.capacity) buf.reserve(buf.size < first ? std::min(n, first) : n);
         ssize_t r = ::read(fd, buf.data.get() + buf.size, std::min(n, buf.capacity) - buf.size);
         if (r < 0) {
             if (errno == EINTR) continue;

@@ -36,6 +36,7 @@ local({
   READ_CHUNK <- 4096L
   BIG_READ <- 1048576L
   MIN_ARRAY <- 256L # smaller results go as JSON, which costs less for them
+  PIECE <- 131072L # elements an array result is written in at a time (1 MiB of f8)
   BULK_MIN <- 8L # lists this long are written as JSON in bulk
   TWO53 <- 9007199254740992 # doubles hold every integer up to here
   STRING_RE <- '"[^"\\\\]*+(?:\\\\.[^"\\\\]*+)*+"' # a JSON string, escapes included
@@ -892,7 +893,7 @@ local({
   # (JSON says what those do). Otherwise NULL: the result goes as JSON.
   as_array <- function(x, rank) {
     if (rank == 1L) {
-      if (!plain_numbers(x) || is.array(x) || length(x) < MIN_ARRAY || !all(is.finite(x))) {
+      if (!plain_numbers(x) || is.array(x) || length(x) < MIN_ARRAY || !all_finite(x)) {
         return(NULL)
       }
       return(array_of(x, length(x)))
@@ -901,7 +902,7 @@ local({
       return(NULL)
     }
     if (is.matrix(x)) {
-      if (!plain_numbers(x) || length(x) < MIN_ARRAY || !all(is.finite(x))) {
+      if (!plain_numbers(x) || length(x) < MIN_ARRAY || !all_finite(x)) {
         return(NULL)
       }
       return(array_of(as.vector(t(x)), dim(x))) # rows first
@@ -917,25 +918,67 @@ local({
     if (!all(vapply(x, plain_numbers, NA)) || any(vapply(x, is.array, NA))) {
       return(NULL)
     }
-    u <- unlist(x, use.names = FALSE)
-    if (!all(is.finite(u))) {
+    if (anyNA(x, recursive = TRUE) || !rows_finite(x)) {
       return(NULL)
     }
-    array_of(u, c(length(x), width))
+    array_of(x, c(length(x), width)) # the rows, joined only a block at a time as they are sent
   }
 
   plain_numbers <- function(x) is.numeric(x) && !isS4(x)
 
+  # all_finite is all(is.finite(x)) without a logical vector as long as x
+  # (fresh memory: issue 23): no NA or NaN, and for doubles a finite sum,
+  # which no infinity allows; a sum that overflows takes the long way.
+  all_finite <- function(x) {
+    if (anyNA(x)) {
+      return(FALSE)
+    }
+    is.integer(x) || is.finite(sum(x)) || all(is.finite(x))
+  }
+
+  # rows_finite is all_finite for a list of numeric rows without NA.
+  rows_finite <- function(x) {
+    doubles <- x[vapply(x, is.double, NA)]
+    is.finite(sum(vapply(doubles, sum, 0))) || all(vapply(doubles, function(r) all(is.finite(r)), NA))
+  }
+
   # array_of is the array of data; NULL when its blob would pass the frame limit.
+  # data is a numeric vector, or a list of numeric rows (integers as i4
+  # when every row is integer); attributes do not matter, as write_array
+  # sends it in pieces.
   array_of <- function(data, shape) {
-    # writeBin takes plain vectors only: I() (class AsIs) and names go. A
-    # plain vector is not copied.
-    if (!is.null(attributes(data))) attributes(data) <- NULL
-    size <- if (is.integer(data)) 4L else 8L
-    if (length(data) * size > MAX_FRAME) {
+    integer <- if (is.list(data)) all(vapply(data, is.integer, NA)) else is.integer(data)
+    size <- if (integer) 4L else 8L
+    if (prod(shape) * size > MAX_FRAME) {
       return(NULL)
     }
-    if (size == 4L) list(data = data, dtype = "i4", size = 4L, shape = shape) else list(data = as.double(data), dtype = "f8", size = 8L, shape = shape)
+    list(data = data, dtype = if (integer) "i4" else "f8", size = size, shape = shape, bytes = prod(shape) * size)
+  }
+
+  # write_array writes an array's elements PIECE at a time: writeBin copies
+  # what it writes into a buffer of its own, so one writeBin of a large
+  # vector (or of the rows unlisted) copied it whole into fresh memory
+  # (issue 23). .subset drops I() and other classes without copying the
+  # whole vector; writeBin takes plain vectors only.
+  write_array <- function(array, con) {
+    data <- array$data
+    size <- array$size
+    if (is.list(data)) {
+      per <- max(1L, PIECE %/% length(data[[1L]]))
+      for (a in seq(1, length(data), by = per)) {
+        block <- unlist(.subset(data, a:min(length(data), a + per - 1)), use.names = FALSE)
+        if (size == 8L) block <- as.double(block) # integer rows among double ones
+        writeBin(block, con, size = size, endian = "little")
+      }
+    } else {
+      n <- length(data)
+      for (a in seq(1, n, by = PIECE)) {
+        piece <- .subset(data, a:min(n, a + PIECE - 1))
+        if (size == 8L) piece <- as.double(piece)
+        writeBin(piece, con, size = size, endian = "little")
+      }
+    }
+    invisible(NULL)
   }
 
   # --- values: R to JSON ---------------------------------------------------
@@ -1428,19 +1471,51 @@ local({
       state$need <- 4 + n - state$rlen
       return(NULL)
     }
+    state$rlen <- state$rlen - 4 - n
+    state$need <- 0
     if (length(state$rbuf) - pos < 4 + n) {
-      gather()
-      pos <- 0L
+      return(list(blob = blob, body = spanning_body(pos, n)))
     }
     body <- if (n > 0) state$rbuf[(pos + 5L):(pos + 4L + n)] else raw(0)
     state$rpos <- pos + 4L + as.integer(n)
-    state$rlen <- state$rlen - 4 - n
-    state$need <- 0
     if (state$rpos >= length(state$rbuf)) {
       state$rbuf <- raw(0)
       state$rpos <- 0L
     }
     list(blob = blob, body = body)
+  }
+
+  # spanning_body takes the body of n bytes whose header is at pos in rbuf
+  # and which runs on into the chunks in rmore, and leaves what follows it
+  # as rbuf. It joins the body's pieces once: joining everything read and
+  # then cutting the body out made two copies of a large frame, each in
+  # memory touched for the first time (issue 23).
+  spanning_body <- function(pos, n) {
+    head <- state$rbuf
+    parts <- c(
+      list(if (pos + 4L < length(head)) head[(pos + 5L):length(head)] else raw(0)),
+      mget(as.character(seq_len(state$nmore)), envir = state$rmore)
+    )
+    state$rmore <- new.env(parent = emptyenv())
+    state$nmore <- 0L
+    state$rpos <- 0L
+    # The body ends in part k; what follows it there and after is left over.
+    got <- 0
+    k <- 0L
+    while (got < n) {
+      k <- k + 1L
+      got <- got + length(parts[[k]])
+    }
+    extra <- got - n
+    rest <- if (k < length(parts)) parts[(k + 1L):length(parts)] else list()
+    if (extra > 0) {
+      last <- parts[[k]]
+      keep <- length(last) - extra
+      rest <- c(list(last[(keep + 1L):length(last)]), rest)
+      parts[[k]] <- if (keep > 0) last[seq_len(keep)] else raw(0)
+    }
+    state$rbuf <- if (length(rest)) unlist(rest, use.names = FALSE) else raw(0)
+    unlist(parts[seq_len(k)], use.names = FALSE)
   }
 
   # take handles one frame: a blob waits for its message; a message is
@@ -1561,8 +1636,8 @@ local({
     state$phase <- "send"
     con <- state$out_con
     if (!is.null(array)) {
-      writeBin(blob_header(length(array$data) * array$size), con)
-      writeBin(array$data, con, size = array$size, endian = "little")
+      writeBin(blob_header(array$bytes), con)
+      write_array(array, con)
     }
     # The connection buffers: one write(2) at flush for a small frame.
     if (n < 65536L) {

@@ -35,6 +35,8 @@ make <- function(kind, n) {
     rows = lapply(seq_len(n), function(i) c(i / 2, -i, i * 1.5)),
     mixed_rows = lapply(seq_len(n), function(i) if (i %% 2) c(i, -i) else c(i / 2, 0.25)),
     int_rows = lapply(seq_len(n), function(i) c(i, -i)),
+    huge = rep(c(1.5e308, 1.6e308), length.out = n), # finite, but their sum is not
+    huge_rows = lapply(seq_len(n), function(i) c(1.5e308, -i)),
     na_ints = c(seq_len(n - 1), NA),
     na_reals = c(seq_len(n - 1) / 4, NA),
     nan = c(seq_len(n - 1) / 4, NaN),

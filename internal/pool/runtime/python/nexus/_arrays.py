@@ -151,37 +151,86 @@ def result(call, value):
         return None  # empty or small: as cheap as JSON
     # Row by row, without a flat copy of a matrix.
     kinds = set(map(type, value)) if rank == 1 else set(map(type, chain.from_iterable(rows)))
-    try:
-        if number == "int":
-            if not kinds <= _INT_TYPES:
-                return None  # a bool, a float, ...: JSON says what they are
-            data = array("q")
-            dtype = "i8"
-        else:
-            if not kinds <= _REAL_TYPES:
-                return None
-            data = array("d")
-            dtype = "f8"
-        for row in rows:
-            if type(row) is list:
-                data.fromlist(row)
-            else:
-                data.extend(row)
-    except OverflowError:  # an int beyond 64 bits, or beyond a double's range
-        return None
+    if number == "int":
+        if not kinds <= _INT_TYPES:
+            return None  # a bool, a float, ...: JSON says what they are
+        code, dtype = "q", "i8"
+    else:
+        if not kinds <= _REAL_TYPES:
+            return None
+        code, dtype = "d", "f8"
     # NaN and infinity have no JSON form: JSON gives today's error. A finite
     # sum proves every element finite; one that overflows only costs the
     # JSON path.
     if dtype == "f8" and not _isfinite(sum(map(sum, rows))):
         return None
-    nbytes = len(data) * data.itemsize
+    nbytes = count * 8
     if nbytes > MAX_FRAME:
         return None
-    if not _LITTLE:
-        data.byteswap()
+    pieces = _Pieces(nbytes, code, rows, rank == 1)
+    if int in kinds:
+        # An int beyond 64 bits (or a double's range) fails only when
+        # converted: convert once to see, before any byte is sent.
+        try:
+            for _ in pieces:
+                pass
+        except OverflowError:
+            return None
     payload = _encode({"type": "result", "id": call.id, "value": None,
                        "arrays": [{"path": [], "dtype": dtype, "shape": shape}]})
-    return ((_BLOB | nbytes).to_bytes(4, "big"), memoryview(data).cast("B"), len(payload).to_bytes(4, "big") + payload)
+    return ((_BLOB | nbytes).to_bytes(4, "big"), pieces, len(payload).to_bytes(4, "big") + payload)
+
+
+_PIECE = 1 << 17  # elements converted and written at a time (1 MiB)
+
+
+class _Pieces:
+    """A result array's bytes, made a piece at a time as they are written:
+    an array of the whole result was as large again as the blob nexus
+    gets, in memory touched for the first time (issue 23).
+
+    len() is the size in bytes; iterating gives the pieces, each a byte
+    view of an array of about _PIECE elements, and may be done again.
+    """
+
+    __slots__ = ("nbytes", "code", "rows", "flat")
+
+    def __init__(self, nbytes, code, rows, flat):
+        self.nbytes, self.code, self.rows, self.flat = nbytes, code, rows, flat
+
+    def __len__(self):
+        return self.nbytes
+
+    def __iter__(self):
+        code, rows = self.code, self.rows
+        if self.flat:  # rows is [value], one list of numbers
+            value = rows[0]
+            for i in range(0, len(value), _PIECE):
+                yield _piece(code, value[i:i + _PIECE])
+            return
+        data = array(code)
+        for row in rows:
+            if type(row) is list:
+                data.fromlist(row)
+            else:
+                data.extend(row)
+            if len(data) >= _PIECE:
+                yield _piece_of(data)
+                data = array(code)
+        if data:
+            yield _piece_of(data)
+
+
+def _piece(code, numbers):
+    data = array(code)
+    data.fromlist(numbers)
+    return _piece_of(data)
+
+
+def _piece_of(data):
+    if not _LITTLE:
+        data.byteswap()
+    return memoryview(data).cast("B")
 
 
 _LIST_TYPES = frozenset((list, tuple))

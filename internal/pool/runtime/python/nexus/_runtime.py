@@ -324,11 +324,11 @@ def _read_loop(reader, table):
             size &= ~_BLOB
             if size > MAX_FRAME:
                 raise _ProtocolError("blob length %d is over %d" % (size, MAX_FRAME))
-            blobs.append(_read_body(read, size))
+            blobs.append(_read_body(reader, size))
             continue
         if size < 2 or size > MAX_FRAME:
             raise _ProtocolError("frame length %d is outside 2..%d" % (size, MAX_FRAME))
-        message = _decode(_read_body(read, size))
+        message = _decode(_read_body(reader, size))
         kind = message["type"]
         if blobs or "arrays" in message:
             arrays = _array_code().take(message, blobs)
@@ -747,12 +747,33 @@ def _write(buffers):
                 n = os.write(_out_fd, data)
                 if n < len(data):
                     _write_rest(buffers, n)
+            elif any(map(_made_in_pieces, buffers)):
+                _write_pieces(buffers)
             else:
                 n = os.writev(_out_fd, buffers)  # no copy of a large blob
                 if n < sum(map(len, buffers)):
                     _write_rest(buffers, n)
         except OSError:
             _leave(0)  # nexus is gone: so are we
+
+
+def _made_in_pieces(buffer):
+    return type(buffer).__name__ == "_Pieces"  # _arrays' result blob, made as it is written
+
+
+def _write_pieces(buffers):
+    """Write buffers, some of them _Pieces, each piece as it is made."""
+    try:
+        for b in buffers:
+            for piece in (b if _made_in_pieces(b) else (b,)):
+                view = memoryview(piece)
+                while view:
+                    view = view[os.write(_out_fd, view):]
+    except OSError:
+        raise
+    except BaseException as err:  # part of a frame is out: nothing can follow it
+        sys.stderr.write("nexus pool: writing a result array failed halfway: %r\n" % (err,))
+        _leave(70)
 
 
 def _write_rest(buffers, done):
