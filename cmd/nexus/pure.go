@@ -102,7 +102,9 @@ func (c programCaller) Call(ctx context.Context, call argmap.Call, h mcp.CallHoo
 	return c.set.CallWith(ctx, cmd.Pool, cmd.Mid, call.Args, pool.CallOptions{
 		Hooks:  pool.Hooks{Progress: h.Progress, Log: h.Log, Content: h.Content, Ask: askHook(h.Ask)},
 		Arrays: call.Arrays,
-		Ret:    call.Ret,
+		// mcp reads them no more (mcp.Caller), and neither does this.
+		GiveArrays: true,
+		Ret:        call.Ret,
 	})
 }
 

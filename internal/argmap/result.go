@@ -91,12 +91,79 @@ func CLIResultValue(ret *manifest.Return, v ndarray.Value) (json.RawMessage, err
 }
 
 func resultValue(ret *manifest.Return, v ndarray.Value, sp *ndarray.Spelling) (json.RawMessage, error) {
-	b := v.JSON
 	var t *manifest.Type
 	if ret != nil {
 		t = ret.T
 	}
-	w := &resultWriter{b: b, arrays: v.Arrays, spelling: sp, out: make([]byte, 0, len(b)+arraysSize(t, v.Arrays))}
+	w := &resultWriter{b: v.JSON, arrays: v.Arrays, spelling: sp, out: make([]byte, 0, len(v.JSON)+arraysSize(t, v.Arrays))}
+	if err := w.run(t); err != nil {
+		return nil, err
+	}
+	return json.RawMessage(w.out), nil
+}
+
+// ResultText is a result checked against its type (as ResultValue checks
+// it) whose text is written only as it goes out, a piece at a time, its
+// arrays read from where the pool's frames left them: the text of a large
+// result never exists whole beside them (issue 23: 104 MB for a 100 MB
+// list of integers).
+type ResultText struct {
+	text  []byte // the text with the arrays left out
+	holes []hole // where each array goes, in the order of the text
+	size  int
+	sp    *ndarray.Spelling
+}
+
+// hole is an array's place in a ResultText.
+type hole struct {
+	at   int // offset in text
+	a    *ndarray.Array
+	kind ndarray.Number
+}
+
+// LazyResultValue is ResultValue, its text written later by WriteTo. A
+// result that does not have its type, or cannot be read, is refused here,
+// as by ResultValue, before anything is written.
+func LazyResultValue(ret *manifest.Return, v ndarray.Value) (*ResultText, error) {
+	var t *manifest.Type
+	if ret != nil {
+		t = ret.T
+	}
+	w := &resultWriter{b: v.JSON, arrays: v.Arrays, spelling: ndarray.ClientSpelling, lazy: true, out: make([]byte, 0, len(v.JSON))}
+	if err := w.run(t); err != nil {
+		return nil, err
+	}
+	return &ResultText{text: w.out, holes: w.holes, size: len(w.out) + arraysSize(t, v.Arrays), sp: w.spelling}, nil
+}
+
+// Size is about the length of the text: exact without arrays, estimated
+// with them (ndarray.JSONSize).
+func (r *ResultText) Size() int { return r.size }
+
+// WriteTo writes the text to emit in pieces of about piece bytes, each
+// valid only until emit returns; the arrays' text is never whole.
+func (r *ResultText) WriteTo(piece int, emit func([]byte) error) error {
+	from := 0
+	for _, h := range r.holes {
+		if h.at > from {
+			if err := emit(r.text[from:h.at]); err != nil {
+				return err
+			}
+		}
+		from = h.at
+		if err := ndarray.WriteJSON(h.a, h.kind, r.sp, piece, emit); err != nil {
+			return err
+		}
+	}
+	if from < len(r.text) {
+		return emit(r.text[from:])
+	}
+	return nil
+}
+
+// run writes the value of type t, checked, into w.out.
+func (w *resultWriter) run(t *manifest.Type) error {
+	b := w.b
 	start := jsontext.SkipSpace(b, 0)
 	end, err := w.walk(t, start)
 	if err == nil {
@@ -106,17 +173,17 @@ func resultValue(ret *manifest.Return, v ndarray.Value, sp *ndarray.Spelling) (j
 	}
 	if tm, ok := err.(*TypeMismatch); ok {
 		if !json.Valid(b) { // found before the bad JSON after it: that is the worse fault
-			return nil, fmt.Errorf("result is not valid JSON: %w", json.Unmarshal(b, new(any)))
+			return fmt.Errorf("result is not valid JSON: %w", json.Unmarshal(b, new(any)))
 		}
-		return nil, tm
+		return tm
 	}
 	if err != nil {
-		return nil, fmt.Errorf("result is not valid JSON: %w", err)
+		return fmt.Errorf("result is not valid JSON: %w", err)
 	}
 	if w.placed != len(w.arrays) {
-		return nil, fmt.Errorf("result has %d arrays, %d of them at no null in the value", len(w.arrays), len(w.arrays)-w.placed)
+		return fmt.Errorf("result has %d arrays, %d of them at no null in the value", len(w.arrays), len(w.arrays)-w.placed)
 	}
-	return json.RawMessage(w.out), nil
+	return nil
 }
 
 // arraysSize estimates the JSON size of a result's arrays, to size the
@@ -144,6 +211,10 @@ type resultWriter struct {
 	depth  int        // nesting of walk calls: a recursive type cannot make it unbounded
 	// spelling writes a Real's NaN and infinities.
 	spelling *ndarray.Spelling
+	// lazy leaves the arrays out of out, checked, their places in holes
+	// (LazyResultValue).
+	lazy  bool
+	holes []hole
 }
 
 type scoped struct {
@@ -366,7 +437,13 @@ func (w *resultWriter) array(t *manifest.Type, a *ndarray.Array, i int) (int, er
 	if err != nil {
 		return end, err
 	}
-	w.out, err = ndarray.AppendJSONSpelled(w.out, a, kind, w.spelling)
+	if w.lazy {
+		if err = ndarray.CheckJSON(a, kind, w.spelling); err == nil {
+			w.holes = append(w.holes, hole{at: len(w.out), a: a, kind: kind})
+		}
+	} else {
+		w.out, err = ndarray.AppendJSONSpelled(w.out, a, kind, w.spelling)
+	}
 	var ne *ndarray.NotWhole
 	if errors.As(err, &ne) {
 		return end, mismatch("the number "+ne.Text, "integer")

@@ -81,7 +81,10 @@ type CallHooks struct {
 
 // Caller runs one call (its command, in the pool its manifest names, with
 // one JSON value per manifest argument and the arrays among them) and
-// returns the result, which may hold arrays too. Cancelling ctx must
+// returns the result, which may hold arrays too. The call is the
+// Caller's: nexus reads neither call.Arrays nor their data once Call has
+// them, so a pool may let a large argument go once it is sent (pool's
+// CallOptions.GiveArrays). Cancelling ctx must
 // interrupt the call and make Call return promptly. A server of several
 // programs routes by call.Command, which belongs to exactly one manifest.
 type Caller interface {

@@ -3,13 +3,19 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"strings"
 	"testing"
 	"testing/iotest"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/argmap"
+	"github.com/nexus-mcp/nexus/internal/manifest"
+	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
 func TestLineReader(t *testing.T) {
@@ -160,6 +166,114 @@ func TestStreamedReplyIsTheSameLine(t *testing.T) {
 		}
 		if !bytes.Equal(pieces.Bytes(), whole) {
 			t.Errorf("streamed reply of %d bytes differs from the whole one of %d", pieces.Len(), len(whole))
+		}
+	}
+}
+
+// A large value written from the pool's arrays as its reply goes out is
+// the line the value's whole text gave, streamed or written whole (a
+// batch's reply).
+func TestLazyReplyIsTheSameLine(t *testing.T) {
+	var ints []byte
+	for k := range 400_000 {
+		ints = binary.LittleEndian.AppendUint64(ints, uint64(int64(k*7919%1_000_003-500_000)))
+	}
+	var reals []byte
+	for k := range 200 * 1000 {
+		f := float64(k) / 7
+		switch k % 1001 {
+		case 5:
+			f = math.NaN()
+		case 6:
+			f = math.Inf(-1)
+		}
+		reals = binary.LittleEndian.AppendUint64(reals, math.Float64bits(f))
+	}
+	tests := []struct {
+		name, schema, json string
+		arrays             []ndarray.Array
+	}{
+		{"ints", "aj", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.I8, Shape: []int{400_000}, Data: ints}}},
+		{"reals with NaN", "aaf8", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.F8, Shape: []int{200, 1000}, Data: reals}}},
+		{"nested in a record", "m21xaf81ys", `{"y":"é\"\\","x":null}`, []ndarray.Array{{Path: []any{"x"}, DType: ndarray.F8, Shape: []int{200_000}, Data: reals}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ty, err := manifest.ParseType(tt.schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := ndarray.Value{JSON: []byte(tt.json), Arrays: tt.arrays}
+			text, err := argmap.ResultValue(&manifest.Return{T: ty}, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lazy, err := argmap.LazyResultValue(&manifest.Return{T: ty}, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := marshalLine(&Response{ID: json.RawMessage(`7`), Result: &CallToolResult{Content: []any{valueText(text)}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := &Response{ID: json.RawMessage(`7`), Result: &CallToolResult{Content: []any{lazyText{lazy}}}}
+			if !streamed(r) {
+				t.Fatal("a lazy value's reply is not streamed")
+			}
+			head, body, tail, err := splitStreamed(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var pieces bytes.Buffer
+			if err := writeStreamed(&pieces, head, body, tail); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(pieces.Bytes(), want) {
+				t.Errorf("streamed reply of %d bytes differs from the whole text's %d", pieces.Len(), len(want))
+			}
+			whole, err := marshalLine(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(whole, want) {
+				t.Errorf("reply written whole, %d bytes, differs from the whole text's %d", len(whole), len(want))
+			}
+		})
+	}
+}
+
+// A long line's pieces are joined into the line and let go as they are
+// copied, so that the line is not in memory twice.
+func TestJoinLetsThePiecesGo(t *testing.T) {
+	for _, sizes := range [][]int{{1}, {64 << 10, 64 << 10, 5}, {joinRelease, 3, joinRelease + 1, 7}} {
+		var pieces [][]byte
+		for k, n := range sizes {
+			pieces = append(pieces, bytes.Repeat([]byte{byte('a' + k)}, n))
+		}
+		want := bytes.Join(pieces, nil)
+		got := join(pieces)
+		if !bytes.Equal(got, want) {
+			t.Errorf("pieces of %v: joined %d bytes differ from the %d of bytes.Join", sizes, len(got), len(want))
+		}
+		for k, p := range pieces {
+			if p != nil {
+				t.Errorf("pieces of %v: piece %d still held after the join", sizes, k)
+			}
+		}
+	}
+}
+
+// A line's pieces are given back to the OS only for a large line longer
+// than any before it: a line no longer finds pages of its size to reuse.
+func TestNewLargestLine(t *testing.T) {
+	defer largestLine.Store(largestLine.Load())
+	largestLine.Store(0)
+	for _, tt := range []struct {
+		n    int
+		want bool
+	}{{largeValue - 1, false}, {largeValue, true}, {largeValue, false}, {100 << 20, true}, {10 << 20, false}, {100<<20 + 1, true}} {
+		if got := newLargest(tt.n); got != tt.want {
+			t.Errorf("newLargest(%d): %v, want %v", tt.n, got, tt.want)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"io"
 	"unicode/utf8"
 
+	"github.com/nexus-mcp/nexus/internal/argmap"
 	"github.com/nexus-mcp/nexus/internal/jsontext"
 )
 
@@ -24,23 +25,39 @@ func streamed(r *Response) bool {
 		return false
 	}
 	for _, c := range res.Content {
-		if v, ok := c.(valueText); ok && len(v) >= streamMin {
+		if large(c) {
 			return true
 		}
 	}
 	return false
 }
 
+// large reports whether a content block is a value's text to stream.
+func large(c any) bool {
+	switch v := c.(type) {
+	case valueText:
+		return len(v) >= streamMin
+	case lazyText:
+		return true
+	}
+	return false
+}
+
 // splitStreamed encodes a tools/call reply with its large value text left
-// out: the line before the text, the text, and the line after it, so that
-// head, the text escaped, and tail are the bytes marshalLine would write.
-func splitStreamed(r *Response) (head, text, tail []byte, err error) {
+// out: the line before the text, what writes the text escaped, and the
+// line after it, so that head, body's bytes and tail are the bytes
+// marshalLine would write.
+func splitStreamed(r *Response) (head []byte, body func(io.Writer) error, tail []byte, err error) {
 	res := r.Result.(*CallToolResult)
-	var large valueText
 	blocks := make([]any, len(res.Content))
 	for i, c := range res.Content {
-		if v, ok := c.(valueText); ok && len(v) >= streamMin && large == nil {
-			large = v
+		if body == nil && large(c) {
+			switch v := c.(type) {
+			case valueText:
+				body = func(w io.Writer) error { return writeEscaped(w, v) }
+			case lazyText:
+				body = v.writeEscaped
+			}
 			blocks[i] = valueText(nil)
 			continue
 		}
@@ -54,16 +71,16 @@ func splitStreamed(r *Response) (head, text, tail []byte, err error) {
 	}
 	// The empty text block's `"text":""` is where the large text goes.
 	cut := indexEmptyText(line)
-	return line[:cut], large, line[cut:], nil
+	return line[:cut], body, line[cut:], nil
 }
 
 // writeStreamed writes what splitStreamed split: head, the text escaped a
 // piece at a time, tail.
-func writeStreamed(w io.Writer, head, text, tail []byte) error {
+func writeStreamed(w io.Writer, head []byte, body func(io.Writer) error, tail []byte) error {
 	if _, err := w.Write(head); err != nil {
 		return err
 	}
-	if err := writeEscaped(w, text); err != nil {
+	if err := body(w); err != nil {
 		return err
 	}
 	_, err := w.Write(tail)
@@ -87,6 +104,11 @@ func indexEmptyText(line []byte) int {
 // they are, from text itself.
 func writeEscaped(w io.Writer, text []byte) error {
 	var scratch []byte
+	return writeEscapedPieces(w, text, &scratch)
+}
+
+// writeEscapedPieces is writeEscaped with the caller's scratch buffer.
+func writeEscapedPieces(w io.Writer, text []byte, scratch *[]byte) error {
 	for len(text) > 0 {
 		n := min(streamPiece, len(text))
 		for n < len(text) && !utf8.RuneStart(text[n]) {
@@ -95,12 +117,35 @@ func writeEscaped(w io.Writer, text []byte) error {
 		piece := text[:n]
 		text = text[n:]
 		if !jsontext.Plain(piece) {
-			scratch = jsontext.AppendStringBody(scratch[:0], piece)
-			piece = scratch
+			*scratch = jsontext.AppendStringBody((*scratch)[:0], piece)
+			piece = *scratch
 		}
 		if _, err := w.Write(piece); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// lazyText is the text block of a large value whose text is written from
+// the pool's arrays while the reply goes out (argmap.LazyResultValue),
+// never whole: in a reply written whole (a batch's, over HTTP) it is
+// escaped straight into the reply.
+type lazyText struct{ v *argmap.ResultText }
+
+func (l lazyText) appendJSON(b []byte) []byte {
+	b = append(b, `{"type":"text","text":"`...)
+	_ = l.v.WriteTo(streamPiece, func(p []byte) error { // emit never fails
+		b = jsontext.AppendStringBody(b, p)
+		return nil
+	})
+	return append(b, `"}`...)
+}
+
+func (l lazyText) MarshalJSON() ([]byte, error) { return l.appendJSON(nil), nil }
+
+// writeEscaped writes the text escaped, a piece at a time.
+func (l lazyText) writeEscaped(w io.Writer) error {
+	var scratch []byte
+	return l.v.WriteTo(streamPiece, func(p []byte) error { return writeEscapedPieces(w, p, &scratch) })
 }

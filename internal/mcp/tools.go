@@ -126,6 +126,8 @@ func (r *CallToolResult) appendJSON(b []byte) ([]byte, error) {
 		switch x := c.(type) {
 		case valueText:
 			b = x.appendJSON(b)
+		case lazyText:
+			b = x.appendJSON(b)
 		case *textBlock:
 			b = valueText(x.Text).appendJSON(b)
 		default:
@@ -159,8 +161,11 @@ func (r *CallToolResult) appendJSON(b []byte) ([]byte, error) {
 func (r *CallToolResult) sizeHint() int {
 	n := len(r.StructuredContent)
 	for _, c := range r.Content {
-		if v, ok := c.(valueText); ok {
+		switch v := c.(type) {
+		case valueText:
 			n += len(v) + len(v)/10
+		case lazyText:
+			n += v.v.Size() + v.v.Size()/10
 		}
 	}
 	return n
@@ -366,16 +371,25 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observe
 	content := blocks
 	blocksMu.Unlock()
 	res = &CallToolResult{}
+	structured := f.structured && tool.OutputSchema != nil && cmd == tool.Command
+	fr := sf.catalog.fileResult(cmd)
 	var value json.RawMessage
+	if len(content) == 0 && len(raw.Arrays) > 0 && valueSize(raw) >= streamMin && fr == nil && cmd.Return.Mime == "" && !structured {
+		// Only the client reads the text: it is written from the pool's
+		// arrays as the reply goes out (stream.go), never whole beside
+		// them; the type is checked now, before anything is sent.
+		collectIfLarge(valueSize(raw)) // the arguments' buffers are garbage now
+		lazy, err := argmap.LazyResultValue(&cmd.Return, raw)
+		if err != nil {
+			return s.unreadableResult(tool.Name, err), nil
+		}
+		res.Content = []any{lazyText{lazy}}
+		return res, nil
+	}
 	if len(content) == 0 || !isNull(raw.JSON) || len(raw.Arrays) > 0 {
 		collectIfLarge(valueSize(raw)) // the arguments' buffers are garbage now
 		if value, err = argmap.ResultValue(&cmd.Return, raw); err != nil {
-			var tm *argmap.TypeMismatch
-			if errors.As(err, &tm) {
-				// Issue 10: a result is checked against its declared type.
-				return errorResult("'" + tool.Name + "' returned " + tm.Error()), nil
-			}
-			return errorResult("tool '" + tool.Name + "' returned a value nexus cannot read: " + err.Error()), nil
+			return s.unreadableResult(tool.Name, err), nil
 		}
 		collectIfLarge(len(value)) // and now the pool's result
 	}
@@ -383,7 +397,7 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observe
 		if res.Content, err = contentFor(content, f, sf.resourceURI(tool.Name)); err != nil {
 			return errorResult("tool '" + tool.Name + "' returned content nexus cannot read: " + err.Error()), nil
 		}
-	} else if fr := sf.catalog.fileResult(cmd); fr != nil {
+	} else if fr != nil {
 		// Issue 21: the function wrote a file; the client gets a link to it.
 		if res.Content, err = s.fileLink(fr, value, f, c.session, notify); err != nil {
 			return errorResult("tool '" + tool.Name + "' returns a file, but " + err.Error()), nil
@@ -397,10 +411,21 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observe
 	}
 	// SPEC §4.7: a record return also fills structuredContent, matching
 	// outputSchema; both came with 2025-06-18.
-	if f.structured && tool.OutputSchema != nil && cmd == tool.Command && value != nil && !isNull(value) {
+	if structured && value != nil && !isNull(value) {
 		res.StructuredContent = value
 	}
 	return res, nil
+}
+
+// unreadableResult is the error result of a call whose value does not
+// have its declared type, or cannot be read.
+func (s *Server) unreadableResult(tool string, err error) *CallToolResult {
+	var tm *argmap.TypeMismatch
+	if errors.As(err, &tm) {
+		// Issue 10: a result is checked against its declared type.
+		return errorResult("'" + tool + "' returned " + tm.Error())
+	}
+	return errorResult("tool '" + tool + "' returned a value nexus cannot read: " + err.Error())
 }
 
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }

@@ -606,3 +606,55 @@ func NarrowI8(a *Array) (Array, bool) {
 	}
 	return Array{Path: a.Path, DType: I4, Shape: a.Shape, Data: out}, true
 }
+
+// CheckJSON reports the error AppendJSONSpelled would give for a, without
+// writing anything: a caller that writes a's text later, a piece at a time
+// (WriteJSON), must know before its first byte goes out that the rest will.
+func CheckJSON(a *Array, kind Number, sp *Spelling) error {
+	if err := a.Check(); err != nil {
+		return err
+	}
+	if a.DType != F8 || kind == Real && sp != nil {
+		return nil // nothing appendRow refuses
+	}
+	row := a.Shape[len(a.Shape)-1] // appendRow counts elements within a row
+	d := a.Data
+	for k := 0; k < len(d)/8; k++ {
+		f := math.Float64frombits(binary.LittleEndian.Uint64(d[8*k:]))
+		switch {
+		case math.IsNaN(f) || math.IsInf(f, 0):
+			return fmt.Errorf("array at %s: element %d is %w", pathString(a.Path), k%row, ErrNotFinite)
+		case kind == Int && f != math.Trunc(f):
+			return &NotWhole{Index: k % row, Text: string(AppendReal(nil, f))}
+		}
+	}
+	return nil
+}
+
+// WriteJSON writes the text AppendJSONSpelled gives for a (checked with
+// CheckJSON) to emit, in pieces of about piece bytes written into one
+// buffer it reuses: the text of a large array never exists whole. A piece
+// is valid only until emit returns.
+func WriteJSON(a *Array, kind Number, sp *Spelling, piece int, emit func([]byte) error) error {
+	top := a.Shape[0]
+	// Top-level items per piece, from the estimated size of one.
+	per := max(1, piece/max(1, JSONSize(a, kind)/max(1, top)))
+	buf := make([]byte, 0, piece+piece/4)
+	buf = append(buf, '[')
+	for from := 0; from < top; from += per {
+		if from > 0 {
+			buf = append(buf, ',')
+		}
+		var err error
+		if buf, err = appendItems(buf, a, kind, sp, from, min(top, from+per)); err != nil {
+			return err
+		}
+		if len(buf) >= piece {
+			if err := emit(buf); err != nil {
+				return err
+			}
+			buf = buf[:0]
+		}
+	}
+	return emit(append(buf, ']'))
+}

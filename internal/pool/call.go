@@ -30,10 +30,15 @@ type CallOptions struct {
 	Timeout time.Duration
 	// Arrays are the arrays among the arguments (Path[0] indexes them),
 	// whose places in the JSON hold null. A pool that does not take an
-	// array's dtype gets it as JSON. Once an array is sent its Data is set
-	// to nil, here and in every slice sharing these elements, so that a
-	// large argument does not stay in memory while the pool works.
+	// array's dtype gets it as JSON.
 	Arrays []ndarray.Array
+	// GiveArrays hands Arrays over: the caller reads neither the slice nor
+	// its arrays again. Once the call is sent and could not be sent again
+	// (GiveArrays), the pool sets their Data to nil, in these elements and
+	// so in every slice sharing them, so that a large argument is not in
+	// memory beside its result (issue 23: 111 MB of a 100 MB integer echo).
+	// Without it the caller's arrays are only read.
+	GiveArrays bool
 	// Ret, when set, lets a pool that takes arrays send its result as one.
 	Ret *ndarray.Ret
 }
@@ -180,7 +185,10 @@ func (p *process) call(ctx context.Context, c *callRequest) (ndarray.Value, erro
 	p.inflight[id] = pc
 	p.mu.Unlock()
 	f := outFrame{payload: payload, arrays: arrays, id: id, call: pc}
-	if len(arrays) > 0 || !p.writeNow(f) {
+	if c.opts.GiveArrays {
+		f.given = c.opts.Arrays
+	}
+	if len(arrays) > 0 || len(f.given) > 0 || !p.writeNow(f) {
 		p.out.push(f)
 	}
 
@@ -450,8 +458,12 @@ func validUTF8(args []json.RawMessage) []json.RawMessage {
 type outFrame struct {
 	payload []byte          // frameHeader bytes of room, then the message
 	arrays  []ndarray.Array // their data goes out as blobs before the message
-	id      uint64          // a call's id; 0 for other messages
-	call    *pendingCall    // the call, for a call frame
+	// given are the call's arrays as its caller handed them over
+	// (CallOptions.GiveArrays), which arrays copies, narrows or turns into
+	// JSON: once sent, their data may go too.
+	given []ndarray.Array
+	id    uint64       // a call's id; 0 for other messages
+	call  *pendingCall // the call, for a call frame
 	// rest, when set, is the unwritten end of a frame a caller began to
 	// write (writeNow): bytes to send as they are, before anything else.
 	rest []byte
@@ -646,11 +658,13 @@ func (p *process) writeMessage(f outFrame) error {
 			return err
 		}
 	}
+	p.dropGiven(f)
 	if err := writeHeaded(p.toPool, f.payload); err != nil {
 		return err
 	}
 	// Sent: the pool has the arrays now, and a call that reached its pool
-	// is never sent again, so their bytes may go (CallOptions.Arrays).
+	// is never sent again, so their bytes may go (and the caller's, when
+	// given: CallOptions.GiveArrays).
 	sent := len(f.payload)
 	for i := range f.arrays {
 		sent += len(f.arrays[i].Data)
@@ -662,6 +676,45 @@ func (p *process) writeMessage(f outFrame) error {
 		runtime.GC()
 	}
 	return nil
+}
+
+// dropGiven lets the arrays a caller gave with call f go once their blobs
+// are sent (CallOptions.GiveArrays), unless the call could be sent again.
+// It runs under p.mu and before the message that lets the pool answer, so
+// the reply, delivered under p.mu, comes after it: the caller never sees
+// its arrays change once its call has returned.
+func (p *process) dropGiven(f outFrame) {
+	if len(f.given) == 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.mayResend(f.id) {
+		return
+	}
+	for i := range f.given {
+		f.given[i].Data = nil
+	}
+}
+
+// mayResend reports whether the sent call id could still be sent again, to
+// a fresh process: in a sequential pool, a call ahead of it that gets
+// stuck sends the calls waiting behind it there (retire). p.mu is held.
+func (p *process) mayResend(id uint64) bool {
+	if p.mode != sequential {
+		return false // concurrent: they run on; unknown: they fail
+	}
+	for other := range p.inflight {
+		if other < id {
+			return true
+		}
+	}
+	for other := range p.abandoned {
+		if other < id {
+			return true
+		}
+	}
+	return false
 }
 
 // largeFrame is the size of a call's frames from which their buffers are

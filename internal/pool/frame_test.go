@@ -251,3 +251,18 @@ func TestReadFrameSizesTheBodyOnce(t *testing.T) {
 		t.Errorf("reading a %d-byte frame allocated %d bytes; want at most %d (the body and its first chunk)", n, grew, most)
 	}
 }
+
+// Free pages are given back only before a large body larger than any
+// before it: a body no larger finds pages of its size to reuse.
+func TestNewLargest(t *testing.T) {
+	defer largestBody.Store(largestBody.Load())
+	largestBody.Store(0)
+	for _, tt := range []struct {
+		size int
+		want bool
+	}{{largeFrame - 1, false}, {largeFrame, true}, {largeFrame, false}, {10 << 20, true}, {5 << 20, false}, {10 << 20, false}, {10<<20 + 1, true}} {
+		if got := newLargest(tt.size); got != tt.want {
+			t.Errorf("newLargest(%d) after %d: %v, want %v", tt.size, largestBody.Load(), got, tt.want)
+		}
+	}
+}

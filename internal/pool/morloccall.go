@@ -69,7 +69,11 @@ func (p *morlocProcess) call(ctx context.Context, c *callRequest) (ndarray.Value
 	p.inflight[mc] = true
 	p.mu.Unlock()
 	asArrays := c.opts.Ret != nil && c.opts.Ret.Rank > 0 // the caller writes arrays in the result
-	go p.exchange(mc, packet, fn.Return, asArrays, c.opts.Arrays)
+	var given []ndarray.Array                            // the caller's, dropped once sent (CallOptions.GiveArrays)
+	if c.opts.GiveArrays {
+		given = c.opts.Arrays
+	}
+	go p.exchange(mc, packet, fn.Return, asArrays, given)
 
 	select {
 	case r := <-mc.reply:
@@ -176,7 +180,7 @@ func (p *morlocProcess) dial(ctx context.Context) (net.Conn, error) {
 // its next call.
 func (p *morlocProcess) exchange(mc *morlocCall, packet *morlocPacket, ret *manifest.Type, asArrays bool, arrays []ndarray.Array) {
 	err := packet.writeTo(mc.conn)
-	// Sent: a large argument's buffers may go (CallOptions.Arrays).
+	// Sent: a large argument's buffers may go (CallOptions.GiveArrays).
 	for i := range arrays {
 		arrays[i].Data = nil
 	}

@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -543,6 +544,63 @@ func TestPythonLateCancelNeverHitsTheNextCall(t *testing.T) {
 	for _, bad := range []string{"Traceback", "Cancelled", "Exception"} {
 		if strings.Contains(p.output.String(), bad) {
 			t.Errorf("the pool wrote %q:\n%s", bad, p.output.String())
+		}
+	}
+}
+
+// A caller's arrays are dropped once sent only when it hands them over
+// (GiveArrays): a large argument is then not in memory beside its result,
+// and arrays a caller keeps are never written to.
+func TestPythonGivenArraysGoOnceSent(t *testing.T) {
+	ts := startTestSet(t, Spec{Exec: []string{"python3", "arrays.py"}}, Options{})
+	ctx := context.Background()
+	data := i8Blob(1, -2, 3, 1<<40)
+	for _, give := range []bool{false, true} {
+		t.Run(fmt.Sprint("give=", give), func(t *testing.T) {
+			given := []ndarray.Array{{Path: []any{0}, DType: ndarray.I8, Shape: []int{4}, Data: slices.Clone(data)}}
+			got, err := ts.CallWith(ctx, 0, arrEcho, rawArgs(t, nil), CallOptions{Arrays: given, GiveArrays: give, Ret: &ndarray.Ret{Rank: 1, Number: ndarray.Int}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			back := len(got.Arrays) == 1 && string(got.Arrays[0].Data) == string(data) ||
+				len(got.Arrays) == 0 && string(got.JSON) == "[1,-2,3,1099511627776]" // small: as JSON
+			if !back {
+				t.Fatalf("echo gave %s and %d arrays, want the array back", got.JSON, len(got.Arrays))
+			}
+			if dropped := given[0].Data == nil; dropped != give {
+				t.Errorf("the caller's array dropped: %v, want %v", dropped, give)
+			}
+		})
+	}
+}
+
+// A sent call's arrays are kept while it could still go to a fresh
+// process: in a sequential pool, behind a call that may get stuck.
+func TestMayResend(t *testing.T) {
+	tests := []struct {
+		name      string
+		mode      concurrency
+		inflight  []uint64
+		abandoned []uint64
+		want      bool
+	}{
+		{"sequential, alone", sequential, []uint64{5}, nil, false},
+		{"sequential, behind a call", sequential, []uint64{4, 5}, nil, true},
+		{"sequential, behind an abandoned call", sequential, []uint64{5}, []uint64{3}, true},
+		{"sequential, ahead of the others", sequential, []uint64{5, 6}, []uint64{7}, false},
+		{"concurrent, behind a call", concurrent, []uint64{4, 5}, []uint64{3}, false},
+		{"unknown, behind a call", concurrencyUnknown, []uint64{4, 5}, nil, false},
+	}
+	for _, tt := range tests {
+		p := &process{mode: tt.mode, inflight: map[uint64]*pendingCall{}, abandoned: map[uint64]abandonedCall{}}
+		for _, id := range tt.inflight {
+			p.inflight[id] = &pendingCall{}
+		}
+		for _, id := range tt.abandoned {
+			p.abandoned[id] = abandonedCall{}
+		}
+		if got := p.mayResend(5); got != tt.want {
+			t.Errorf("%s: mayResend %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }
