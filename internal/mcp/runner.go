@@ -21,14 +21,10 @@ func newRunner() *runner { return &runner{jobs: make(chan func())} }
 // Go runs f on an idle goroutine, or on a new one when none is idle.
 func (r *runner) Go(f func()) {
 	r.wg.Add(1)
-	job := func() {
-		defer r.wg.Done()
-		f()
-	}
 	select {
-	case r.jobs <- job:
+	case r.jobs <- f:
 	default:
-		go r.loop(job)
+		go r.loop(f)
 	}
 }
 
@@ -36,7 +32,7 @@ func (r *runner) loop(job func()) {
 	idle := time.NewTimer(runnerIdle)
 	defer idle.Stop()
 	for {
-		job()
+		r.run(job)
 		idle.Reset(runnerIdle)
 		var ok bool
 		select {
@@ -48,6 +44,13 @@ func (r *runner) loop(job func()) {
 			return
 		}
 	}
+}
+
+// run runs one job and counts it done (a closure around f to do so was an
+// allocation per request).
+func (r *runner) run(job func()) {
+	defer r.wg.Done()
+	job()
 }
 
 // Wait waits for every function Go was given to return.
