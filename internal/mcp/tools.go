@@ -112,6 +112,10 @@ type CallToolResult struct {
 	IsError           bool            `json:"isError"`
 	ResultType        string          `json:"resultType,omitempty"`
 	Meta              json.RawMessage `json:"_meta,omitempty"`
+
+	// one backs Content when it is the value's one text block: no slice
+	// of its own for every call.
+	one [1]any
 }
 
 // appendJSON writes the result as encoding/json would, without its
@@ -392,7 +396,8 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observe
 			return errorResult("tool '" + tool.Name + "' returned " + mime + " that nexus cannot read: " + err.Error()), nil
 		}
 	} else {
-		res.Content = []any{valueText(value)}
+		res.one[0] = valueText(value)
+		res.Content = res.one[:]
 	}
 	// SPEC §4.7: a record return also fills structuredContent, matching
 	// outputSchema; both came with 2025-06-18.
