@@ -442,9 +442,9 @@ func unstarted(err error) bool {
 
 // timers holds stopped call timers for the next calls: nearly every call
 // has a timeout (nexus's default is five minutes), and a timer made for
-// each was three allocations of every small call. Since Go 1.23 a stopped
-// timer's channel holds no stale tick, so a timer can be reused once the
-// call that waited on it has returned.
+// each was three allocations of every small call. A timer is reused once
+// the call that waited on it has returned, and only if it never fired, so
+// that its channel holds no tick (whatever GODEBUG=asynctimerchan says).
 var timers sync.Pool
 
 func startTimer(d time.Duration) *time.Timer {
@@ -457,8 +457,9 @@ func startTimer(d time.Duration) *time.Timer {
 
 // stopTimer returns t to the pool; nothing may wait on t.C after it.
 func stopTimer(t *time.Timer) {
-	t.Stop()
-	timers.Put(t)
+	if t.Stop() {
+		timers.Put(t)
+	}
 }
 
 // awaitPools waits until the pools a morloc function calls, besides its

@@ -54,3 +54,36 @@ func BenchmarkSetSmallCall(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(used.Nanoseconds())/1e3/float64(b.N), "cpu-µs/op")
 }
+
+// TestCallTimersReuse checks that a call timer taken from the pool never
+// brings a tick from its last use: one that fired is not reused, and one
+// that was stopped in time has nothing in its channel.
+func TestCallTimersReuse(t *testing.T) {
+	tests := []struct {
+		name  string
+		fired bool
+	}{
+		{"stopped before firing", false},
+		{"fired", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			first := startTimer(time.Hour)
+			if tt.fired {
+				first.Reset(time.Nanosecond)
+				<-first.C
+			}
+			stopTimer(first)
+			next := startTimer(time.Hour)
+			defer stopTimer(next)
+			if tt.fired && next == first {
+				t.Fatal("a timer that fired was reused")
+			}
+			select {
+			case <-next.C:
+				t.Fatal("a reused timer ticked at once: a stale tick from its last call")
+			default:
+			}
+		})
+	}
+}
