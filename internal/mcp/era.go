@@ -71,13 +71,21 @@ func requestMeta(r *Request) map[string]json.RawMessage {
 	if m := r.meta.Load(); m != nil {
 		return *m
 	}
+	raw, ok := r.param("_meta")
+	if !ok {
+		r.meta.CompareAndSwap(nil, &noMeta) // most requests: nothing to allocate
+		return *r.meta.Load()
+	}
 	var m map[string]json.RawMessage
-	if raw, ok := r.param("_meta"); ok && json.Unmarshal(raw, &m) != nil {
+	if json.Unmarshal(raw, &m) != nil {
 		m = nil
 	}
 	r.meta.CompareAndSwap(nil, &m)
 	return *r.meta.Load()
 }
+
+// noMeta is the decoded _meta of every request without one; never written.
+var noMeta map[string]json.RawMessage
 
 // features are what a protocol version has beyond 2024-11-05's core.
 type features struct {

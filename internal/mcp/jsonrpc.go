@@ -46,6 +46,9 @@ type Request struct {
 	// members indexes Params' members, found once (by the decoder, or on
 	// first use) so that every question about params reads it only once.
 	members atomic.Pointer[[]member]
+	// decoded holds the decoder's members, where members first points:
+	// no allocation of a slice header of their own.
+	decoded []member
 	// meta is params._meta decoded, once: every era question asks it.
 	meta atomic.Pointer[map[string]json.RawMessage]
 	// unchecked is set when params.arguments of this tools/call was only
@@ -83,8 +86,12 @@ func (r *Request) param(name string) (json.RawMessage, bool) {
 // large call's arguments need not stay in memory while its pool works.
 func (r *Request) releaseParams() {
 	r.Params = nil
-	r.members.Store(&[]member{})
+	r.members.Store(&noMembers)
 }
+
+// noMembers are the members of a request whose params were let go; read
+// only, shared by all.
+var noMembers = []member{}
 
 // paramMembers lists the members of a params object (none when it is not
 // one).
@@ -347,10 +354,13 @@ func decodeObject(raw []byte, start int, lazy bool) (Item, bool) {
 			name = jsontext.Unquote(key)
 		}
 		if name == "params" && vs < len(raw) && raw[vs] == '{' {
+			if members == nil {
+				members = make([]member, 0, 4) // name, arguments, _meta, task: grown once at most
+			}
 			members = members[:0]
 			skipped = -1
 			ve, err := jsontext.ObjectMembers(raw, vs, func(k []byte, esc bool, ps int) (int, error) {
-				pname := string(k[1 : len(k)-1])
+				pname := paramName(k[1 : len(k)-1])
 				if esc {
 					pname = jsontext.Unquote(k)
 				}
@@ -415,6 +425,26 @@ func decodeObject(raw []byte, start int, lazy bool) (Item, bool) {
 	return it, true
 }
 
+// paramName is a params key as a string, the common ones without an
+// allocation.
+func paramName(k []byte) string {
+	switch string(k) {
+	case "name":
+		return "name"
+	case "arguments":
+		return "arguments"
+	case "_meta":
+		return "_meta"
+	case "task":
+		return "task"
+	case "uri":
+		return "uri"
+	case "cursor":
+		return "cursor"
+	}
+	return string(k)
+}
+
 // messageItem checks a message's members against JSON-RPC 2.0 §4.
 func messageItem(id, version, method, params json.RawMessage, members []member, hasID, hasVersion, hasMethod, hasParams, hasResult, hasError bool) Item {
 	if hasID {
@@ -460,9 +490,10 @@ func messageItem(id, version, method, params json.RawMessage, members []member, 
 	}
 	req := &Request{ID: replyID, Method: name, Params: params}
 	if members == nil {
-		members = []member{}
+		members = noMembers
 	}
-	req.members.Store(&members)
+	req.decoded = members
+	req.members.Store(&req.decoded)
 	return Item{Request: req}
 }
 

@@ -10,37 +10,49 @@ import (
 // call (the stack copies were a fifth of nexus's CPU on a small call); a
 // kept one has grown already. Goroutines idle for runnerIdle exit.
 type runner struct {
-	jobs chan func() // unbuffered: a send succeeds only when a goroutine is idle
+	jobs chan job // unbuffered: a send succeeds only when a goroutine is idle
 	wg   sync.WaitGroup
+}
+
+// job is f, or run with its reply handed to then: a request's run and a
+// then made once per session need no closure of their own per request.
+type job struct {
+	f    func()
+	run  func() *Response
+	then func(*Response)
 }
 
 const runnerIdle = 10 * time.Second
 
-func newRunner() *runner { return &runner{jobs: make(chan func())} }
+func newRunner() *runner { return &runner{jobs: make(chan job)} }
 
 // Go runs f on an idle goroutine, or on a new one when none is idle.
-func (r *runner) Go(f func()) {
+func (r *runner) Go(f func()) { r.submit(job{f: f}) }
+
+// GoReply runs run on an idle goroutine, or on a new one, and hands its
+// reply to then.
+func (r *runner) GoReply(run func() *Response, then func(*Response)) {
+	r.submit(job{run: run, then: then})
+}
+
+func (r *runner) submit(j job) {
 	r.wg.Add(1)
-	job := func() {
-		defer r.wg.Done()
-		f()
-	}
 	select {
-	case r.jobs <- job:
+	case r.jobs <- j:
 	default:
-		go r.loop(job)
+		go r.loop(j)
 	}
 }
 
-func (r *runner) loop(job func()) {
+func (r *runner) loop(j job) {
 	idle := time.NewTimer(runnerIdle)
 	defer idle.Stop()
 	for {
-		job()
+		r.run(j)
 		idle.Reset(runnerIdle)
 		var ok bool
 		select {
-		case job, ok = <-r.jobs:
+		case j, ok = <-r.jobs:
 			if !ok {
 				return
 			}
@@ -48,6 +60,17 @@ func (r *runner) loop(job func()) {
 			return
 		}
 	}
+}
+
+// run runs one job and counts it done (a closure around the job to do so
+// was an allocation per request).
+func (r *runner) run(j job) {
+	defer r.wg.Done()
+	if j.f != nil {
+		j.f()
+		return
+	}
+	j.then(j.run())
 }
 
 // Wait waits for every function Go was given to return.

@@ -49,6 +49,14 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 	wg := newRunner()
 	defer wg.Close()
 	sem := make(chan struct{}, s.opts.MaxInFlight)
+	// replied sends a request's reply and frees its place: made once, not
+	// a closure per request.
+	replied := func(resp *Response) {
+		defer func() { <-sem }()
+		if resp != nil {
+			send(resp)
+		}
+	}
 	lr := NewLineReader(r, s.opts.MaxLine)
 	var readErr error
 	for {
@@ -102,13 +110,7 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 			continue
 		}
 		sem <- struct{}{}
-		run := ss.start(ctx, it.Request, nil)
-		wg.Go(func() {
-			defer func() { <-sem }()
-			if resp := run(); resp != nil {
-				send(resp)
-			}
-		})
+		wg.GoReply(ss.start(ctx, it.Request, nil), replied)
 	}
 	// The client closed its end: answer what is still running, within
 	// reason; a subscriptions/listen stream would run for ever.

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
@@ -411,6 +412,9 @@ func (ss *Session) Close() {
 // idKey canonicalises a request id so that the id in notifications/cancelled
 // matches however the client spaced it.
 func idKey(id json.RawMessage) string {
+	if !bytes.ContainsAny(id, " \t\r\n") {
+		return string(id) // nothing to compact: the common case, one allocation
+	}
 	start := jsontext.SkipSpace(id, 0)
 	b, _, err := jsontext.AppendCompact(nil, id, start)
 	if err != nil {

@@ -112,6 +112,10 @@ type CallToolResult struct {
 	IsError           bool            `json:"isError"`
 	ResultType        string          `json:"resultType,omitempty"`
 	Meta              json.RawMessage `json:"_meta,omitempty"`
+
+	// one backs Content when it is the value's one text block: no slice
+	// of its own for every call.
+	one [1]any
 }
 
 // appendJSON writes the result as encoding/json would, without its
@@ -235,14 +239,12 @@ func toolCallParams(r *Request) (callToolParams, error) {
 	plainName := !hasName || (len(name) > 0 && name[0] == '"') || string(name) == "null"
 	plainMeta := !hasMeta || (len(meta) > 0 && meta[0] == '{') || string(meta) == "null"
 	if !plainName || !plainMeta {
-		err := json.Unmarshal(r.Params, &p)
-		return p, err
+		return unmarshalToolCallParams(r.Params)
 	}
 	if hasName && string(name) != "null" {
 		n, ok := jsontext.DecodeString(name)
 		if !ok {
-			err := json.Unmarshal(r.Params, &p)
-			return p, err
+			return unmarshalToolCallParams(r.Params)
 		}
 		p.Name = &n
 	}
@@ -255,6 +257,14 @@ func toolCallParams(r *Request) (callToolParams, error) {
 		}
 	}
 	return p, nil
+}
+
+// unmarshalToolCallParams is toolCallParams by encoding/json. Apart, so
+// that the common path's params do not escape to the heap with these.
+func unmarshalToolCallParams(params json.RawMessage) (callToolParams, error) {
+	var p callToolParams
+	err := json.Unmarshal(params, &p)
+	return p, err
 }
 
 // observed is what runTool tells Options.OnCall: the tool, once known, and
@@ -327,15 +337,10 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observe
 	p = callToolParams{}
 	r.releaseParams()
 	notify := notifierFrom(ctx)
-	var blocksMu sync.Mutex
-	var blocks json.RawMessage
+	blocks := &contentSink{}
 	hooks := CallHooks{
-		Log: s.functionLogger(tool.Name, notify, logLevel),
-		Content: func(b json.RawMessage) {
-			blocksMu.Lock()
-			blocks = b
-			blocksMu.Unlock()
-		},
+		Log:     s.functionLogger(tool.Name, notify, logLevel),
+		Content: blocks.set,
 	}
 	if len(token) > 0 && string(token) != "null" {
 		hooks.Progress = progressNotifier(notify, token, f.progressMessage)
@@ -367,9 +372,7 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observe
 		// SPEC §4.4: a function that raises or a pool that fails is a result, not a protocol error.
 		return errorResult(err.Error()), nil
 	}
-	blocksMu.Lock()
-	content := blocks
-	blocksMu.Unlock()
+	content := blocks.get()
 	res = &CallToolResult{}
 	structured := f.structured && tool.OutputSchema != nil && cmd == tool.Command
 	fr := sf.catalog.fileResult(cmd)
@@ -407,7 +410,8 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observe
 			return errorResult("tool '" + tool.Name + "' returned " + mime + " that nexus cannot read: " + err.Error()), nil
 		}
 	} else {
-		res.Content = []any{valueText(value)}
+		res.one[0] = valueText(value)
+		res.Content = res.one[:]
 	}
 	// SPEC §4.7: a record return also fills structuredContent, matching
 	// outputSchema; both came with 2025-06-18.
@@ -428,6 +432,25 @@ func (s *Server) unreadableResult(tool string, err error) *CallToolResult {
 	return errorResult("tool '" + tool + "' returned a value nexus cannot read: " + err.Error())
 }
 
+// contentSink keeps the content blocks a function answered with (the
+// Content hook), for the call to read once the function has returned.
+type contentSink struct {
+	mu     sync.Mutex
+	blocks json.RawMessage
+}
+
+func (c *contentSink) set(b json.RawMessage) {
+	c.mu.Lock()
+	c.blocks = b
+	c.mu.Unlock()
+}
+
+func (c *contentSink) get() json.RawMessage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.blocks
+}
+
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
 
 // CodeMissingClientCapability answers a call of a tool whose command needs
@@ -439,6 +462,9 @@ const CodeMissingClientCapability = -32021
 // object from a command's metadata) that declared lacks, nil when none: a
 // required key must be declared, and so must each of its own keys.
 func missingCapabilities(required, declared json.RawMessage) map[string]json.RawMessage {
+	if len(required) == 0 {
+		return nil // most commands: no decoding (and no error made) per call
+	}
 	var req, dec map[string]json.RawMessage
 	if json.Unmarshal(required, &req) != nil || len(req) == 0 {
 		return nil

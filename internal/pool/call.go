@@ -80,13 +80,22 @@ type callRequest struct {
 	mid     int
 	args    []json.RawMessage
 	opts    CallOptions
-	name    string           // "call to 'x'" or "call to mid 9"
+	lang    string           // the pool's language, for a call without a name
 	timeout time.Duration    // > 0 when the call has one
 	expired <-chan time.Time // fires when the timeout passes; nil without one
 }
 
+// name is "call to 'x'" or "call to mid 9 of pool py", for messages: made
+// only when one is written, not for every call.
+func (c *callRequest) name() string {
+	if c.opts.Name != "" {
+		return "call to '" + c.opts.Name + "'"
+	}
+	return fmt.Sprintf("call to mid %d of pool %s", c.mid, c.lang)
+}
+
 func (c *callRequest) timedOut(starting string) error {
-	return &TimeoutError{Call: c.name, After: c.timeout, Starting: starting}
+	return &TimeoutError{Call: c.name(), After: c.timeout, Starting: starting}
 }
 
 // pendingCall is a call sent to the process and not yet answered.
@@ -200,10 +209,10 @@ func (p *process) call(ctx context.Context, c *callRequest) (ndarray.Value, erro
 		}
 		return r.value, r.err
 	case <-ctx.Done():
-		p.giveUp(id, pc, c.name, "cancelled")
+		p.giveUp(id, pc, c.name(), "cancelled")
 		return ndarray.Value{}, ctx.Err()
 	case <-c.expired:
-		if r, answered := p.giveUp(id, pc, c.name, "timed out"); answered {
+		if r, answered := p.giveUp(id, pc, c.name(), "timed out"); answered {
 			return r.value, r.err // the reply came as the time ran out
 		}
 		return ndarray.Value{}, c.timedOut("")

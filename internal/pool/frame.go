@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -88,14 +89,10 @@ const readChunk = 1 << 20
 // never a buffer grown by copying (issue 23: the growth touched 1.8× the
 // body's memory, every page of it a fault on a fresh heap).
 func readFrame(r io.Reader) (body []byte, blob bool, err error) {
-	var header [frameHeader]byte
-	if _, err := io.ReadFull(r, header[:]); err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, false, protocolErrorf("end of stream inside a frame header")
-		}
+	n, err := readHeader(r)
+	if err != nil {
 		return nil, false, err
 	}
-	n := binary.BigEndian.Uint32(header[:])
 	if n&blobBit != 0 {
 		blob = true
 		n &^= blobBit
@@ -122,6 +119,31 @@ func readFrame(r io.Reader) (body []byte, blob bool, err error) {
 		return nil, blob, err
 	}
 	return body, blob, nil
+}
+
+// readHeader reads a frame's length word. From a bufio.Reader (the read
+// loop's) it is taken in place: a header array passed to io.ReadFull
+// escapes, an allocation for every frame.
+func readHeader(r io.Reader) (uint32, error) {
+	if br, ok := r.(*bufio.Reader); ok {
+		b, err := br.Peek(frameHeader)
+		if len(b) == frameHeader {
+			br.Discard(frameHeader)
+			return binary.BigEndian.Uint32(b), nil
+		}
+		if len(b) > 0 && err == io.EOF {
+			return 0, protocolErrorf("end of stream inside a frame header")
+		}
+		return 0, err
+	}
+	var header [frameHeader]byte
+	if _, err := io.ReadFull(r, header[:]); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return 0, protocolErrorf("end of stream inside a frame header")
+		}
+		return 0, err
+	}
+	return binary.BigEndian.Uint32(header[:]), nil
 }
 
 // readBody fills b from r, a part of a frame of n bytes.

@@ -83,6 +83,7 @@ var shutdownFrame = []byte(`{"type":"shutdown"}`)
 type inbound struct {
 	Type string  `json:"type"`
 	ID   *uint64 `json:"id"`
+	id   uint64  // where ID points when read in place: no allocation of its own
 
 	// ready
 	Protocol   int             `json:"protocol"`
@@ -157,8 +158,8 @@ func decodeInbound(payload []byte) (*inbound, error) {
 			}
 		case "id":
 			if v, ok := jsontext.ParseInt64(raw); ok && v >= 0 {
-				id := uint64(v)
-				m.ID = &id
+				m.id = uint64(v)
+				m.ID = &m.id
 				return nil
 			}
 		}

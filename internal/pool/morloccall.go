@@ -44,7 +44,7 @@ func (p *morlocProcess) call(ctx context.Context, c *callRequest) (ndarray.Value
 	fn := p.functions[c.mid]
 	packet, err := p.wire.callPacket(c.mid, fn.Args, c.args, c.opts.Arrays)
 	if err != nil {
-		return ndarray.Value{}, fmt.Errorf("pool %s: encoding the arguments of the %s: %w", p.label, c.name, err)
+		return ndarray.Value{}, fmt.Errorf("pool %s: encoding the arguments of the %s: %w", p.label, c.name(), err)
 	}
 	if p.awaitEnd() { // killed, and nexus does not know yet
 		return ndarray.Value{}, &unstartedError{p.deathErr()}
@@ -58,7 +58,7 @@ func (p *morlocProcess) call(ctx context.Context, c *callRequest) (ndarray.Value
 		leave()
 		return ndarray.Value{}, err
 	}
-	mc := &morlocCall{conn: conn, name: c.name, needs: fn.Needs, reply: make(chan callReply, 1), leave: leave}
+	mc := &morlocCall{conn: conn, name: c.name(), needs: fn.Needs, reply: make(chan callReply, 1), leave: leave}
 	p.mu.Lock()
 	if err := p.unusableErr(); err != nil {
 		p.mu.Unlock()
@@ -79,12 +79,12 @@ func (p *morlocProcess) call(ctx context.Context, c *callRequest) (ndarray.Value
 	case r := <-mc.reply:
 		return r.value, r.err
 	case <-ctx.Done():
-		if r, answered := p.giveUp(mc, c.name, "cancelled"); answered {
+		if r, answered := p.giveUp(mc, c.name(), "cancelled"); answered {
 			return r.value, r.err
 		}
 		return ndarray.Value{}, ctx.Err()
 	case <-c.expired:
-		if r, answered := p.giveUp(mc, c.name, "timed out"); answered {
+		if r, answered := p.giveUp(mc, c.name(), "timed out"); answered {
 			return r.value, r.err // the reply came as the time ran out
 		}
 		return ndarray.Value{}, c.timedOut("")

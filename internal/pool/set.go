@@ -389,18 +389,13 @@ func (s *Set) CallWith(ctx context.Context, pool, mid int, args []json.RawMessag
 	if opts.Timeout == 0 {
 		opts.Timeout = fn.Timeout
 	}
-	c := &callRequest{mid: mid, args: args, opts: opts, timeout: opts.Timeout}
-	if opts.Name != "" {
-		c.name = "call to '" + opts.Name + "'"
-	} else {
-		c.name = fmt.Sprintf("call to mid %d of pool %s", mid, group.spec.Lang)
-	}
+	c := &callRequest{mid: mid, args: args, opts: opts, lang: group.spec.Lang, timeout: opts.Timeout}
 	if c.timeout == 0 {
 		c.timeout = s.opts.CallTimeout
 	}
 	if c.timeout > 0 {
-		timer := time.NewTimer(c.timeout)
-		defer timer.Stop()
+		timer := startTimer(c.timeout)
+		defer stopTimer(timer)
 		c.expired = timer.C
 	}
 	s.called.Store(true)
@@ -429,13 +424,41 @@ func (s *Set) CallWith(ctx context.Context, pool, mid int, args []json.RawMessag
 			return ndarray.Value{}, err
 		}
 		value, err := p.call(ctx, c)
-		if us := (*unstartedError)(nil); errors.As(err, &us) && tries < maxTries && s.ctx.Err() == nil {
+		if err != nil && unstarted(err) && tries < maxTries && s.ctx.Err() == nil {
 			continue // the process went away before it began the call: a fresh one may take it
 		}
 		if err == nil && needed != nil {
 			reached(needed)
 		}
 		return value, err
+	}
+}
+
+// unstarted reports whether err says the process never began the call.
+func unstarted(err error) bool {
+	var us *unstartedError
+	return errors.As(err, &us)
+}
+
+// timers holds stopped call timers for the next calls: nearly every call
+// has a timeout (nexus's default is five minutes), and a timer made for
+// each was three allocations of every small call. A timer is reused once
+// the call that waited on it has returned, and only if it never fired, so
+// that its channel holds no tick (whatever GODEBUG=asynctimerchan says).
+var timers sync.Pool
+
+func startTimer(d time.Duration) *time.Timer {
+	if t, ok := timers.Get().(*time.Timer); ok {
+		t.Reset(d)
+		return t
+	}
+	return time.NewTimer(d)
+}
+
+// stopTimer returns t to the pool; nothing may wait on t.C after it.
+func stopTimer(t *time.Timer) {
+	if t.Stop() {
+		timers.Put(t)
 	}
 }
 
@@ -459,7 +482,7 @@ func (s *Set) awaitPools(ctx context.Context, c *callRequest, own int, needs []i
 					case err == errExpired:
 						return nil, c.timedOut(w.label)
 					}
-					return nil, fmt.Errorf("%s needs pool %s: %w", c.name, w.label, err)
+					return nil, fmt.Errorf("%s needs pool %s: %w", c.name(), w.label, err)
 				}
 				// Killed a moment ago: wait for the process that follows.
 				if mp, ok := p.(*morlocProcess); ok && tries < maxTries && mp.awaitEnd() {
