@@ -2,9 +2,8 @@ package mcp
 
 import (
 	"runtime"
-	"runtime/debug"
-	"sync/atomic"
 
+	"github.com/nexus-mcp/nexus/internal/memmark"
 	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
@@ -25,38 +24,13 @@ func collectIfLarge(n int) {
 	}
 }
 
-// largestLine is the longest request line read so far.
-var largestLine atomic.Int64
-
-// newLargest reports whether a request line of n bytes is large and
-// longer than any before it. Only then are free pages given back to the
-// OS as it is read (join): the pieces a line is read in are as large as
-// the line, and the argument an integer list becomes is larger (8 bytes an
-// integer), so on a process's first call of that size each went into
-// fresh pages beside the freed ones, and the runtime's background
-// scavenger gave those back only sometimes in time (issue 23: 96 MB of a
-// 100 MB integer echo's peak, in one run of three). A call no larger than
-// one before finds free pages of the sizes it needs, and refaulting them
-// would cost it CPU for nothing (a warm 10 MB call: 9 400 page faults
-// instead of 4 000).
-func newLargest(n int) bool {
-	if n < largeValue {
-		return false
-	}
-	for {
-		old := largestLine.Load()
-		if int64(n) <= old {
-			return false
-		}
-		if largestLine.CompareAndSwap(old, int64(n)) {
-			return true
-		}
-	}
-}
-
-// returnFreeMemory collects what is garbage and gives the free pages back
-// to the OS.
-func returnFreeMemory() { debug.FreeOSMemory() }
+// lineMark is the longest large request line read so far: join gives
+// free pages back to the OS only for a line longer than it (memmark; the
+// pieces a line is read in are as large as the line, and the argument an
+// integer list becomes is larger, 8 bytes an integer: 96 MB of a 100 MB
+// integer echo's peak, in one run of three; a warm 10 MB call that gave
+// them back every time made 9 400 page faults instead of 4 000).
+var lineMark = memmark.Mark{Min: largeValue}
 
 // valueSize is the size of a pool's result: its JSON and its arrays.
 func valueSize(v ndarray.Value) int {

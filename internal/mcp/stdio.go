@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"sync"
 )
 
@@ -87,7 +88,7 @@ const joinRelease = 32 << 20
 
 // join joins a line's pieces into one buffer, letting the pieces go as
 // they are copied: the pages of the pieces of a line longer than any
-// before (newLargest) are given back every joinRelease bytes and at the
+// before (lineMark) are given back every joinRelease bytes and at the
 // end, so that the line is in memory about once, not twice (issue 23: the
 // pieces' 96 MB beside the line's were the peak of a 100 MB matrix's
 // echo).
@@ -96,14 +97,14 @@ func join(pieces [][]byte) []byte {
 	for _, p := range pieces {
 		n += len(p)
 	}
-	release := newLargest(n)
+	release := lineMark.Raise(n)
 	line := make([]byte, 0, n)
 	copied := 0
 	for i, p := range pieces {
 		line = append(line, p...)
 		pieces[i] = nil
 		if copied += len(p); release && (copied >= joinRelease || i == len(pieces)-1) {
-			returnFreeMemory()
+			debug.FreeOSMemory()
 			copied = 0
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/argmap"
 	"github.com/nexus-mcp/nexus/internal/manifest"
+	"github.com/nexus-mcp/nexus/internal/memmark"
 	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
@@ -266,14 +267,13 @@ func TestJoinLetsThePiecesGo(t *testing.T) {
 // A line's pieces are given back to the OS only for a large line longer
 // than any before it: a line no longer finds pages of its size to reuse.
 func TestNewLargestLine(t *testing.T) {
-	defer largestLine.Store(largestLine.Load())
-	largestLine.Store(0)
+	m := memmark.Mark{Min: lineMark.Min} // join's threshold, on a mark of the test's own
 	for _, tt := range []struct {
 		n    int
 		want bool
 	}{{largeValue - 1, false}, {largeValue, true}, {largeValue, false}, {100 << 20, true}, {10 << 20, false}, {100<<20 + 1, true}} {
-		if got := newLargest(tt.n); got != tt.want {
-			t.Errorf("newLargest(%d): %v, want %v", tt.n, got, tt.want)
+		if got := m.Raise(tt.n); got != tt.want {
+			t.Errorf("Raise(%d): %v, want %v", tt.n, got, tt.want)
 		}
 	}
 }

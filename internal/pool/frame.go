@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
-	"sync/atomic"
+
+	"github.com/nexus-mcp/nexus/internal/memmark"
 )
 
 // MaxFrameSize is the largest frame body either side may send (1 GiB: a
@@ -110,8 +111,8 @@ func readFrame(r io.Reader) (body []byte, blob bool, err error) {
 	if size == len(first) {
 		return first, blob, nil
 	}
-	if newLargest(size) {
-		returnFreeMemory()
+	if bodyMark.Raise(size) {
+		debug.FreeOSMemory()
 	}
 	body = make([]byte, size)
 	copy(body, first)
@@ -157,33 +158,9 @@ func readBody(r io.Reader, b []byte, n uint32) error {
 	return nil
 }
 
-// largestBody is the largest frame body read so far.
-var largestBody atomic.Int64
-
-// newLargest reports whether a body of size bytes is large and larger than
-// any before it. Only then are free pages given back to the OS before it
-// is read: the buffers of the call's earlier steps (its request line,
-// released once its arguments were sent) are free by now but still
-// resident, and too small for the body to reuse, so on a process's first
-// call of that size it was read into fresh pages beside them (issue 23:
-// 96 MB of a 100 MB integer echo's peak). A body no larger than one
-// before finds free pages of its size, and refaulting them would cost CPU
-// for nothing.
-func newLargest(size int) bool {
-	if size < largeFrame {
-		return false
-	}
-	for {
-		old := largestBody.Load()
-		if int64(size) <= old {
-			return false
-		}
-		if largestBody.CompareAndSwap(old, int64(size)) {
-			return true
-		}
-	}
-}
-
-// returnFreeMemory collects what is garbage and gives the free pages back
-// to the OS.
-var returnFreeMemory = debug.FreeOSMemory
+// bodyMark is the largest large frame body read so far: readFrame gives
+// free pages back to the OS only before a body larger than it (memmark;
+// the call's request line, released once its arguments were sent, is free
+// by then but too small for the body: 96 MB of a 100 MB integer echo's
+// peak).
+var bodyMark = memmark.Mark{Min: largeFrame}

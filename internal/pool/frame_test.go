@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/nexus-mcp/nexus/internal/memmark"
 )
 
 func TestFrameRoundTrip(t *testing.T) {
@@ -255,14 +257,13 @@ func TestReadFrameSizesTheBodyOnce(t *testing.T) {
 // Free pages are given back only before a large body larger than any
 // before it: a body no larger finds pages of its size to reuse.
 func TestNewLargest(t *testing.T) {
-	defer largestBody.Store(largestBody.Load())
-	largestBody.Store(0)
+	m := memmark.Mark{Min: bodyMark.Min} // readFrame's threshold, on a mark of the test's own
 	for _, tt := range []struct {
 		size int
 		want bool
 	}{{largeFrame - 1, false}, {largeFrame, true}, {largeFrame, false}, {10 << 20, true}, {5 << 20, false}, {10 << 20, false}, {10<<20 + 1, true}} {
-		if got := newLargest(tt.size); got != tt.want {
-			t.Errorf("newLargest(%d) after %d: %v, want %v", tt.size, largestBody.Load(), got, tt.want)
+		if got := m.Raise(tt.size); got != tt.want {
+			t.Errorf("Raise(%d) after %d: %v, want %v", tt.size, m.Largest.Load(), got, tt.want)
 		}
 	}
 }
