@@ -157,16 +157,8 @@ func TestStreamedReplyIsTheSameLine(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		head, body, tail, err := splitStreamed(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var pieces bytes.Buffer
-		if err := writeStreamed(&pieces, head, body, tail); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(pieces.Bytes(), whole) {
-			t.Errorf("streamed reply of %d bytes differs from the whole one of %d", pieces.Len(), len(whole))
+		if pieces := streamedLine(t, r); !bytes.Equal(pieces, whole) {
+			t.Errorf("streamed reply of %d bytes differs from the whole one of %d", len(pieces), len(whole))
 		}
 	}
 }
@@ -221,16 +213,8 @@ func TestLazyReplyIsTheSameLine(t *testing.T) {
 			if !streamed(r) {
 				t.Fatal("a lazy value's reply is not streamed")
 			}
-			head, body, tail, err := splitStreamed(r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var pieces bytes.Buffer
-			if err := writeStreamed(&pieces, head, body, tail); err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(pieces.Bytes(), want) {
-				t.Errorf("streamed reply of %d bytes differs from the whole text's %d", pieces.Len(), len(want))
+			if pieces := streamedLine(t, r); !bytes.Equal(pieces, want) {
+				t.Errorf("streamed reply of %d bytes differs from the whole text's %d", len(pieces), len(want))
 			}
 			whole, err := marshalLine(r)
 			if err != nil {
@@ -241,6 +225,21 @@ func TestLazyReplyIsTheSameLine(t *testing.T) {
 			}
 		})
 	}
+}
+
+// streamedLine is the line a streamed reply goes out as: splitStreamed,
+// then writeStreamed, as ServeStdio sends it.
+func streamedLine(t *testing.T, r *Response) []byte {
+	t.Helper()
+	head, body, tail, err := splitStreamed(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pieces bytes.Buffer
+	if err := writeStreamed(&pieces, head, body, tail); err != nil {
+		t.Fatal(err)
+	}
+	return pieces.Bytes()
 }
 
 // A long line's pieces are joined into the line and let go as they are
