@@ -72,6 +72,11 @@ type programCaller struct {
 	pure map[*manifest.Command]*eval.Program
 }
 
+// TakesInline says that Call honours CallHooks.Inline (mcp.InlineCaller):
+// a pool call waits inline or yields stdin first (pool.Inline), and a pure
+// command yields it before it is evaluated.
+func (programCaller) TakesInline() {}
+
 func (c programCaller) Call(ctx context.Context, call argmap.Call, h mcp.CallHooks) (ndarray.Value, error) {
 	call, err := prepareCall(c.m, call)
 	if err != nil {
@@ -79,6 +84,9 @@ func (c programCaller) Call(ctx context.Context, call argmap.Call, h mcp.CallHoo
 	}
 	cmd := call.Command
 	if cmd.Type == manifest.Pure {
+		if h.Inline != nil {
+			h.Inline.Yield() // the evaluation does not watch stdin
+		}
 		prog := c.pure[cmd]
 		if prog == nil {
 			return ndarray.Value{}, fmt.Errorf("pure command '%s' cannot run: its expression did not build", cmd.Name)
@@ -105,7 +113,16 @@ func (c programCaller) Call(ctx context.Context, call argmap.Call, h mcp.CallHoo
 		// mcp reads them no more (mcp.Caller), and neither does this.
 		GiveArrays: true,
 		Ret:        call.Ret,
+		Inline:     poolInline(h.Inline),
 	})
+}
+
+// poolInline passes mcp's InlineWait on to the pool.
+func poolInline(in *mcp.InlineWait) *pool.Inline {
+	if in == nil {
+		return nil
+	}
+	return &pool.Inline{Fd: in.Fd, Yield: in.Yield}
 }
 
 // evalFailure is how the CLI words a pure command's failure, as morloc's

@@ -71,6 +71,7 @@ func (s *Server) runCommand(ctx context.Context, r *Request, sf *surface, c clie
 	}
 	callCtx, cancel := askThrough(ctx, round, c, &hooks)
 	defer cancel()
+	hooks.Inline = inlineFor(ctx, sf.caller)
 	raw, err := sf.caller.Call(callCtx, call, hooks)
 	if round != nil && ctx.Err() == nil && round.needsInput() {
 		if out.input, err = s.inputRequired(round); err != nil {

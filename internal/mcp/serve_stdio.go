@@ -48,29 +48,74 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 	defer cancel()
 	wg := newRunner()
 	defer wg.Close()
-	sem := make(chan struct{}, s.opts.MaxInFlight)
+	l := &stdioLoop{
+		s: s, ss: ss, ctx: ctx, send: send, wg: wg,
+		lr:    NewLineReader(r, s.opts.MaxLine),
+		sem:   make(chan struct{}, s.opts.MaxInFlight),
+		fd:    pollableFd(r),
+		ended: make(chan error, 1),
+	}
 	// replied sends a request's reply and frees its place: made once, not
 	// a closure per request.
-	replied := func(resp *Response) {
-		defer func() { <-sem }()
+	l.replied = func(resp *Response) {
+		defer func() { <-l.sem }()
 		if resp != nil {
 			send(resp)
 		}
 	}
-	lr := NewLineReader(r, s.opts.MaxLine)
-	var readErr error
+	l.follow = func() { go l.run() }
+	l.run()
+	readErr := <-l.ended // from this goroutine, or the follower that read stdin last
+	// The client closed its end: answer what is still running, within
+	// reason; a subscriptions/listen stream would run for ever.
+	s.EndSubscriptions()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(s.opts.DrainTimeout):
+		s.log.Warn("input closed; abandoning calls still running", "after", s.opts.DrainTimeout)
+		cancel()
+		<-done
+	}
+	return readErr
+}
+
+// stdioLoop reads one session's requests from stdin. Its run is on one
+// goroutine at a time: ServeStdio's, then, each time a request running
+// on the reader hands stdin over (inline.go), a follower's.
+type stdioLoop struct {
+	s       *Server
+	ss      *Session
+	ctx     context.Context
+	lr      *LineReader
+	send    func(any)
+	replied func(*Response)
+	wg      *runner
+	sem     chan struct{} // one per request in flight
+	fd      int           // stdin's descriptor when poll(2) can watch it, else -1
+	follow  func()        // starts a follower on run
+	ended   chan error    // the end of stdin: nil at its end, else the read error
+}
+
+// run reads and dispatches requests until the end of stdin, or until a
+// request it ran handed stdin to a follower.
+func (l *stdioLoop) run() {
+	s, ss, ctx, send := l.s, l.ss, l.ctx, l.send
 	for {
-		line, err := lr.Next()
+		line, err := l.lr.Next()
 		if errors.Is(err, ErrLineTooLong) {
 			// SPEC §4.1: an oversized line gets -32600 and the server keeps serving.
 			send(&Response{Error: errorf(CodeInvalidRequest, "invalid request: message longer than the %d-byte limit", s.opts.MaxLine)})
 			continue
 		}
 		if err != nil {
+			var readErr error
 			if !errors.Is(err, io.EOF) {
 				readErr = fmt.Errorf("read stdin: %w", err)
 			}
-			break
+			l.ended <- readErr
+			return
 		}
 		if len(trimSpace(line)) == 0 {
 			continue // SPEC §4.1: blank lines are skipped
@@ -81,10 +126,10 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 			// JSON-RPC 2.0 §6: one array of replies, once every request in it is done.
 			// Its lifecycle elements are handled now, in order with the lines
 			// around it; its calls run on.
-			sem <- struct{}{}
+			l.sem <- struct{}{}
 			wait := ss.startBatch(ctx, items, nil)
-			wg.Go(func() {
-				defer func() { <-sem }()
+			l.wg.Go(func() {
+				defer func() { <-l.sem }()
 				if replies := wait(); len(replies) > 0 {
 					send(replies)
 				}
@@ -109,22 +154,34 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 			}
 			continue
 		}
-		sem <- struct{}{}
-		wg.GoReply(ss.start(ctx, it.Request, nil), replied)
+		l.sem <- struct{}{}
+		if l.mayRunInline(it.Request) {
+			if l.runInline(it.Request) {
+				return // a follower reads stdin now
+			}
+			continue
+		}
+		l.wg.GoReply(ss.start(ctx, it.Request, nil), l.replied)
 	}
-	// The client closed its end: answer what is still running, within
-	// reason; a subscriptions/listen stream would run for ever.
-	s.EndSubscriptions()
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(s.opts.DrainTimeout):
-		s.log.Warn("input closed; abandoning calls still running", "after", s.opts.DrainTimeout)
-		cancel()
-		<-done
-	}
-	return readErr
+}
+
+// mayRunInline reports whether request r may run on the stdin reader: a
+// tools/call alone in flight (its place taken), with no more input read
+// ahead, on a stdin poll(2) can watch.
+func (l *stdioLoop) mayRunInline(r *Request) bool {
+	return l.fd >= 0 && r.Method == "tools/call" && len(l.sem) == 1 && l.lr.Buffered() == 0
+}
+
+// runInline runs r on this goroutine and sends its reply; it reports
+// whether stdin was handed to a follower meanwhile.
+func (l *stdioLoop) runInline(r *Request) (yielded bool) {
+	slot := &inlineSlot{fd: l.fd, follow: l.follow, active: true}
+	l.wg.wg.Add(1) // the end of stdin waits for it as for any request
+	defer l.wg.wg.Done()
+	resp := l.ss.start(withInline(l.ctx, slot), r, nil)()
+	yielded = slot.done()
+	l.replied(resp)
+	return yielded
 }
 
 // HandleBatch answers the elements of one batch (JSON-RPC 2.0 §6) and

@@ -77,6 +77,9 @@ type CallHooks struct {
 	// returns the client's result object. It may block until the client
 	// answers; ctx ends with the call.
 	Ask func(ctx context.Context, q Question) (json.RawMessage, error)
+	// Inline, when set, lets the call wait on the goroutine that reads
+	// stdin (inline.go); only an InlineCaller is given one.
+	Inline *InlineWait
 }
 
 // Caller runs one call (its command, in the pool its manifest names, with

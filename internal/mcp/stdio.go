@@ -111,6 +111,10 @@ func join(pieces [][]byte) []byte {
 	return line
 }
 
+// Buffered is how many bytes of input have been read ahead of the lines
+// returned so far.
+func (lr *LineReader) Buffered() int { return lr.r.Buffered() }
+
 // trimEOL drops a final "\n", then a final "\r".
 func trimEOL(line []byte) []byte {
 	return bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))

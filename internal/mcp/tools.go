@@ -351,6 +351,7 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observe
 	if c.task != nil {
 		hooks.Ask = c.task.ask(hooks.Ask) // tasks.go: the task's status follows the function's questions
 	}
+	hooks.Inline = inlineFor(ctx, sf.caller)
 	raw, err := sf.caller.Call(callCtx, call, hooks)
 	if round != nil && ctx.Err() == nil && round.needsInput() {
 		// SEP-2322: the function asked what only the client can answer.

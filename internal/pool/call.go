@@ -41,6 +41,9 @@ type CallOptions struct {
 	GiveArrays bool
 	// Ret, when set, lets a pool that takes arrays send its result as one.
 	Ret *ndarray.Ret
+	// Inline, when set, lets the call wait for its reply on the caller's
+	// goroutine (inline.go). Only nexus's own pools take it.
+	Inline *Inline
 }
 
 // TimeoutError reports a call that did not finish within its timeout. The
@@ -201,22 +204,49 @@ func (p *process) call(ctx context.Context, c *callRequest) (ndarray.Value, erro
 		p.out.push(f)
 	}
 
+	expired := false
+	in := c.opts.Inline
+	if in != nil && p.takeInline() {
+		r, ok, exp := p.awaitInline(ctx, c, pc, in)
+		if ok {
+			return p.replied(pc, r)
+		}
+		expired = exp
+	} else {
+		p.readToLoop() // someone must read the reply
+	}
+	if in != nil {
+		in.Yield() // the wait below does not watch the caller's input
+	}
+	if expired {
+		return p.expire(id, pc, c)
+	}
 	select {
 	case r := <-pc.reply:
-		pc.finish()
-		if r.content != nil && r.err == nil && h.Content != nil {
-			h.Content(r.content)
-		}
-		return r.value, r.err
+		return p.replied(pc, r)
 	case <-ctx.Done():
 		p.giveUp(id, pc, c.name(), "cancelled")
 		return ndarray.Value{}, ctx.Err()
 	case <-c.expired:
-		if r, answered := p.giveUp(id, pc, c.name(), "timed out"); answered {
-			return r.value, r.err // the reply came as the time ran out
-		}
-		return ndarray.Value{}, c.timedOut("")
+		return p.expire(id, pc, c)
 	}
+}
+
+// replied ends a call with its reply.
+func (p *process) replied(pc *pendingCall, r callReply) (ndarray.Value, error) {
+	pc.finish()
+	if h := pc.hooks; r.content != nil && r.err == nil && h.Content != nil {
+		h.Content(r.content)
+	}
+	return r.value, r.err
+}
+
+// expire ends a call whose time ran out.
+func (p *process) expire(id uint64, pc *pendingCall, c *callRequest) (ndarray.Value, error) {
+	if r, answered := p.giveUp(id, pc, c.name(), "timed out"); answered {
+		return r.value, r.err // the reply came as the time ran out
+	}
+	return ndarray.Value{}, c.timedOut("")
 }
 
 // adaptArrays fits a call's arrays to the dtypes the process takes: an

@@ -93,7 +93,14 @@ type process struct {
 	err       error                    // why calls fail now that the process is gone; set just before gone closes
 
 	readyCh    chan *inbound // the ready message, once
-	protoErr   error         // set by readLoop before readerDone closes
+	protoErr   error         // set before rd.over closes, so before readerDone does
+
+	// Reading fd 4: by readLoop, or by a call waiting inline (inline.go);
+	// never both. br, blobs and readyRead belong to whichever reads.
+	rd        fd4Reader
+	br        *bufio.Reader
+	blobs     [][]byte // blobs waiting for the message they belong to
+	readyRead bool     // the ready message has come
 	exitState  string        // "exit status 1"; set before exited closes
 	exited     chan struct{} // closed once the process has been reaped
 	readerDone chan struct{} // closed when readLoop returns
@@ -174,6 +181,8 @@ func startProcess(ctx context.Context, cfg processConfig) (*process, error) {
 		readerDone:    make(chan struct{}),
 		outputDone:    make(chan struct{}),
 		gone:          make(chan struct{}),
+		rd:            newFD4Reader(repliesR),
+		br:            bufio.NewReaderSize(repliesR, 64<<10),
 	}
 	go p.copyOutput()
 	go p.readLoop()
@@ -326,64 +335,88 @@ func (p *process) goneErr() error {
 	return p.err
 }
 
-// readLoop reads the pool's frames until fd 4 ends or breaks the protocol.
+// readLoop reads the pool's frames until fd 4 ends or breaks the protocol,
+// whenever fd 4 is its to read: a call waiting inline reads its own reply
+// (inline.go), and readLoop waits meanwhile.
 func (p *process) readLoop() {
 	defer close(p.readerDone)
-	r := bufio.NewReaderSize(p.fromPool, 64<<10)
-	ready := false
-	var blobs [][]byte // blobs waiting for the message they belong to
 	for {
-		payload, blob, err := readFrame(r)
-		if err != nil {
-			if pe := (*ProtocolError)(nil); errors.As(err, &pe) {
-				p.protoErr = err
-			}
-			return // io.EOF, or our end closed by supervise
-		}
-		if blob {
-			blobs = append(blobs, payload)
-			continue
-		}
-		msg, err := decodeInbound(payload)
-		if err != nil {
-			p.protoErr = err
+		if err := p.readMessage(); err != nil {
+			p.readEnded(err)
 			return
 		}
-		var arrays []ndarray.Array
-		if msg.Arrays != nil || len(blobs) > 0 {
-			if arrays, err = attachBlobs(msg, blobs); err != nil {
-				p.protoErr = err
+		if p.loopYields() {
+			select {
+			case <-p.rd.wake:
+			case <-p.rd.over:
 				return
 			}
-			blobs = nil
-		}
-		switch {
-		case msg.Type == typeReady && !ready:
-			ready = true
-			p.readyCh <- msg
-		case msg.Type == typeLog:
-			p.deliverLog(msg)
-		case !ready:
-			// Only log and ready count before the handshake.
-		case msg.Type == typeResult:
-			r := callReply{value: ndarray.Value{JSON: msg.Value, Arrays: arrays}, content: msg.Content}
-			if msg.Content != nil {
-				if err := checkContent(msg.Content); err != nil {
-					r = callReply{err: fmt.Errorf("pool %s returned a bad result: %v", p.label, err)}
-				}
-			}
-			p.deliverReply(*msg.ID, r)
-		case msg.Type == typeError:
-			p.logger.Debug("pool call failed", "pool", p.label, "id", *msg.ID, "message", msg.Message, "traceback", msg.Traceback)
-			p.deliverReply(*msg.ID, callReply{err: &CallError{Lang: p.lang, Message: msg.Message, Traceback: msg.Traceback}})
-		case msg.Type == typeProgress:
-			if pc := p.pending(*msg.ID); pc != nil {
-				pc.progress(*msg.Progress, msg.Total, msg.Message)
-			}
-		case msg.Type == typeAsk:
-			p.startAsk(msg)
 		}
 	}
+}
+
+// readEnded records why fd 4 can be read no more (a protocol error; else
+// its end, or our end closed by supervise) and stops every reader.
+func (p *process) readEnded(err error) {
+	p.rd.overOnce.Do(func() {
+		if pe := (*ProtocolError)(nil); errors.As(err, &pe) {
+			p.protoErr = err
+		}
+		close(p.rd.over)
+	})
+}
+
+// readMessage reads one frame from fd 4 and acts on it: a blob waits for
+// its message, a message goes where it belongs. Only the holder of fd 4
+// (readLoop, or a call reading inline) calls it. It returns io.EOF at the
+// end of fd 4 and a *ProtocolError for what breaks the protocol.
+func (p *process) readMessage() error {
+	payload, blob, err := readFrame(p.br)
+	if err != nil {
+		return err
+	}
+	if blob {
+		p.blobs = append(p.blobs, payload)
+		return nil
+	}
+	msg, err := decodeInbound(payload)
+	if err != nil {
+		return err
+	}
+	var arrays []ndarray.Array
+	if msg.Arrays != nil || len(p.blobs) > 0 {
+		if arrays, err = attachBlobs(msg, p.blobs); err != nil {
+			return err
+		}
+		p.blobs = nil
+	}
+	switch {
+	case msg.Type == typeReady && !p.readyRead:
+		p.readyRead = true
+		p.readyCh <- msg
+	case msg.Type == typeLog:
+		p.deliverLog(msg)
+	case !p.readyRead:
+		// Only log and ready count before the handshake.
+	case msg.Type == typeResult:
+		r := callReply{value: ndarray.Value{JSON: msg.Value, Arrays: arrays}, content: msg.Content}
+		if msg.Content != nil {
+			if err := checkContent(msg.Content); err != nil {
+				r = callReply{err: fmt.Errorf("pool %s returned a bad result: %v", p.label, err)}
+			}
+		}
+		p.deliverReply(*msg.ID, r)
+	case msg.Type == typeError:
+		p.logger.Debug("pool call failed", "pool", p.label, "id", *msg.ID, "message", msg.Message, "traceback", msg.Traceback)
+		p.deliverReply(*msg.ID, callReply{err: &CallError{Lang: p.lang, Message: msg.Message, Traceback: msg.Traceback}})
+	case msg.Type == typeProgress:
+		if pc := p.pending(*msg.ID); pc != nil {
+			pc.progress(*msg.Progress, msg.Total, msg.Message)
+		}
+	case msg.Type == typeAsk:
+		p.startAsk(msg)
+	}
+	return nil
 }
 
 // attachBlobs pairs a message's array descriptors with the blobs sent
@@ -466,6 +499,7 @@ func (p *process) supervise() {
 	// Children of the pool must not outlive it, and may hold its pipes open.
 	p.signalGroup(syscall.SIGKILL)
 	p.reaper.forget(p.cmd.Process.Pid)
+	p.readToLoop() // what the pool wrote last is read, to its end, by readLoop
 	p.waitOrClose(p.readerDone, p.fromPool)
 	p.waitOrClose(p.outputDone, p.outPipe)
 	p.closeInput()

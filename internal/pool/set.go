@@ -403,6 +403,13 @@ func (s *Set) CallWith(ctx context.Context, pool, mid int, args []json.RawMessag
 	w := group.pick()
 	defer group.release(w)
 	for tries := 1; ; tries++ {
+		if in := c.opts.Inline; in != nil && (tries > 1 || awaitNeeds || group.spec.Runtime == RuntimeMorloc || !w.ready()) {
+			// Only a nexus pool's process, up and running, waits for a
+			// reply watching the caller's input: anything else the call
+			// waits for, it waits for without.
+			in.Yield()
+			c.opts.Inline = nil
+		}
 		// Each try: a process that held the call back may have been
 		// replaced together with those of the pools it needs.
 		var needed []poolProcess

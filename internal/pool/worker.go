@@ -91,6 +91,23 @@ func (w *worker) process(ctx context.Context, expired <-chan time.Time) (poolPro
 	}
 }
 
+// ready reports whether the worker has a process up that can take a call
+// now, without waiting for a start.
+func (w *worker) ready() bool {
+	w.mu.Lock()
+	a := w.cur
+	w.mu.Unlock()
+	if a == nil {
+		return false
+	}
+	select {
+	case <-a.done:
+		return a.err == nil && a.proc.alive()
+	default:
+		return false
+	}
+}
+
 // unusable reports whether a finished start left nothing to call.
 func (a *attempt) unusable() bool {
 	select {

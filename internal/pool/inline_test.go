@@ -1,0 +1,260 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// callerInput stands for nexus's stdin in a call waiting inline: a pipe
+// the test writes to, and a Yield that, as mcp's, hands the input over the
+// first time only, and counts how often it was called.
+type callerInput struct {
+	r, w   *os.File
+	yields atomic.Int32
+}
+
+func newCallerInput(t *testing.T) *callerInput {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close(); w.Close() })
+	return &callerInput{r: r, w: w}
+}
+
+func (ci *callerInput) inline() *Inline {
+	return &Inline{Fd: int(ci.r.Fd()), Yield: func() bool { return ci.yields.Add(1) == 1 }}
+}
+
+// onlyProcess is the live process of the Set's one worker.
+func (ts *testSet) onlyProcess(t *testing.T) *process {
+	t.Helper()
+	w := ts.pools[0].workers[0]
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p, ok := w.cur.proc.(*process)
+	if !ok {
+		t.Fatalf("the worker's process is a %T", w.cur.proc)
+	}
+	return p
+}
+
+func (ts *testSet) inlineCall(ctx context.Context, t *testing.T, ci *callerInput, opts CallOptions, mid int, args ...any) (string, error) {
+	t.Helper()
+	opts.Inline = ci.inline()
+	v, err := ts.CallWith(ctx, 0, mid, rawArgs(t, args...), opts)
+	return string(v.JSON), err
+}
+
+// Calls one at a time, each given an Inline, read their own replies: the
+// first ones wait for the start, then for readLoop (it held fd 4), and
+// hand the caller's input over first; the rest take fd 4 themselves and,
+// without input, never yield. Once calls stop, readLoop reads fd 4 again.
+func TestInlineCallsReadTheirOwnReplies(t *testing.T) {
+	ts := startTestPool(t)
+	for range 2 {
+		ci := newCallerInput(t)
+		if _, err := ts.inlineCall(context.Background(), t, ci, CallOptions{}, midAddOne, 1); err != nil {
+			t.Fatal(err)
+		}
+		if ci.yields.Load() == 0 {
+			t.Error("a call that waited the ordinary way did not yield first")
+		}
+	}
+	ci := newCallerInput(t)
+	const n = 20
+	for i := range n {
+		got, err := ts.inlineCall(context.Background(), t, ci, CallOptions{}, midAddOne, i)
+		if want := strings.TrimSpace(string(rawArgs(t, i+1)[0])); err != nil || got != want {
+			t.Fatalf("add_one(%d) = %s, %v; want %s", i, got, err, want)
+		}
+	}
+	p := ts.onlyProcess(t)
+	p.rd.mu.Lock()
+	takes := p.rd.takes
+	p.rd.mu.Unlock()
+	if takes != n {
+		t.Errorf("%d of %d calls read their own replies", takes, n)
+	}
+	if y := ci.yields.Load(); y != 0 {
+		t.Errorf("Yield called %d times without input", y)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		p.rd.mu.Lock()
+		state := p.rd.state
+		p.rd.mu.Unlock()
+		if state == readerLoop {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("fd 4 is not readLoop's %s after the last call (state %d)", 5*time.Second, state)
+		}
+		time.Sleep(reclaimAfter)
+	}
+	// What the pool says now is read: its death, between calls.
+	if got := ts.mustCall(t, midAddOne, 1); string(got) != "2" {
+		t.Errorf("add_one(1) after readLoop took fd 4 back = %s", got)
+	}
+}
+
+// A call waiting inline that meets something other than its reply hands
+// the caller's input over (Yield) and waits the ordinary way: input on the
+// caller's descriptor, its cancellation, its timeout, its pool's death.
+// Progress read inline reaches its hook. The pool serves on afterwards.
+func TestInlineCallLeavesTheInlineWait(t *testing.T) {
+	ts := startTestPool(t)
+	tests := []struct {
+		name    string
+		mid     int
+		timeout time.Duration
+		act     func(ci *callerInput, cancel context.CancelFunc) // once the function runs
+		check   func(t *testing.T, err error)
+	}{
+		{"input on the caller's descriptor", midSleepUntilCancelled, 0,
+			func(ci *callerInput, cancel context.CancelFunc) {
+				ci.w.Write([]byte("{}\n"))
+				go func() {
+					for ci.yields.Load() == 0 {
+						time.Sleep(time.Millisecond)
+					}
+					cancel() // then, yielded, it is cancelled the ordinary way
+				}()
+			},
+			func(t *testing.T, err error) {
+				if !errors.Is(err, context.Canceled) {
+					t.Errorf("err = %v, want context.Canceled", err)
+				}
+			}},
+		{"cancelled", midSleepUntilCancelled, 0,
+			func(_ *callerInput, cancel context.CancelFunc) { cancel() },
+			func(t *testing.T, err error) {
+				if !errors.Is(err, context.Canceled) {
+					t.Errorf("err = %v, want context.Canceled", err)
+				}
+			}},
+		{"timed out", midSleepUntilCancelled, 300 * time.Millisecond,
+			func(*callerInput, context.CancelFunc) {},
+			func(t *testing.T, err error) {
+				var te *TimeoutError
+				if !errors.As(err, &te) {
+					t.Errorf("err = %v, want a *TimeoutError", err)
+				}
+			}},
+		{"the pool died", midDie, 0,
+			func(*callerInput, context.CancelFunc) {},
+			func(t *testing.T, err error) {
+				if err == nil || !strings.Contains(err.Error(), "died (exit status 3)") {
+					t.Errorf("err = %v, want the pool's death", err)
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// Calls first: they leave fd 4 free for the next.
+			for range 3 {
+				if _, err := ts.inlineCall(context.Background(), t, newCallerInput(t), CallOptions{}, midAddOne, 1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ci := newCallerInput(t)
+			p := ts.onlyProcess(t)
+			p.rd.mu.Lock()
+			takes := p.rd.takes
+			p.rd.mu.Unlock()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var mu sync.Mutex
+			progressed := 0
+			opts := CallOptions{Timeout: tt.timeout, Hooks: Hooks{Progress: func(float64, *float64, string) {
+				mu.Lock()
+				progressed++
+				mu.Unlock()
+				tt.act(ci, cancel)
+			}}}
+			arg := any(filepath.Join(t.TempDir(), "marker"))
+			if tt.mid == midDie {
+				arg = "the dice rolled off the table"
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := ts.inlineCall(ctx, t, ci, opts, tt.mid, arg)
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				tt.check(t, err)
+			case <-time.After(30 * time.Second):
+				t.Fatal("the call did not return")
+			}
+			p.rd.mu.Lock()
+			if p.rd.takes != takes+1 {
+				t.Errorf("the call did not wait inline (%d takes, want %d)", p.rd.takes, takes+1)
+			}
+			p.rd.mu.Unlock()
+			if tt.mid != midDie {
+				mu.Lock()
+				if progressed != 1 {
+					t.Errorf("%d progress reports reached the hook, want 1", progressed)
+				}
+				mu.Unlock()
+			}
+			if ci.yields.Load() == 0 {
+				t.Error("Yield never called: the ordinary wait does not watch the caller's input")
+			}
+			if got := ts.mustCall(t, midAddOne, 41); string(got) != "42" {
+				t.Errorf("then add_one(41) = %s", got)
+			}
+		})
+	}
+}
+
+// A call waiting inline reads the replies of other calls in flight too,
+// and hands each to its caller.
+func TestInlineCallBesideOrdinaryCalls(t *testing.T) {
+	ts := startTestPool(t)
+	ci := newCallerInput(t)
+	for range 3 {
+		if _, err := ts.inlineCall(context.Background(), t, ci, CallOptions{}, midAddOne, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	slow := ts.startCall(t, ctx, midSleepUntilCancelled, rawArgs(t, filepath.Join(t.TempDir(), "marker")))
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := range 4 {
+		wg.Go(func() {
+			got, err := ts.inlineCall(context.Background(), t, ci, CallOptions{}, midAddOne, 100+i)
+			if err == nil && got != strings.TrimSpace(string(rawArgs(t, 101+i)[0])) {
+				err = errors.New("add_one(" + string(rawArgs(t, 100+i)[0]) + ") = " + got)
+			}
+			errs <- err
+		})
+		wg.Go(func() {
+			got, err := ts.call(t, midAddOne, 200+i)
+			if err == nil && string(got) != string(rawArgs(t, 201+i)[0]) {
+				err = errors.New("add_one(" + string(rawArgs(t, 200+i)[0]) + ") = " + string(got))
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	cancel()
+	waitCancelled(t, slow)
+}
