@@ -75,8 +75,6 @@ func stdioPipes(t *testing.T, srv *Server) (send func(string), next func() strin
 	return send, next, end
 }
 
-
-
 // A tools/call runs on the stdin reader when alone in flight; a Caller
 // that cannot watch stdin (not an InlineCaller) gets it handed to another
 // reader first, so a ping and the call's cancellation still get through
@@ -111,8 +109,8 @@ func TestStdioHandsStdinOverBeforeAnOrdinaryCallerWaits(t *testing.T) {
 type inlinePool struct {
 	*fakePool
 	mu      sync.Mutex
-	offered []bool // per call: was it given an InlineWait
-	yields  []bool // what each Yield reported
+	offered []bool        // per call: was it given an InlineWait
+	yields  []bool        // what each Yield reported
 	polling chan struct{} // slow is watching stdin
 }
 

@@ -92,15 +92,15 @@ type process struct {
 	stopping  bool                     // nexus asked the process to stop
 	err       error                    // why calls fail now that the process is gone; set just before gone closes
 
-	readyCh    chan *inbound // the ready message, once
-	protoErr   error         // set before rd.over closes, so before readerDone does
+	readyCh  chan *inbound // the ready message, once
+	protoErr error         // set before rd.over closes, so before readerDone does
 
 	// Reading fd 4: by readLoop, or by a call waiting inline (inline.go);
 	// never both. br, blobs and readyRead belong to whichever reads.
-	rd        fd4Reader
-	br        *bufio.Reader
-	blobs     [][]byte // blobs waiting for the message they belong to
-	readyRead bool     // the ready message has come
+	rd         fd4Reader
+	br         *bufio.Reader
+	blobs      [][]byte      // blobs waiting for the message they belong to
+	readyRead  bool          // the ready message has come
 	exitState  string        // "exit status 1"; set before exited closes
 	exited     chan struct{} // closed once the process has been reaped
 	readerDone chan struct{} // closed when readLoop returns
