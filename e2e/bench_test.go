@@ -71,6 +71,7 @@ func TestBenchDriverTiny(t *testing.T) {
 		add, sleep := "add_"+l+" × ", "sleep_"+l+"("
 		wants = append(wants,
 			want{section: "small calls", lang: l, prefix: add, suffix: ": p50", floor: true},
+			want{section: "small calls", lang: l, prefix: add, suffix: ": p50 vs relay", floor: true},
 			want{section: "small calls", lang: l, prefix: add, suffix: ": p90", floor: true},
 			want{section: "small calls", lang: l, prefix: add, suffix: ": p99", floor: true},
 			want{section: "small calls", lang: l, prefix: add, suffix: ": calls/s", floor: true},

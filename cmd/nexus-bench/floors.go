@@ -31,9 +31,13 @@ type floorSet struct {
 	start    map[string]float64 // interpreter start-up, ms
 	bareRSS  map[string]int64   // a bare interpreter's (or the C++ floor's) VmRSS
 	childRSS map[string]int64   // the floor child's VmRSS (json library loaded)
-	relayCPU float64            // a minimal Go relay's CPU µs per call (runRelay); 0 when not measured
-	relayLat latency            // its round trips, client to the C++ floor child and back
-	missing  map[string]string  // language → why its floors are missing
+	// childRelay is a minimal Go relay (runRelay) to the C++ floor child:
+	// what any relay costs; lat.n 0 when not measured.
+	childRelay relayRun
+	// relay is the same relay to the language's real bench pool, the
+	// floor of a small call through nexus (issue 23).
+	relay   map[string]relayRun
+	missing map[string]string // language → why its floors are missing
 }
 
 type jsonFl struct {
@@ -43,7 +47,8 @@ type jsonFl struct {
 
 func newFloorSet() *floorSet {
 	return &floorSet{pipe: map[string]latency{}, pipeCPU: map[string]float64{},
-		start: map[string]float64{}, bareRSS: map[string]int64{}, childRSS: map[string]int64{}, missing: map[string]string{}}
+		start: map[string]float64{}, bareRSS: map[string]int64{}, childRSS: map[string]int64{},
+		relay: map[string]relayRun{}, missing: map[string]string{}}
 }
 
 // floorDir writes the floor sources into a cache directory named by their
@@ -210,23 +215,29 @@ func (b *bench) floorsPhase() {
 	}
 	b.floorDir = dir
 	for _, lang := range b.cfg.langs {
+		n := b.cfg.calls.of(lang)
 		if lang == "cpp" && noCpp != "" {
 			b.floors.missing[lang] = noCpp
 			b.note("C++ floors skipped: " + noCpp)
-			continue
-		}
-		if err := b.floorsOf(dir, lang); err != nil {
-			b.floors.missing[lang] = err.Error()
-			b.fail("floors (%s): %v", lang, err)
-		}
-		if lang == "cpp" {
-			progress("floors: a minimal Go relay")
-			cpu, lat, err := b.relayFloor(dir, b.cfg.calls.of(lang))
-			if err != nil {
-				b.fail("floors (Go relay): %v", err)
-				continue
+		} else {
+			if err := b.floorsOf(dir, lang); err != nil {
+				b.floors.missing[lang] = err.Error()
+				b.fail("floors (%s): %v", lang, err)
 			}
-			b.floors.relayCPU, b.floors.relayLat = cpu, lat
+			if lang == "cpp" {
+				progress("floors: a minimal Go relay to the C++ floor child")
+				if r, err := b.floorChildRelay(dir, n); err != nil {
+					b.fail("floors (Go relay to the C++ floor child): %v", err)
+				} else {
+					b.floors.childRelay = r
+				}
+			}
+		}
+		progress("floors: a minimal Go relay to the %s bench pool", lang)
+		if r, err := b.poolRelay(lang, n); err != nil {
+			b.fail("floors (Go relay to the %s pool): %v", lang, err)
+		} else {
+			b.floors.relay[lang] = r
 		}
 	}
 }

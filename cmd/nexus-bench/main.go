@@ -21,8 +21,8 @@ import (
 )
 
 func main() {
-	if os.Getenv(relayEnv) == "1" {
-		runRelay(os.Args[1:])
+	if mode := os.Getenv(relayEnv); mode != "" {
+		runRelay(mode, os.Args[1:])
 		return
 	}
 	cfg, err := parseFlags(os.Args[1:])
@@ -59,13 +59,17 @@ func main() {
 
 // bench is one run of the driver.
 type bench struct {
-	cfg      config
-	name     string         // the manifest's name: the module in /call/<name>/...
-	pools    []manifestPool // the manifest's pools
-	rows     []row
-	notes    []string // printed under the table
-	failures []string
-	floors   *floorSet
+	cfg   config
+	name  string         // the manifest's name: the module in /call/<name>/...
+	pools []manifestPool // the manifest's pools
+	mids  map[string]int // the manifest's commands' mids, by name
+	// programDir is where nexus runs the program's pools: the manifest's
+	// build.path, relative to -program.
+	programDir string
+	rows       []row
+	notes      []string // printed under the table
+	failures   []string
+	floors     *floorSet
 	// floorDir holds the floor children (floorsPhase), "" without floors.
 	floorDir     string
 	payloadCache map[string]*payload
@@ -110,23 +114,8 @@ func (b *bench) check() error {
 	}
 	b.cfg.nexus = abs
 	mf := filepath.Join(b.cfg.program, "manifest.json")
-	raw, err := os.ReadFile(mf)
-	if err != nil {
-		return fmt.Errorf("reading the bench program: %w (pass -program DIR)", err)
-	}
-	var m struct {
-		Name  string `json:"name"`
-		Pools []struct {
-			Lang string   `json:"lang"`
-			Exec []string `json:"exec"`
-		} `json:"pools"`
-	}
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return fmt.Errorf("%s: %w", mf, err)
-	}
-	b.name = m.Name
-	for _, p := range m.Pools {
-		b.pools = append(b.pools, manifestPool{lang: p.Lang, exec: p.Exec, marker: poolMarker(p.Exec)})
+	if err := b.loadProgram(); err != nil {
+		return err
 	}
 	for _, lang := range b.cfg.langs {
 		i := slices.IndexFunc(b.pools, func(p manifestPool) bool { return p.lang == lang })
@@ -150,6 +139,47 @@ func (b *bench) check() error {
 		}
 	}
 	return nil
+}
+
+// loadProgram reads what the driver needs of the bench program's manifest.
+func (b *bench) loadProgram() error {
+	mf := filepath.Join(b.cfg.program, "manifest.json")
+	raw, err := os.ReadFile(mf)
+	if err != nil {
+		return fmt.Errorf("reading the bench program: %w (pass -program DIR)", err)
+	}
+	var m struct {
+		Name  string `json:"name"`
+		Build struct {
+			Path string `json:"path"`
+		} `json:"build"`
+		Pools []struct {
+			Lang string   `json:"lang"`
+			Exec []string `json:"exec"`
+		} `json:"pools"`
+		Commands []struct {
+			Name string `json:"name"`
+			Mid  int    `json:"mid"`
+		} `json:"commands"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return fmt.Errorf("%s: %w", mf, err)
+	}
+	b.name = m.Name
+	b.pools = nil
+	for _, p := range m.Pools {
+		b.pools = append(b.pools, manifestPool{lang: p.Lang, exec: p.Exec, marker: poolMarker(p.Exec)})
+	}
+	b.mids = map[string]int{}
+	for _, c := range m.Commands {
+		b.mids[c.Name] = c.Mid
+	}
+	dir := m.Build.Path
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(b.cfg.program, dir)
+	}
+	b.programDir, err = filepath.Abs(dir)
+	return err
 }
 
 func (b *bench) run() {

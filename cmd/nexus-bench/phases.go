@@ -112,6 +112,7 @@ func (b *bench) smallCalls(s *session, lang string) error {
 	}
 	what := fmt.Sprintf("add_%s × %d: ", lang, n)
 	floorName := "floor: a raw pipe round trip to a " + lang + " child, pool framing"
+	cr := b.floors.childRelay
 	for _, q := range []struct {
 		name     string
 		v, floor float64
@@ -120,20 +121,26 @@ func (b *bench) smallCalls(s *session, lang string) error {
 		d := ""
 		if q.name == "p50" {
 			d = floorName
-			if b.floors.relayCPU > 0 {
+			if cr.lat.n > 0 {
 				d += fmt.Sprintf("; a minimal Go relay between client and C++ floor child: p50 %s µs, pipe floor ×%s",
-					num(b.floors.relayLat.p50), num(b.floors.relayLat.p50/b.floors.pipe["cpp"].p50))
+					num(cr.lat.p50), num(cr.lat.p50/b.floors.pipe["cpp"].p50))
 			}
 		}
 		b.add(row{section: secSmall, lang: lang, what: what + q.name, value: q.v, unit: "µs", floor: f, vs: ratio(q.v, f), details: d})
+		if q.name == "p50" {
+			b.add(b.vsRelayRow(lang, what, l, len(fam.pools[lang])))
+		}
 	}
 	b.add(row{section: secSmall, lang: lang, what: what + "calls/s", value: float64(n) / wall.Seconds(), unit: "calls/s", floor: floorOf(1e6 / fl.mean),
 		vs: ratio(float64(n)/wall.Seconds(), floorOf(1e6/fl.mean)), details: fmt.Sprintf("one call in flight; the client's own CPU %s µs/call", num(cpu.self/float64(n)))})
 	res := fmt.Sprintf("from /proc utime+stime at 10 ms ticks: ±%s µs/call", num(1e4/float64(n)))
 	relay := none
-	if b.floors.relayCPU > 0 {
-		relay = b.floors.relayCPU
-		res += "; floor: a minimal Go relay's CPU per call (one goroutine, blocking pipes, to the C++ floor child)"
+	if r, ok := b.floors.relay[lang]; ok {
+		relay = r.cpu
+		res += "; floor: a minimal Go relay's CPU per call (one goroutine, blocking pipes) to the real " + lang + " bench pool"
+	}
+	if cr.lat.n > 0 {
+		res += fmt.Sprintf("; the same relay to the C++ floor child: %s µs", num(cr.cpu))
 	}
 	b.add(row{section: secSmall, lang: lang, what: what + "nexus CPU/call", value: cpu.nexus / float64(n), unit: "µs", floor: relay,
 		vs: ratio(cpu.nexus/float64(n), relay), details: res})
@@ -145,9 +152,33 @@ func (b *bench) smallCalls(s *session, lang string) error {
 	if k := len(fam.pools[lang]); k > 1 {
 		workers = fmt.Sprintf(", summed over %d workers", k)
 	}
+	pd := "floor: the pipe floor child's CPU per round trip" + workers
+	if r, ok := b.floors.relay[lang]; ok {
+		pd += fmt.Sprintf("; the same pool through the relay: %s µs", num(r.poolCPU))
+	}
 	b.add(row{section: secSmall, lang: lang, what: what + "pool CPU/call", value: cpu.pool / float64(n), unit: "µs", floor: pf, vs: ratio(cpu.pool/float64(n), pf),
-		details: "floor: the pipe floor child's CPU per round trip" + workers})
+		details: pd})
 	return nil
+}
+
+// vsRelayRow sets a small call's p50 through nexus beside the p50 through a
+// minimal Go relay to the same language's real bench pool (issue 23: at
+// most ×1.3), so that the ratio is what nexus adds and not the pool's own
+// time. workers is how many pool processes nexus runs for lang.
+func (b *bench) vsRelayRow(lang, what string, l latency, workers int) row {
+	r, ok := b.floors.relay[lang]
+	f := none
+	d := "floor: the p50 of a minimal Go relay (one goroutine, blocking pipes) to the real " + lang + " bench pool, started as nexus starts it"
+	if ok {
+		f = r.lat.p50
+		d += fmt.Sprintf(" (its p90 %s, p99 %s µs)", num(r.lat.p90), num(r.lat.p99))
+	} else {
+		d += ": not measured"
+	}
+	if workers > 1 {
+		d += fmt.Sprintf("; nexus runs %d %s workers, the relay one pool process: one call in flight keeps to nexus's first worker", workers, lang)
+	}
+	return row{section: secSmall, lang: lang, what: what + "p50 vs relay", value: l.p50, unit: "µs", floor: f, vs: ratio(l.p50, f), details: d}
 }
 
 // memoryPhase reads resident memory after the small calls, beside a bare

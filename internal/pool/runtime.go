@@ -165,6 +165,13 @@ func withOutputDir(env []string, dir string) []string {
 	return append(env, "NEXUS_OUTPUT_DIR="+dir)
 }
 
+// Environ is the environment nexus gives worker number worker (from 1) of a
+// pool of lang, runtimeDir being RuntimeDir(): for a program that starts a
+// bench pool as nexus would, without nexus (cmd/nexus-bench's relay).
+func Environ(lang string, worker int, runtimeDir string) []string {
+	return poolEnv(lang, worker, runtimeDir)
+}
+
 // poolEnv is the environment of a pool process (docs/pool-protocol.md,
 // "Environment"): nexus's own, plus the protocol's variables, plus what the
 // language needs to find its runtime.
