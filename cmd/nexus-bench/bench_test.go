@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -143,5 +144,44 @@ func TestTable(t *testing.T) {
 	// Sections print in their order, not the order rows were added.
 	if !strings.Contains(lines[2], "small calls") || !strings.Contains(lines[2], "×5.49") || !strings.Contains(lines[3], "| nexus ") {
 		t.Errorf("table:\n%s", b.String())
+	}
+}
+
+// The machine's busy time grows by at least what this process burns, and
+// others() is what is left of it once nexus, the pools and the driver
+// are taken out.
+func TestMachineTicksAndOthers(t *testing.T) {
+	b0, _, err := machineTicks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ru0, ru1 syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	for x := 0; ; x++ { // burn at least 100 ms of CPU (10 ticks)
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+		if ru1.Utime.Nano()+ru1.Stime.Nano()-ru0.Utime.Nano()-ru0.Stime.Nano() >= 100e6 {
+			break
+		}
+	}
+	b1, _, err := machineTicks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b1-b0 < 9 { // a tick of rounding at each end
+		t.Errorf("machine busy grew %d ticks while this process used 100 ms", b1-b0)
+	}
+
+	for _, c := range []struct {
+		d    cpuSample
+		want float64
+	}{
+		{cpuSample{nexus: 300, pool: 200, self: 100, machine: 1000, steal: 0}, 400},
+		{cpuSample{nexus: 300, pool: 200, self: 100, machine: 1000, steal: 50}, 450},
+		// ticks (nexus, pools) and rusage (self) round apart: never below 0
+		{cpuSample{nexus: 600, pool: 300, self: 200, machine: 1000}, 0},
+	} {
+		if got := c.d.others(); got != c.want {
+			t.Errorf("%+v.others() = %v, want %v", c.d, got, c.want)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -72,7 +73,7 @@ func (b *bench) largeKind(lang string, k payloadKind, fc *floorChild) error {
 			return err
 		}
 		// Every pool up, and the tool called once, before anything is timed.
-		if err := s.ready(b.cfg.langs...); err != nil {
+		if err := b.ready(s); err != nil {
 			s.stop(time.Minute)
 			return err
 		}
@@ -93,7 +94,7 @@ func (b *bench) largeKind(lang string, k payloadKind, fc *floorChild) error {
 		}
 		msPerByte = e.best / float64(len(p.data))
 		size := float64(len(p.data)) / 1e6
-		line = append(line, linPoint{mb: mb, mbps: size / (e.firstMs / 1e3), cpuPerMB: e.firstNexusMs / size})
+		line = append(line, linPoint{mb: mb, mbps: size / (e.firstMs / 1e3), cpuPerMB: e.firstNexusMs / size, others: e.firstOthers})
 		if fc != nil {
 			progress("large data: the %s JSON floor of %s", lang, p.label())
 			f, err := fc.jsonFloor(p, b.cfg.runsFor(mb), b.cfg.callTimeout)
@@ -117,7 +118,12 @@ func (b *bench) largeKind(lang string, k payloadKind, fc *floorChild) error {
 // 10 MB calls reuses the pages of the first, and a single 100 MB call
 // cannot: set side by side, they would measure which memory was warm, not
 // how the cost grows with the size.
-type linPoint struct{ mb, mbps, cpuPerMB float64 }
+//
+// others is the share of the machine other processes took during the
+// call (cpuSample.others): a first call is one sample, and a neighbour
+// busy during it slows it down by as much, which the row shows beside
+// the MB/s rather than hides.
+type linPoint struct{ mb, mbps, cpuPerMB, others float64 }
 
 // linearityRow sets the MB/s of every size's first call beside that at
 // 10 MB (or the smallest size above it, when 10 MB was not run), and
@@ -136,15 +142,17 @@ func (b *bench) linearityRow(lang, what string, pts []linPoint) {
 		return
 	}
 	base, last := pts[ref], pts[len(pts)-1]
-	var sizes, mbps, cpu []string
+	var sizes, mbps, cpu, others []string
 	for _, p := range pts[ref:] {
 		sizes = append(sizes, mbLabel(p.mb))
 		mbps = append(mbps, fmt.Sprintf("%s (×%s)", num(p.mbps), num(p.mbps/base.mbps)))
 		cpu = append(cpu, fmt.Sprintf("%s (×%s)", num(p.cpuPerMB), num(p.cpuPerMB/base.cpuPerMB)))
+		others = append(others, fmt.Sprintf("%.0f %%", 100*p.others))
 	}
 	b.add(row{section: secLarge, lang: lang, what: fmt.Sprintf("%s: MB/s at %s MB vs %s MB", what, mbLabel(last.mb), mbLabel(base.mb)),
 		value: last.mbps, unit: "MB/s", floor: base.mbps, vs: ratio(last.mbps, base.mbps),
-		details: fmt.Sprintf("first call of each size, in processes of its own; MB/s at %s MB: %s; nexus CPU per MB (ms): %s", strings.Join(sizes, " / "), strings.Join(mbps, " / "), strings.Join(cpu, " / "))})
+		details: fmt.Sprintf("first call of each size, in processes of its own; MB/s at %s MB: %s; nexus CPU per MB (ms): %s; other processes' share of the machine during the call: %s",
+			strings.Join(sizes, " / "), strings.Join(mbps, " / "), strings.Join(cpu, " / "), strings.Join(others, " / "))})
 }
 
 // echoResult is what echo measured, in ms.
@@ -153,6 +161,7 @@ type echoResult struct {
 	nexusMs      float64 // nexus's CPU per call, on average
 	firstMs      float64 // the first call's round trip
 	firstNexusMs float64 // and nexus's CPU in it
+	firstOthers  float64 // and other processes' share of the machine in it (linPoint)
 	wrong        bool    // the answer was wrong (a row says so)
 }
 
@@ -170,6 +179,7 @@ func (b *bench) echoWith(s *session, pools []manifestPool, lang, tool, what stri
 	best, peak, before, poolPeak := math.Inf(1), int64(math.MaxInt64), int64(0), int64(0)
 	var cpu cpuSample
 	var e echoResult
+	s.reserveLine(len(p.data) + 1<<20) // the echo is the payload and a little
 	for i := range runs {
 		id := s.nextID
 		s.nextID++
@@ -190,6 +200,7 @@ func (b *bench) echoWith(s *session, pools []manifestPool, lang, tool, what stri
 		cpu = cpu.add(d)
 		if i == 0 {
 			e.firstMs, e.firstNexusMs = ms(rt), d.nexus/1e3
+			e.firstOthers = d.others() / (float64(rt.Microseconds()) * float64(runtime.NumCPU()))
 		}
 		// The smallest peak of the runs: a later run may start with the
 		// memory an earlier one left behind.
@@ -211,7 +222,7 @@ func (b *bench) echoWith(s *session, pools []manifestPool, lang, tool, what stri
 	}
 	rn := float64(runs)
 	b.add(row{section: section, lang: lang, what: what + ": round trip", value: best, unit: "ms", floor: none,
-		details: fmt.Sprintf("%s MB argument; best of %d (the first %s ms, nexus CPU %s ms); CPU per call: nexus %s ms, pool %s ms", num(size), runs, num(e.firstMs), num(e.firstNexusMs), num(cpu.nexus/rn/1e3), num(cpu.pool/rn/1e3))})
+		details: fmt.Sprintf("%s MB argument; best of %d (the first %s ms, nexus CPU %s ms, other processes %.0f %% of the machine); CPU per call: nexus %s ms, pool %s ms, the driver %s ms", num(size), runs, num(e.firstMs), num(e.firstNexusMs), 100*e.firstOthers, num(cpu.nexus/rn/1e3), num(cpu.pool/rn/1e3), num(cpu.self/rn/1e3))})
 	b.add(row{section: section, lang: lang, what: what + ": MB/s", value: size / (best / 1e3), unit: "MB/s", floor: none,
 		details: fmt.Sprintf("%s ms per MB", num(best/size))})
 	b.add(row{section: section, lang: lang, what: what + ": nexus peak RSS", value: mb(peak), unit: "MB", floor: size, vs: ratio(mb(peak), size),

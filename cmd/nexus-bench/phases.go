@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -20,7 +21,7 @@ func (b *bench) sessionPhases() {
 			b.fail("session: %v", s.failure("stopping nexus", err))
 		}
 	}()
-	if err := s.ready(b.cfg.langs...); err != nil {
+	if err := b.ready(s); err != nil {
 		b.fail("session: %v", err)
 		return
 	}
@@ -46,19 +47,51 @@ func (b *bench) sessionPhases() {
 	}
 }
 
+// ready makes every pool of the session start before anything is timed:
+// those of the languages measured, with an add call whose answer is
+// checked, and the program's others too, which nexus starts beside them
+// (with -langs py, R's two workers starting took a third to a half of
+// the machine during the first timed call). The others' answers are not
+// checked: a language that is not measured may not be installed.
+func (b *bench) ready(s *session) error {
+	if err := s.ready(b.cfg.langs...); err != nil {
+		return err
+	}
+	for _, p := range b.pools {
+		if !slices.Contains(b.cfg.langs, p.lang) {
+			if _, err := s.call("add_"+p.lang, `{"a":1,"b":2}`); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // cpuSample is the CPU time nexus, the pools of one language and the
-// driver itself have used so far.
-type cpuSample struct{ nexus, pool, self float64 } // µs
+// driver itself have used so far, and that of the whole machine (busy and
+// stolen): what is left of the machine's is other processes' (others).
+type cpuSample struct{ nexus, pool, self, machine, steal float64 } // µs
 
 func (b *bench) sampleCPU(fam family, lang string) cpuSample {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	self := float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e3
-	return cpuSample{nexus: ticksToMicros(cpuTicks(fam.nexus)), pool: ticksToMicros(cpuTicks(fam.pools[lang]...)), self: self}
+	busy, steal, _ := machineTicks() // 0 without /proc/stat: others reads 0
+	return cpuSample{nexus: ticksToMicros(cpuTicks(fam.nexus)), pool: ticksToMicros(cpuTicks(fam.pools[lang]...)), self: self,
+		machine: ticksToMicros(busy), steal: ticksToMicros(steal)}
 }
 
 func (c cpuSample) sub(d cpuSample) cpuSample {
-	return cpuSample{c.nexus - d.nexus, c.pool - d.pool, c.self - d.self}
+	return cpuSample{c.nexus - d.nexus, c.pool - d.pool, c.self - d.self, c.machine - d.machine, c.steal - d.steal}
+}
+
+// others is the CPU time, in µs, that processes other than nexus, the
+// pools measured and the driver took from the machine in a difference of
+// two samples (the other languages' idle pools count, at next to
+// nothing), and the time the hypervisor stole: on a shared machine, what
+// a wall-clock figure lost to its neighbours.
+func (c cpuSample) others() float64 {
+	return max(0, c.machine-c.nexus-c.pool-c.self) + c.steal
 }
 
 // smallCalls times sequential add_<lang> calls, one in flight.
@@ -316,5 +349,5 @@ func (s *session) inFlight(tool, args, want string, n, k int, timeout time.Durat
 }
 
 func (c cpuSample) add(d cpuSample) cpuSample {
-	return cpuSample{c.nexus + d.nexus, c.pool + d.pool, c.self + d.self}
+	return cpuSample{c.nexus + d.nexus, c.pool + d.pool, c.self + d.self, c.machine + d.machine, c.steal + d.steal}
 }

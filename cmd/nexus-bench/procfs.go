@@ -54,6 +54,29 @@ func cpuTicks(pids ...int) uint64 {
 	return t
 }
 
+// machineTicks is the time every CPU of the machine has spent busy
+// (user, nice, system, irq, softirq) and stolen by the hypervisor, from
+// the first line of /proc/stat, in clock ticks.
+func machineTicks() (busy, steal uint64, err error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0, err
+	}
+	line, _, _ := bytes.Cut(b, []byte{'\n'})
+	f := strings.Fields(string(line))
+	// cpu user nice system idle iowait irq softirq steal ...
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, 0, fmt.Errorf("/proc/stat: first line %q", line)
+	}
+	var v [8]uint64
+	for i := range v {
+		if v[i], err = strconv.ParseUint(f[i+1], 10, 64); err != nil {
+			return 0, 0, fmt.Errorf("/proc/stat: field %d of %q", i+1, line)
+		}
+	}
+	return v[0] + v[1] + v[2] + v[5] + v[6], v[7], nil
+}
+
 // ticksToMicros converts a tick count to microseconds.
 func ticksToMicros(t uint64) float64 { return float64(t) * 1e6 / clockTicks }
 
