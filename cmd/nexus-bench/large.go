@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -68,18 +69,9 @@ func (b *bench) largeKind(lang string, k payloadKind, fc *floorChild) error {
 		// Every size in a nexus and pools of their own: its first call
 		// then meets memory no process has touched, as at every other
 		// size (linPoint).
-		s, err := b.startSession(fmt.Sprintf("large-%s-%s", lang, k.name), "--max-line", strconv.FormatInt(maxLine, 10), "--timeout", b.cfg.callTimeout.String())
+		s, err := b.largeSession(lang, k, maxLine)
 		if err != nil {
 			return err
-		}
-		// Every pool up, and the tool called once, before anything is timed.
-		if err := b.ready(s); err != nil {
-			s.stop(time.Minute)
-			return err
-		}
-		if line, err := s.call(tool, fmt.Sprintf(`{%q:%s}`, k.arg, k.warm)); err != nil || echoed(line, []byte(k.warm)) != "" {
-			s.stop(time.Minute)
-			return fmt.Errorf("warm-up call to %s: %v %.300s", tool, err, line)
 		}
 		e, err := b.echo(s, lang, tool, what, p)
 		if err != nil {
@@ -93,8 +85,17 @@ func (b *bench) largeKind(lang string, k payloadKind, fc *floorChild) error {
 			break // the next sizes would be wrong the same way
 		}
 		msPerByte = e.best / float64(len(p.data))
-		size := float64(len(p.data)) / 1e6
-		line = append(line, linPoint{mb: mb, mbps: size / (e.firstMs / 1e3), cpuPerMB: e.firstNexusMs / size, others: e.firstOthers})
+		// A size of several runs makes as many first calls, each in
+		// processes of its own, and the linearity row takes their median.
+		firsts := []firstCall{e.first}
+		for range b.cfg.runsFor(mb) - 1 {
+			f, err := b.freshFirstCall(lang, k, p, maxLine)
+			if err != nil {
+				return err
+			}
+			firsts = append(firsts, f)
+		}
+		line = append(line, medianPoint(mb, float64(len(p.data))/1e6, firsts))
 		if fc != nil {
 			progress("large data: the %s JSON floor of %s", lang, p.label())
 			f, err := fc.jsonFloor(p, b.cfg.runsFor(mb), b.cfg.callTimeout)
@@ -123,7 +124,98 @@ func (b *bench) largeKind(lang string, k payloadKind, fc *floorChild) error {
 // call (cpuSample.others): a first call is one sample, and a neighbour
 // busy during it slows it down by as much, which the row shows beside
 // the MB/s rather than hides.
-type linPoint struct{ mb, mbps, cpuPerMB, others float64 }
+//
+// n is how many first calls, each in processes of its own, the figures
+// are the median of (medianPoint).
+type linPoint struct {
+	mb, mbps, cpuPerMB, others float64
+	n                          int
+}
+
+// largeSession starts a nexus for one size of a payload kind, with every
+// pool up and the tool called once: nothing of the start-up is timed.
+func (b *bench) largeSession(lang string, k payloadKind, maxLine int64) (*session, error) {
+	tool := k.tool + "_" + lang
+	s, err := b.startSession(fmt.Sprintf("large-%s-%s", lang, k.name), "--max-line", strconv.FormatInt(maxLine, 10), "--timeout", b.cfg.callTimeout.String())
+	if err != nil {
+		return nil, err
+	}
+	if err := b.ready(s); err != nil {
+		s.stop(time.Minute)
+		return nil, err
+	}
+	if line, err := s.call(tool, fmt.Sprintf(`{%q:%s}`, k.arg, k.warm)); err != nil || echoed(line, []byte(k.warm)) != "" {
+		s.stop(time.Minute)
+		return nil, fmt.Errorf("warm-up call to %s: %v %.300s", tool, err, line)
+	}
+	return s, nil
+}
+
+// firstCall is what the first call of p into a fresh nexus measured.
+type firstCall struct {
+	ms      float64 // its round trip
+	nexusMs float64 // nexus's CPU in it
+	others  float64 // other processes' share of the machine in it (linPoint)
+}
+
+// timeCall makes one echo call of p and measures it; the reply is
+// checked by the caller.
+func (b *bench) timeCall(s *session, fam family, lang string, id int, prefix []byte, p *payload) ([]byte, firstCall, cpuSample, error) {
+	c0 := b.sampleCPU(fam, lang)
+	t0 := time.Now()
+	line, err := s.exchange(id, prefix, p.data, []byte("}}}\n"))
+	rt := time.Since(t0)
+	d := b.sampleCPU(fam, lang).sub(c0)
+	return line, firstCall{ms: ms(rt), nexusMs: d.nexus / 1e3, others: d.others() / (float64(rt.Microseconds()) * float64(runtime.NumCPU()))}, d, err
+}
+
+// freshFirstCall makes one call of p into a nexus started for it.
+func (b *bench) freshFirstCall(lang string, k payloadKind, p *payload, maxLine int64) (firstCall, error) {
+	tool := k.tool + "_" + lang
+	s, err := b.largeSession(lang, k, maxLine)
+	if err != nil {
+		return firstCall{}, err
+	}
+	s.reserveLine(len(p.data) + 1<<20)
+	progress("large data: %s %s MB, a first call in a fresh nexus", tool, num(p.mb))
+	id := s.nextID
+	s.nextID++
+	prefix := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{%q:`, id, tool, k.arg)
+	line, f, _, err := b.timeCall(s, findFamily(s.pid(), b.pools), lang, id, prefix, p)
+	if err == nil {
+		if why := echoed(line, p.data); why != "" {
+			err = fmt.Errorf("WRONG answer: %s", why)
+		}
+	}
+	if stopErr := s.stop(time.Minute); err == nil && stopErr != nil {
+		err = s.failure("stopping nexus", stopErr)
+	}
+	return f, err
+}
+
+// medianPoint is the linearity point of a size from its first calls: the
+// median of each figure (one call: its own). A first call at 10 MB is a
+// sub-second sample whose page faults may or may not find pages another
+// process just gave back: nexus's CPU for it ranged 260-600 ms between
+// runs on one quiet day, more than the whole effect the row is there to
+// show.
+func medianPoint(mb, size float64, firsts []firstCall) linPoint {
+	med := func(f func(firstCall) float64) float64 {
+		v := make([]float64, len(firsts))
+		for i, c := range firsts {
+			v[i] = f(c)
+		}
+		slices.Sort(v)
+		if n := len(v); n%2 == 0 {
+			return (v[n/2-1] + v[n/2]) / 2
+		}
+		return v[len(v)/2]
+	}
+	return linPoint{mb: mb, n: len(firsts),
+		mbps:     med(func(c firstCall) float64 { return size / (c.ms / 1e3) }),
+		cpuPerMB: med(func(c firstCall) float64 { return c.nexusMs / size }),
+		others:   med(func(c firstCall) float64 { return c.others })}
+}
 
 // linearityRow sets the MB/s of every size's first call beside that at
 // 10 MB (or the smallest size above it, when 10 MB was not run), and
@@ -142,27 +234,26 @@ func (b *bench) linearityRow(lang, what string, pts []linPoint) {
 		return
 	}
 	base, last := pts[ref], pts[len(pts)-1]
-	var sizes, mbps, cpu, others []string
+	var sizes, mbps, cpu, others, firsts []string
 	for _, p := range pts[ref:] {
 		sizes = append(sizes, mbLabel(p.mb))
+		firsts = append(firsts, strconv.Itoa(p.n))
 		mbps = append(mbps, fmt.Sprintf("%s (×%s)", num(p.mbps), num(p.mbps/base.mbps)))
 		cpu = append(cpu, fmt.Sprintf("%s (×%s)", num(p.cpuPerMB), num(p.cpuPerMB/base.cpuPerMB)))
 		others = append(others, fmt.Sprintf("%.0f %%", 100*p.others))
 	}
 	b.add(row{section: secLarge, lang: lang, what: fmt.Sprintf("%s: MB/s at %s MB vs %s MB", what, mbLabel(last.mb), mbLabel(base.mb)),
 		value: last.mbps, unit: "MB/s", floor: base.mbps, vs: ratio(last.mbps, base.mbps),
-		details: fmt.Sprintf("first call of each size, in processes of its own; MB/s at %s MB: %s; nexus CPU per MB (ms): %s; other processes' share of the machine during the call: %s",
-			strings.Join(sizes, " / "), strings.Join(mbps, " / "), strings.Join(cpu, " / "), strings.Join(others, " / "))})
+		details: fmt.Sprintf("first calls, each in processes of its own, the median of %s; MB/s at %s MB: %s; nexus CPU per MB (ms): %s; other processes' share of the machine during the call: %s",
+			strings.Join(firsts, " / "), strings.Join(sizes, " / "), strings.Join(mbps, " / "), strings.Join(cpu, " / "), strings.Join(others, " / "))})
 }
 
 // echoResult is what echo measured, in ms.
 type echoResult struct {
-	best         float64 // the best round trip
-	nexusMs      float64 // nexus's CPU per call, on average
-	firstMs      float64 // the first call's round trip
-	firstNexusMs float64 // and nexus's CPU in it
-	firstOthers  float64 // and other processes' share of the machine in it (linPoint)
-	wrong        bool    // the answer was wrong (a row says so)
+	best    float64 // the best round trip
+	nexusMs float64 // nexus's CPU per call, on average
+	first   firstCall
+	wrong   bool // the answer was wrong (a row says so)
 }
 
 // echo runs the echo of p runs times and adds its rows.
@@ -189,18 +280,13 @@ func (b *bench) echoWith(s *session, pools []manifestPool, lang, tool, what stri
 			resetPeak(pid)
 		}
 		m0, _ := readMemory(fam.nexus)
-		c0 := b.sampleCPU(fam, lang)
-		t0 := time.Now()
-		line, err := s.exchange(id, prefix, p.data, []byte("}}}\n"))
-		rt := time.Since(t0)
+		line, f, d, err := b.timeCall(s, fam, lang, id, prefix, p)
 		if err != nil {
 			return e, s.failure(what, err)
 		}
-		d := b.sampleCPU(fam, lang).sub(c0)
 		cpu = cpu.add(d)
 		if i == 0 {
-			e.firstMs, e.firstNexusMs = ms(rt), d.nexus/1e3
-			e.firstOthers = d.others() / (float64(rt.Microseconds()) * float64(runtime.NumCPU()))
+			e.first = f
 		}
 		// The smallest peak of the runs: a later run may start with the
 		// memory an earlier one left behind.
@@ -218,11 +304,11 @@ func (b *bench) echoWith(s *session, pools []manifestPool, lang, tool, what stri
 			e.wrong = true
 			return e, nil
 		}
-		best = min(best, ms(rt))
+		best = min(best, f.ms)
 	}
 	rn := float64(runs)
 	b.add(row{section: section, lang: lang, what: what + ": round trip", value: best, unit: "ms", floor: none,
-		details: fmt.Sprintf("%s MB argument; best of %d (the first %s ms, nexus CPU %s ms, other processes %.0f %% of the machine); CPU per call: nexus %s ms, pool %s ms, the driver %s ms", num(size), runs, num(e.firstMs), num(e.firstNexusMs), 100*e.firstOthers, num(cpu.nexus/rn/1e3), num(cpu.pool/rn/1e3), num(cpu.self/rn/1e3))})
+		details: fmt.Sprintf("%s MB argument; best of %d (the first %s ms, nexus CPU %s ms, other processes %.0f %% of the machine); CPU per call: nexus %s ms, pool %s ms, the driver %s ms", num(size), runs, num(e.first.ms), num(e.first.nexusMs), 100*e.first.others, num(cpu.nexus/rn/1e3), num(cpu.pool/rn/1e3), num(cpu.self/rn/1e3))})
 	b.add(row{section: section, lang: lang, what: what + ": MB/s", value: size / (best / 1e3), unit: "MB/s", floor: none,
 		details: fmt.Sprintf("%s ms per MB", num(best/size))})
 	b.add(row{section: section, lang: lang, what: what + ": nexus peak RSS", value: mb(peak), unit: "MB", floor: size, vs: ratio(mb(peak), size),
