@@ -189,11 +189,11 @@ func TestMachineTicksAndOthers(t *testing.T) {
 // A size's linearity point is the median of its first calls, figure by
 // figure; one call is its own.
 func TestMedianPoint(t *testing.T) {
-	one := medianPoint(10, 10, []firstCall{{ms: 500, nexusMs: 300, others: 0.1}})
+	one := medianPoint(10, 10, []callTime{{ms: 500, nexusMs: 300, others: 0.1}})
 	if one != (linPoint{mb: 10, mbps: 20, cpuPerMB: 30, others: 0.1, n: 1}) {
 		t.Errorf("one call: %+v", one)
 	}
-	three := medianPoint(10, 10, []firstCall{
+	three := medianPoint(10, 10, []callTime{
 		{ms: 1000, nexusMs: 260, others: 0},
 		{ms: 400, nexusMs: 600, others: 0.5},
 		{ms: 500, nexusMs: 300, others: 0.1},
@@ -202,7 +202,7 @@ func TestMedianPoint(t *testing.T) {
 	if three != (linPoint{mb: 10, mbps: 20, cpuPerMB: 30, others: 0.1, n: 3}) {
 		t.Errorf("three calls: %+v", three)
 	}
-	two := medianPoint(10, 10, []firstCall{{ms: 1000, nexusMs: 200}, {ms: 500, nexusMs: 400}})
+	two := medianPoint(10, 10, []callTime{{ms: 1000, nexusMs: 200}, {ms: 500, nexusMs: 400}})
 	if two.mbps != 15 || two.cpuPerMB != 30 {
 		t.Errorf("two calls: %+v, want the means of the middle two", two)
 	}

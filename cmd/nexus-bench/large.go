@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -87,7 +86,7 @@ func (b *bench) largeKind(lang string, k payloadKind, fc *floorChild) error {
 		msPerByte = e.best / float64(len(p.data))
 		// A size of several runs makes as many first calls, each in
 		// processes of its own, and the linearity row takes their median.
-		firsts := []firstCall{e.first}
+		firsts := []callTime{e.first}
 		for range b.cfg.runsFor(mb) - 1 {
 			f, err := b.freshFirstCall(lang, k, p, maxLine)
 			if err != nil {
@@ -151,37 +150,37 @@ func (b *bench) largeSession(lang string, k payloadKind, maxLine int64) (*sessio
 	return s, nil
 }
 
-// firstCall is what the first call of p into a fresh nexus measured.
-type firstCall struct {
+// callTime is what one timed echo call measured.
+type callTime struct {
 	ms      float64 // its round trip
 	nexusMs float64 // nexus's CPU in it
 	others  float64 // other processes' share of the machine in it (linPoint)
 }
 
-// timeCall makes one echo call of p and measures it; the reply is
-// checked by the caller.
-func (b *bench) timeCall(s *session, fam family, lang string, id int, prefix []byte, p *payload) ([]byte, firstCall, cpuSample, error) {
+// timeCall makes one echo call of p to tool and measures it; the reply is
+// checked by the caller. The reply buffer is made before the timer starts.
+func (b *bench) timeCall(s *session, fam family, lang, tool string, p *payload) ([]byte, callTime, cpuSample, error) {
+	id := s.nextID
+	s.nextID++
+	prefix := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{%q:`, id, tool, p.kind.arg)
+	s.reserveLine(len(p.data) + 1<<20) // the echo is the payload and a little
 	c0 := b.sampleCPU(fam, lang)
 	t0 := time.Now()
 	line, err := s.exchange(id, prefix, p.data, []byte("}}}\n"))
 	rt := time.Since(t0)
 	d := b.sampleCPU(fam, lang).sub(c0)
-	return line, firstCall{ms: ms(rt), nexusMs: d.nexus / 1e3, others: d.others() / (float64(rt.Microseconds()) * float64(runtime.NumCPU()))}, d, err
+	return line, callTime{ms: ms(rt), nexusMs: d.nexus / 1e3, others: d.others() / (float64(rt.Microseconds()) * float64(runtime.NumCPU()))}, d, err
 }
 
 // freshFirstCall makes one call of p into a nexus started for it.
-func (b *bench) freshFirstCall(lang string, k payloadKind, p *payload, maxLine int64) (firstCall, error) {
+func (b *bench) freshFirstCall(lang string, k payloadKind, p *payload, maxLine int64) (callTime, error) {
 	tool := k.tool + "_" + lang
 	s, err := b.largeSession(lang, k, maxLine)
 	if err != nil {
-		return firstCall{}, err
+		return callTime{}, err
 	}
-	s.reserveLine(len(p.data) + 1<<20)
 	progress("large data: %s %s MB, a first call in a fresh nexus", tool, num(p.mb))
-	id := s.nextID
-	s.nextID++
-	prefix := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{%q:`, id, tool, k.arg)
-	line, f, _, err := b.timeCall(s, findFamily(s.pid(), b.pools), lang, id, prefix, p)
+	line, f, _, err := b.timeCall(s, findFamily(s.pid(), b.pools), lang, tool, p)
 	if err == nil {
 		if why := echoed(line, p.data); why != "" {
 			err = fmt.Errorf("WRONG answer: %s", why)
@@ -199,22 +198,14 @@ func (b *bench) freshFirstCall(lang string, k payloadKind, p *payload, maxLine i
 // process just gave back: nexus's CPU for it ranged 260-600 ms between
 // runs on one quiet day, more than the whole effect the row is there to
 // show.
-func medianPoint(mb, size float64, firsts []firstCall) linPoint {
-	med := func(f func(firstCall) float64) float64 {
-		v := make([]float64, len(firsts))
-		for i, c := range firsts {
-			v[i] = f(c)
-		}
-		slices.Sort(v)
-		if n := len(v); n%2 == 0 {
-			return (v[n/2-1] + v[n/2]) / 2
-		}
-		return v[len(v)/2]
+func medianPoint(mb, size float64, firsts []callTime) linPoint {
+	var mbps, cpu, others []float64
+	for _, c := range firsts {
+		mbps = append(mbps, size/(c.ms/1e3))
+		cpu = append(cpu, c.nexusMs/size)
+		others = append(others, c.others)
 	}
-	return linPoint{mb: mb, n: len(firsts),
-		mbps:     med(func(c firstCall) float64 { return size / (c.ms / 1e3) }),
-		cpuPerMB: med(func(c firstCall) float64 { return c.nexusMs / size }),
-		others:   med(func(c firstCall) float64 { return c.others })}
+	return linPoint{mb: mb, n: len(firsts), mbps: median(mbps), cpuPerMB: median(cpu), others: median(others)}
 }
 
 // linearityRow sets the MB/s of every size's first call beside that at
@@ -250,10 +241,10 @@ func (b *bench) linearityRow(lang, what string, pts []linPoint) {
 
 // echoResult is what echo measured, in ms.
 type echoResult struct {
-	best    float64 // the best round trip
-	nexusMs float64 // nexus's CPU per call, on average
-	first   firstCall
-	wrong   bool // the answer was wrong (a row says so)
+	best    float64  // the best round trip
+	nexusMs float64  // nexus's CPU per call, on average
+	first   callTime // the first call's
+	wrong   bool     // the answer was wrong (a row says so)
 }
 
 // echo runs the echo of p runs times and adds its rows.
@@ -270,17 +261,13 @@ func (b *bench) echoWith(s *session, pools []manifestPool, lang, tool, what stri
 	best, peak, before, poolPeak := math.Inf(1), int64(math.MaxInt64), int64(0), int64(0)
 	var cpu cpuSample
 	var e echoResult
-	s.reserveLine(len(p.data) + 1<<20) // the echo is the payload and a little
 	for i := range runs {
-		id := s.nextID
-		s.nextID++
-		prefix := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{%q:`, id, tool, p.kind.arg)
 		resetPeak(fam.nexus)
 		for _, pid := range fam.pools[lang] {
 			resetPeak(pid)
 		}
 		m0, _ := readMemory(fam.nexus)
-		line, f, d, err := b.timeCall(s, fam, lang, id, prefix, p)
+		line, f, d, err := b.timeCall(s, fam, lang, tool, p)
 		if err != nil {
 			return e, s.failure(what, err)
 		}
