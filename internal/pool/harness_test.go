@@ -99,6 +99,11 @@ type poolUnderTest struct {
 // and a short stop grace unless opts says otherwise.
 func startPoolUnderTest(t *testing.T, spec Spec, opts Options, callTimeout time.Duration) *poolUnderTest {
 	t.Helper()
+	// The test's temporary directory is made first so that it is removed
+	// after the Set is closed (cleanups run last-registered first): a call
+	// that timed out may still be writing there, as Python's handler of
+	// Cancelled does, until Close stops its process.
+	t.TempDir()
 	p := &poolUnderTest{index: spec.Index, callTimeout: callTimeout, stderr: &syncBuffer{}, logs: &syncBuffer{}}
 	opts.Stderr = p.stderr
 	opts.Logger = slog.New(slog.NewTextHandler(p.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
