@@ -117,6 +117,36 @@ func TestEnvFor(t *testing.T) {
 	}
 }
 
+// Every nexus of the large phase has a name of its own, so that a CPU
+// profile per process (-nexus-env 'NEXUS_CPUPROFILE=/tmp/cpu-{run}.out')
+// is not overwritten by the next size's or the next first call's.
+func TestLargeRun(t *testing.T) {
+	ints, matrix := payloadKinds[0], payloadKinds[1]
+	tests := []struct {
+		lang string
+		k    payloadKind
+		mb   float64
+		n    int
+		want string
+	}{
+		{"py", ints, 10, 1, "large-py-ints-10MB"},
+		{"py", ints, 10, 3, "large-py-ints-10MB-3"},
+		{"cpp", matrix, 0.5, 1, "large-cpp-matrix-0.5MB"},
+		{"r", ints, 300, 1, "large-r-ints-300MB"},
+	}
+	seen := map[string]bool{}
+	for _, tt := range tests {
+		got := largeRun(tt.lang, tt.k, tt.mb, tt.n)
+		if got != tt.want {
+			t.Errorf("largeRun(%s, %s, %v, %d) = %q, want %q", tt.lang, tt.k.name, tt.mb, tt.n, got, tt.want)
+		}
+		if seen[got] {
+			t.Errorf("largeRun gave %q twice", got)
+		}
+		seen[got] = true
+	}
+}
+
 func TestLatencies(t *testing.T) {
 	var d []time.Duration
 	for i := 100; i >= 1; i-- {

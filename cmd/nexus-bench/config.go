@@ -109,7 +109,7 @@ func (m *multiFlag) String() string     { return strings.Join(*m, " ") }
 func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
 
 // envFor is the extra environment of the nexus process named run (session,
-// large-py-ints, http, startup-py-1, ...): every -nexus-env value, with
+// large-py-ints-10MB, http, startup-py-1, ...): every -nexus-env value, with
 // {run} replaced by that name, so that each process can write a file of
 // its own (NEXUS_CPUPROFILE=/tmp/cpu-{run}.out).
 func (c *config) envFor(run string) []string {
@@ -151,7 +151,7 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&c.httpTime, "http-time", 3*time.Second, "how long each HTTP case runs")
 	fs.IntVar(&c.httpConns, "http-conns", 32, "concurrent HTTP clients (keep-alive connections)")
 	fs.StringVar(&skip, "skip", "", "phases to leave out: "+strings.Join(allPhases, ","))
-	fs.Var(&env, "nexus-env", "KEY=VAL in the environment of every nexus the driver starts (repeatable); {run} in it becomes the process's name: session, large-<lang>-<kind>, http, startup-<lang>-<n>")
+	fs.Var(&env, "nexus-env", "KEY=VAL in the environment of every nexus the driver starts (repeatable); {run} in it becomes the process's name: session, large-<lang>-<kind>-<mb>MB[-<n>], http, startup-<lang>-<n>")
 	fs.DurationVar(&c.maxCallTime, "max-call-time", time.Minute, "skip a large-data size when the size below it predicts a longer call than this (nexus is slow today)")
 	fs.DurationVar(&c.callTimeout, "call-timeout", 10*time.Minute, "longest a single call or phase step may take before nexus is killed and the phase fails")
 	fs.StringVar(&c.morlocProgram, "morloc-program", "", "the morloc 0.69 bench program's sources (default: morloc-0.69/bench beside -program)")

@@ -14,7 +14,7 @@ import (
 // largePhase echoes every payload through echo_<lang> and
 // echoMatrix_<lang>, beside the language's own JSON decode+encode of the
 // same bytes. Each language, kind and size gets a nexus of its own (named
-// large-<lang>-<kind> for -nexus-env): a process keeps the memory of a
+// for -nexus-env by largeRun): a process keeps the memory of a
 // large call, so a peak measured after a larger payload would be that
 // payload's, and a first call after a smaller one would find part of its
 // memory touched already (linPoint).
@@ -68,7 +68,7 @@ func (b *bench) largeKind(lang string, k payloadKind, fc *floorChild) error {
 		// Every size in a nexus and pools of their own: its first call
 		// then meets memory no process has touched, as at every other
 		// size (linPoint).
-		s, err := b.largeSession(lang, k, maxLine)
+		s, err := b.largeSession(largeRun(lang, k, mb, 1), lang, k, maxLine)
 		if err != nil {
 			return err
 		}
@@ -87,8 +87,8 @@ func (b *bench) largeKind(lang string, k payloadKind, fc *floorChild) error {
 		// A size of several runs makes as many first calls, each in
 		// processes of its own, and the linearity row takes their median.
 		firsts := []callTime{e.first}
-		for range b.cfg.runsFor(mb) - 1 {
-			f, err := b.freshFirstCall(lang, k, p, maxLine)
+		for n := 2; n <= b.cfg.runsFor(mb); n++ {
+			f, err := b.freshFirstCall(largeRun(lang, k, mb, n), lang, k, p, maxLine)
 			if err != nil {
 				return err
 			}
@@ -131,11 +131,23 @@ type linPoint struct {
 	n                          int
 }
 
-// largeSession starts a nexus for one size of a payload kind, with every
-// pool up and the tool called once: nothing of the start-up is timed.
-func (b *bench) largeSession(lang string, k payloadKind, maxLine int64) (*session, error) {
+// largeRun names the nexus of the n-th first call (from 1) of one size of
+// a payload kind, for -nexus-env: large-<lang>-<kind>-<mb>MB, then -<n>
+// from the second, so that each process writes a CPU profile of its own.
+func largeRun(lang string, k payloadKind, mb float64, n int) string {
+	run := fmt.Sprintf("large-%s-%s-%sMB", lang, k.name, mbLabel(mb))
+	if n > 1 {
+		run += "-" + strconv.Itoa(n)
+	}
+	return run
+}
+
+// largeSession starts the nexus run names for one size of a payload kind,
+// with every pool up and the tool called once: nothing of the start-up is
+// timed.
+func (b *bench) largeSession(run, lang string, k payloadKind, maxLine int64) (*session, error) {
 	tool := k.tool + "_" + lang
-	s, err := b.startSession(fmt.Sprintf("large-%s-%s", lang, k.name), "--max-line", strconv.FormatInt(maxLine, 10), "--timeout", b.cfg.callTimeout.String())
+	s, err := b.startSession(run, "--max-line", strconv.FormatInt(maxLine, 10), "--timeout", b.cfg.callTimeout.String())
 	if err != nil {
 		return nil, err
 	}
@@ -172,10 +184,10 @@ func (b *bench) timeCall(s *session, fam family, lang, tool string, p *payload) 
 	return line, callTime{ms: ms(rt), nexusMs: d.nexus / 1e3, others: d.others() / (float64(rt.Microseconds()) * float64(runtime.NumCPU()))}, d, err
 }
 
-// freshFirstCall makes one call of p into a nexus started for it.
-func (b *bench) freshFirstCall(lang string, k payloadKind, p *payload, maxLine int64) (callTime, error) {
+// freshFirstCall makes one call of p into a nexus started for it, named run.
+func (b *bench) freshFirstCall(run, lang string, k payloadKind, p *payload, maxLine int64) (callTime, error) {
 	tool := k.tool + "_" + lang
-	s, err := b.largeSession(lang, k, maxLine)
+	s, err := b.largeSession(run, lang, k, maxLine)
 	if err != nil {
 		return callTime{}, err
 	}
