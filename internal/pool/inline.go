@@ -36,8 +36,12 @@ type Inline struct {
 	Yield func() bool
 }
 
-// reclaimAfter is how long fd 4 may go unread between inline calls.
-const reclaimAfter = 20 * time.Millisecond
+// reclaimAfter is how long fd 4 may go unread between inline calls; each
+// process keeps the value it started with (fd4Reader.reclaimAfter). A test
+// of a stream of calls sets it longer before it starts its pool, so that a
+// loaded machine's pause between two calls does not count as calls
+// stopping.
+var reclaimAfter = 20 * time.Millisecond
 
 // inlinePoll bounds one poll, so that a cancelled or timed-out call, or a
 // pool that is gone, is noticed within it.
@@ -59,18 +63,19 @@ type fd4Reader struct {
 	// overOnce closes over (process.readEnded).
 	overOnce sync.Once
 
-	mu         sync.Mutex
-	state      readerState
-	wantInline bool   // a call asked to wait inline while readLoop read
-	takes      uint64 // inline takes so far
-	reclaim    *time.Timer
-	armed      bool   // reclaim will fire
-	seen       uint64 // takes when reclaim was armed
+	mu           sync.Mutex
+	state        readerState
+	wantInline   bool   // a call asked to wait inline while readLoop read
+	takes        uint64 // inline takes so far
+	reclaim      *time.Timer
+	reclaimAfter time.Duration
+	armed        bool   // reclaim will fire
+	seen         uint64 // takes when reclaim was armed
 }
 
 func newFD4Reader(f *os.File) fd4Reader {
 	rc, _ := f.SyscallConn() // an *os.File pipe always has one
-	return fd4Reader{rc: rc, wake: make(chan struct{}, 1), over: make(chan struct{})}
+	return fd4Reader{rc: rc, wake: make(chan struct{}, 1), over: make(chan struct{}), reclaimAfter: reclaimAfter}
 }
 
 // loopYields reports whether readLoop lets go of fd 4 now: a call asked
@@ -160,7 +165,7 @@ func (p *process) toLoopLocked() {
 }
 
 // armReclaim sets readLoop to take fd 4 back if no inline call takes it
-// within reclaimAfter. A timer armed stays armed: a stream of calls resets
+// within p.rd.reclaimAfter. A timer armed stays armed: a stream of calls resets
 // nothing per call. p.rd.mu is held.
 func (p *process) armReclaim() {
 	if p.rd.armed {
@@ -169,9 +174,9 @@ func (p *process) armReclaim() {
 	p.rd.armed = true
 	p.rd.seen = p.rd.takes
 	if p.rd.reclaim == nil {
-		p.rd.reclaim = time.AfterFunc(reclaimAfter, p.reclaimRead)
+		p.rd.reclaim = time.AfterFunc(p.rd.reclaimAfter, p.reclaimRead)
 	} else {
-		p.rd.reclaim.Reset(reclaimAfter)
+		p.rd.reclaim.Reset(p.rd.reclaimAfter)
 	}
 }
 
