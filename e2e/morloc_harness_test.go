@@ -3,8 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -45,10 +42,8 @@ var morlocBuilds struct {
 }
 
 // compileMorloc compiles testdata/morloc-0.69/<name> once per test binary,
-// into a cache directory keyed by the sources' and the toolchain's content,
-// so that a C++ pool is not rebuilt on every run. The directory is the
-// program's home for good: morloc writes its absolute path into the
-// launcher's manifest.
+// into the user's cache (morlocbuild: keyed by the sources' and the
+// toolchain's content, so that a C++ pool is not rebuilt on every run).
 func compileMorloc(t *testing.T, name string) *morlocProg {
 	t.Helper()
 	tc := testenv.Morloc(t)
@@ -57,40 +52,14 @@ func compileMorloc(t *testing.T, name string) *morlocProg {
 	if p := morlocBuilds.progs[name]; p != nil {
 		return p
 	}
-	src := filepath.Join(repoRoot, "testdata", "morloc-0.69", name)
-	key, err := morlocKey(src, tc)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		cache = os.TempDir()
 	}
-	root := filepath.Join(cache, "nexus-tests", "morloc-0.69.0")
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(root, name+"-"+key)
-	// Another test binary (go test ./... runs packages side by side) may
-	// be compiling the same program: the lock makes it one compilation.
-	lock, err := os.OpenFile(dir+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	src := filepath.Join(repoRoot, "testdata", "morloc-0.69", name)
+	dir, err := tc.Compile(src, filepath.Join(cache, "nexus-tests", "morloc-0.69.0"), nil)
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	done := filepath.Join(dir, ".compiled")
-	if _, err := os.Stat(done); err != nil {
-		if err := morlocMake(src, dir, tc); err != nil {
-			os.RemoveAll(dir)
-			t.Fatalf("compiling testdata/morloc-0.69/%s with morloc 0.69.0: %v", name, err)
-		}
-		if err := os.WriteFile(done, nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
 	}
 	p := &morlocProg{name: name, module: morlocModules[name], dir: dir, launcher: filepath.Join(dir, "nexus"), tc: tc}
 	if morlocBuilds.progs == nil {
@@ -98,72 +67,6 @@ func compileMorloc(t *testing.T, name string) *morlocProg {
 	}
 	morlocBuilds.progs[name] = p
 	return p
-}
-
-// morlocKey hashes the program's sources and what the compiled program
-// depends on in the toolchain (the compiler, the runtime library).
-func morlocKey(src string, tc testenv.MorlocToolchain) (string, error) {
-	h := sha256.New()
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		return "", err
-	}
-	for _, e := range entries { // sorted by name
-		if e.IsDir() {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			return "", err
-		}
-		fmt.Fprintf(h, "%s\x00%d\x00", e.Name(), len(data))
-		h.Write(data)
-	}
-	for _, f := range []string{tc.Compiler, tc.Nexus, filepath.Join(tc.Runtime, "lib", "libmorloc.so")} {
-		st, err := os.Stat(f)
-		if err != nil {
-			return "", err
-		}
-		fmt.Fprintf(h, "%s\x00%d\x00%d\x00", f, st.Size(), st.ModTime().UnixNano())
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16], nil
-}
-
-// morlocMake copies the sources into dir and runs `morloc make` there.
-func morlocMake(src, dir string, tc testenv.MorlocToolchain) error {
-	os.RemoveAll(dir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if e.IsDir() || e.Name() == "README.md" {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dir, e.Name()), data, 0o644); err != nil {
-			return err
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, tc.Compiler, "make", "-o", "nexus", "main.loc")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "PATH="+tc.Path())
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("morloc make: %v\n%s", err, out)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "nexus")); err != nil {
-		return fmt.Errorf("morloc make wrote no launcher: %v\n%s", err, out)
-	}
-	return nil
 }
 
 // env is what both nexuses run with: morloc's PATH (Debian's python3 and

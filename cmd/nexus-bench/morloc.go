@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/morlocbuild"
 )
 
 // The morloc phase (issue 19 §7): one program compiled by the real morloc
@@ -48,8 +50,9 @@ type morlocBench struct {
 }
 
 func (b *bench) morlocPhase() {
-	tc, missing := findMorloc()
-	if missing != "" {
+	tc, err := morlocbuild.Installed()
+	if err != nil {
+		missing := err.Error()
 		progress("morloc pools: skipped: %s", missing)
 		b.add(row{section: secMorloc, what: "morloc 0.69 beside its own nexus", text: "skipped", floor: none, details: missing})
 		b.note("morloc pools: skipped: " + missing)
@@ -59,12 +62,21 @@ func (b *bench) morlocPhase() {
 	if src == "" {
 		src = filepath.Join(filepath.Dir(filepath.Clean(b.cfg.program)), "morloc-0.69", "bench")
 	}
-	launcher, err := compileMorloc(src, tc)
+	// Compiled once into the user's cache: morloc writes the directory's
+	// absolute path into the launcher, and its generated pools (which
+	// embed morloc's runtime code) are never committed.
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	dir, err := tc.Compile(src, filepath.Join(cache, "nexus-bench", "morloc-0.69.0"), func(dir string) {
+		progress("morloc pools: compiling %s with morloc 0.69.0 into %s", src, dir)
+	})
 	if err != nil {
 		b.fail("morloc pools: %v", err)
 		return
 	}
-	m := &morlocBench{launcher: launcher, env: []string{"PATH=" + tc.path()}}
+	m := &morlocBench{launcher: filepath.Join(dir, "nexus"), env: []string{"PATH=" + tc.Path()}}
 	for _, l := range morlocLangs {
 		m.pools = append(m.pools, manifestPool{lang: l.lang, marker: l.marker})
 	}

@@ -2,9 +2,7 @@ package pool
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,7 +10,6 @@ import (
 	"log/slog"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -35,123 +32,26 @@ import (
 // TestMorlocCalls and TestMorlocConcurrentSharedResults run: each start of
 // the program's pools takes seconds; the rest are long (testenv.Long).
 
-// morlocCompiler returns morloc 0.69.0's compiler, or stops the test when
-// it is not installed (make deps builds it): NEXUS_MORLOC069 names the
-// binary, else /opt/morloc-0.69.0/bin/morloc. Its runtime lives under
-// $HOME/.local/share/morloc, where `morloc init` put it.
-func morlocCompiler(t testing.TB) string {
-	t.Helper()
-	bin := os.Getenv("NEXUS_MORLOC069")
-	if bin == "" {
-		bin = "/opt/morloc-0.69.0/bin/morloc"
-	}
-	if _, err := os.Stat(bin); err != nil {
-		testenv.MissingTool(t, "morloc 0.69.0 is not installed ("+bin+"; make deps builds it)")
-	}
-	home, _ := os.UserHomeDir()
-	if _, err := os.Stat(filepath.Join(home, ".local", "share", "morloc", "lib", "libmorloc.so")); err != nil {
-		testenv.MissingTool(t, "morloc 0.69.0's runtime is not installed under $HOME/.local/share/morloc (make deps builds it)")
-	}
-	return bin
-}
-
-// morlocBuilds serialises builds: two tests that need a program build it once.
-var morlocBuilds sync.Mutex
-
 // buildMorlocProgram compiles testdata/morloc/<name> with `morloc make`
-// and returns the directory holding the launcher and its pools.
+// (morlocbuild, into the user's cache as it was before TestMain moved
+// XDG_CACHE_HOME) and returns the directory holding the launcher and its
+// pools.
 func buildMorlocProgram(t testing.TB, name string) string {
 	t.Helper()
-	compiler := morlocCompiler(t)
+	tc := testenv.Morloc(t)
 	src, err := filepath.Abs(filepath.Join("testdata", "morloc", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	morlocBuilds.Lock()
-	defer morlocBuilds.Unlock()
-	dir, err := cachedMorlocBuild(compiler, src)
-	if err != nil {
-		t.Fatalf("the morloc build cache: %v", err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "nexus")); err == nil {
-		return dir
-	}
-	// Built afresh in a directory beside the cache entry, renamed when
-	// whole: a build cut short is never taken for one.
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".tmp-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(tmp, e.Name()), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	home, _ := os.UserHomeDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	build := exec.CommandContext(ctx, compiler, "make", "-o", "nexus", "main.loc")
-	build.Dir = tmp
-	build.Env = append(os.Environ(), "PATH="+filepath.Dir(compiler)+":"+filepath.Join(home, ".local", "bin")+":/usr/bin:/bin")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("morloc make of testdata/morloc/%s: %v\n%s", name, err, out)
-	}
-	os.RemoveAll(dir)
-	if err := os.Rename(tmp, dir); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
-// cachedMorlocBuild is where the build of the program in src is kept:
-// keyed by its files, the compiler and morloc's installed runtime.
-func cachedMorlocBuild(compiler, src string) (string, error) {
-	h := sha256.New()
-	home, _ := os.UserHomeDir()
-	runtime := filepath.Join(home, ".local", "share", "morloc")
-	stamp := []string{compiler}
-	for _, sub := range []string{"lib", "include"} {
-		entries, _ := os.ReadDir(filepath.Join(runtime, sub))
-		for _, e := range entries {
-			stamp = append(stamp, filepath.Join(runtime, sub, e.Name()))
-		}
-	}
-	for _, f := range stamp {
-		if fi, err := os.Stat(f); err == nil {
-			fmt.Fprintf(h, "%s %d %d\n", f, fi.Size(), fi.ModTime().UnixNano())
-		}
-	}
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		return "", err
-	}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			return "", err
-		}
-		fmt.Fprintf(h, "%s %d\n", e.Name(), len(b))
-		h.Write(b)
-	}
-	key := hex.EncodeToString(h.Sum(nil))
 	base := userCacheDir
 	if base == "" {
 		base = os.TempDir()
 	}
-	parent := filepath.Join(base, "nexus-test", "morloc")
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return "", err
+	dir, err := tc.Compile(src, filepath.Join(base, "nexus-test", "morloc"), nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return filepath.Join(parent, filepath.Base(src)+"-"+key[:16]), nil
+	return dir
 }
 
 // morlocProgramSpecs reads the version-1 manifest inside a built

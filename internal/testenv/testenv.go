@@ -6,10 +6,9 @@
 package testenv
 
 import (
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/nexus-mcp/nexus/internal/morlocbuild"
 )
 
 // MissingTool stops a test that needs a tool this machine lacks (R, g++,
@@ -35,40 +34,18 @@ func Long(t testing.TB) {
 }
 
 // MorlocToolchain is the real morloc 0.69.0 that scripts/install-morloc.sh
-// installs (make deps): the tests compile testdata/morloc-0.69 with it and
-// compare nexus with its own C nexus.
-type MorlocToolchain struct {
-	Compiler string // /opt/morloc-0.69.0/bin/morloc
-	Nexus    string // $HOME/.local/bin/morloc-nexus, which a launcher execs
-	Runtime  string // $HOME/.local/share/morloc: libmorloc, pymorloc, the C++ headers the pools load
-}
-
-// Path is the PATH under which morloc compiles and its programs run (both
-// nexuses): the compiler, morloc-nexus, then Debian's python3 and Rscript,
-// for which pymorloc and librmorloc were built, before any other.
-func (m MorlocToolchain) Path() string {
-	return strings.Join([]string{filepath.Dir(m.Compiler), filepath.Dir(m.Nexus), "/usr/bin", "/bin"}, string(os.PathListSeparator))
-}
+// installs (make deps): the tests compile morloc programs with it
+// (MorlocToolchain.Compile) and compare nexus with its own C nexus.
+type MorlocToolchain = morlocbuild.Toolchain
 
 // Morloc returns morloc 0.69.0's toolchain, or stops the test when it is not
 // installed: skipped under -short, failed otherwise (MissingTool), saying
 // what is missing and how to install it.
 func Morloc(t testing.TB) MorlocToolchain {
 	t.Helper()
-	home, _ := os.UserHomeDir()
-	m := MorlocToolchain{
-		Compiler: "/opt/morloc-0.69.0/bin/morloc",
-		Nexus:    filepath.Join(home, ".local", "bin", "morloc-nexus"),
-		Runtime:  filepath.Join(home, ".local", "share", "morloc"),
+	tc, err := morlocbuild.Installed()
+	if err != nil {
+		MissingTool(t, err.Error())
 	}
-	var missing []string
-	for _, f := range []string{m.Compiler, m.Nexus, filepath.Join(m.Runtime, "lib", "libmorloc.so")} {
-		if _, err := os.Stat(f); err != nil {
-			missing = append(missing, f)
-		}
-	}
-	if len(missing) > 0 {
-		MissingTool(t, "morloc 0.69.0 is not installed (no "+strings.Join(missing, ", ")+"); scripts/install-morloc.sh builds it in about 8 minutes")
-	}
-	return m
+	return tc
 }
