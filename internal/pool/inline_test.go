@@ -61,29 +61,31 @@ func (p *process) rdState() (readerState, uint64) {
 	return p.rd.state, p.rd.takes
 }
 
-// Calls one at a time, each given an Inline, read their own replies: the
-// first ones wait for the start, then for readLoop (it held fd 4), and
-// hand the caller's input over first; the rest take fd 4 themselves and,
-// without input, never yield. Once calls stop, readLoop reads fd 4 again.
-func TestInlineCallsReadTheirOwnReplies(t *testing.T) {
-	// A pause between two calls of the stream below, on a loaded machine,
-	// must not count as calls stopping.
-	// (Put back after the pool's Close: cleanups run last-registered first.)
+// holdReclaim makes the processes t starts from now on leave a free fd 4
+// free for 2 s, not 20 ms: a loaded machine's pause between two calls must
+// not count as calls stopping. It is put back after the pools' Close
+// (cleanups run last-registered first), so call it before startTestPool.
+func holdReclaim(t *testing.T) {
 	old := reclaimAfter
 	t.Cleanup(func() { reclaimAfter = old })
 	reclaimAfter = 2 * time.Second
-	ts := startTestPool(t)
+}
+
+// warmUpInline makes calls given an Inline until readLoop has let go of
+// fd 4, so that the next such call reads its own reply, and returns the
+// process. readLoop lets go after a reply only if a call asked for it
+// before that reply was read; a fast reply can beat the asking, and then
+// the next call waits the ordinary way too. Each call that does must
+// yield; readLoop lets go within a few.
+func (ts *testSet) warmUpInline(t *testing.T) *process {
+	t.Helper()
 	if _, err := ts.inlineCall(context.Background(), t, newCallerInput(t), CallOptions{}, midAddOne, 1); err != nil {
 		t.Fatal(err)
 	}
 	p := ts.onlyProcess(t)
-	// Warm-up: readLoop lets go of fd 4 after a reply only if a call asked
-	// for it before that reply was read; a fast reply can beat the asking,
-	// and then the next call waits the ordinary way too. Each call that
-	// does must yield; readLoop lets go within a few.
 	for i := 0; ; i++ {
 		if state, _ := p.rdState(); state == readerFree {
-			break
+			return p
 		}
 		if i == 10 {
 			t.Fatal("readLoop still holds fd 4 after 10 calls that asked to wait inline")
@@ -97,6 +99,16 @@ func TestInlineCallsReadTheirOwnReplies(t *testing.T) {
 			t.Error("a call that waited the ordinary way did not yield first")
 		}
 	}
+}
+
+// Calls one at a time, each given an Inline, read their own replies: the
+// first ones wait for the start, then for readLoop (it held fd 4), and
+// hand the caller's input over first; the rest take fd 4 themselves and,
+// without input, never yield. Once calls stop, readLoop reads fd 4 again.
+func TestInlineCallsReadTheirOwnReplies(t *testing.T) {
+	holdReclaim(t)
+	ts := startTestPool(t)
+	p := ts.warmUpInline(t)
 	_, before := p.rdState()
 	ci := newCallerInput(t)
 	const n = 20
@@ -136,6 +148,7 @@ func TestInlineCallsReadTheirOwnReplies(t *testing.T) {
 // caller's descriptor, its cancellation, its timeout, its pool's death.
 // Progress read inline reaches its hook. The pool serves on afterwards.
 func TestInlineCallLeavesTheInlineWait(t *testing.T) {
+	holdReclaim(t)
 	ts := startTestPool(t)
 	tests := []struct {
 		name    string
@@ -185,16 +198,9 @@ func TestInlineCallLeavesTheInlineWait(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			// Calls first: they leave fd 4 free for the next.
-			for range 3 {
-				if _, err := ts.inlineCall(context.Background(), t, newCallerInput(t), CallOptions{}, midAddOne, 1); err != nil {
-					t.Fatal(err)
-				}
-			}
+			p := ts.warmUpInline(t)
 			ci := newCallerInput(t)
-			p := ts.onlyProcess(t)
-			p.rd.mu.Lock()
-			takes := p.rd.takes
-			p.rd.mu.Unlock()
+			_, takes := p.rdState()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			var mu sync.Mutex
@@ -220,11 +226,9 @@ func TestInlineCallLeavesTheInlineWait(t *testing.T) {
 			case <-time.After(30 * time.Second):
 				t.Fatal("the call did not return")
 			}
-			p.rd.mu.Lock()
-			if p.rd.takes != takes+1 {
-				t.Errorf("the call did not wait inline (%d takes, want %d)", p.rd.takes, takes+1)
+			if _, after := p.rdState(); after != takes+1 {
+				t.Errorf("the call did not wait inline (%d takes, want %d)", after, takes+1)
 			}
-			p.rd.mu.Unlock()
 			if tt.mid != midDie {
 				mu.Lock()
 				if progressed != 1 {
