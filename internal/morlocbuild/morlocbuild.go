@@ -80,7 +80,11 @@ const CompileTimeout = 10 * time.Minute
 // mark, and the next call compiles again. compiling, when not nil, is
 // called with the directory just before a compilation begins.
 func (tc Toolchain) Compile(src, cacheRoot string, compiling func(dir string)) (string, error) {
-	key, err := tc.key(src)
+	names, err := sources(src)
+	if err != nil {
+		return "", fmt.Errorf("morloc build of %s: %w", src, err)
+	}
+	key, err := tc.key(src, names)
 	if err != nil {
 		return "", fmt.Errorf("morloc build of %s: %w", src, err)
 	}
@@ -103,7 +107,7 @@ func (tc Toolchain) Compile(src, cacheRoot string, compiling func(dir string)) (
 	if compiling != nil {
 		compiling(dir)
 	}
-	if err := tc.make(src, dir); err != nil {
+	if err := tc.make(src, names, dir); err != nil {
 		os.RemoveAll(dir)
 		return "", fmt.Errorf("compiling %s with morloc 0.69.0 in %s: %w", src, dir, err)
 	}
@@ -131,14 +135,10 @@ func sources(src string) ([]string, error) {
 	return names, nil
 }
 
-// key hashes the program's sources and, by size and time, the toolchain's
-// files a compiled program depends on: the compiler, the C nexus and the
-// runtime's libraries and headers.
-func (tc Toolchain) key(src string) (string, error) {
-	names, err := sources(src)
-	if err != nil {
-		return "", err
-	}
+// key hashes the program's sources (names, in src) and, by size and time,
+// the toolchain's files a compiled program depends on: the compiler, the C
+// nexus and the runtime's libraries and headers.
+func (tc Toolchain) key(src string, names []string) (string, error) {
 	h := sha256.New()
 	for _, name := range names {
 		data, err := os.ReadFile(filepath.Join(src, name))
@@ -165,14 +165,11 @@ func (tc Toolchain) key(src string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
-// make copies the sources into a fresh dir and runs `morloc make` there.
-func (tc Toolchain) make(src, dir string) error {
+// make copies the sources (names, in src) into a fresh dir and runs
+// `morloc make` there.
+func (tc Toolchain) make(src string, names []string, dir string) error {
 	os.RemoveAll(dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	names, err := sources(src)
-	if err != nil {
 		return err
 	}
 	for _, name := range names {
