@@ -4,7 +4,7 @@ BIN     := bin/nexus
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build pools demo test test-steps test-loaded self-contained vet cross deps bench fuzz fuzz-short clean morloc-corpus
+.PHONY: build pools demo demo-deps test test-steps test-loaded self-contained vet cross deps bench fuzz fuzz-short clean morloc-corpus
 
 # CGO_ENABLED=0: a static binary, without libc's pages in nexus's memory
 # (net resolves names in Go); it runs on any Linux of its architecture.
@@ -15,9 +15,15 @@ build:
 pools:
 	./scripts/build-pools.sh
 
-# A scripted MCP session against testdata/combat, printed as a transcript.
-demo: build pools
-	./scripts/demo.sh $(BIN) testdata/combat
+# A scripted MCP session against testdata/plots (Python, R and C++ pools),
+# printed as a transcript. It first installs what the pools need, as make
+# test does (as root or through password-less sudo; otherwise it prints the
+# command to run).
+demo: demo-deps build pools
+	./scripts/demo.sh $(BIN) testdata/plots
+
+demo-deps:
+	./scripts/install-deps.sh --pools
 
 vet:
 	$(GO) vet ./...

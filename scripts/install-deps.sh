@@ -4,21 +4,28 @@
 # (C++ pools), nginx (the scale-out test, e2e/scaleout_test.go, runs its own
 # unprivileged nginx in front of three nodes; it never uses the system
 # service). Only what is missing is installed.
+#
+# With --pools it installs only what the example programs' pools need
+# (Python, R with jsonlite, g++ with nlohmann-json): what `make demo` runs.
 set -euo pipefail
+pools_only=false
+[ "${1:-}" = --pools ] && pools_only=true
 need=()
 command -v python3 >/dev/null || need+=(python3)
-# testdata/scientific and make bench's numpy case run Debian's numpy (and
-# pandas, for the Series and DataFrame results) under
-# /usr/bin/python3, the interpreter it belongs to.
-[ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import numpy' >/dev/null 2>&1 || need+=(python3-numpy)
-[ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import pandas' >/dev/null 2>&1 || need+=(python3-pandas)
 command -v Rscript >/dev/null || need+=(r-base-core)
 Rscript -e 'library(jsonlite)' >/dev/null 2>&1 || need+=(r-cran-jsonlite)
 command -v g++ >/dev/null || need+=(g++)
 [ -f /usr/include/nlohmann/json.hpp ] || need+=(nlohmann-json3-dev)
 command -v make >/dev/null || need+=(make)
-# nginx lives in /usr/sbin, which a normal user's PATH lacks.
-command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx)
+if ! $pools_only; then
+  # testdata/scientific and make bench's numpy case run Debian's numpy (and
+  # pandas, for the Series and DataFrame results) under /usr/bin/python3,
+  # the interpreter it belongs to.
+  [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import numpy' >/dev/null 2>&1 || need+=(python3-numpy)
+  [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import pandas' >/dev/null 2>&1 || need+=(python3-pandas)
+  # nginx lives in /usr/sbin, which a normal user's PATH lacks.
+  command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx)
+fi
 # apt_install installs Debian packages as root, or through sudo when it
 # needs no password; otherwise it stops at once with the command to run.
 apt_install() {
@@ -29,7 +36,7 @@ apt_install() {
     else
       echo "install-deps: the tests need $*, and installing them needs root. Run:" >&2
       echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends $*" >&2
-      echo "then run make test again." >&2
+      echo "then run the make command again." >&2
       exit 1
     fi
   fi
@@ -41,6 +48,7 @@ if [ ${#need[@]} -gt 0 ]; then
   apt_install "${need[@]}"
 fi
 echo "deps: python3 $(python3 --version 2>&1 | cut -d' ' -f2), $(Rscript --version 2>&1 | head -1), $(g++ --version | head -1)"
+$pools_only && exit 0
 echo "deps: $("$(command -v nginx || echo /usr/sbin/nginx)" -v 2>&1) for the scale-out test"
 
 # The HTTP conformance test (e2e/http_conformance_test.go) runs the official
