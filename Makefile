@@ -15,8 +15,11 @@ build:
 pools:
 	./scripts/build-pools.sh
 
-# A scripted MCP session against testdata/combat, printed as a transcript.
-demo: build pools
+# A scripted MCP session against testdata/combat, printed as a transcript;
+# first the pools' interpreters and compiler, where they are missing.
+demo: build
+	./scripts/install-deps.sh --pools
+	@$(MAKE) --no-print-directory pools
 	./scripts/demo.sh $(BIN) testdata/combat
 
 vet:

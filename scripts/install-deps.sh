@@ -37,6 +37,15 @@ apt_install() {
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq --no-install-recommends "$@"
 }
+# --pools (make demo): only what the example programs' pools need, then stop.
+if [ "${1:-}" = "--pools" ]; then
+  pools=()
+  for p in "${need[@]}"; do
+    case $p in python3 | r-base-core | r-cran-jsonlite | g++ | nlohmann-json3-dev) pools+=("$p") ;; esac
+  done
+  [ ${#pools[@]} -eq 0 ] || apt_install "${pools[@]}"
+  exit 0
+fi
 if [ ${#need[@]} -gt 0 ]; then
   apt_install "${need[@]}"
 fi
