@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nexus-mcp/nexus/internal/manifest"
+	"github.com/nexus-mcp/nexus/internal/program"
 )
 
 func newLauncherCmd() *cobra.Command {
@@ -18,13 +19,13 @@ func newLauncherCmd() *cobra.Command {
 		Short: "Write a launcher script so that ./PATH runs the program (./prog --mcp-tools, ./prog CMD ARGS)",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usageErrorf("missing program: usage: nexus launcher TARGET -o PATH")
+				return program.Usagef("missing program: usage: nexus launcher TARGET -o PATH")
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
-				return usageErrorf("launcher: -o PATH is required")
+				return program.Usagef("launcher: -o PATH is required")
 			}
 			m, err := manifest.Load(args[0])
 			if err != nil {
