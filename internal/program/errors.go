@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/nexus-mcp/nexus/internal/manifest"
 )
@@ -45,18 +44,6 @@ func ExitStatus(err error) int {
 		return ee.Code
 	}
 	return 1
-}
-
-// Fail writes the error nexus exits with to stderr and returns the exit
-// status.
-func (o *Options) Fail(err error) int {
-	code := ExitStatus(err)
-	if o.jsonLog != nil && !isUsage(err) {
-		o.jsonLog.Error("nexus failed", "err", err.Error(), "exit", code)
-		return code
-	}
-	writeFailure(os.Stderr, err)
-	return code
 }
 
 // writeFailure writes err as nexus's last line: in morloc's words for a

@@ -64,6 +64,18 @@ func (o *Options) SetupLogging() error {
 	return nil
 }
 
+// Fail writes the error nexus exits with to stderr and returns the exit
+// status.
+func (o *Options) Fail(err error) int {
+	code := ExitStatus(err)
+	if o.jsonLog != nil && !isUsage(err) {
+		o.jsonLog.Error("nexus failed", "err", err.Error(), "exit", code)
+		return code
+	}
+	writeFailure(os.Stderr, err)
+	return code
+}
+
 // noteExclusion writes docs/spec.md §4.6's note that a command is not a
 // tool: its text as the spec gives it, or a record under --log-format json.
 func (o *Options) noteExclusion(e argmap.Exclusion) {

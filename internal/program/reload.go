@@ -5,15 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
-	"github.com/nexus-mcp/nexus/internal/httpserve"
-	"github.com/nexus-mcp/nexus/internal/mcp"
 	"github.com/nexus-mcp/nexus/internal/reload"
 )
 
@@ -243,41 +239,6 @@ func (r *reloader) start(ctx context.Context) ([]running, func(), error) {
 		}
 	}
 	return next, stopAll, nil
-}
-
-// watchStdio reloads a stdio server's program when its files change
-// (nexus mcp --watch); the function returned stops watching.
-func watchStdio(o *Options, target string, p *Program, pools *livePools, current *poolsOf, srv *mcp.Server) (func(), error) {
-	swap := func(next []running) (<-chan struct{}, error) {
-		drained := srv.SetSurface(next[0].Surface(next[0].caller))
-		srv.NotifyToolsChanged()
-		return drained, nil
-	}
-	r, err := newReloader(o, []string{target}, []*Program{p}, pools, current, swap, true)
-	if err != nil {
-		return nil, err
-	}
-	return r.background(nil), nil
-}
-
-// serveReloads reloads an HTTP server's programs on SIGHUP, and when their
-// files change with watch; the function returned stops.
-func serveReloads(o *Options, targets []string, programs []*Program, pools *livePools, current *poolsOf, srv *httpserve.Server, watch bool) (func(), error) {
-	swap := func(next []running) (<-chan struct{}, error) {
-		served := make([]httpserve.Program, len(next))
-		for i, n := range next {
-			served[i] = n.served(n.caller)
-		}
-		return srv.Reload(serveInfo(served, o.Version), served)
-	}
-	r, err := newReloader(o, targets, programs, pools, current, swap, watch)
-	if err != nil {
-		return nil, err
-	}
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	// hup stays registered: a SIGHUP during shutdown is ignored, not fatal.
-	return r.background(hup), nil
 }
 
 // background runs the reloader in the background until the function returned

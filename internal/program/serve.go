@@ -142,6 +142,26 @@ func ServeHTTP(o *Options, ho HTTPOptions, targets []string) error {
 	return srv.Serve(ctx, ln)
 }
 
+// serveReloads reloads an HTTP server's programs on SIGHUP, and when their
+// files change with watch; the function returned stops.
+func serveReloads(o *Options, targets []string, programs []*Program, pools *livePools, current *poolsOf, srv *httpserve.Server, watch bool) (func(), error) {
+	swap := func(next []running) (<-chan struct{}, error) {
+		served := make([]httpserve.Program, len(next))
+		for i, n := range next {
+			served[i] = n.served(n.caller)
+		}
+		return srv.Reload(serveInfo(served, o.Version), served)
+	}
+	r, err := newReloader(o, targets, programs, pools, current, swap, watch)
+	if err != nil {
+		return nil, err
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	// hup stays registered: a SIGHUP during shutdown is ignored, not fatal.
+	return r.background(hup), nil
+}
+
 // serveInfo names the server: the program itself when there is one, else
 // nexus (its version) named after them all.
 func serveInfo(programs []httpserve.Program, version string) mcp.Implementation {

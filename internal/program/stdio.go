@@ -91,3 +91,18 @@ func ServeStdio(o *Options, target string, so StdioOptions) error {
 	// and exits 0.
 	return srv.ServeStdio(context.Background(), os.Stdin, proto)
 }
+
+// watchStdio reloads a stdio server's program when its files change
+// (nexus mcp --watch); the function returned stops watching.
+func watchStdio(o *Options, target string, p *Program, pools *livePools, current *poolsOf, srv *mcp.Server) (func(), error) {
+	swap := func(next []running) (<-chan struct{}, error) {
+		drained := srv.SetSurface(next[0].Surface(next[0].caller))
+		srv.NotifyToolsChanged()
+		return drained, nil
+	}
+	r, err := newReloader(o, []string{target}, []*Program{p}, pools, current, swap, true)
+	if err != nil {
+		return nil, err
+	}
+	return r.background(nil), nil
+}
