@@ -38,7 +38,7 @@ func newLauncherCmd() *cobra.Command {
 			if p, err := filepath.EvalSymlinks(self); err == nil {
 				self = p
 			}
-			// SPEC §3: the same shape as morloc's launcher, so either runtime finds the manifest.
+			// docs/spec.md §3: the same shape as morloc's launcher, so either runtime finds the manifest.
 			script := fmt.Sprintf("#!/bin/sh\n# launcher for the program %q, written by nexus\nexport MORLOC_PROG_NAME=\"$0\"\nexec %s run %s \"$@\"\n",
 				m.Name, shellQuote(self), shellQuote(m.Path))
 			if err := os.WriteFile(out, []byte(script), 0o755); err != nil {
