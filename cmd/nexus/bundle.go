@@ -10,9 +10,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nexus-mcp/nexus/internal/bundle"
+	"github.com/nexus-mcp/nexus/internal/program"
 )
 
-func newBundleCmd() *cobra.Command {
+func newBundleCmd(o *program.Options) *cobra.Command {
 	var out, version, author, icon string
 	var platforms, binaries []string
 	var allowMissing bool
@@ -26,18 +27,18 @@ func newBundleCmd() *cobra.Command {
 			"The same inputs give the same bytes.",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usageErrorf("missing program: usage: nexus bundle TARGET [-o PROG.mcpb]")
+				return program.Usagef("missing program: usage: nexus bundle TARGET [-o PROG.mcpb]")
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			prog, err := loadProgram(args[0])
+			prog, err := program.Load(args[0], o)
 			if err != nil {
 				return err
 			}
-			o := bundle.Options{Program: prog.m, Version: version, Author: author, Icon: icon,
-				AllowMissingPools: allowMissing, NexusVersion: version0(), Binaries: map[bundle.Platform]string{}}
-			for _, t := range prog.tools {
+			o := bundle.Options{Program: prog.Manifest, Version: version, Author: author, Icon: icon,
+				AllowMissingPools: allowMissing, NexusVersion: o.Version, Binaries: map[bundle.Platform]string{}}
+			for _, t := range prog.Tools {
 				o.Tools = append(o.Tools, bundle.Tool{Name: t.Name, Description: t.Description})
 			}
 			self, err := selfPath()
@@ -51,7 +52,7 @@ func newBundleCmd() *cobra.Command {
 				spec, file, ok := strings.Cut(b, "=")
 				p, err := bundle.ParsePlatform(spec)
 				if !ok || err != nil || file == "" {
-					return usageErrorf("--binary %q: expected OS/ARCH=PATH, as darwin/arm64=bin/nexus-darwin-arm64 (%v)", b, err)
+					return program.Usagef("--binary %q: expected OS/ARCH=PATH, as darwin/arm64=bin/nexus-darwin-arm64 (%v)", b, err)
 				}
 				abs, err := filepath.Abs(file)
 				if err != nil {
@@ -72,12 +73,12 @@ func newBundleCmd() *cobra.Command {
 			for _, s := range platforms {
 				p, err := bundle.ParsePlatform(s)
 				if err != nil {
-					return usageErrorf("--platform: %v", err)
+					return program.Usagef("--platform: %v", err)
 				}
 				o.Platforms = append(o.Platforms, p)
 			}
 			if out == "" {
-				out = prog.m.Name + ".mcpb"
+				out = prog.Manifest.Name + ".mcpb"
 			}
 			if out, err = filepath.Abs(out); err != nil {
 				return err
@@ -127,10 +128,6 @@ func newBundleCmd() *cobra.Command {
 	f.BoolVar(&allowMissing, "allow-missing-pools", false, "bundle a program whose compiled (C++) pool was not built for every platform; its tools fail there")
 	return c
 }
-
-// version0 is nexus's own version (the --version flag of bundle is the
-// bundle's).
-func version0() string { return version }
 
 // selfPath is this nexus's executable, links resolved.
 func selfPath() (string, error) {

@@ -6,6 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/nexus-mcp/nexus/internal/program"
 )
 
 // pflag takes a back-quoted word in a flag's usage as the name of its value
@@ -25,5 +27,5 @@ func TestFlagUsageHasNoBackQuotes(t *testing.T) {
 			walk(sub)
 		}
 	}
-	walk(newRootCmd())
+	walk(newRootCmd(&program.Options{}))
 }

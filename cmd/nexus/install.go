@@ -11,6 +11,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/clientconfig"
 	"github.com/nexus-mcp/nexus/internal/install"
 	"github.com/nexus-mcp/nexus/internal/manifest"
+	"github.com/nexus-mcp/nexus/internal/program"
 )
 
 type installFlags struct {
@@ -41,7 +42,7 @@ func locator() (clientconfig.Locator, error) {
 	return clientconfig.Locator{GOOS: runtime.GOOS, Home: home, Getenv: os.Getenv, Project: cwd}, nil
 }
 
-func newInstallCmd() *cobra.Command {
+func newInstallCmd(o *program.Options) *cobra.Command {
 	f := &installFlags{}
 	c := &cobra.Command{
 		Use:   "install TARGET --client NAME [--scope user|project] [--name N] [--dry-run] [--force] | install --list [TARGET]",
@@ -59,9 +60,9 @@ func newInstallCmd() *cobra.Command {
 				return listClients(l, args)
 			}
 			if len(args) != 1 {
-				return usageErrorf("missing program: usage: nexus install TARGET --client NAME")
+				return program.Usagef("missing program: usage: nexus install TARGET --client NAME")
 			}
-			r, err := installRequest(f, args[0], true)
+			r, err := installRequest(o, f, args[0], true)
 			if err != nil {
 				return err
 			}
@@ -80,7 +81,7 @@ func newInstallCmd() *cobra.Command {
 	return c
 }
 
-func newUninstallCmd() *cobra.Command {
+func newUninstallCmd(o *program.Options) *cobra.Command {
 	f := &installFlags{}
 	c := &cobra.Command{
 		Use:   "uninstall [TARGET] --client NAME [--scope user|project] [--name N] [--dry-run] [--force]",
@@ -96,11 +97,11 @@ func newUninstallCmd() *cobra.Command {
 			var r install.Request
 			switch {
 			case len(args) == 1:
-				r, err = installRequest(f, args[0], false)
+				r, err = installRequest(o, f, args[0], false)
 			case len(args) == 0 && f.name != "":
-				r, err = installRequest(f, "", false)
+				r, err = installRequest(o, f, "", false)
 			default:
-				return usageErrorf("usage: nexus uninstall TARGET --client NAME, or nexus uninstall --name SERVER --client NAME")
+				return program.Usagef("usage: nexus uninstall TARGET --client NAME, or nexus uninstall --name SERVER --client NAME")
 			}
 			if err != nil {
 				return err
@@ -118,13 +119,13 @@ func newUninstallCmd() *cobra.Command {
 
 // installRequest is the request for a program (target "": the server
 // named --name, whatever program it was).
-func installRequest(f *installFlags, target string, needProgram bool) (install.Request, error) {
+func installRequest(o *program.Options, f *installFlags, target string, needProgram bool) (install.Request, error) {
 	if f.client == "" {
-		return install.Request{}, usageErrorf("--client is required: one of %s", clientconfig.ClientNames())
+		return install.Request{}, program.Usagef("--client is required: one of %s", clientconfig.ClientNames())
 	}
 	c, err := clientconfig.FindClient(f.client)
 	if err != nil {
-		return install.Request{}, usageErrorf("--client: %v", err)
+		return install.Request{}, program.Usagef("--client: %v", err)
 	}
 	r := install.Request{Client: c, Scope: f.scope, Force: f.force}
 	if target != "" {
@@ -136,11 +137,11 @@ func installRequest(f *installFlags, target string, needProgram bool) (install.R
 			return r, err
 		}
 		if needProgram {
-			if _, err := loadProgram(target); err != nil { // a program nexus cannot serve is not installed
+			if _, err := program.Load(target, o); err != nil { // a program nexus cannot serve is not installed
 				return r, err
 			}
 		}
-		r.Server = mcpConfig(m)
+		r.Server = program.StdioConfig(m)
 	}
 	if f.name != "" {
 		r.Server.Name = f.name
@@ -195,7 +196,7 @@ func listClients(l clientconfig.Locator, args []string) error {
 		}
 		name, path = m.Name, m.Path
 	default:
-		return usageErrorf("usage: nexus install --list [TARGET]")
+		return program.Usagef("usage: nexus install --list [TARGET]")
 	}
 	found := install.List(l, name, path)
 	err := install.WriteList(os.Stdout, found, name)

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nexus-mcp/nexus/internal/manifest"
+	"github.com/nexus-mcp/nexus/internal/program"
 )
 
 func newLauncherCmd() *cobra.Command {
@@ -18,13 +19,13 @@ func newLauncherCmd() *cobra.Command {
 		Short: "Write a launcher script so that ./PATH runs the program (./prog --mcp-tools, ./prog CMD ARGS)",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usageErrorf("missing program: usage: nexus launcher TARGET -o PATH")
+				return program.Usagef("missing program: usage: nexus launcher TARGET -o PATH")
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
-				return usageErrorf("launcher: -o PATH is required")
+				return program.Usagef("launcher: -o PATH is required")
 			}
 			m, err := manifest.Load(args[0])
 			if err != nil {
@@ -37,7 +38,7 @@ func newLauncherCmd() *cobra.Command {
 			if p, err := filepath.EvalSymlinks(self); err == nil {
 				self = p
 			}
-			// SPEC §3: the same shape as morloc's launcher, so either runtime finds the manifest.
+			// docs/spec.md §3: the same shape as morloc's launcher, so either runtime finds the manifest.
 			script := fmt.Sprintf("#!/bin/sh\n# launcher for the program %q, written by nexus\nexport MORLOC_PROG_NAME=\"$0\"\nexec %s run %s \"$@\"\n",
 				m.Name, shellQuote(self), shellQuote(m.Path))
 			if err := os.WriteFile(out, []byte(script), 0o755); err != nil {

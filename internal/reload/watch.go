@@ -5,7 +5,7 @@
 // files are watched (fsnotify), not the files themselves, and a burst of
 // events becomes one change, a debounce interval after the last. What a
 // change leads to (loading the program again, swapping it in) is the
-// caller's: cmd/nexus/watch.go.
+// caller's: internal/program (reload.go).
 package reload
 
 import (

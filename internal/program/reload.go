@@ -1,29 +1,25 @@
-package main
+package program
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
-	"github.com/nexus-mcp/nexus/internal/httpserve"
-	"github.com/nexus-mcp/nexus/internal/mcp"
 	"github.com/nexus-mcp/nexus/internal/reload"
 )
 
-// Hot reload (issue 12 §4): --watch, and SIGHUP for nexus serve. A
-// reload loads and checks the programs as at start, starts their pools
-// and waits until they are ready, then swaps them in (mcp.Server.SetTools,
-// httpserve.Server.Reload); the old pools stop once the calls still
-// running on them have ended. A rebuild that fails anywhere on the way
-// leaves the old programs serving, and says why on stderr and to the
-// clients that asked for log messages (slog's default logger is the LogHub).
+// Hot reload: --watch, and SIGHUP for nexus serve. A reload loads and
+// checks the programs as at start, starts their pools and waits until they
+// are ready, then swaps them in (mcp.Server.SetSurface,
+// httpserve.Server.Reload); the old pools stop once the calls still running
+// on them have ended. A rebuild that fails anywhere on the way leaves the
+// old programs serving, and says why on stderr and to the clients that
+// asked for log messages (slog's default logger is the LogHub).
 
 // livePools are the pools of every generation still running: the current
 // one, and older ones whose calls in flight have not ended yet.
@@ -84,14 +80,20 @@ func (lp *livePools) stopAll() {
 	wg.Wait()
 }
 
+// running is a program whose pools are started, with what calls it.
+type running struct {
+	*Program
+	caller *Caller
+}
+
 // swapFunc serves a new generation of programs and returns a channel that
 // closes once no call uses the previous one.
-type swapFunc func(programs []httpserve.Program, loaded []*loaded) (<-chan struct{}, error)
+type swapFunc func(next []running) (<-chan struct{}, error)
 
 // reloader reloads the served programs when their files change (a
 // Watcher, --watch) or when told to (SIGHUP), one reload at a time.
 type reloader struct {
-	g       *globalFlags
+	o       *Options
 	targets []string
 	log     *slog.Logger
 	pools   *livePools
@@ -104,8 +106,8 @@ type reloader struct {
 
 // newReloader takes over the running generation (its programs and pools);
 // with watch it watches their files.
-func newReloader(g *globalFlags, targets []string, running []*loaded, pools *livePools, current *poolsOf, swap swapFunc, watch bool) (*reloader, error) {
-	r := &reloader{g: g, targets: targets, log: slog.Default(), pools: pools, current: current, swap: swap, files: programFiles(running)}
+func newReloader(o *Options, targets []string, programs []*Program, pools *livePools, current *poolsOf, swap swapFunc, watch bool) (*reloader, error) {
+	r := &reloader{o: o, targets: targets, log: slog.Default(), pools: pools, current: current, swap: swap, files: programFiles(programs)}
 	r.digest = reload.Digest(r.files)
 	if watch {
 		w, err := reload.New(reload.DefaultDebounce, r.log)
@@ -122,10 +124,10 @@ func newReloader(g *globalFlags, targets []string, running []*loaded, pools *liv
 }
 
 // programFiles lists the files of the programs, manifests and pool files.
-func programFiles(programs []*loaded) []string {
+func programFiles(programs []*Program) []string {
 	var files []string
-	for _, l := range programs {
-		files = append(files, reload.ProgramFiles(l.m)...)
+	for _, p := range programs {
+		files = append(files, reload.ProgramFiles(p.Manifest)...)
 	}
 	return files
 }
@@ -160,14 +162,14 @@ func (r *reloader) reload(ctx context.Context, why string, force bool) {
 	r.digest = digest // a failed reload is not tried again until the files change
 	started := time.Now()
 	r.log.Info("reloading", "why", why)
-	programs, loaded, pools, err := r.start(ctx)
+	next, stop, err := r.start(ctx)
 	if err == nil {
 		var drained <-chan struct{}
-		if drained, err = r.swap(programs, loaded); err == nil {
+		if drained, err = r.swap(next); err == nil {
 			r.pools.retire(r.current, drained)
-			r.current = r.pools.add(pools)
+			r.current = r.pools.add(stop)
 		} else {
-			pools()
+			stop()
 		}
 	}
 	if err != nil {
@@ -175,16 +177,20 @@ func (r *reloader) reload(ctx context.Context, why string, force bool) {
 		r.rewatch()
 		return
 	}
-	if files := programFiles(loaded); !slices.Equal(files, r.files) {
+	programs := make([]*Program, len(next))
+	for i, n := range next {
+		programs[i] = n.Program
+	}
+	if files := programFiles(programs); !slices.Equal(files, r.files) {
 		// Read after the load: a write in between would look loaded already.
 		r.files, r.digest = files, ""
 	}
 	r.rewatch()
 	tools := 0
-	names := make([]string, len(loaded))
-	for i, l := range loaded {
-		tools += len(l.tools)
-		names[i] = l.m.Name
+	names := make([]string, len(programs))
+	for i, p := range programs {
+		tools += len(p.Tools)
+		names[i] = p.Manifest.Name
 	}
 	r.log.Info("reloaded", "program", strings.Join(names, ","), "tools", tools, "took", time.Since(started).Round(time.Millisecond))
 }
@@ -203,10 +209,8 @@ func (r *reloader) rewatch() {
 // start loads every target as at start-up and starts its pools, waiting
 // until they are ready; on an error it stops what it started. It returns
 // what stops the pools.
-func (r *reloader) start(ctx context.Context) ([]httpserve.Program, []*loaded, func(), error) {
-	var programs []httpserve.Program
-	var loadedAll []*loaded
-	var callers []programCaller
+func (r *reloader) start(ctx context.Context) ([]running, func(), error) {
+	var next []running
 	var stops []func()
 	stopAll := func() {
 		for _, stop := range stops {
@@ -214,62 +218,27 @@ func (r *reloader) start(ctx context.Context) ([]httpserve.Program, []*loaded, f
 		}
 	}
 	for _, t := range r.targets {
-		p, l, err := loadServed(t)
+		p, err := Load(t, r.o)
 		if err != nil {
 			stopAll()
-			return nil, nil, nil, err
+			return nil, nil, err
 		}
-		caller, stop := l.caller(r.g)
+		caller, stop := p.Start(r.o)
 		stops = append(stops, stop)
-		p.Caller = caller
-		programs = append(programs, p)
-		loadedAll = append(loadedAll, l)
-		callers = append(callers, caller)
+		next = append(next, running{Program: p, caller: caller})
 	}
-	ctx, cancel := context.WithTimeout(ctx, 2*r.g.startTimeout)
+	ctx, cancel := context.WithTimeout(ctx, 2*r.o.StartTimeout)
 	defer cancel()
-	for i, c := range callers {
-		if c.set == nil {
+	for _, n := range next {
+		if n.caller.pools == nil {
 			continue // every command is pure
 		}
-		if err := c.set.Ready(ctx); err != nil {
+		if err := n.caller.pools.Ready(ctx); err != nil {
 			stopAll()
-			return nil, nil, nil, fmt.Errorf("%s: %w", loadedAll[i].m.Path, err)
+			return nil, nil, fmt.Errorf("%s: %w", n.Manifest.Path, err)
 		}
 	}
-	return programs, loadedAll, stopAll, nil
-}
-
-// watchStdio reloads a stdio server's program when its files change
-// (nexus mcp --watch); the function returned stops watching.
-func watchStdio(g *globalFlags, target string, running *loaded, pools *livePools, current *poolsOf, srv *mcp.Server) (func(), error) {
-	swap := func(programs []httpserve.Program, loaded []*loaded) (<-chan struct{}, error) {
-		l := loaded[0]
-		drained := srv.SetSurface(l.surface(programs[0].Caller))
-		srv.NotifyToolsChanged()
-		return drained, nil
-	}
-	r, err := newReloader(g, []string{target}, []*loaded{running}, pools, current, swap, true)
-	if err != nil {
-		return nil, err
-	}
-	return r.background(nil), nil
-}
-
-// serveReloads reloads an HTTP server's programs on SIGHUP, and when their
-// files change with watch; the function returned stops.
-func serveReloads(g *globalFlags, targets []string, running []*loaded, pools *livePools, current *poolsOf, srv *httpserve.Server, watch bool) (func(), error) {
-	swap := func(programs []httpserve.Program, _ []*loaded) (<-chan struct{}, error) {
-		return srv.Reload(serveInfo(programs), programs)
-	}
-	r, err := newReloader(g, targets, running, pools, current, swap, watch)
-	if err != nil {
-		return nil, err
-	}
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	// hup stays registered: a SIGHUP during shutdown is ignored, not fatal.
-	return r.background(hup), nil
+	return next, stopAll, nil
 }
 
 // background runs the reloader in the background until the function returned

@@ -1,4 +1,4 @@
-package main
+package program
 
 import (
 	"os"
@@ -27,7 +27,7 @@ func TestPoolSpecsWorkers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := &manifest.Manifest{Dir: "/prog", Pools: []manifest.Pool{{Lang: "r", Exec: []string{"Rscript", "pool.R"}, Workers: tt.metadata}}}
-			specs := poolSpecs(m, &globalFlags{workers: tt.flag}, nil)
+			specs := poolSpecs(m, &Options{Workers: tt.flag}, nil)
 			if len(specs) != 1 || specs[0].Workers != tt.want {
 				t.Fatalf("specs %+v, want one with Workers %d", specs, tt.want)
 			}
@@ -45,7 +45,7 @@ func TestPoolFunctions(t *testing.T) {
 			{Name: "answer", Type: manifest.Pure},
 		},
 	}
-	specs := poolSpecs(m, &globalFlags{}, nil)
+	specs := poolSpecs(m, &Options{}, nil)
 	want := []map[int]pool.Function{
 		{3: {Name: "a"}, 4: {Name: "mlcp_a_upper", Timeout: -1}},
 		{3: {Name: "b", Timeout: 2 * time.Second}},
@@ -65,7 +65,7 @@ func TestPoolSpecsMorloc(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	specs := poolSpecs(m, &globalFlags{}, nil)
+	specs := poolSpecs(m, &Options{}, nil)
 	if len(specs) != 3 {
 		t.Fatalf("%d specs, want 3", len(specs))
 	}
@@ -109,7 +109,7 @@ func TestPoolSpecsMorloc(t *testing.T) {
 	size := int64(1 << 20)
 	m98 := &manifest.Manifest{Build: manifest.Build{MorlocVersion: "0.98.2"}, InlineSize: &size, NoShm: true, TmpDir: "/scratch",
 		Pools: []manifest.Pool{{Lang: "py", Socket: "pipe-py", PoolHash: "abc", Runtime: manifest.RuntimeMorloc}, {Lang: "r", Runtime: manifest.RuntimeNexus}}}
-	specs = poolSpecs(m98, &globalFlags{}, nil)
+	specs = poolSpecs(m98, &Options{}, nil)
 	if s := specs[0]; s.Runtime != pool.RuntimeMorloc || s.PoolHash != "abc" || s.Socket != "pipe-py" {
 		t.Errorf("0.98 pool spec %+v", s)
 	}

@@ -1,4 +1,4 @@
-package main
+package program
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/manifest"
 )
 
-// explain is `nexus run PROG --explain` (issue 20 §2): one line for each
+// explain is `nexus run PROG --explain`: one line for each
 // manifest field that nexus does not fully honour, saying why, so that none
 // is dropped silently: the top-level fields set to something other than
 // their defaults, the capabilities, a field on a many argument morloc's

@@ -5,9 +5,6 @@ import (
 	"os"
 	"runtime/debug"
 	"runtime/pprof"
-	"strconv"
-
-	"github.com/nexus-mcp/nexus/internal/argmap"
 )
 
 // Environment variables for measuring and tuning nexus; none is needed in
@@ -20,9 +17,6 @@ const (
 	// (allocations since start, and what is live) when nexus exits
 	// normally.
 	envMemProfile = "NEXUS_MEMPROFILE"
-	// envArrayMin overrides argmap.DefaultArrayMin: the fewest elements a
-	// numeric argument needs to travel to a pool as an array (0: never).
-	envArrayMin = "NEXUS_ARRAY_MIN"
 )
 
 // startProfile starts the CPU profile NEXUS_CPUPROFILE asks for and
@@ -80,20 +74,4 @@ func tuneRuntime() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)
 	}
-}
-
-// tuneTools applies NEXUS_ARRAY_MIN to a program's tools.
-func tuneTools(tools []*argmap.Tool) error {
-	v := os.Getenv(envArrayMin)
-	if v == "" {
-		return nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
-		return fmt.Errorf("%s=%q: want a count of elements, 0 or more", envArrayMin, v)
-	}
-	for _, t := range tools {
-		t.ArrayMin = n
-	}
-	return nil
 }

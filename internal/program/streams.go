@@ -1,4 +1,4 @@
-package main
+package program
 
 import (
 	"encoding/json"
@@ -16,11 +16,12 @@ import (
 	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
-// What a pure command's output streams write (eval.Streams; issue 20 §3):
-// files in morloc's stream file format, stderr as morloc's raw stream
-// framing, and stdout as morloc's nexus renders a stream with its default
-// `-f json`: one JSON array of every element written, `[]` for none, the
-// elements printed as a returned list is (stdio_server.rs do_write).
+// What a pure command's output streams write (eval.Streams; docs/spec.md
+// §7.3.15): files in morloc's stream file format, stderr as morloc's raw
+// stream framing, and stdout as morloc's nexus renders a stream with its
+// default `-f json`: one JSON array of every element written, `[]` for
+// none, the elements printed as a returned list is (stdio_server.rs
+// do_write).
 
 // runStreams opens the streams of one pure run. stdout is where a
 // @stdout stream goes; nil refuses one (over MCP, where stdout is the
@@ -172,9 +173,9 @@ func (j *jsonStdout) Close() error {
 func (j *jsonStdout) Abort() {}
 
 // writtenBlocks is the content of a tool call whose pure command wrote
-// files (issue 20 §3): the value as text (unless null), then a
-// resource_link naming each file (a client of an older MCP version gets
-// its URI as text).
+// files, so that the client learns where they are: the value as text
+// (unless null), then a resource_link naming each file (a client of an
+// older MCP version gets its URI as text).
 func writtenBlocks(value json.RawMessage, files []writtenFile) json.RawMessage {
 	var blocks []any
 	if s := string(value); s != "null" && s != "" {
