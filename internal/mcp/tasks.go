@@ -265,8 +265,9 @@ func newTaskID() string {
 }
 
 // taskTool returns the tool a tools/call names and its task support, when
-// that tool may run as a task.
-func (s *Server) taskTool(r *Request) (*argmap.Tool, string) {
+// that tool may run as a task. A tool the request's access refuses is none:
+// its plain call answers the refusal, and no task is made.
+func (s *Server) taskTool(ctx context.Context, r *Request) (*argmap.Tool, string) {
 	raw, ok := r.param("name")
 	if !ok {
 		return nil, ""
@@ -276,7 +277,7 @@ func (s *Server) taskTool(r *Request) (*argmap.Tool, string) {
 		return nil, ""
 	}
 	t := s.current().byName[name]
-	if t == nil {
+	if t == nil || !allowed(ctx, t) {
 		return nil, ""
 	}
 	if support := argmap.TaskSupport(t.Command); support != argmap.TaskForbidden {
@@ -310,7 +311,7 @@ func (ss *Session) handshakeToolCall(ctx context.Context, r *Request, c client) 
 	srv := ss.srv
 	raw, hasTask := r.param("task")
 	hasTask = hasTask && string(raw) != "null"
-	tool, support := srv.taskTool(r)
+	tool, support := srv.taskTool(ctx, r)
 	if tool == nil {
 		return nil, nil, false // a plain call reports the unknown tool
 	}
@@ -348,7 +349,7 @@ func (ss *Session) handshakeToolCall(ctx context.Context, r *Request, c client) 
 // params.task of an older client is ignored. A "taskInput":"before" tool
 // gets MRTR rounds first (taskinput.go).
 func (s *Server) statelessToolCall(ctx context.Context, r *Request, c client) (result any, rpcErr *Error, ok bool) {
-	tool, support := s.taskTool(r)
+	tool, support := s.taskTool(ctx, r)
 	if support == "" {
 		return nil, nil, false
 	}
