@@ -45,13 +45,15 @@ type serveOptions struct {
 	http3          bool
 	watch          bool
 	nodeID         string
+	auth           authFlags
 }
 
 func (o *serveOptions) register(fs *pflag.FlagSet, portFlag string) {
-	fs.StringVar(&o.host, "host", httpserve.DefaultHost, "address to bind; a non-loopback address needs --auth-token or --allow-no-auth")
+	fs.StringVar(&o.host, "host", httpserve.DefaultHost, "address to bind; a non-loopback address needs --auth-token, --auth-issuer or --allow-no-auth")
 	fs.IntVar(&o.port, portFlag, httpserve.DefaultPort, "TCP port to listen on (0 picks a free one)")
 	fs.StringVar(&o.token, "auth-token", "", "require \"Authorization: Bearer TOKEN\" (default $NEXUS_AUTH_TOKEN; prefer the variable: flags show in ps)")
 	fs.BoolVar(&o.allowNoAuth, "allow-no-auth", false, "allow a non-loopback bind without a token")
+	o.auth.register(fs)
 	fs.StringSliceVar(&o.origins, "allowed-origin", nil, "browser Origin to allow besides loopback ones (repeatable)")
 	fs.StringSliceVar(&o.hosts, "allowed-host", nil, "Host header value to allow besides loopback names (repeatable)")
 	fs.Int64Var(&o.maxBody, "max-body", httpserve.DefaultMaxBody, "largest accepted request body, in bytes")
@@ -145,8 +147,12 @@ func runServe(g *globalFlags, o *serveOptions, targets []string) error {
 	if err != nil {
 		return err
 	}
+	oauth, err := o.auth.resource(stderrLog)
+	if err != nil {
+		return err
+	}
 	srv, err := httpserve.New(httpserve.Config{
-		Host: o.host, Port: o.port, AuthToken: o.token, AllowNoAuth: o.allowNoAuth,
+		Host: o.host, Port: o.port, AuthToken: o.token, OAuth: oauth, AllowNoAuth: o.allowNoAuth,
 		AllowedOrigins: o.origins, AllowedHosts: o.hosts, MaxBody: o.maxBody,
 		MaxSessions: o.maxSessions, MaxCalls: o.maxCalls, SessionIdle: o.sessionIdle, Grace: o.grace,
 		TLSCert: o.tlsCert, TLSKey: o.tlsKey, HTTP3: o.http3,
@@ -186,6 +192,10 @@ func runServe(g *globalFlags, o *serveOptions, targets []string) error {
 		jsonLog.Info("listening", "url", url, "register", register)
 	} else {
 		fmt.Fprintf(os.Stderr, "nexus serve: listening on %s\nnexus serve: register with: %s\n", url, register)
+	}
+	if oauth != nil {
+		oauth.SetDefaultAudience(url)
+		slog.Info("nexus serve: clients sign in through the issuer", "issuer", oauth.Issuer(), "audience", oauth.Audience(), "scopes", strings.Join(oauth.Scopes(), " "))
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
