@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/nexus-mcp/nexus/internal/auth"
+	"github.com/nexus-mcp/nexus/internal/httpserve"
 )
 
 // authFlags are the OAuth flags of networked serving (docs/auth.md).
@@ -30,8 +31,12 @@ func (a *authFlags) register(fs *pflag.FlagSet) {
 }
 
 // resource discovers the issuer and returns the resource server; nil
-// without --auth-issuer.
-func (a *authFlags) resource(log *slog.Logger) (*auth.Resource, error) {
+// without --auth-issuer. A static token beside it is refused before any
+// discovery.
+func (a *authFlags) resource(log *slog.Logger, staticToken string) (*auth.Resource, error) {
+	if a.issuer != "" && staticToken != "" {
+		return nil, usageErrorf("serve: %v", httpserve.ErrTokenAndIssuer)
+	}
 	if a.issuer == "" {
 		if a.audience != "" || len(a.scopes) > 0 || len(a.toolScopes) > 0 || a.introspection != "" {
 			return nil, usageErrorf("serve: --auth-audience, --auth-scopes, --auth-tool-scope and --auth-introspection need --auth-issuer")

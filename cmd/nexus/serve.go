@@ -147,7 +147,7 @@ func runServe(g *globalFlags, o *serveOptions, targets []string) error {
 	if err != nil {
 		return err
 	}
-	oauth, err := o.auth.resource(stderrLog)
+	oauth, err := o.auth.resource(stderrLog, o.token)
 	if err != nil {
 		return err
 	}

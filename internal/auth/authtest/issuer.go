@@ -151,13 +151,23 @@ func Sign(t testing.TB, k *Key, claims map[string]any) string {
 // Unsigned is claims as a JWT with alg "none" and no signature, naming
 // the issuer's key id.
 func (is *Issuer) Unsigned(t testing.TB, claims map[string]any) string {
-	return compact(t, map[string]any{"alg": "none", "typ": "JWT", "kid": is.SigningKey().ID}, claims, nil)
+	return Unsigned(t, is.SigningKey().ID, claims)
+}
+
+// Unsigned is claims as a JWT with alg "none", no signature, and kid.
+func Unsigned(t testing.TB, kid string, claims map[string]any) string {
+	return compact(t, map[string]any{"alg": "none", "typ": "JWT", "kid": kid}, claims, nil)
 }
 
 // HMACWithPublicKey is claims signed HS256 with the issuer's public key
 // (its PEM) as the HMAC secret: the algorithm-confusion forgery.
 func (is *Issuer) HMACWithPublicKey(t testing.TB, claims map[string]any) string {
-	k := is.SigningKey()
+	return HMACWithPublicKey(t, is.SigningKey(), claims)
+}
+
+// HMACWithPublicKey is claims signed HS256 with k's public key (its PEM)
+// as the HMAC secret, naming k's id.
+func HMACWithPublicKey(t testing.TB, k *Key, claims map[string]any) string {
 	der, err := x509.MarshalPKIXPublicKey(&k.Private.PublicKey)
 	if err != nil {
 		t.Fatal(err)
@@ -168,6 +178,21 @@ func (is *Issuer) HMACWithPublicKey(t testing.TB, claims map[string]any) string 
 		m.Write(input)
 		return m.Sum(nil)
 	})
+}
+
+// PrivateJWKS is keys as a JWKS with their private halves, for an
+// authorization server to sign with (the first key signs).
+func PrivateJWKS(t testing.TB, keys ...*Key) []byte {
+	t.Helper()
+	set := jose.JSONWebKeySet{}
+	for _, k := range keys {
+		set.Keys = append(set.Keys, jose.JSONWebKey{Key: k.Private, KeyID: k.ID, Algorithm: "RS256", Use: "sig"})
+	}
+	b, err := json.Marshal(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // compact assembles a JWS by hand, for the forgeries go-jose refuses to make.
