@@ -25,7 +25,8 @@ package mcp
 // stays suspended here) until their TTL passes, at most Options.MaxTasks at
 // once, and are cancelled when their session ends or the server closes.
 // A task belongs to its owner (a session, or over HTTP without one the
-// bearer token that made it); to anyone else it does not exist.
+// identity whose credentials made it: a token's subject, never the token);
+// to anyone else it does not exist.
 
 import (
 	"cmp"
@@ -237,9 +238,11 @@ func (s *Server) CloseTasks() { s.tasks.closeOwner("", true) }
 type taskOwnerKey struct{}
 
 // WithTaskOwner names who owns the tasks a stateless request creates and
-// may see: over HTTP with auth, the bearer token's hash. Requests of a
-// session belong to the session whatever this says. Without it, stateless
-// tasks are anyone's who knows their unguessable id.
+// may see: over HTTP with auth, the identity the transport verified (an
+// access token's issuer and subject), so that the same user's next token
+// reaches them and no other user does. Requests of a session belong to the
+// session whatever this says. Without it, stateless tasks are anyone's who
+// knows their unguessable id.
 func WithTaskOwner(ctx context.Context, owner string) context.Context {
 	return context.WithValue(ctx, taskOwnerKey{}, owner)
 }
