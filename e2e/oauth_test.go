@@ -187,6 +187,27 @@ func TestOAuthResourceServer(t *testing.T) {
 		"--auth-introspection", is.url+"/token/introspection", "--auth-introspection-client", "nexus", program("lab"))
 	resource := srv.url
 
+	t.Run("metadata names the issuer", func(t *testing.T) {
+		resp, err := http.Get(srv.base + "/.well-known/oauth-protected-resource/mcp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var doc struct {
+			Resource               string   `json:"resource"`
+			AuthorizationServers   []string `json:"authorization_servers"`
+			ScopesSupported        []string `json:"scopes_supported"`
+			BearerMethodsSupported []string `json:"bearer_methods_supported"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%d %v", resp.StatusCode, err)
+		}
+		if doc.Resource != resource || !slices.Equal(doc.AuthorizationServers, []string{is.url}) ||
+			!slices.Equal(doc.ScopesSupported, []string{"mcp", "lab:admin"}) || !slices.Equal(doc.BearerMethodsSupported, []string{"header"}) {
+			t.Errorf("metadata %+v", doc)
+		}
+	})
+
 	t.Run("TypeScript SDK signs in", func(t *testing.T) {
 		dir := filepath.Join(repoRoot, "e2e", "tsclient")
 		if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
