@@ -47,8 +47,11 @@ func invalidToken(reason, description string) *Refusal {
 // of need (RFC 6750 §3.1: "the scope necessary to access the resource"),
 // so that a client can ask for them in one step.
 func InsufficientScope(id *Identity, need []string, description string) *Refusal {
-	return &Refusal{Status: http.StatusForbidden, Code: CodeInsufficientScope, Scope: need, Reason: "scope",
-		Description: description, Subject: id.Subject}
+	r := &Refusal{Status: http.StatusForbidden, Code: CodeInsufficientScope, Scope: need, Reason: "scope", Description: description}
+	if id != nil {
+		r.Subject = id.Subject
+	}
+	return r
 }
 
 // challengeHeader is the WWW-Authenticate value for r: the Bearer scheme with

@@ -125,10 +125,10 @@ func (s *Server) scopeRefused(w http.ResponseWriter, r *http.Request, resp *mcp.
 	if data == nil {
 		return 0
 	}
-	id := auth.FromContext(r.Context())
-	s.cfg.OAuth.Challenge(w, r, auth.InsufficientScope(id, data.Scope, resp.Error.Message))
+	ref := auth.InsufficientScope(auth.FromContext(r.Context()), data.Scope, resp.Error.Message)
+	s.cfg.OAuth.Challenge(w, r, ref)
 	s.cfg.Metrics.AuthRefused("scope")
-	s.log.Info("auth: refused", "path", r.URL.Path, "status", http.StatusForbidden, "reason", "scope", "why", resp.Error.Message, "subject", id.Subject)
+	s.log.Info("auth: refused", "path", r.URL.Path, "status", http.StatusForbidden, "reason", "scope", "why", resp.Error.Message, "subject", ref.Subject)
 	return http.StatusForbidden
 }
 
