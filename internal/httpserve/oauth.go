@@ -153,10 +153,11 @@ func (s *Server) permitCall(w http.ResponseWriter, r *http.Request, tool *argmap
 	if ok {
 		return true
 	}
-	id := auth.FromContext(r.Context())
 	msg := "insufficient scope: command '" + tool.Command.Name + "' needs scope '" + strings.Join(need, " ") + "'"
-	s.cfg.OAuth.Challenge(w, r, auth.InsufficientScope(id, need, msg))
+	ref := auth.InsufficientScope(auth.FromContext(r.Context()), need, msg)
+	s.cfg.OAuth.Challenge(w, r, ref)
 	s.cfg.Metrics.AuthRefused("scope")
+	s.log.Info("auth: refused", "path", r.URL.Path, "status", http.StatusForbidden, "reason", "scope", "why", msg, "subject", ref.Subject)
 	apiError(w, http.StatusForbidden, "%s", msg)
 	return false
 }
