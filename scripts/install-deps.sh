@@ -71,6 +71,14 @@ if [ ! -f "$tsclient/node_modules/@modelcontextprotocol/sdk/package.json" ] || [
 fi
 echo "deps: TypeScript SDK $(cd "$tsclient" && node -p 'JSON.parse(require("fs").readFileSync("node_modules/@modelcontextprotocol/sdk/package.json")).version') for the stdio client test"
 
+# The OAuth tests (e2e/oauth_test.go): oidc-provider, the authorization
+# server they start on loopback, pinned in e2e/oidc.
+oidc="$(cd "$(dirname "$0")/.." && pwd)/e2e/oidc"
+if [ ! -f "$oidc/node_modules/oidc-provider/package.json" ] || [ "$oidc/package-lock.json" -nt "$oidc/node_modules/.package-lock.json" ]; then
+  (cd "$oidc" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+echo "deps: oidc-provider $(cd "$oidc" && node -p 'JSON.parse(require("fs").readFileSync("node_modules/oidc-provider/package.json")).version') for the OAuth tests"
+
 # The delivery tests (issue 22): the MCP Bundle toolchain, whose validate,
 # info and unpack e2e/bundle_test.go runs on nexus's bundles, and the Claude
 # Code CLI, whose `claude mcp list` e2e/install_test.go runs on what

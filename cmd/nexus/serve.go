@@ -12,10 +12,17 @@ import (
 // registerServe defines the flags of networked serving, shared by `nexus
 // serve` and `nexus mcp --http-port`.
 func registerServe(fs *pflag.FlagSet, o *program.HTTPOptions, portFlag string) {
-	fs.StringVar(&o.Host, "host", httpserve.DefaultHost, "address to bind; a non-loopback address needs --auth-token or --allow-no-auth")
+	fs.StringVar(&o.Host, "host", httpserve.DefaultHost, "address to bind; a non-loopback address needs --auth-token, --auth-issuer or --allow-no-auth")
 	fs.IntVar(&o.Port, portFlag, httpserve.DefaultPort, "TCP port to listen on (0 picks a free one)")
 	fs.StringVar(&o.Token, "auth-token", "", "require \"Authorization: Bearer TOKEN\" (default $NEXUS_AUTH_TOKEN; prefer the variable: flags show in ps)")
 	fs.BoolVar(&o.AllowNoAuth, "allow-no-auth", false, "allow a non-loopback bind without a token")
+	a := &o.Auth
+	fs.StringVar(&a.Issuer, "auth-issuer", "", "accept OAuth access tokens from this issuer (its identifier, exactly as its tokens' iss says); excludes --auth-token (docs/auth.md)")
+	fs.StringVar(&a.Audience, "auth-audience", "", "the audience tokens must be issued for (default: this server's /mcp URL; set it to the public URL behind a proxy)")
+	fs.StringSliceVar(&a.Scopes, "auth-scopes", nil, "scopes every request needs, comma-separated")
+	fs.StringArrayVar(&a.ToolScopes, "auth-tool-scope", nil, "TOOL=SCOPE: scopes a tool needs beyond --auth-scopes ('+' between several; repeatable; wins over the command's metadata \"scopes\")")
+	fs.StringVar(&a.Introspection, "auth-introspection", "", "also accept opaque tokens, checked at this RFC 7662 introspection endpoint")
+	fs.StringVar(&a.IntrospectionClient, "auth-introspection-client", "", "client id nexus introspects as (its secret in $NEXUS_AUTH_INTROSPECTION_SECRET)")
 	fs.StringSliceVar(&o.Origins, "allowed-origin", nil, "browser Origin to allow besides loopback ones (repeatable)")
 	fs.StringSliceVar(&o.Hosts, "allowed-host", nil, "Host header value to allow besides loopback names (repeatable)")
 	fs.Int64Var(&o.MaxBody, "max-body", httpserve.DefaultMaxBody, "largest accepted request body, in bytes")

@@ -76,6 +76,9 @@ func (s *Server) serveCall(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "unknown command '%s' in module '%s'", command, module)
 		return
 	}
+	if !s.permitCall(w, r, tool) {
+		return
+	}
 	// /call's outcome for /metrics, in MCP's words: until the function
 	// runs, a refusal (400, 413) is a protocol error.
 	outcome := mcp.OutcomeProtocolError
@@ -289,7 +292,7 @@ func (s *Server) serveDiscover(w http.ResponseWriter, r *http.Request) {
 	if rest == "" {
 		mods := make([]*discoverModule, 0, len(st.programs))
 		for _, p := range st.programs {
-			mods = append(mods, describe(p))
+			mods = append(mods, describe(p, s.visibleTool(r)))
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"modules": mods})
 		return
@@ -299,14 +302,18 @@ func (s *Server) serveDiscover(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "unknown module '%s' (served: %s)", rest, strings.Join(st.moduleNames(), ", "))
 		return
 	}
-	writeJSON(w, http.StatusOK, describe(p))
+	writeJSON(w, http.StatusOK, describe(p, s.visibleTool(r)))
 }
 
-func describe(p *program) *discoverModule {
+// describe lists p's commands that visible lets the client see.
+func describe(p *program, visible func(*argmap.Tool) bool) *discoverModule {
 	m := p.Manifest
 	d := &discoverModule{Name: p.name, Version: m.Version(), Description: strings.Join(m.Desc, "\n"),
 		Commands: []discoverCommand{}, Excluded: []discoverExclude{}}
 	for _, t := range p.Tools {
+		if !visible(t) {
+			continue
+		}
 		c := t.Command
 		dc := discoverCommand{Name: c.Name, Tool: t.Name, Description: strings.Join(c.Desc, "\n"),
 			Call: "/call/" + p.name + "/" + c.Name, Arguments: []discoverArg{},

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nexus-mcp/nexus/internal/auth"
 	"github.com/nexus-mcp/nexus/internal/metrics"
 
 	"github.com/nexus-mcp/nexus/internal/mcp"
@@ -33,6 +34,12 @@ type Config struct {
 	// AuthToken, when set, must come with every request except /health and
 	// CORS preflights as "Authorization: Bearer <token>".
 	AuthToken string
+	// OAuth, when set, makes the server an OAuth 2.1 resource server
+	// (docs/auth.md): every request except /health, CORS preflights and
+	// the protected-resource metadata needs an access token its issuer
+	// made for this server, and each tool the scopes its rules say. It
+	// excludes AuthToken. Its audience defaults to the server's /mcp URL.
+	OAuth *auth.Resource
 	// AllowNoAuth permits a non-loopback bind without a token.
 	AllowNoAuth bool
 	// AllowedOrigins are browser origins ("https://app.example.com") allowed
@@ -117,15 +124,23 @@ func (c *Config) setDefaults() {
 }
 
 // ErrNeedsToken refuses a non-loopback bind without a token (SPEC §5).
-var ErrNeedsToken = errors.New("refusing to serve on a non-loopback address without --auth-token (or NEXUS_AUTH_TOKEN); pass --allow-no-auth to do it anyway")
+var ErrNeedsToken = errors.New("refusing to serve on a non-loopback address without --auth-token (or NEXUS_AUTH_TOKEN) or --auth-issuer; pass --allow-no-auth to do it anyway")
+
+// ErrTokenAndIssuer refuses a static token beside OAuth: a token that
+// no issuer made would bypass the audience, expiry and scope checks, and
+// own its tasks apart from any subject.
+var ErrTokenAndIssuer = errors.New("--auth-token (or NEXUS_AUTH_TOKEN) and --auth-issuer exclude each other: with an issuer, every client signs in through it (a script can use a client_credentials token; docs/auth.md)")
 
 // check refuses an unsafe configuration.
 func (c *Config) check() error {
 	if c.Port < 0 || c.Port > 65535 {
 		return fmt.Errorf("port %d out of range", c.Port)
 	}
-	if !IsLoopback(c.Host) && c.AuthToken == "" && !c.AllowNoAuth {
+	if !IsLoopback(c.Host) && c.AuthToken == "" && c.OAuth == nil && !c.AllowNoAuth {
 		return fmt.Errorf("host %s: %w", c.Host, ErrNeedsToken)
+	}
+	if c.AuthToken != "" && c.OAuth != nil {
+		return ErrTokenAndIssuer
 	}
 	if strings.ContainsAny(c.AuthToken, " \t\r\n") {
 		return errors.New("the auth token must not contain white space")

@@ -2,8 +2,10 @@
 // Streamable HTTP transport at /mcp (the handshake era with Mcp-Session-Id
 // sessions, and the stateless 2026-07-28 era, from one endpoint), a plain
 // JSON API (/call/<module>/<command>, /discover, /health), and the safety
-// around them (loopback by default, bearer tokens, Host and Origin checks,
-// body caps, timeouts, a session cap with idle expiry, graceful shutdown).
+// around them (loopback by default, a static bearer token or OAuth access
+// tokens checked by package auth, with sessions and tasks owned by the
+// token's subject (oauth.go), Host and Origin checks, body caps, timeouts,
+// a session cap with idle expiry, graceful shutdown).
 // Several programs may share one port; their tools are then named
 // <module>__<command>. With a certificate it serves HTTPS, and with HTTP3
 // also HTTP/3 over QUIC (quic-go) on the UDP port of the same number,

@@ -3,11 +3,15 @@ package httpserve
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/nexus-mcp/nexus/internal/auth"
+	"github.com/nexus-mcp/nexus/internal/metrics"
 )
 
 // corsAllowHeaders are the request headers a browser client may send.
@@ -15,13 +19,17 @@ const corsAllowHeaders = "Authorization, Content-Type, Accept, Mcp-Session-Id, M
 
 // guard applies what every request must pass before a handler sees it:
 // DNS-rebinding protection (Host and Origin, 403), CORS preflights
-// (answered here, without auth), and the bearer token (401). /health is
+// (answered here, without auth), and the credentials (oauth.go: the static
+// bearer token, or an OAuth access token; 400, 401 or 403). /health is
 // open to all: probes need no secret and learn nothing from it.
 type guard struct {
 	loopbackBind bool
 	hosts        []string // lower-case extra Host names
 	origins      []string // extra origins, as written
 	tokenHash    *[sha256.Size]byte
+	oauth        *auth.Resource // set: access tokens in place of tokenHash
+	log          *slog.Logger
+	metrics      *metrics.Metrics
 	next         http.Handler
 	onFault      func(w http.ResponseWriter, r *http.Request, status int, msg string)
 }
@@ -55,9 +63,8 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	if !g.authorized(r) {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="nexus"`)
-		g.onFault(w, r, http.StatusUnauthorized, "unauthorized: this server needs \"Authorization: Bearer <token>\"")
+	r, ok := g.authenticate(w, r)
+	if !ok {
 		return
 	}
 	g.next.ServeHTTP(w, r)

@@ -22,6 +22,9 @@ func (s *Server) build(programs []Program) (served, error) {
 	if err != nil {
 		return served{}, err
 	}
+	if err := s.checkToolScopes(progs); err != nil {
+		return served{}, err
+	}
 	st := served{programs: progs, byModule: map[string]*program{}, owners: toolOwners(progs)}
 	cps := make([]mcp.CatalogProgram, len(progs))
 	for i, p := range progs {
@@ -73,6 +76,7 @@ func (s *Server) Reload(info mcp.Implementation, programs []Program) (<-chan str
 		info = s.info(st)
 	}
 	old := s.served.Swap(st)
+	s.useToolScopes(st)
 	mcpDrained := s.mcp.SetSurface(s.surface(info, st))
 	s.sessions.toolsChanged()
 	drained := make(chan struct{})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
@@ -37,9 +36,6 @@ type Server struct {
 	node     []string       // the Nexus-Node header's value, or nil
 	closing  chan struct{}  // closed when the drain begins: GET streams end
 	closeOne sync.Once
-	// taskOwner owns the tasks of stateless requests when auth is on: the
-	// token's hash (a session's tasks are the session's).
-	taskOwner string
 }
 
 // New builds a server for programs. With several programs, their tools are
@@ -67,6 +63,7 @@ func New(cfg Config, programs []Program) (*Server, error) {
 		return nil, err
 	}
 	s.served = generation.NewCell(first)
+	s.useToolScopes(first)
 	if m := cfg.Metrics; m != nil {
 		cfg.MCP.OnCall = func(tool string, outcome mcp.Outcome, took time.Duration) {
 			o := s.served.Load().Value.owners[tool]
@@ -83,6 +80,7 @@ func New(cfg Config, programs []Program) (*Server, error) {
 	mux.HandleFunc("/discover", s.serveDiscover)
 	mux.HandleFunc("/discover/", s.serveDiscover)
 	mux.HandleFunc("/health", s.serveHealth)
+	s.routeOAuth(mux)
 	if cfg.Metrics != nil {
 		mux.Handle("/metrics", cfg.Metrics.Handler())
 		cfg.Metrics.Sessions(s.sessions.count)
@@ -90,7 +88,7 @@ func New(cfg Config, programs []Program) (*Server, error) {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "not found: %s (endpoints: /mcp, /call/<module>/<command>, /discover, /health)", r.URL.Path)
 	})
-	g := &guard{loopbackBind: IsLoopback(cfg.Host), next: mux, onFault: fault}
+	g := &guard{loopbackBind: IsLoopback(cfg.Host), oauth: cfg.OAuth, log: cfg.Logger, metrics: cfg.Metrics, next: mux, onFault: fault}
 	for _, h := range cfg.AllowedHosts {
 		g.hosts = append(g.hosts, strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")))
 	}
@@ -98,7 +96,6 @@ func New(cfg Config, programs []Program) (*Server, error) {
 	if cfg.AuthToken != "" {
 		sum := sha256.Sum256([]byte(cfg.AuthToken))
 		g.tokenHash = &sum
-		s.taskOwner = "token:" + hex.EncodeToString(sum[:])
 	}
 	s.handler = s.track(g)
 	return s, nil
@@ -143,6 +140,9 @@ func (s *Server) Listen() (net.Listener, error) {
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	base, hardStop := context.WithCancel(context.Background())
 	defer hardStop()
+	if s.cfg.OAuth != nil {
+		s.cfg.OAuth.SetDefaultAudience(s.URL(ln)) // tokens are for this /mcp unless --auth-audience says
+	}
 	q, err := s.startQUIC(ln)
 	if err != nil {
 		return err

@@ -18,6 +18,9 @@ var errTooManySessions = errors.New("too many sessions")
 type session struct {
 	id  string
 	mcp *mcp.Session
+	// owner is the identity that opened the session (oauth.go): only it
+	// may use or end the session.
+	owner string
 	// notes carries the session's own notifications (nexus's log records,
 	// not a request's) to its GET stream while one is open (listening).
 	notes     chan *mcp.Notification

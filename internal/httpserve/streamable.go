@@ -36,6 +36,7 @@ const (
 // (nexus's own log records for a client that chose a level); without a
 // session (2026-07-28 has none) GET is 405.
 func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
+	r = s.withIdentity(r)
 	switch r.Method {
 	case http.MethodPost:
 		s.postMCP(w, r)
@@ -102,7 +103,14 @@ func (s *Server) deleteMCP(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, http.StatusBadRequest, nil, mcp.CodeInvalidRequest, "bad request: DELETE needs an Mcp-Session-Id header")
 		return
 	}
-	if !s.sessions.remove(id) {
+	if sess := s.sessions.acquire(id); sess != nil {
+		owned := ownsSession(r, sess)
+		s.sessions.release(sess)
+		if !owned {
+			id = "" // another's session: as good as unknown
+		}
+	}
+	if id == "" || !s.sessions.remove(id) {
 		writeRPCError(w, http.StatusNotFound, nil, mcp.CodeInvalidRequest, "session not found: it ended or expired; send initialize again")
 		return
 	}
@@ -196,6 +204,7 @@ func (s *Server) postInitialize(w http.ResponseWriter, r *http.Request, req *mcp
 		writeRPCError(w, http.StatusServiceUnavailable, req.ID, mcp.CodeInternalError, "server busy: the session limit is reached; try again later")
 		return
 	}
+	sess.owner = ownerOf(r) // before the client learns its id
 	defer s.sessions.release(sess)
 	s.respond(w, r, acc, func(ctx context.Context, notify func(*mcp.Notification)) *mcp.Response {
 		return sess.mcp.Handle(ctx, req, notify)
@@ -227,7 +236,7 @@ func (s *Server) postInSession(w http.ResponseWriter, r *http.Request, req *mcp.
 			defer sess.dropStream(sess.addStream(notify))
 		}
 		return sess.mcp.Handle(ctx, req, notify)
-	}, nil)
+	}, s.scopeStatus(w, r))
 }
 
 // session finds the request's session, or answers 400 (no id, bad version
@@ -243,6 +252,10 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request, id json.RawMess
 		return nil, false
 	}
 	sess := s.sessions.acquire(sid)
+	if sess != nil && !ownsSession(r, sess) {
+		s.sessions.release(sess) // another's session: as good as unknown
+		sess = nil
+	}
 	if sess == nil {
 		writeRPCError(w, http.StatusNotFound, id, mcp.CodeInvalidRequest, "session not found: it ended or expired; send initialize again")
 		return nil, false
@@ -268,13 +281,13 @@ func (s *Server) postStateless(w http.ResponseWriter, r *http.Request, req *mcp.
 	}
 	metaOK := hasStatelessMeta(req)
 	s.respond(w, r, acc, func(ctx context.Context, notify func(*mcp.Notification)) *mcp.Response {
-		if s.taskOwner != "" && (req.Method == "tools/call" || strings.HasPrefix(req.Method, "tasks/")) {
-			ctx = mcp.WithTaskOwner(ctx, s.taskOwner) // a task is its token's, no one else's
-		}
-		return s.mcp.HandleStateless(ctx, req, notify)
+		return s.mcp.HandleStateless(ctx, req, notify) // its tasks are its identity's (withIdentity)
 	}, func(resp *mcp.Response) int {
 		if resp == nil || resp.Error == nil {
 			return http.StatusOK
+		}
+		if st := s.scopeRefused(w, r, resp); st != 0 {
+			return st
 		}
 		switch resp.Error.Code {
 		case mcp.CodeMethodNotFound:

@@ -42,6 +42,9 @@ type commandResult struct {
 // requests have no isError result.
 func (s *Server) runCommand(ctx context.Context, r *Request, sf *surface, c client, tool *argmap.Tool, args json.RawMessage, subject string) (commandResult, *Error) {
 	var out commandResult
+	if rpcErr := refusal(ctx, tool, subject); rpcErr != nil {
+		return out, rpcErr
+	}
 	call, err := tool.ToPositional(args)
 	if err != nil {
 		return out, errorf(CodeInvalidParams, "%s: %s", subject, err.Error())

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nexus-mcp/nexus/internal/argmap"
 	"github.com/nexus-mcp/nexus/internal/manifest"
 )
 
@@ -28,7 +29,7 @@ type promptItem struct {
 	Arguments   []promptArg `json:"arguments"`
 }
 
-func (s *Server) listPrompts(params json.RawMessage, version string) (any, *Error) {
+func (s *Server) listPrompts(ctx context.Context, params json.RawMessage, version string) (any, *Error) {
 	p, rpcErr := readListParams("prompts/list", params)
 	if rpcErr != nil {
 		return nil, rpcErr
@@ -37,7 +38,7 @@ func (s *Server) listPrompts(params json.RawMessage, version string) (any, *Erro
 	f := featuresOf(version)
 	var items []promptItem
 	if sf.catalog != nil {
-		for _, pr := range sf.catalog.prompts {
+		for _, pr := range visible(ctx, sf.catalog.prompts, func(pr *prompt) *argmap.Tool { return pr.tool }) {
 			it := promptItem{Name: pr.name, Description: pr.def.Description, Arguments: pr.args}
 			if f.title {
 				it.Title = pr.def.Title
@@ -58,7 +59,7 @@ func (s *Server) listPrompts(params json.RawMessage, version string) (any, *Erro
 	if page == nil {
 		page = []promptItem{}
 	}
-	return s.listResult(sf, "prompts/list", object{{Key: "prompts", Value: page}}, end, len(items), version, s.opts.CacheTTL.Milliseconds()), nil
+	return s.listResult(ctx, sf, "prompts/list", object{{Key: "prompts", Value: page}}, end, len(items), version, s.opts.CacheTTL.Milliseconds()), nil
 }
 
 // untitled drops the arguments' titles for a version that has none.

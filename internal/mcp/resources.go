@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/nexus-mcp/nexus/internal/argmap"
 )
 
 // MCP resources (issue 21; MCP server/resources): the files a program
@@ -79,12 +81,12 @@ func (sf *surface) decodeListCursor(method, c string, n int) (int, bool) {
 
 // listResult finishes a list result: nextCursor when there is more, and in
 // 2026-07-28 the caching hints (ttl: how long the list stays as it is).
-func (s *Server) listResult(sf *surface, method string, res object, end, n int, version string, ttl int64) object {
+func (s *Server) listResult(ctx context.Context, sf *surface, method string, res object, end, n int, version string, ttl int64) object {
 	if end < n {
 		res = append(res, member{Key: "nextCursor", Value: sf.encodeListCursor(method, end)})
 	}
 	if featuresOf(version).stateless {
-		res = append(res, member{Key: "ttlMs", Value: ttl}, member{Key: "cacheScope", Value: "public"})
+		res = append(res, member{Key: "ttlMs", Value: ttl}, member{Key: "cacheScope", Value: cacheScope(ctx)})
 		res = sf.statelessResult(res)
 	}
 	return res
@@ -131,7 +133,7 @@ func (s *Server) resourceItems(sf *surface, f features) []resourceItem {
 
 // listResources answers resources/list. A session that lists resources
 // is told when a function adds one (notifications/resources/list_changed).
-func (s *Server) listResources(params json.RawMessage, version string, ss *Session) (any, *Error) {
+func (s *Server) listResources(ctx context.Context, params json.RawMessage, version string, ss *Session) (any, *Error) {
 	p, rpcErr := readListParams("resources/list", params)
 	if rpcErr != nil {
 		return nil, rpcErr
@@ -154,7 +156,7 @@ func (s *Server) listResources(params json.RawMessage, version string, ss *Sessi
 	if sf.catalog.hasFiles() {
 		ttl = 0 // a function may add a file at any moment
 	}
-	return s.listResult(sf, "resources/list", object{{Key: "resources", Value: page}}, end, len(items), version, ttl), nil
+	return s.listResult(ctx, sf, "resources/list", object{{Key: "resources", Value: page}}, end, len(items), version, ttl), nil
 }
 
 // templateItem is one entry of resources/templates/list (MCP ResourceTemplate).
@@ -166,7 +168,7 @@ type templateItem struct {
 	MimeType    string `json:"mimeType,omitempty"`
 }
 
-func (s *Server) listTemplates(params json.RawMessage, version string) (any, *Error) {
+func (s *Server) listTemplates(ctx context.Context, params json.RawMessage, version string) (any, *Error) {
 	p, rpcErr := readListParams("resources/templates/list", params)
 	if rpcErr != nil {
 		return nil, rpcErr
@@ -175,7 +177,7 @@ func (s *Server) listTemplates(params json.RawMessage, version string) (any, *Er
 	f := featuresOf(version)
 	var items []templateItem
 	if sf.catalog != nil {
-		for _, t := range sf.catalog.templates {
+		for _, t := range visible(ctx, sf.catalog.templates, func(t *template) *argmap.Tool { return t.tool }) {
 			it := templateItem{URITemplate: t.URITemplate, Name: t.Name, Description: t.Description, MimeType: t.MimeType}
 			if f.title {
 				it.Title = t.Title
@@ -191,7 +193,7 @@ func (s *Server) listTemplates(params json.RawMessage, version string) (any, *Er
 	if page == nil {
 		page = []templateItem{}
 	}
-	return s.listResult(sf, "resources/templates/list", object{{Key: "resourceTemplates", Value: page}}, end, len(items), version, s.opts.CacheTTL.Milliseconds()), nil
+	return s.listResult(ctx, sf, "resources/templates/list", object{{Key: "resourceTemplates", Value: page}}, end, len(items), version, s.opts.CacheTTL.Milliseconds()), nil
 }
 
 type uriParams struct {
@@ -384,13 +386,13 @@ func isFeatureMethod(method string) bool {
 func (s *Server) feature(ctx context.Context, r *Request, c client, ss *Session) (any, *Error) {
 	switch r.Method {
 	case "resources/list":
-		return s.listResources(r.Params, c.version, ss)
+		return s.listResources(ctx, r.Params, c.version, ss)
 	case "resources/templates/list":
-		return s.listTemplates(r.Params, c.version)
+		return s.listTemplates(ctx, r.Params, c.version)
 	case "resources/read":
 		return s.readResource(ctx, r, c)
 	case "prompts/list":
-		return s.listPrompts(r.Params, c.version)
+		return s.listPrompts(ctx, r.Params, c.version)
 	case "prompts/get":
 		return s.getPrompt(ctx, r, c)
 	case "completion/complete":

@@ -178,7 +178,7 @@ func (ss *Session) dispatch(ctx context.Context, r *Request) (any, *Error) {
 	}
 	switch r.Method {
 	case "tools/list":
-		return ss.srv.listTools(r.Params, version)
+		return ss.srv.listTools(ctx, r.Params, version)
 	case "tools/call":
 		ss.mu.Lock()
 		caps := ss.capabilities

@@ -25,7 +25,8 @@ package mcp
 // stays suspended here) until their TTL passes, at most Options.MaxTasks at
 // once, and are cancelled when their session ends or the server closes.
 // A task belongs to its owner (a session, or over HTTP without one the
-// bearer token that made it); to anyone else it does not exist.
+// identity whose credentials made it: a token's subject, never the token);
+// to anyone else it does not exist.
 
 import (
 	"cmp"
@@ -237,9 +238,11 @@ func (s *Server) CloseTasks() { s.tasks.closeOwner("", true) }
 type taskOwnerKey struct{}
 
 // WithTaskOwner names who owns the tasks a stateless request creates and
-// may see: over HTTP with auth, the bearer token's hash. Requests of a
-// session belong to the session whatever this says. Without it, stateless
-// tasks are anyone's who knows their unguessable id.
+// may see: over HTTP with auth, the identity the transport verified (an
+// access token's issuer and subject), so that the same user's next token
+// reaches them and no other user does. Requests of a session belong to the
+// session whatever this says. Without it, stateless tasks are anyone's who
+// knows their unguessable id.
 func WithTaskOwner(ctx context.Context, owner string) context.Context {
 	return context.WithValue(ctx, taskOwnerKey{}, owner)
 }
@@ -265,8 +268,9 @@ func newTaskID() string {
 }
 
 // taskTool returns the tool a tools/call names and its task support, when
-// that tool may run as a task.
-func (s *Server) taskTool(r *Request) (*argmap.Tool, string) {
+// that tool may run as a task. A tool the request's access refuses is none:
+// its plain call answers the refusal, and no task is made.
+func (s *Server) taskTool(ctx context.Context, r *Request) (*argmap.Tool, string) {
 	raw, ok := r.param("name")
 	if !ok {
 		return nil, ""
@@ -276,7 +280,7 @@ func (s *Server) taskTool(r *Request) (*argmap.Tool, string) {
 		return nil, ""
 	}
 	t := s.current().byName[name]
-	if t == nil {
+	if t == nil || !allowed(ctx, t) {
 		return nil, ""
 	}
 	if support := argmap.TaskSupport(t.Command); support != argmap.TaskForbidden {
@@ -310,7 +314,7 @@ func (ss *Session) handshakeToolCall(ctx context.Context, r *Request, c client) 
 	srv := ss.srv
 	raw, hasTask := r.param("task")
 	hasTask = hasTask && string(raw) != "null"
-	tool, support := srv.taskTool(r)
+	tool, support := srv.taskTool(ctx, r)
 	if tool == nil {
 		return nil, nil, false // a plain call reports the unknown tool
 	}
@@ -348,7 +352,7 @@ func (ss *Session) handshakeToolCall(ctx context.Context, r *Request, c client) 
 // params.task of an older client is ignored. A "taskInput":"before" tool
 // gets MRTR rounds first (taskinput.go).
 func (s *Server) statelessToolCall(ctx context.Context, r *Request, c client) (result any, rpcErr *Error, ok bool) {
-	tool, support := s.taskTool(r)
+	tool, support := s.taskTool(ctx, r)
 	if support == "" {
 		return nil, nil, false
 	}

@@ -26,7 +26,7 @@ func toolView(f features) argmap.ToolView {
 
 // listTools answers tools/list: one page of tools in manifest order (a
 // deterministic order, so clients can cache), as the version shows them.
-func (s *Server) listTools(params json.RawMessage, version string) (any, *Error) {
+func (s *Server) listTools(ctx context.Context, params json.RawMessage, version string) (any, *Error) {
 	var p listParams
 	if len(params) > 0 {
 		if err := json.Unmarshal(params, &p); err != nil {
@@ -34,24 +34,25 @@ func (s *Server) listTools(params json.RawMessage, version string) (any, *Error)
 		}
 	}
 	sf := s.current()
-	start, end, rpcErr := s.pageOf(sf, "tools/list", p, len(sf.tools))
+	tools := visible(ctx, sf.tools, func(t *argmap.Tool) *argmap.Tool { return t })
+	start, end, rpcErr := s.pageOf(sf, "tools/list", p, len(tools))
 	if rpcErr != nil {
 		return nil, rpcErr
 	}
 	f := featuresOf(version)
 	view := toolView(f)
 	page := make([]argmap.Object, 0, end-start)
-	for _, t := range sf.tools[start:end] {
+	for _, t := range tools[start:end] {
 		page = append(page, t.Object(view))
 	}
 	res := object{{Key: "tools", Value: page}}
-	if end < len(sf.tools) {
+	if end < len(tools) {
 		res = append(res, member{Key: "nextCursor", Value: sf.encodeListCursor("tools/list", end)})
 	}
 	if f.stateless {
 		res = append(res,
 			member{Key: "ttlMs", Value: s.opts.CacheTTL.Milliseconds()},
-			member{Key: "cacheScope", Value: "public"})
+			member{Key: "cacheScope", Value: cacheScope(ctx)})
 		res = sf.statelessResult(res)
 	}
 	return res, nil
@@ -309,6 +310,9 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observe
 		return nil, errorf(CodeInvalidParams, "unknown tool '%s'", *p.Name)
 	}
 	obs.tool = tool.Name
+	if rpcErr := refusal(ctx, tool, "tool '"+tool.Name+"'"); rpcErr != nil {
+		return nil, rpcErr
+	}
 	if missing := missingCapabilities(tool.Command.Metadata["requiredClientCapabilities"], c.capabilities); missing != nil {
 		names := make([]string, 0, len(missing))
 		for k := range missing {

@@ -1,7 +1,8 @@
 // Package metrics owns what `nexus serve` reports at GET /metrics, in
 // Prometheus's text format (issue 12): calls by program, tool and outcome,
 // their latency, calls in flight, pool starts, restarts and crashes by
-// language, live MCP sessions and HTTP requests by status. It knows the
+// language, live MCP sessions, HTTP requests by status, and with OAuth the
+// requests accepted by subject and refused by reason (auth.go). It knows the
 // names and labels; httpserve and cmd/nexus feed it through the small
 // functions here, and it imports nothing of nexus's.
 package metrics
@@ -26,6 +27,7 @@ type Metrics struct {
 	pools    *prometheus.CounterVec
 	requests *prometheus.CounterVec
 	sessions prometheus.Collector // nexus_sessions, once Sessions is called
+	auth     *authMetrics         // auth.go
 }
 
 // New makes a registry with nexus's metrics and Go's own (memory, GC,
@@ -55,7 +57,8 @@ func New() *Metrics {
 			Help: "HTTP requests answered, by status code.",
 		}, []string{"code"}),
 	}
-	m.reg.MustRegister(m.calls, m.latency, m.inFlight, m.pools, m.requests,
+	m.auth = newAuthMetrics()
+	m.reg.MustRegister(m.calls, m.latency, m.inFlight, m.pools, m.requests, m.auth.accepted, m.auth.refused,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

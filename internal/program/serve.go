@@ -37,6 +37,7 @@ type HTTPOptions struct {
 	Metrics        bool // serve GET /metrics
 	Watch          bool // reload the programs when their files change
 	MCPConfig      bool // print the client config for this server and exit
+	Auth           AuthOptions
 }
 
 // ServeHTTP loads the programs, starts their pools and serves them over
@@ -95,8 +96,12 @@ func ServeHTTP(o *Options, ho HTTPOptions, targets []string) error {
 		return err
 	}
 	info := serveInfo(served, o.Version)
+	oauth, err := ho.Auth.resource(stderrLog, ho.Token)
+	if err != nil {
+		return err
+	}
 	srv, err := httpserve.New(httpserve.Config{
-		Host: ho.Host, Port: ho.Port, AuthToken: ho.Token, AllowNoAuth: ho.AllowNoAuth,
+		Host: ho.Host, Port: ho.Port, AuthToken: ho.Token, OAuth: oauth, AllowNoAuth: ho.AllowNoAuth,
 		AllowedOrigins: ho.Origins, AllowedHosts: ho.Hosts, MaxBody: ho.MaxBody,
 		MaxSessions: ho.MaxSessions, MaxCalls: ho.MaxCalls, SessionIdle: ho.SessionIdle, Grace: ho.Grace,
 		TLSCert: ho.TLSCert, TLSKey: ho.TLSKey, HTTP3: ho.HTTP3,
@@ -135,6 +140,10 @@ func ServeHTTP(o *Options, ho HTTPOptions, targets []string) error {
 		o.jsonLog.Info("listening", "url", url, "register", register)
 	} else {
 		fmt.Fprintf(os.Stderr, "nexus serve: listening on %s\nnexus serve: register with: %s\n", url, register)
+	}
+	if oauth != nil {
+		oauth.SetDefaultAudience(url)
+		slog.Info("nexus serve: clients sign in through the issuer", "issuer", oauth.Issuer(), "audience", oauth.Audience(), "scopes", strings.Join(oauth.Scopes(), " "))
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
