@@ -178,7 +178,10 @@ func (ss *Session) dispatch(ctx context.Context, r *Request) (any, *Error) {
 	}
 	switch r.Method {
 	case "tools/list":
-		return ss.srv.listTools(r.Params, version)
+		ss.mu.Lock()
+		caps := ss.capabilities
+		ss.mu.Unlock()
+		return ss.srv.listTools(r.Params, version, caps)
 	case "tools/call":
 		ss.mu.Lock()
 		caps := ss.capabilities
@@ -242,7 +245,7 @@ func (ss *Session) initialize(params json.RawMessage) (any, *Error) {
 	ss.mu.Unlock()
 	return &initializeResult{
 		ProtocolVersion: version,
-		Capabilities:    ss.srv.capabilities(version),
+		Capabilities:    ss.srv.withAppsCapabilities(ss.srv.capabilities(version), p.Capabilities),
 		ServerInfo:      ss.srv.current().info,
 	}, nil
 }

@@ -26,7 +26,7 @@ func toolView(f features) argmap.ToolView {
 
 // listTools answers tools/list: one page of tools in manifest order (a
 // deterministic order, so clients can cache), as the version shows them.
-func (s *Server) listTools(params json.RawMessage, version string) (any, *Error) {
+func (s *Server) listTools(params json.RawMessage, version string, capabilities json.RawMessage) (any, *Error) {
 	var p listParams
 	if len(params) > 0 {
 		if err := json.Unmarshal(params, &p); err != nil {
@@ -40,9 +40,10 @@ func (s *Server) listTools(params json.RawMessage, version string) (any, *Error)
 	}
 	f := featuresOf(version)
 	view := toolView(f)
+	shown := s.showsViews(capabilities)
 	page := make([]argmap.Object, 0, end-start)
 	for _, t := range sf.tools[start:end] {
-		page = append(page, t.Object(view))
+		page = append(page, sf.withView(t.Object(view), t, shown))
 	}
 	res := object{{Key: "tools", Value: page}}
 	if end < len(sf.tools) {
@@ -377,8 +378,10 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observe
 	res = &CallToolResult{}
 	structured := f.structured && tool.OutputSchema != nil && cmd == tool.Command
 	fr := sf.catalog.fileResult(cmd)
+	// MCP Apps (apps.go): a client shown views gets the data its view draws.
+	viewed := cmd == tool.Command && fr == nil && cmd.Return.Mime == "" && sf.views[tool.Name] != nil && s.showsViews(c.capabilities)
 	var value json.RawMessage
-	if len(content) == 0 && len(raw.Arrays) > 0 && valueSize(raw) >= streamMin && fr == nil && cmd.Return.Mime == "" && !structured {
+	if len(content) == 0 && len(raw.Arrays) > 0 && valueSize(raw) >= streamMin && fr == nil && cmd.Return.Mime == "" && !structured && !viewed {
 		// Only the client reads the text: it is written from the pool's
 		// arrays as the reply goes out (stream.go), never whole beside
 		// them; the type is checked now, before anything is sent.
@@ -418,6 +421,8 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observe
 	// outputSchema; both came with 2025-06-18.
 	if structured && value != nil && !isNull(value) {
 		res.StructuredContent = value
+	} else if viewed {
+		res.StructuredContent = sf.viewData(tool.Name, value)
 	}
 	return res, nil
 }
