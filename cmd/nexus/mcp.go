@@ -69,7 +69,7 @@ func newMCPCmd(g *globalFlags) *cobra.Command {
 			}
 			srv := mcp.NewServerFor(prog.surface(caller), mcp.Options{
 				Logger: stderrLog, MaxLine: maxLine, PageSize: pageSize, Logs: logs, StateKey: key,
-				MaxTasks: httpOpts.maxTasks, ListChanged: httpOpts.watch, OutputDir: g.outputDir})
+				MaxTasks: httpOpts.maxTasks, ListChanged: httpOpts.watch, OutputDir: g.outputDir, NoViews: !httpOpts.views})
 			if httpOpts.watch && once == "" {
 				stopWatching, err := watchStdio(g, args[0], prog, pools, current, srv)
 				if err != nil {

@@ -45,6 +45,7 @@ type serveOptions struct {
 	http3          bool
 	watch          bool
 	nodeID         string
+	views          bool
 }
 
 func (o *serveOptions) register(fs *pflag.FlagSet, portFlag string) {
@@ -67,6 +68,7 @@ func (o *serveOptions) register(fs *pflag.FlagSet, portFlag string) {
 	fs.StringVar(&o.nodeID, "node-id", "", "this node's name behind a load balancer: the session ids it mints start with \"NAME.\", and its responses carry it in a Nexus-Node header (docs/deploy.md)")
 	fs.BoolVar(&o.mcpConfig, "mcp-config", false, "print the client config for this server (JSON on stdout, a claude mcp add line on stderr) and exit")
 	fs.BoolVar(&o.watch, "watch", false, "reload the program when its manifest or pool files change, telling clients with notifications/tools/list_changed")
+	fs.BoolVar(&o.views, "views", true, "MCP Apps views of tool results, for clients that declare io.modelcontextprotocol/ui (docs/views.md); --views=false turns them off")
 }
 
 func newServeCmd(g *globalFlags) *cobra.Command {
@@ -151,7 +153,7 @@ func runServe(g *globalFlags, o *serveOptions, targets []string) error {
 		MaxSessions: o.maxSessions, MaxCalls: o.maxCalls, SessionIdle: o.sessionIdle, Grace: o.grace,
 		TLSCert: o.tlsCert, TLSKey: o.tlsKey, HTTP3: o.http3,
 		Info:    serveInfo(programs),
-		MCP:     mcp.Options{Logs: logs, StateKey: key, MaxTasks: o.maxTasks, ListChanged: o.watch, OutputDir: g.outputDir},
+		MCP:     mcp.Options{Logs: logs, StateKey: key, MaxTasks: o.maxTasks, ListChanged: o.watch, OutputDir: g.outputDir, NoViews: !o.views},
 		Logger:  stderrLog,
 		Metrics: m,
 		NodeID:  o.nodeID,
