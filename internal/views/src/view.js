@@ -380,7 +380,7 @@
         var h = histogram(ys, min, max, finite);
         opts = {
           width: width, height: height,
-          scales: { x: { time: false, range: [h.lo, h.hi] } },
+          scales: { x: { time: false, range: [h.lo, h.hi] }, y: { range: function (u, lo, hi) { return [0, Math.max(1, hi) * 1.05]; } } },
           series: [{ label: "from" }, {
             label: "count", stroke: accent, fill: accent.replace(/^rgb\((.*)\)$/, "rgba($1, 0.35)"), width: 1,
             paths: uPlot.paths.bars({ size: [1, Infinity], align: 1, gap: 1 }), points: { show: false }
