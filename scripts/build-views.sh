@@ -17,4 +17,4 @@ fi
 mkdir -p "$vendor"
 cp "$build/node_modules/uplot/dist/uPlot.iife.min.js" "$build/node_modules/uplot/dist/uPlot.min.css" "$build/node_modules/uplot/LICENSE" "$vendor/"
 node -p 'require(process.argv[1]).version' "$build/node_modules/uplot/package.json" > "$vendor/VERSION"
-node "$build/build.mjs"
+node "$build/build.mjs" "$root/internal/views"

@@ -1,14 +1,18 @@
 // Writes internal/views/assets/ from internal/views/src/ and the vendored
-// uPlot (scripts/build-views.sh runs it): every script and style inlined,
+// uPlot (scripts/build-views.sh runs it: node build.mjs INTERNAL_VIEWS_DIR): every script and style inlined,
 // so that a view is one self-contained HTML file, and VERSIONS.json, which
 // records what went in (versions, licences, each input's SHA-256: the Go
 // tests check the assets are built from the sources as they are).
 import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 
-const views = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "internal", "views");
+// The package directory, internal/views: scripts/build-views.sh names it.
+const views = process.argv[2];
+if (!views) {
+  console.error("usage: node build.mjs INTERNAL_VIEWS_DIR");
+  process.exit(2);
+}
 const MAX = 300 * 1024; // a view's budget (docs/views.md)
 
 const inputs = {};
