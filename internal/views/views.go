@@ -162,7 +162,7 @@ func fitting(cmd *manifest.Command) []Kind {
 	case e != nil && (e.Kind == manifest.Record || e.Kind == manifest.Tuple || scalar(e)):
 		return []Kind{Table, JSON, Text}
 	}
-	return []Kind{JSON, Text}
+	return []Kind{JSON, Table, Text} // a table of any list, when asked for
 }
 
 // bare is t without recursive declarations and optional wrappers: a view
