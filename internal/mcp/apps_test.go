@@ -270,21 +270,32 @@ func TestResultsCarryTheirViewsData(t *testing.T) {
 		{"plain", ``},
 		{"nothing", ``},
 	}
-	for _, version := range []string{"2024-11-05", "2025-11-25"} {
-		ss, _ := appsSession(t, srv, version, appsCaps)
-		plain := initialized(t, srv, version, nil)
+	for _, version := range []string{"2024-11-05", "2025-11-25", StatelessVersion} {
+		var ss, plain *Session
+		if version == StatelessVersion {
+			ss, plain = srv.NewSession(nil), srv.NewSession(nil)
+			t.Cleanup(ss.Close)
+			t.Cleanup(plain.Close)
+		} else {
+			ss, _ = appsSession(t, srv, version, appsCaps)
+			plain = initialized(t, srv, version, nil)
+		}
 		for _, c := range cases {
 			line := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + c.tool + `","arguments":{"_1":3}}}`
 			if c.tool != "series" {
 				line = strings.Replace(line, `{"_1":3}`, `{}`, 1)
 			}
+			appsLine, plainLine := line, line
+			if version == StatelessVersion {
+				appsLine, plainLine = withStatelessMeta(t, line, appsCaps), withStatelessMeta(t, line, `{}`)
+			}
 			var got, before struct {
 				Result CallToolResult
 			}
-			if err := json.Unmarshal([]byte(reply(t, ss, line)), &got); err != nil {
+			if err := json.Unmarshal([]byte(reply(t, ss, appsLine)), &got); err != nil {
 				t.Fatal(err)
 			}
-			if err := json.Unmarshal([]byte(reply(t, plain, line)), &before); err != nil {
+			if err := json.Unmarshal([]byte(reply(t, plain, plainLine)), &before); err != nil {
 				t.Fatal(err)
 			}
 			if string(got.Result.StructuredContent) != c.sc {
