@@ -19,8 +19,6 @@ command -v g++ >/dev/null || need+=(g++)
 command -v make >/dev/null || need+=(make)
 # nginx lives in /usr/sbin, which a normal user's PATH lacks.
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx)
-# The view tests (e2e/views_test.go) drive Debian's Chromium, headless.
-[ -x /usr/bin/chromium ] || need+=(chromium)
 # apt_install installs Debian packages as root, or through sudo when it
 # needs no password; otherwise it stops at once with the command to run.
 apt_install() {
@@ -65,15 +63,6 @@ if [ ! -f "$tsclient/node_modules/@modelcontextprotocol/sdk/package.json" ] || [
 fi
 echo "deps: TypeScript SDK $(cd "$tsclient" && node -p 'JSON.parse(require("fs").readFileSync("node_modules/@modelcontextprotocol/sdk/package.json")).version') for the stdio client test"
 
-# The view tests (e2e/views_test.go): ext-apps' AppBridge, the SDK it
-# needs, esbuild and puppeteer-core (which drives /usr/bin/chromium and
-# never downloads a browser), pinned in e2e/views.
-views="$(cd "$(dirname "$0")/.." && pwd)/e2e/views"
-if [ ! -f "$views/node_modules/puppeteer-core/package.json" ] || [ "$views/package-lock.json" -nt "$views/node_modules/.package-lock.json" ]; then
-  (cd "$views" && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
-fi
-echo "deps: $(/usr/bin/chromium --version 2>/dev/null | head -1), ext-apps $(cd "$views" && node -p 'require("./node_modules/@modelcontextprotocol/ext-apps/package.json").version') for the view tests"
-
 # The delivery tests (issue 22): the MCP Bundle toolchain, whose validate,
 # info and unpack e2e/bundle_test.go runs on nexus's bundles, and the Claude
 # Code CLI, whose `claude mcp list` e2e/install_test.go runs on what
@@ -83,6 +72,16 @@ if [ ! -x "$clients/node_modules/.bin/mcpb" ] || [ ! -x "$clients/node_modules/.
   (cd "$clients" && npm ci --no-audit --no-fund --loglevel=error)
 fi
 echo "deps: mcpb $("$clients/node_modules/.bin/mcpb" --version), Claude Code $("$clients/node_modules/.bin/claude" --version 2>/dev/null | cut -d' ' -f1) for the delivery tests"
+
+# The view tests (e2e/views_test.go) drive Debian's Chromium, headless,
+# with ext-apps' AppBridge, the SDK it needs, esbuild and puppeteer-core
+# (which never downloads a browser of its own), pinned in e2e/views.
+[ -x /usr/bin/chromium ] || apt_install chromium
+views="$(cd "$(dirname "$0")/.." && pwd)/e2e/views"
+if [ ! -f "$views/node_modules/puppeteer-core/package.json" ] || [ "$views/package-lock.json" -nt "$views/node_modules/.package-lock.json" ]; then
+  (cd "$views" && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
+fi
+echo "deps: $(/usr/bin/chromium --version 2>/dev/null | head -1), ext-apps $(cd "$views" && node -p 'require("./node_modules/@modelcontextprotocol/ext-apps/package.json").version') for the view tests"
 
 # morloc 0.69.0, whose compiled programs e2e/morloc_*_test.go serve and
 # compare with morloc's own nexus (issue 19): a check when installed, else an

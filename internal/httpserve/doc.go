@@ -1,8 +1,7 @@
 // Package httpserve owns nexus's networked serving (SPEC §5): MCP over the
 // Streamable HTTP transport at /mcp (the handshake era with Mcp-Session-Id
 // sessions, and the stateless 2026-07-28 era, from one endpoint), a plain
-// JSON API (/call/<module>/<command>, /discover, /health), a browser page
-// for people at / (page.go; docs/views.md), and the safety
+// JSON API (/call/<module>/<command>, /discover, /health), and the safety
 // around them (loopback by default, bearer tokens, Host and Origin checks,
 // body caps, timeouts, a session cap with idle expiry, graceful shutdown).
 // Several programs may share one port; their tools are then named

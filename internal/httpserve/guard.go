@@ -56,7 +56,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !g.authorized(r) {
-		w.Header().Set("WWW-Authenticate", challenge(r))
+		w.Header().Set("WWW-Authenticate", `Bearer realm="nexus"`)
 		g.onFault(w, r, http.StatusUnauthorized, "unauthorized: this server needs \"Authorization: Bearer <token>\"")
 		return
 	}

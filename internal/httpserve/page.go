@@ -50,12 +50,12 @@ func (s *Server) servePage(w http.ResponseWriter, r *http.Request) {
 // It then sends them with the page's own requests to /mcp.
 const pageChallenge = `Basic realm="nexus", charset="UTF-8"`
 
-// challenge is the WWW-Authenticate of a 401 for r.
-func challenge(r *http.Request) string {
-	if r.URL.Path == "/" {
-		return pageChallenge
+// askBrowser turns the static token's 401 at / into the page's Basic
+// challenge; every other refusal keeps its own.
+func askBrowser(w http.ResponseWriter, r *http.Request, status int) {
+	if status == http.StatusUnauthorized && r.URL.Path == "/" && w.Header().Get("WWW-Authenticate") == `Bearer realm="nexus"` {
+		w.Header().Set("WWW-Authenticate", pageChallenge)
 	}
-	return `Bearer realm="nexus"`
 }
 
 // credential is the secret an Authorization header carries: a bearer

@@ -111,6 +111,7 @@ func fault(w http.ResponseWriter, r *http.Request, status int, msg string) {
 		writeRPCError(w, status, nil, mcp.CodeInvalidRequest, msg)
 		return
 	}
+	askBrowser(w, r, status) // page.go
 	apiError(w, status, "%s", msg)
 }
 
