@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"slices"
 
@@ -73,17 +74,53 @@ func (s *Server) showsViews(capabilities json.RawMessage) bool {
 	return !s.opts.NoViews && appsClient(capabilities)
 }
 
-// withView is a tool's tools/list object with its view named in
-// _meta.ui, for a client shown views.
-func (sf *surface) withView(o argmap.Object, t *argmap.Tool, shown bool) argmap.Object {
-	if !shown {
-		return o
+// withViews adds to a reply what a client shown views sees: on tools/list,
+// each tool with a view names it in _meta.ui.resourceUri, after the
+// members its protocol version shows; the last page of resources/list
+// ends with the views. Any other reply is returned as it is. session gives
+// a handshake session's capabilities; a stateless request carries its own.
+func (s *Server) withViews(r *Request, result any, session func() json.RawMessage) any {
+	if r.Method != "tools/list" && r.Method != "resources/list" {
+		return result
 	}
-	tv := sf.views[t.Name]
-	if tv == nil {
-		return o
+	res, ok := result.(object)
+	if !ok {
+		return result // an error, or input_required
 	}
-	return append(o, argmap.Member{Key: "_meta", Value: object{{Key: "ui", Value: object{{Key: "resourceUri", Value: tv.uri}}}}})
+	var caps json.RawMessage
+	if IsStateless(r) {
+		caps = requestMeta(r)[MetaClientCapabilities]
+	} else if session != nil {
+		caps = session()
+	}
+	if !s.showsViews(caps) {
+		return result
+	}
+	sf := s.current()
+	_, more := res.Get("nextCursor")
+	for i, m := range res {
+		switch items := m.Value.(type) {
+		case []argmap.Object:
+			for j, tool := range items {
+				name, _ := tool.Get("name")
+				if tv := sf.views[fmt.Sprint(name)]; tv != nil && m.Key == "tools" {
+					items[j] = append(tool, argmap.Member{Key: "_meta", Value: object{{Key: "ui", Value: object{{Key: "resourceUri", Value: tv.uri}}}}})
+				}
+			}
+		case []resourceItem:
+			if m.Key == "resources" && !more {
+				res[i].Value = append(items, sf.viewItems()...)
+			}
+		}
+	}
+	return res
+}
+
+// capabilitiesOf is what the session's client declared in initialize.
+func (ss *Session) capabilitiesOf() json.RawMessage {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.capabilities
 }
 
 // withAppsCapabilities adds what a server declares to a client shown

@@ -131,18 +131,14 @@ func (s *Server) resourceItems(sf *surface, f features) []resourceItem {
 
 // listResources answers resources/list. A session that lists resources
 // is told when a function adds one (notifications/resources/list_changed).
-func (s *Server) listResources(params json.RawMessage, c client, ss *Session) (any, *Error) {
+func (s *Server) listResources(params json.RawMessage, version string, ss *Session) (any, *Error) {
 	p, rpcErr := readListParams("resources/list", params)
 	if rpcErr != nil {
 		return nil, rpcErr
 	}
 	sf := s.current()
-	version := c.version
 	f := featuresOf(version)
 	items := s.resourceItems(sf, f)
-	if s.showsViews(c.capabilities) {
-		items = append(items, sf.viewItems()...)
-	}
 	start, end, rpcErr := s.pageOf(sf, "resources/list", p, len(items))
 	if rpcErr != nil {
 		return nil, rpcErr
@@ -391,7 +387,7 @@ func isFeatureMethod(method string) bool {
 func (s *Server) feature(ctx context.Context, r *Request, c client, ss *Session) (any, *Error) {
 	switch r.Method {
 	case "resources/list":
-		return s.listResources(r.Params, c, ss)
+		return s.listResources(r.Params, c.version, ss)
 	case "resources/templates/list":
 		return s.listTemplates(r.Params, c.version)
 	case "resources/read":

@@ -134,6 +134,7 @@ func (ss *Session) start(ctx context.Context, r *Request, notify func(*Notificat
 		} else {
 			result, rpcErr = ss.dispatch(ctx, r)
 		}
+		result = ss.srv.withViews(r, result, ss.capabilitiesOf) // apps.go
 		ss.mu.Lock()
 		cancelled := call.byClient
 		ss.mu.Unlock()
@@ -178,10 +179,7 @@ func (ss *Session) dispatch(ctx context.Context, r *Request) (any, *Error) {
 	}
 	switch r.Method {
 	case "tools/list":
-		ss.mu.Lock()
-		caps := ss.capabilities
-		ss.mu.Unlock()
-		return ss.srv.listTools(r.Params, version, caps)
+		return ss.srv.listTools(r.Params, version)
 	case "tools/call":
 		ss.mu.Lock()
 		caps := ss.capabilities
@@ -360,6 +358,7 @@ func (s *Server) HandleStateless(ctx context.Context, r *Request, notify func(*N
 	}
 	ctx = withNotify(ctx, notify)
 	result, rpcErr := s.dispatchStateless(ctx, r)
+	result = s.withViews(r, result, nil) // apps.go
 	if rpcErr != nil {
 		return errorResponse(r, rpcErr)
 	}

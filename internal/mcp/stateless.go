@@ -69,7 +69,7 @@ func (s *Server) dispatchStateless(ctx context.Context, r *Request) (any, *Error
 	case "server/discover":
 		return s.discover(), nil
 	case "tools/list":
-		return s.listTools(r.Params, m.version, m.capabilities)
+		return s.listTools(r.Params, m.version)
 	case "tools/call":
 		c := statelessClient(m)
 		if s.tasksEnabled() {

@@ -26,7 +26,7 @@ func toolView(f features) argmap.ToolView {
 
 // listTools answers tools/list: one page of tools in manifest order (a
 // deterministic order, so clients can cache), as the version shows them.
-func (s *Server) listTools(params json.RawMessage, version string, capabilities json.RawMessage) (any, *Error) {
+func (s *Server) listTools(params json.RawMessage, version string) (any, *Error) {
 	var p listParams
 	if len(params) > 0 {
 		if err := json.Unmarshal(params, &p); err != nil {
@@ -40,10 +40,9 @@ func (s *Server) listTools(params json.RawMessage, version string, capabilities 
 	}
 	f := featuresOf(version)
 	view := toolView(f)
-	shown := s.showsViews(capabilities)
 	page := make([]argmap.Object, 0, end-start)
 	for _, t := range sf.tools[start:end] {
-		page = append(page, sf.withView(t.Object(view), t, shown))
+		page = append(page, t.Object(view))
 	}
 	res := object{{Key: "tools", Value: page}}
 	if end < len(sf.tools) {
