@@ -247,6 +247,7 @@ type hostCase struct {
 	Name      string         `json:"name,omitempty"`
 	Args      map[string]any `json:"args"`
 	Histogram bool           `json:"histogram,omitempty"`
+	Table     string         `json:"table,omitempty"` // a column to sort by; then Copy as CSV
 	Images    bool           `json:"images,omitempty"`
 }
 
@@ -266,9 +267,15 @@ type hostRun struct {
 		Sizes       []struct {
 			Width, Height float64
 		} `json:"sizes"`
-		FrameHeight float64 `json:"frameHeight"`
-		Teardown    string  `json:"teardown"`
-		Fault       string  `json:"fault"`
+		FrameHeight float64  `json:"frameHeight"`
+		Ascending   []string `json:"ascending"`
+		Descending  []string `json:"descending"`
+		Copied      *struct {
+			Status string  `json:"status"`
+			CSV    *string `json:"csv"`
+		} `json:"copied"`
+		Teardown string `json:"teardown"`
+		Fault    string `json:"fault"`
 	} `json:"cases"`
 	Outside []string `json:"outside"`
 	Console []string `json:"console"`
@@ -300,7 +307,7 @@ func TestViewsInChromium(t *testing.T) {
 	srv := startHTTP(t, nil, "serve", "--port", "0", program("views"))
 	run := hostViews(t, node, srv.url, []hostCase{
 		{Tool: "series", Args: map[string]any{"n": 1000}, Histogram: true},
-		{Tool: "measurements", Args: map[string]any{"n": 50}},
+		{Tool: "measurements", Args: map[string]any{"n": 50}, Table: "value"},
 		{Tool: "grid", Args: map[string]any{"rows": 20, "cols": 30}},
 		{Tool: "summary", Args: map[string]any{"values": []float64{1, 2, 3, 4, 10}}},
 		{Tool: "describe", Args: map[string]any{"name": "control"}},
@@ -345,6 +352,16 @@ func TestViewsInChromium(t *testing.T) {
 			case "measurements":
 				if num(d.TableRows) != 50 || !slices.Equal(d.TableColumns, []string{"sample", "group", "value", "passed"}) {
 					t.Errorf("50 records drew %d rows, columns %q", num(d.TableRows), d.TableColumns)
+				}
+				checkSorted(t, c.Ascending, c.Descending, 50)
+				if c.Copied == nil || c.Copied.CSV == nil && c.Copied.Status != "Copied 50 rows." {
+					t.Errorf("Copy as CSV: %+v", c.Copied)
+				} else if c.Copied.CSV != nil {
+					// A textarea's value holds \n where the CSV has \r\n.
+					lines := strings.Split(strings.TrimSuffix(strings.ReplaceAll(*c.Copied.CSV, "\r\n", "\n"), "\n"), "\n")
+					if len(lines) != 51 || lines[0] != "sample,group,value,passed" || !strings.HasPrefix(lines[1], "s001,control,") {
+						t.Errorf("the CSV has %d lines: %q...", len(lines), lines[:min(3, len(lines))])
+					}
 				}
 			case "grid":
 				if num(d.HeatmapCells) != 600 || !strings.Contains(d.Caption, "20 × 30") {
@@ -409,6 +426,30 @@ func TestViewsInChromium(t *testing.T) {
 		"host-summary.png": "view-record.png", "host-describe.png": "view-text.png",
 		"host-plot.png": "view-image.png", "host-rawSeries.png": "view-json.png",
 	})
+}
+
+// checkSorted checks a column read after sorting it up, then down.
+func checkSorted(t *testing.T, up, down []string, n int) {
+	t.Helper()
+	nums := func(col []string) []float64 {
+		var out []float64
+		for _, s := range col {
+			var f float64
+			if _, err := fmt.Sscan(s, &f); err != nil {
+				t.Errorf("%q is no number", s)
+			}
+			out = append(out, f)
+		}
+		return out
+	}
+	a, d := nums(up), nums(down)
+	if len(a) != n || len(d) != n || !slices.IsSorted(a) || a[0] == a[n-1] {
+		t.Errorf("sorted up: %v", a)
+	}
+	slices.Reverse(d)
+	if !slices.Equal(a, d) {
+		t.Errorf("sorted down is not sorted up reversed: %v", down)
+	}
 }
 
 // pageRun is what page.mjs prints.

@@ -97,6 +97,18 @@ try {
       rec.sizes = await page.evaluate(() => window.nexusSizes);
       rec.frameHeight = await page.$eval("iframe", (f) => f.getBoundingClientRect().height);
       await (await page.$("iframe")).screenshot({ path: join(artefacts, "host-" + rec.name + ".png") });
+      if (c.table) {
+        // Sort by a column, both ways; copy the rows as CSV.
+        const column = (i) => frame.$$eval("table.rows tbody tr", (rows, i) => rows.map((r) => r.children[i].textContent), i);
+        const at = (await frame.$$eval("table.rows thead th", (l) => l.map((th) => th.textContent))).indexOf(c.table);
+        await frame.click(`table.rows thead th:nth-child(${at + 1})`);
+        rec.ascending = await column(at);
+        await frame.click(`table.rows thead th:nth-child(${at + 1})`);
+        rec.descending = await column(at);
+        await frame.click(".toolbar button");
+        await frame.waitForFunction(() => document.querySelector(".toolbar .status").textContent !== "", { timeout: 5000 });
+        rec.copied = await frame.evaluate(() => ({ status: document.querySelector(".toolbar .status").textContent, csv: (document.querySelector("textarea.csv") || {}).value || null }));
+      }
       if (c.histogram) {
         await frame.click(".toolbar button:nth-child(2)");
         await frame.waitForSelector(".chart[data-mode=histogram]", { timeout: 5000 });
