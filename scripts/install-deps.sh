@@ -89,6 +89,16 @@ if [ ! -x "$clients/node_modules/.bin/mcpb" ] || [ ! -x "$clients/node_modules/.
 fi
 echo "deps: mcpb $("$clients/node_modules/.bin/mcpb" --version), Claude Code $("$clients/node_modules/.bin/claude" --version 2>/dev/null | cut -d' ' -f1) for the delivery tests"
 
+# The view tests (e2e/views_test.go) drive Debian's Chromium, headless,
+# with ext-apps' AppBridge, the SDK it needs, esbuild and puppeteer-core
+# (which never downloads a browser of its own), pinned in e2e/views.
+[ -x /usr/bin/chromium ] || apt_install chromium
+views="$(cd "$(dirname "$0")/.." && pwd)/e2e/views"
+if [ ! -f "$views/node_modules/puppeteer-core/package.json" ] || [ "$views/package-lock.json" -nt "$views/node_modules/.package-lock.json" ]; then
+  (cd "$views" && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
+fi
+echo "deps: $(/usr/bin/chromium --version 2>/dev/null | head -1), ext-apps $(cd "$views" && node -p 'require("./node_modules/@modelcontextprotocol/ext-apps/package.json").version') for the view tests"
+
 # morloc 0.69.0, whose compiled programs e2e/morloc_*_test.go serve and
 # compare with morloc's own nexus (issue 19): a check when installed, else an
 # 8-minute build.

@@ -26,7 +26,7 @@ func newMCPCmd(o *program.Options) *cobra.Command {
 				// The single-program shorthand of `nexus serve`.
 				return program.ServeHTTP(o, *httpOpts, args)
 			}
-			so.MaxTasks, so.Watch = httpOpts.MaxTasks, httpOpts.Watch
+			so.MaxTasks, so.Watch, so.Views = httpOpts.MaxTasks, httpOpts.Watch, httpOpts.Views
 			return program.ServeStdio(o, args[0], so)
 		},
 	}

@@ -38,6 +38,7 @@ func registerServe(fs *pflag.FlagSet, o *program.HTTPOptions, portFlag string) {
 	fs.StringVar(&o.NodeID, "node-id", "", "this node's name behind a load balancer: the session ids it mints start with \"NAME.\", and its responses carry it in a Nexus-Node header (docs/deploy.md)")
 	fs.BoolVar(&o.MCPConfig, "mcp-config", false, "print the client config for this server (JSON on stdout, a claude mcp add line on stderr) and exit")
 	fs.BoolVar(&o.Watch, "watch", false, "reload the program when its manifest or pool files change, telling clients with notifications/tools/list_changed")
+	fs.BoolVar(&o.Views, "views", true, "MCP Apps views of tool results, for clients that declare io.modelcontextprotocol/ui (docs/views.md); --views=false turns them off")
 }
 
 func newServeCmd(o *program.Options) *cobra.Command {

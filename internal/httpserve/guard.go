@@ -45,7 +45,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	origin := r.Header.Get("Origin")
 	if origin != "" {
-		if !g.originAllowed(origin) {
+		if !g.originAllowed(origin) && !g.sameOrigin(r, origin) {
 			g.onFault(w, r, http.StatusForbidden, "forbidden: Origin "+quoteHeader(origin)+" is not allowed")
 			return
 		}
@@ -70,18 +70,18 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.next.ServeHTTP(w, r)
 }
 
-// authorized compares the bearer token in constant time. Both sides are
+// authorized compares the token (page.go's credential: a bearer token, or
+// the page's Basic password) in constant time. Both sides are
 // hashed first so that neither the content nor the length leaks.
 func (g *guard) authorized(r *http.Request) bool {
 	if g.tokenHash == nil {
 		return true
 	}
-	h := r.Header.Get("Authorization")
-	const scheme = "bearer "
-	if len(h) < len(scheme) || !strings.EqualFold(h[:len(scheme)], scheme) {
+	token, ok := credential(r.Header.Get("Authorization"))
+	if !ok {
 		return false
 	}
-	got := sha256.Sum256([]byte(strings.TrimSpace(h[len(scheme):])))
+	got := sha256.Sum256([]byte(token))
 	return subtle.ConstantTimeCompare(got[:], g.tokenHash[:]) == 1
 }
 

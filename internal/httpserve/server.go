@@ -85,6 +85,7 @@ func New(cfg Config, programs []Program) (*Server, error) {
 		mux.Handle("/metrics", cfg.Metrics.Handler())
 		cfg.Metrics.Sessions(s.sessions.count)
 	}
+	mux.HandleFunc("/{$}", s.servePage) // the browser page (page.go)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "not found: %s (endpoints: /mcp, /call/<module>/<command>, /discover, /health)", r.URL.Path)
 	})
@@ -107,6 +108,7 @@ func fault(w http.ResponseWriter, r *http.Request, status int, msg string) {
 		writeRPCError(w, status, nil, mcp.CodeInvalidRequest, msg)
 		return
 	}
+	askBrowser(w, r, status) // page.go
 	apiError(w, status, "%s", msg)
 }
 

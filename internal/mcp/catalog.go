@@ -9,6 +9,7 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/argmap"
 	"github.com/nexus-mcp/nexus/internal/manifest"
+	"github.com/nexus-mcp/nexus/internal/views"
 )
 
 // A program's resources and prompts come from its manifest's metadata
@@ -151,6 +152,9 @@ func NewCatalog(programs []CatalogProgram) (*Catalog, error) {
 		for ci := range m.Commands {
 			cmd := &m.Commands[ci]
 			at := fmt.Sprintf("commands[%d].metadata", ci)
+			if _, _, err := views.For(cmd); err != nil {
+				return nil, fail(at+".view", "%v", err)
+			}
 			if cmd.FileResult != nil {
 				if _, err := toolOf(cmd, at+".result", "returns a file"); err != nil {
 					return nil, err

@@ -224,6 +224,9 @@ func (s *Server) readResource(ctx context.Context, r *Request, c client) (any, *
 	gen := s.surface.Acquire() // a template's call stays on its generation's pools
 	defer gen.Release()
 	sf := &gen.Value
+	if view := s.readView(sf, uri, c.version); view != nil {
+		return view, nil
+	}
 	items, input, rpcErr := s.resourceContents(ctx, r, sf, c, uri)
 	if rpcErr != nil {
 		return nil, rpcErr

@@ -143,6 +143,8 @@ type Options struct {
 	// WatchDebounce is how long after a subscribed file's last change
 	// notifications/resources/updated is sent (default 100ms).
 	WatchDebounce time.Duration
+	// NoViews turns MCP Apps views off (apps.go): no client sees them.
+	NoViews bool
 }
 
 // Outcome is how a tools/call ended, as the client saw it.

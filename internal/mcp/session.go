@@ -134,6 +134,7 @@ func (ss *Session) start(ctx context.Context, r *Request, notify func(*Notificat
 		} else {
 			result, rpcErr = ss.dispatch(ctx, r)
 		}
+		result = ss.srv.withViews(r, result, ss.capabilitiesOf) // apps.go
 		ss.mu.Lock()
 		cancelled := call.byClient
 		ss.mu.Unlock()
@@ -242,7 +243,7 @@ func (ss *Session) initialize(params json.RawMessage) (any, *Error) {
 	ss.mu.Unlock()
 	return &initializeResult{
 		ProtocolVersion: version,
-		Capabilities:    ss.srv.capabilities(version),
+		Capabilities:    ss.srv.withAppsCapabilities(ss.srv.capabilities(version), p.Capabilities),
 		ServerInfo:      ss.srv.current().info,
 	}, nil
 }
@@ -357,6 +358,7 @@ func (s *Server) HandleStateless(ctx context.Context, r *Request, notify func(*N
 	}
 	ctx = withNotify(ctx, notify)
 	result, rpcErr := s.dispatchStateless(ctx, r)
+	result = s.withViews(r, result, nil) // apps.go
 	if rpcErr != nil {
 		return errorResponse(r, rpcErr)
 	}

@@ -24,6 +24,8 @@ type surface struct {
 	catalog     *Catalog // resources and prompts; nil: none
 	fingerprint uint32   // of info and the tool names, in cursors
 	taskTools   bool     // some tool may run as a task (tasks.go)
+	// views are the tools' MCP Apps views, by tool name (apps.go).
+	views map[string]*appView
 }
 
 // Surface is what a server serves in one generation (NewServerFor,
@@ -50,6 +52,7 @@ func newSurface(in Surface) surface {
 			sf.taskTools = true
 		}
 	}
+	sf.views = viewsOf(in.Info, sf.tools)
 	sf.infoMeta, _ = marshalCompact(map[string]any{MetaServerInfo: in.Info})
 	h := sha256.New()
 	h.Write([]byte(in.Info.Name + "\x00" + in.Info.Version))

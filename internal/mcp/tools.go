@@ -381,8 +381,10 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observe
 	res = &CallToolResult{}
 	structured := f.structured && tool.OutputSchema != nil && cmd == tool.Command
 	fr := sf.catalog.fileResult(cmd)
+	// MCP Apps (apps.go): a client shown views gets the data its view draws.
+	viewed := cmd == tool.Command && fr == nil && cmd.Return.Mime == "" && sf.views[tool.Name] != nil && s.showsViews(c.capabilities)
 	var value json.RawMessage
-	if len(content) == 0 && len(raw.Arrays) > 0 && valueSize(raw) >= streamMin && fr == nil && cmd.Return.Mime == "" && !structured {
+	if len(content) == 0 && len(raw.Arrays) > 0 && valueSize(raw) >= streamMin && fr == nil && cmd.Return.Mime == "" && !structured && !viewed {
 		// Only the client reads the text: it is written from the pool's
 		// arrays as the reply goes out (stream.go), never whole beside
 		// them; the type is checked now, before anything is sent.
@@ -422,6 +424,8 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observe
 	// outputSchema; both came with 2025-06-18.
 	if structured && value != nil && !isNull(value) {
 		res.StructuredContent = value
+	} else if viewed {
+		res.StructuredContent = sf.viewData(tool.Name, value)
 	}
 	return res, nil
 }

@@ -38,6 +38,7 @@ type HTTPOptions struct {
 	Watch          bool // reload the programs when their files change
 	MCPConfig      bool // print the client config for this server and exit
 	Auth           AuthOptions
+	Views          bool // MCP Apps views for clients that declare the extension
 }
 
 // ServeHTTP loads the programs, starts their pools and serves them over
@@ -106,7 +107,7 @@ func ServeHTTP(o *Options, ho HTTPOptions, targets []string) error {
 		MaxSessions: ho.MaxSessions, MaxCalls: ho.MaxCalls, SessionIdle: ho.SessionIdle, Grace: ho.Grace,
 		TLSCert: ho.TLSCert, TLSKey: ho.TLSKey, HTTP3: ho.HTTP3,
 		Info:    info,
-		MCP:     mcp.Options{Logs: logs, StateKey: key, MaxTasks: ho.MaxTasks, ListChanged: ho.Watch, OutputDir: o.OutputDir},
+		MCP:     mcp.Options{Logs: logs, StateKey: key, MaxTasks: ho.MaxTasks, ListChanged: ho.Watch, OutputDir: o.OutputDir, NoViews: !ho.Views},
 		Logger:  stderrLog,
 		Metrics: m,
 		NodeID:  ho.NodeID,

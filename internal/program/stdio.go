@@ -19,6 +19,7 @@ type StdioOptions struct {
 	PageSize int
 	MaxTasks int
 	Watch    bool // reload the program when its files change
+	Views    bool // MCP Apps views for clients that declare the extension
 }
 
 // ServeStdio serves a program over stdio (docs/spec.md §4) until stdin
@@ -60,7 +61,7 @@ func ServeStdio(o *Options, target string, so StdioOptions) error {
 	}
 	srv := mcp.NewServerFor(p.Surface(caller), mcp.Options{
 		Logger: stderrLog, MaxLine: so.MaxLine, PageSize: so.PageSize, Logs: logs, StateKey: key,
-		MaxTasks: so.MaxTasks, ListChanged: so.Watch, OutputDir: o.OutputDir})
+		MaxTasks: so.MaxTasks, ListChanged: so.Watch, OutputDir: o.OutputDir, NoViews: !so.Views})
 	if so.Watch && so.Once == "" {
 		stopWatching, err := watchStdio(o, target, p, pools, current, srv)
 		if err != nil {

@@ -1,0 +1,139 @@
+// nexus serve's browser page in headless Chromium, as e2e/views_test.go
+// drives it: node page.mjs BASE_URL ARTEFACTS_DIR MODE [TOKEN].
+//
+// MODE "tools" opens every tool's form, runs a few (a chart, a table, a
+// record, an error, a form left wrong) and switches the theme; MODE
+// "catalog" browses the resources and prompts. With TOKEN, the page is
+// opened as a browser user would, answering its Basic challenge. It
+// prints one JSON object of what the page showed; the Go test judges it.
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { frameOf, launch, observe, watch } from "./browser.mjs";
+
+const [base, artefacts, mode, token] = process.argv.slice(2);
+mkdirSync(artefacts, { recursive: true });
+const out = { mode };
+const { browser, close } = await launch();
+let seen;
+
+async function open(page, key) {
+  await page.click(`#list .item[data-key="${key}"]`);
+  await page.waitForSelector("#detail form.args");
+}
+
+async function fill(page, name, value) {
+  const sel = `#detail [name="${name}"]`;
+  await page.$eval(sel, (e) => { e.value = ""; });
+  if (value !== "") await page.type(sel, value);
+}
+
+// run presses the form's button and waits for what the call showed: a
+// view's frame, an error, or the form's own complaint.
+async function run(page) {
+  await page.click("#detail button.run");
+  await page.waitForSelector("#detail .result iframe.view, #detail .result .error, #detail ul.invalid li, #detail .result pre", { timeout: 30000 });
+  const frameEl = await page.$("#detail .result iframe.view");
+  if (!frameEl) return { error: await page.$eval("#detail", (d) => (d.querySelector(".result .error") || {}).textContent || null), invalid: await page.$$eval("#detail ul.invalid li", (l) => l.map((x) => x.textContent)) };
+  const frame = await frameOf(frameEl);
+  await frame.waitForSelector("#view[data-state]", { timeout: 15000 });
+  await new Promise((r) => setTimeout(r, 300)); // the frame takes the view's size
+  return { drawn: await observe(frame), frameHeight: await page.$eval("#detail iframe.view", (f) => f.getBoundingClientRect().height) };
+}
+
+async function shot(page, name) {
+  await page.screenshot({ path: join(artefacts, "page-" + name + ".png") });
+}
+
+try {
+  const page = await browser.newPage();
+  await page.setViewport({ width: 840, height: 780, deviceScaleFactor: 1 });
+  seen = await watch(page, [base]);
+  if (token) await page.authenticate({ username: "e2e", password: token });
+  const resp = await page.goto(base + "/", { waitUntil: "load" });
+  out.status = resp.status();
+  await page.waitForSelector("body[data-ready=true], #detail .error", { timeout: 30000 });
+  out.program = await page.$eval("#program", (e) => e.textContent);
+  out.failed = await page.$eval("#detail", (d) => (d.querySelector(".error") || {}).textContent || null);
+  if (mode === "tools") {
+    const keys = await page.$$eval("#list .item", (l) => l.map((b) => b.getAttribute("data-key")));
+    out.forms = {};
+    for (const key of keys) {
+      await open(page, key);
+      out.forms[key.replace(/^tool:/, "")] = await page.$$eval("#detail form.args .field", (l) => l.map((f) => f.getAttribute("data-field")));
+    }
+    await open(page, "tool:series");
+    await fill(page, "n", "150");
+    out.series = await run(page);
+    await shot(page, "series");
+    await page.click("#theme");
+    const frame = await frameOf(await page.$("#detail iframe.view"));
+    await frame.waitForFunction((t) => document.documentElement.getAttribute("data-theme") === t, { timeout: 5000 },
+      await page.evaluate(() => document.documentElement.getAttribute("data-theme")));
+    out.themed = { page: await page.evaluate(() => document.documentElement.getAttribute("data-theme")), view: (await observe(frame)).theme };
+    await shot(page, "series-dark");
+    await page.click("#theme");
+
+    await open(page, "tool:measurements");
+    await fill(page, "n", "50");
+    out.measurements = await run(page);
+    await shot(page, "measurements");
+
+    await open(page, "tool:grid");
+    await fill(page, "rows", "20");
+    await fill(page, "cols", "30");
+    out.grid = await run(page);
+    await shot(page, "grid");
+
+    await open(page, "tool:summary");
+    await fill(page, "values", "1, 2, 3\n10");
+    out.summary = await run(page);
+
+    await open(page, "tool:fail");
+    await fill(page, "message", "the tool's own words");
+    out.fail = await run(page);
+    await shot(page, "error");
+
+    await open(page, "tool:series");
+    await fill(page, "n", "");
+    out.invalid = await run(page);
+    await fill(page, "n", "2.5");
+    out.notWhole = await run(page);
+  } else {
+    await page.click("nav [data-tab=resources]");
+    out.resources = await page.$$eval("#list .item", (l) => l.map((b) => b.getAttribute("data-key")));
+    await page.click(`#list .item[data-key="res:data://samples/README"]`);
+    await page.click("#detail button.run");
+    await page.waitForSelector("#detail .result pre.text");
+    out.readme = await page.$eval("#detail .result pre.text", (e) => e.textContent);
+    await page.click(`#list .item[data-key="res:figures://example"]`);
+    await page.click("#detail button.run");
+    await page.waitForFunction(() => { const i = document.querySelector("#detail .result img.media"); return i && i.complete && i.naturalWidth > 0; }, { timeout: 15000 });
+    out.figureWidth = await page.$eval("#detail .result img.media", (i) => i.naturalWidth);
+    await shot(page, "resource");
+    await page.click(`#list .item[data-key="tpl:samples://{sample}"]`);
+    await page.waitForSelector("#detail form.args");
+    await fill(page, "sample", "control");
+    await page.click("#detail button.run");
+    await page.waitForSelector("#detail .result pre.text");
+    out.template = await page.$eval("#detail .result pre.text", (e) => e.textContent);
+    await page.click("nav [data-tab=prompts]");
+    out.prompts = await page.$$eval("#list .item", (l) => l.map((b) => b.getAttribute("data-key")));
+    await page.click(`#list .item[data-key="prompt:plot_sample"]`);
+    await page.waitForSelector("#detail form.args");
+    out.promptFields = await page.$$eval("#detail form.args .field", (l) => l.map((f) => f.getAttribute("data-field")));
+    await fill(page, "sample", "control");
+    await page.click("#detail button.run");
+    await page.waitForSelector("#detail .result .message, #detail .result .error", { timeout: 30000 });
+    out.messages = await page.$$eval("#detail .result .message", (l) => l.map((m) => m.textContent.slice(0, 200)));
+    out.promptError = await page.$eval("#detail .result", (r) => (r.querySelector(".error") || {}).textContent || null);
+    await shot(page, "prompt");
+  }
+} catch (e) {
+  out.fault = String(e && e.stack || e);
+} finally {
+  await close();
+}
+out.outside = seen ? seen.outside : [];
+out.console = seen ? seen.console : [];
+out.errors = seen ? seen.errors : [];
+process.stdout.write(JSON.stringify(out) + "\n");
