@@ -135,6 +135,17 @@ func docsProblems(root string) []string {
 // fenced blocks and code spans.
 func markdownLinks(text []byte) []string {
 	var out []string
+	for _, line := range proseLines(text) {
+		for _, m := range docsLink.FindAllStringSubmatch(docsCode.ReplaceAllString(line, ""), -1) {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
+// proseLines returns a document's lines outside fenced code blocks.
+func proseLines(text []byte) []string {
+	var out []string
 	fenced := false
 	sc := bufio.NewScanner(bytes.NewReader(text))
 	sc.Buffer(nil, 1<<20)
@@ -142,13 +153,8 @@ func markdownLinks(text []byte) []string {
 		line := sc.Text()
 		if strings.HasPrefix(line, "```") {
 			fenced = !fenced
-			continue
-		}
-		if fenced {
-			continue
-		}
-		for _, m := range docsLink.FindAllStringSubmatch(docsCode.ReplaceAllString(line, ""), -1) {
-			out = append(out, m[1])
+		} else if !fenced {
+			out = append(out, line)
 		}
 	}
 	return out
@@ -186,17 +192,9 @@ func linkProblem(from, target string) string {
 func markdownAnchors(text []byte) map[string]bool {
 	have := map[string]bool{}
 	seen := map[string]int{}
-	fenced := false
-	sc := bufio.NewScanner(bytes.NewReader(text))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "```") {
-			fenced = !fenced
-			continue
-		}
+	for _, line := range proseLines(text) {
 		heading := strings.TrimLeft(line, "#")
-		if fenced || heading == line || !strings.HasPrefix(heading, " ") {
+		if heading == line || !strings.HasPrefix(heading, " ") {
 			continue
 		}
 		a := headingAnchor(heading)
