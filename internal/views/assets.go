@@ -2,22 +2,95 @@ package views
 
 import (
 	"bytes"
-	_ "embed" // the views and the page
+	"embed"
 	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
 )
 
 // MimeType is an MCP Apps view's type (io.modelcontextprotocol/ui,
 // 2026-01-26).
 const MimeType = "text/html;profile=mcp-app"
 
-// The assets scripts/build-views.sh writes: the view, every script and
-// style inlined (uPlot among them), and the browser page.
-var (
-	//go:embed assets/view.html
-	viewHTML []byte
-	//go:embed assets/page.html
-	pageHTML []byte
-)
+// The view's and the page's sources, and uPlot as scripts/vendor-uplot.sh
+// vendors it. They are put together once, at start: every script and style
+// inlined, so that a view is one self-contained HTML file that makes no
+// request (hosts run views under a CSP without connections or outside
+// scripts), and `go build` needs no npm.
+//
+//go:embed src vendor/uplot
+var sources embed.FS
+
+var viewHTML, pageHTML = assemble()
+
+// uplotBanner is uPlot's leading comment, which names its home page: a view
+// holds no URL at all, and the licence travels in the view's notice.
+var uplotBanner = regexp.MustCompile(`^/\*![^*]*\*/\s*`)
+
+// assemble builds the view and the page from their sources. The sources are
+// compiled in, so a fault here is a fault of the build: TestAssemble fails
+// on it before any binary ships.
+func assemble() (view, page []byte) {
+	read := func(name string) string {
+		b, err := sources.ReadFile(name)
+		if err != nil {
+			panic(err)
+		}
+		return string(b)
+	}
+	licence := strings.TrimSpace(read("vendor/uplot/LICENSE"))
+	notice := "<!--\nnexus's view, put together from internal/views/src.\n\nIt includes uPlot " +
+		strings.TrimSpace(read("vendor/uplot/VERSION")) + ", under the MIT License:\n\n" + licence + "\n-->"
+	view, err := fill(read("src/view.html"), map[string]string{
+		"<!--NOTICE-->": notice,
+		"/*UPLOT_CSS*/": read("vendor/uplot/uPlot.min.css"),
+		"/*VIEW_CSS*/":  read("src/view.css"),
+		"/*UPLOT_JS*/":  uplotBanner.ReplaceAllString(read("vendor/uplot/uPlot.iife.min.js"), ""),
+		"/*VIEW_JS*/":   read("src/view.js"),
+	})
+	if err == nil && bytes.Count(view, settingsMarker) != 1 {
+		err = fmt.Errorf("view.html must hold its settings' marker once")
+	}
+	if err != nil {
+		panic("views: " + err.Error())
+	}
+	page, err = fill(read("src/page.html"), map[string]string{
+		"/*PAGE_CSS*/": read("src/page.css"),
+		"/*PAGE_JS*/":  read("src/page.js"),
+	})
+	if err != nil {
+		panic("views: " + err.Error())
+	}
+	return view, page
+}
+
+// fill replaces each marker of template, which must appear exactly once,
+// with its text; a text that would end its element early is refused.
+func fill(template string, parts map[string]string) ([]byte, error) {
+	out := template
+	for marker, text := range parts {
+		closer := ""
+		switch {
+		case strings.Contains(marker, "CSS"):
+			closer = "</style"
+		case strings.Contains(marker, "JS"):
+			closer = "</script"
+		case strings.HasPrefix(marker, "<!--"):
+			if strings.Contains(text[4:len(text)-3], "--") {
+				return nil, fmt.Errorf("%s: the text would end its comment early", marker)
+			}
+		}
+		if closer != "" && strings.Contains(strings.ToLower(text), closer) {
+			return nil, fmt.Errorf("%s holds %s", marker, closer)
+		}
+		if strings.Count(out, marker) != 1 {
+			return nil, fmt.Errorf("marker %s must appear once", marker)
+		}
+		out = strings.Replace(out, marker, text, 1)
+	}
+	return []byte(out), nil
+}
 
 // settingsMarker is where the view's settings go: a view reads them from
 // this element, as JSON.

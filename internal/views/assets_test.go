@@ -2,11 +2,8 @@ package views
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -59,47 +56,37 @@ func settingsOf(t *testing.T, doc []byte) settings {
 	return s
 }
 
-// The committed assets are what scripts/build-views.sh makes of the
-// sources and the vendored uPlot as they are now.
-func TestAssetsAreBuiltFromTheirSources(t *testing.T) {
-	raw, err := os.ReadFile("assets/VERSIONS.json")
+// Every view carries uPlot's licence, as MIT asks of each copy, and names
+// the version vendored; fill refuses a marker that is missing, doubled, or a
+// text that would end its element.
+func TestAssemble(t *testing.T) {
+	version, err := os.ReadFile("vendor/uplot/VERSION")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var versions struct {
-		Vendored map[string]struct{ Version, Licence string }
-		Inputs   map[string]string
-	}
-	if err := json.Unmarshal(raw, &versions); err != nil {
-		t.Fatal(err)
-	}
-	sources, _ := filepath.Glob("src/*")
-	vendored, _ := filepath.Glob("vendor/*/*")
-	for _, f := range append(sources, vendored...) {
-		if _, ok := versions.Inputs[filepath.ToSlash(f)]; !ok {
-			t.Errorf("%s is not among the inputs of assets/VERSIONS.json: run scripts/build-views.sh", f)
-		}
-	}
-	for f, want := range versions.Inputs {
-		data, err := os.ReadFile(filepath.FromSlash(f))
-		if err != nil {
-			t.Errorf("%s: %v", f, err)
-			continue
-		}
-		sum := sha256.Sum256(data)
-		if got := hex.EncodeToString(sum[:]); got != want {
-			t.Errorf("%s changed since the assets were built: run scripts/build-views.sh", f)
-		}
-	}
-	u := versions.Vendored["uPlot"]
-	version, _ := os.ReadFile("vendor/uplot/VERSION")
-	if u.Licence != "MIT" || u.Version != strings.TrimSpace(string(version)) {
-		t.Errorf("uPlot recorded as %+v, vendored %s", u, version)
-	}
-	// MIT asks that the licence travel with every copy: each view holds it.
-	for _, want := range []string{"uPlot " + u.Version + ", under the MIT License", "Permission is hereby granted"} {
+	for _, want := range []string{"uPlot " + strings.TrimSpace(string(version)) + ", under the MIT License", "Permission is hereby granted"} {
 		if !bytes.Contains(viewHTML, []byte(want)) {
-			t.Errorf("view.html lacks %q", want)
+			t.Errorf("the view lacks %q", want)
+		}
+	}
+	for _, c := range []struct {
+		name, template string
+		parts          map[string]string
+		err            string
+	}{
+		{"filled", "a/*X_JS*/b", map[string]string{"/*X_JS*/": "1+1"}, ""},
+		{"missing marker", "ab", map[string]string{"/*X_JS*/": "1"}, "must appear once"},
+		{"doubled marker", "/*X_JS*//*X_JS*/", map[string]string{"/*X_JS*/": "1"}, "must appear once"},
+		{"script closer", "/*X_JS*/", map[string]string{"/*X_JS*/": "x</SCRIPT>"}, "holds </script"},
+		{"style closer", "/*X_CSS*/", map[string]string{"/*X_CSS*/": "</style>"}, "holds </style"},
+		{"comment closer", "<!--N-->", map[string]string{"<!--N-->": "<!--a--b-->"}, "end its comment early"},
+	} {
+		out, err := fill(c.template, c.parts)
+		switch {
+		case c.err == "" && (err != nil || string(out) != "a1+1b"):
+			t.Errorf("%s: %q, %v", c.name, out, err)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s: err %v, want %q", c.name, err, c.err)
 		}
 	}
 }

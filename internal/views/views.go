@@ -1,9 +1,9 @@
 // Package views owns how nexus shows a result to a person (docs/views.md):
 // which view fits a command's result, chosen from its declared return type
 // or named by its metadata.view (views.go), and the self-contained HTML of
-// every view and of the browser page (assets.go), which
-// scripts/build-views.sh generates from src/ and the vendored uPlot and
-// which is embedded here, so that `go build` needs no npm. It knows nothing
+// every view and of the browser page (assets.go), put together from src/
+// and the vendored uPlot, embedded here so that `go build` needs no npm.
+// It knows nothing
 // of MCP: package mcp serves a view as an MCP Apps ui:// resource, package
 // httpserve serves the page.
 package views
