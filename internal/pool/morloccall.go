@@ -210,7 +210,7 @@ func (p *morlocProcess) exchange(mc *morlocCall, packet *morlocPacket, ret *mani
 // lost says why a call's connection ended without a reply: the process
 // died (its death, with its last output, says more), or only the worker
 // that ran the call did (morloc's pools abort on a value they cannot
-// read); then the process is replaced (see morlocConfig.onBroken).
+// read); then the process is replaced (see processHooks.onBroken).
 func (p *morlocProcess) lost(err error, mc *morlocCall) error {
 	deadline := time.Now().Add(morlocDeathWait)
 	for !p.awaitEnd() {
@@ -242,12 +242,6 @@ func (p *morlocProcess) deathErr() error {
 		return err
 	}
 	return fmt.Errorf("pool %s died", p.label)
-}
-
-func (p *morlocProcess) goneErr() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.err
 }
 
 func (p *morlocProcess) pending(mc *morlocCall) bool {
@@ -305,7 +299,7 @@ func (p *morlocProcess) giveUp(mc *morlocCall, name, how string) (callReply, boo
 		if p.prepare != nil {
 			p.prepare(p.spareReady)
 		}
-		time.AfterFunc(p.opts.CancelGrace, func() { p.checkStuck(mc) })
+		time.AfterFunc(p.cancelGrace, func() { p.checkStuck(mc) })
 	}
 	if drained {
 		go p.stop()

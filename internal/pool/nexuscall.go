@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -18,89 +17,6 @@ import (
 	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
-// CallOptions tunes one call. Name and Timeout default to the Spec's
-// Function for the mid, then to the mid and Options.CallTimeout.
-type CallOptions struct {
-	Hooks
-	// Name names the call in messages: the command's name, as in
-	// "call to 'fighterDamage' timed out after 30s".
-	Name string
-	// Timeout bounds the call, from Call to its reply, start of the pool
-	// included; a negative value means none.
-	Timeout time.Duration
-	// Arrays are the arrays among the arguments (Path[0] indexes them),
-	// whose places in the JSON hold null. A pool that does not take an
-	// array's dtype gets it as JSON.
-	Arrays []ndarray.Array
-	// GiveArrays hands Arrays over: the caller reads neither the slice nor
-	// its arrays again. Once the call is sent and could not be sent again
-	// (GiveArrays), the pool sets their Data to nil, in these elements and
-	// so in every slice sharing them, so that a large argument is not in
-	// memory beside its result (issue 23: 111 MB of a 100 MB integer echo).
-	// Without it the caller's arrays are only read.
-	GiveArrays bool
-	// Ret, when set, lets a pool that takes arrays send its result as one.
-	Ret *ndarray.Ret
-	// Inline, when set, lets the call wait for its reply on the caller's
-	// goroutine (inline.go). Only nexus's own pools take it.
-	Inline *Inline
-}
-
-// TimeoutError reports a call that did not finish within its timeout. The
-// pool was told to cancel it (see docs/pool-protocol.md, "Timeouts").
-type TimeoutError struct {
-	Call     string        // "call to 'fighterDamage'"
-	After    time.Duration // the timeout
-	Starting string        // the pool's label when it was still starting, else ""
-}
-
-func (e *TimeoutError) Error() string {
-	msg := fmt.Sprintf("%s timed out after %s", e.Call, shortDuration(e.After))
-	if e.Starting != "" {
-		msg += " while pool " + e.Starting + " was starting"
-	}
-	return msg
-}
-
-// Timeout reports true: this error is a timeout (the net.Error
-// convention, which mcp reads without knowing this type).
-func (e *TimeoutError) Timeout() bool { return true }
-
-// shortDuration writes d as time.Duration does, without zero units: 5m, not 5m0s.
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
-
-// callRequest is one call on its way to a process.
-type callRequest struct {
-	mid     int
-	args    []json.RawMessage
-	opts    CallOptions
-	lang    string           // the pool's language, for a call without a name
-	timeout time.Duration    // > 0 when the call has one
-	expired <-chan time.Time // fires when the timeout passes; nil without one
-}
-
-// name is "call to 'x'" or "call to mid 9 of pool py", for messages: made
-// only when one is written, not for every call.
-func (c *callRequest) name() string {
-	if c.opts.Name != "" {
-		return "call to '" + c.opts.Name + "'"
-	}
-	return fmt.Sprintf("call to mid %d of pool %s", c.mid, c.lang)
-}
-
-func (c *callRequest) timedOut(starting string) error {
-	return &TimeoutError{Call: c.name(), After: c.timeout, Starting: starting}
-}
-
 // pendingCall is a call sent to the process and not yet answered.
 type pendingCall struct {
 	reply   chan callReply // buffered: the reader never blocks on it
@@ -110,26 +26,12 @@ type pendingCall struct {
 	hooks    Hooks
 	finished bool
 
-	// For asks (ask.go), made on the first one: a call that never asks
+	// For asks (nexusask.go), made on the first one: a call that never asks
 	// costs no context. ctx is the caller's; askCtx ends at finish.
 	ctx       context.Context
 	askCtx    context.Context
 	askCancel context.CancelFunc
 }
-
-type callReply struct {
-	value   ndarray.Value
-	content json.RawMessage // the result's content blocks, if any
-	err     error
-}
-
-// unstartedError reports a call that the process never began: it was gone
-// before the call reached it, or it was replaced while the call waited
-// behind a stuck one. The call can safely be tried on a fresh process.
-type unstartedError struct{ err error }
-
-func (e *unstartedError) Error() string { return e.err.Error() }
-func (e *unstartedError) Unwrap() error { return e.err }
 
 // concurrency is how a runtime runs calls, from its ready message.
 type concurrency int
@@ -143,15 +45,6 @@ const (
 	// concurrent: each call runs by itself, e.g. on its own thread ("concurrent": true).
 	concurrent
 )
-
-// abandonedCall is a call nexus gave up on (cancelled, or timed out) whose
-// reply the process still owes: if none comes within the cancel grace, the
-// call is stuck and the process is replaced.
-type abandonedCall struct {
-	name string    // "call to 'x'"
-	how  string    // "cancelled", "timed out"
-	at   time.Time // when (morloc pools); zero for nexus pools
-}
 
 // call sends one call and waits for its reply. When ctx ends or the call's
 // timeout passes first, it tells the pool to cancel the call and returns at
@@ -315,17 +208,6 @@ func (p *process) takes(d ndarray.DType) bool {
 	return false
 }
 
-// unusableErr says why the process takes no more calls, or nil. p.mu is held.
-func (p *process) unusableErr() error {
-	switch {
-	case p.err != nil:
-		return p.err
-	case p.retiring:
-		return fmt.Errorf("pool %s: replaced", p.label)
-	}
-	return nil
-}
-
 // giveUp forgets a pending call, tells the pool to cancel it and watches
 // whether it stops. If the reply came at the same moment it returns it.
 func (p *process) giveUp(id uint64, pc *pendingCall, name, how string) (callReply, bool) {
@@ -429,15 +311,6 @@ func (p *process) deliverReply(id uint64, r callReply) {
 	if drained {
 		go p.stop()
 	}
-}
-
-// forget drops a pending call and reports whether it was still pending.
-func (p *process) forget(id uint64) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	_, ok := p.inflight[id]
-	delete(p.inflight, id)
-	return ok
 }
 
 func (p *process) pending(id uint64) *pendingCall {
@@ -755,7 +628,3 @@ func (p *process) mayResend(id uint64) bool {
 	}
 	return false
 }
-
-// largeFrame is the size of a call's frames from which their buffers are
-// collected as soon as they are sent (see mcp's collectIfLarge).
-const largeFrame = 4 << 20

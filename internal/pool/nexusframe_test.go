@@ -232,7 +232,7 @@ func BenchmarkReadBlob(b *testing.B) {
 }
 
 // A large body gets one buffer of its length once its first chunk has
-// come, never a buffer grown by copying (issue 23): what reading it
+// come, never a buffer grown by copying: what reading it
 // allocates is the body and the first chunk, nothing more.
 func TestReadFrameSizesTheBodyOnce(t *testing.T) {
 	const n = 5*readChunk + 17

@@ -12,7 +12,7 @@ import (
 )
 
 // A call waiting inline reads its own reply from fd 4, on its caller's
-// goroutine, instead of waiting for readLoop to hand it over (issue 23 §2).
+// goroutine, instead of waiting for readLoop to hand it over.
 // With one call in flight, nexus's stdin reader then sends the call, waits
 // for the pool and for stdin in one poll(2), and writes the reply, with no
 // goroutine woken in between: what a minimal relay does. A goroutine

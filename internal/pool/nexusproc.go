@@ -5,73 +5,53 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"log/slog"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
-	"syscall"
 	"time"
 
-	"github.com/nexus-mcp/nexus/internal/manifest"
 	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
-const (
-	// tailLines is how many lines of a pool's output errors quote.
-	tailLines = 20
-	// tailLineMax cuts a quoted line, so one runaway line cannot flood an error.
-	tailLineMax = 1000
-	// outputLineMax is where a line of pool output that never ends is cut.
-	outputLineMax = 64 << 10
-	// shutdownWriteTimeout bounds the wait for room in the pipe to say shutdown.
-	shutdownWriteTimeout = 100 * time.Millisecond
-)
+// shutdownWriteTimeout bounds the wait for room in the pipe to say shutdown.
+const shutdownWriteTimeout = 100 * time.Millisecond
 
-// processConfig is what startProcess needs to run one pool process.
-type processConfig struct {
-	lang    string
-	runtime string // the Spec's: names the protocol assumed when a start fails
-	label   string // names the process in messages: "py", or "py#2" among several workers
-	argv    []string
-	dir     string
-	env     []string
+// nexusDriver runs the pools written against nexus's runtime: frames on
+// fds 3 and 4 (docs/pool-protocol.md), several processes to a pool, and
+// calls that may wait for their reply on their caller's goroutine.
+type nexusDriver struct{}
 
-	stderr       io.Writer    // where the pool's stdout and stderr lines go
-	outputLog    *slog.Logger // if set, takes those lines as records instead
-	logger       *slog.Logger
-	startTimeout time.Duration
-	grace        time.Duration
-
-	cancelGrace time.Duration // how long a cancelled call may take to stop
-	reaper      *reaper       // told of the process group; may be nil
-	functions   map[int]Function
-	argTypes    bool // send calls their arguments' declared types (Spec.ArgTypes)
-
-	// onDeath, if set, learns that a process that had become ready ended
-	// without nexus asking it to, and why, before any call can see it gone.
-	onDeath func(p poolProcess, err error)
-	// onStuck, if set, learns that a call did not stop when cancelled; it
-	// must retire the process (see process.retire), after starting another.
-	onStuck func(p poolProcess, why string)
+func (nexusDriver) start(ctx context.Context, w *worker, cfg childConfig) (poolProcess, error) {
+	dir, err := RuntimeDir()
+	if err != nil {
+		return nil, fmt.Errorf("pool %s failed to start: %w", w.label, err)
+	}
+	cfg.env = withOutputDir(poolEnv(w.spec.Lang, w.number, dir), w.set.opts.OutputDir)
+	p, err := startProcess(ctx, cfg, w.spec.ArgTypes)
+	if err != nil {
+		return nil, err // never a nil *process in the interface
+	}
+	return p, nil
 }
 
-// process is one running pool process and everything nexus holds for it:
-// its pipes, its calls in flight, the tail of its output. It owns the
-// process's whole life: start, handshake, calls, output, death and stop.
+func (nexusDriver) maxWorkers() int     { return 0 }
+func (nexusDriver) inlineCalls() bool   { return true }
+func (nexusDriver) awaitsNeeds() bool   { return false }
+func (nexusDriver) watchedBy(r *reaper) {}
+func (nexusDriver) cleanup()            {}
+
+// process is one running pool process that speaks nexus's protocol, and
+// what nexus holds for it beside its child: its pipes and its calls in
+// flight. This file owns the protocol's side of its life: the handshake,
+// reading fd 4, and what its end means for the wire; its calls are in
+// nexuscall.go.
 type process struct {
-	processConfig
-	cmd      *exec.Cmd
+	child
+	argTypes bool     // send calls their arguments' declared types (Spec.ArgTypes)
 	toPool   *os.File // our end of the pool's fd 3
 	fromPool *os.File // our end of the pool's fd 4
-	outPipe  *os.File // our end of the pool's stdout and stderr
-	tail     tail
 
 	out            *outbox    // frames waiting for writeLoop
 	writeMu        sync.Mutex // one frame at a time on toPool
@@ -80,141 +60,62 @@ type process struct {
 	mids           map[int]bool    // the functions the pool says it has; nil if it did not say
 	dtypes         []ndarray.DType // the array dtypes the pool takes (protocol 2); set before startProcess returns
 
-	readyAt  time.Time   // when the handshake ended; set before startProcess returns
-	answered atomic.Bool // the process has answered a call
-
-	mu        sync.Mutex
+	// Guarded by child.mu.
 	nextID    uint64
 	inflight  map[uint64]*pendingCall
 	abandoned map[uint64]abandonedCall // given up on, reply still owed
-	retiring  bool                     // a call is stuck: no new calls, stop when drained
-	ready     bool                     // the handshake succeeded
-	stopping  bool                     // nexus asked the process to stop
-	err       error                    // why calls fail now that the process is gone; set just before gone closes
 
 	readyCh  chan *inbound // the ready message, once
 	protoErr error         // set before rd.over closes, so before readerDone does
 
-	// Reading fd 4: by readLoop, or by a call waiting inline (inline.go);
+	// Reading fd 4: by readLoop, or by a call waiting inline (nexusinline.go);
 	// never both. br, blobs and readyRead belong to whichever reads.
 	rd         fd4Reader
 	br         *bufio.Reader
 	blobs      [][]byte      // blobs waiting for the message they belong to
 	readyRead  bool          // the ready message has come
-	exitState  string        // "exit status 1"; set before exited closes
-	exited     chan struct{} // closed once the process has been reaped
 	readerDone chan struct{} // closed when readLoop returns
-	outputDone chan struct{} // closed when copyOutput returns
-	gone       chan struct{} // closed when the process, its group and its pipes are all finished
 }
 
 // startProcess starts a pool process and waits for its ready message. On
 // failure the process is stopped and the error says why, with its output's
 // last lines.
-func startProcess(ctx context.Context, cfg processConfig) (*process, error) {
+func startProcess(ctx context.Context, cfg childConfig, argTypes bool) (*process, error) {
 	failed := func(err error) error { return fmt.Errorf("pool %s failed to start: %w", cfg.label, err) }
-	if len(cfg.argv) == 0 {
-		return nil, failed(errors.New("its manifest entry has no exec command"))
-	}
-	argv0 := cfg.argv[0]
-	if strings.ContainsRune(argv0, filepath.Separator) && !filepath.IsAbs(argv0) {
-		argv0 = filepath.Join(cfg.dir, argv0)
-	}
-	cmd := exec.Command(argv0, cfg.argv[1:]...)
-	cmd.Dir = cfg.dir
-	cmd.Env = cfg.env
-	cmd.SysProcAttr = sysProcAttr()
-
-	// Three pipes: calls in (the pool's fd 3), replies out (its fd 4), and
-	// its stdout and stderr together, so their lines keep their order.
-	var files []*os.File
-	closeAll := func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}
-	pipe := func() (r, w *os.File, err error) {
-		r, w, err = os.Pipe()
-		if err == nil {
-			files = append(files, r, w)
-		}
-		return r, w, err
-	}
-	callsR, callsW, err := pipe()
+	// Calls in (the pool's fd 3) and replies out (its fd 4).
+	callsR, callsW, err := os.Pipe()
 	if err != nil {
 		return nil, failed(err)
 	}
-	repliesR, repliesW, err := pipe()
+	repliesR, repliesW, err := os.Pipe()
 	if err != nil {
-		closeAll()
+		callsR.Close()
+		callsW.Close()
 		return nil, failed(err)
 	}
-	outR, outW, err := pipe()
-	if err != nil {
-		closeAll()
-		return nil, failed(err)
-	}
-	cmd.ExtraFiles = []*os.File{callsR, repliesW} // fd 3, fd 4
-	cmd.Stdout = outW
-	cmd.Stderr = outW
-	if err := cmd.Start(); err != nil {
-		closeAll()
-		return nil, failed(execError(cfg.argv[0], argv0, err))
-	}
-	cfg.reaper.watch(cmd.Process.Pid) // its process group has its pid
-	// The child has its own copies; ours would hide its death from the reads.
-	callsR.Close()
-	repliesW.Close()
-	outW.Close()
-
 	p := &process{
-		processConfig: cfg,
-		cmd:           cmd,
-		toPool:        callsW,
-		fromPool:      repliesR,
-		outPipe:       outR,
-		inflight:      make(map[uint64]*pendingCall),
-		abandoned:     make(map[uint64]abandonedCall),
-		out:           newOutbox(),
-		readyCh:       make(chan *inbound, 1),
-		exited:        make(chan struct{}),
-		readerDone:    make(chan struct{}),
-		outputDone:    make(chan struct{}),
-		gone:          make(chan struct{}),
-		rd:            newFD4Reader(repliesR),
-		br:            bufio.NewReaderSize(repliesR, 64<<10),
+		argTypes:   argTypes,
+		toPool:     callsW,
+		fromPool:   repliesR,
+		inflight:   make(map[uint64]*pendingCall),
+		abandoned:  make(map[uint64]abandonedCall),
+		out:        newOutbox(),
+		readyCh:    make(chan *inbound, 1),
+		readerDone: make(chan struct{}),
+		rd:         newFD4Reader(repliesR),
+		br:         bufio.NewReaderSize(repliesR, 64<<10),
 	}
-	go p.copyOutput()
+	if err := p.child.start(cfg, p, callsR, repliesW); err != nil {
+		callsW.Close()
+		repliesR.Close()
+		return nil, err
+	}
 	go p.readLoop()
 	go p.writeLoop()
-	go func() {
-		_ = cmd.Wait() // the exit status is in ProcessState
-		p.exitState = cmd.ProcessState.String()
-		close(p.exited)
-	}()
-	go p.supervise()
-
 	if err := p.handshake(ctx); err != nil {
 		return nil, err
 	}
 	return p, nil
-}
-
-// execError says in words why the pool's program could not be run: arg is
-// exec's first element as the manifest wrote it, path where nexus looked.
-func execError(arg, path string, err error) error {
-	switch {
-	case errors.Is(err, exec.ErrNotFound):
-		return fmt.Errorf("%s is not installed (there is no %s in PATH)", arg, arg)
-	case errors.Is(err, fs.ErrNotExist):
-		if _, statErr := os.Stat(path); statErr == nil {
-			return fmt.Errorf("%s exists but its interpreter (its #! line) is not installed", path)
-		}
-		return fmt.Errorf("%s not found — build the program first", path)
-	case errors.Is(err, fs.ErrPermission):
-		return fmt.Errorf("%s is not executable", path)
-	}
-	return err
 }
 
 // handshake waits for the pool's ready message.
@@ -235,7 +136,6 @@ func (p *process) handshake(ctx context.Context) error {
 				}
 			}
 		}
-		p.readyAt = time.Now()
 		p.checkMids(ready.Mids)
 		switch {
 		case ready.Concurrent == nil:
@@ -245,22 +145,19 @@ func (p *process) handshake(ctx context.Context) error {
 		default:
 			p.mode = sequential
 		}
-		p.mu.Lock()
-		p.ready = true
-		p.mu.Unlock()
-		p.logger.Debug("pool ready", "pool", p.label, "pid", p.cmd.Process.Pid, "mids", ready.Mids)
+		p.becameReady()
+		p.logger.Debug("pool ready", "pool", p.label, "pid", p.pid(), "mids", ready.Mids)
 		return nil
 	case <-p.gone:
 		if p.protoErr != nil {
-			return startFailure(fmt.Sprintf("pool %s failed to start: it broke the protocol: %v", p.label, p.protoErr), &p.tail, p.runtime)
+			return p.startFailed(fmt.Sprintf("pool %s failed to start: it broke the protocol: %v", p.label, p.protoErr))
 		}
-		return startFailure(fmt.Sprintf("pool %s failed to start: exited before it was ready (%s)", p.label, p.exitState), &p.tail, p.runtime)
+		return p.exitedEarly()
 	case <-timer.C:
 		p.stop()
-		return startFailure(fmt.Sprintf("pool %s never became ready within %s", p.label, p.startTimeout), &p.tail, p.runtime)
+		return p.startFailed(fmt.Sprintf("pool %s never became ready within %s", p.label, p.startTimeout))
 	case <-ctx.Done():
-		p.stop()
-		return fmt.Errorf("pool %s: start abandoned: %w", p.label, context.Cause(ctx))
+		return p.abandonStart(ctx)
 	}
 }
 
@@ -304,40 +201,9 @@ func (p *process) midList() string {
 	return b.String()
 }
 
-// alive reports whether the process can still take calls.
-func (p *process) alive() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.unusableErr() == nil
-}
-
-// stoppedByNexus reports whether nexus asked the process to stop.
-func (p *process) stoppedByNexus() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.stopping
-}
-
-// answeredAny reports whether the process has answered a call: it works.
-func (p *process) answeredAny() bool { return p.answered.Load() }
-
-// upFor is how long the process has been ready.
-func (p *process) upFor() time.Duration { return time.Since(p.readyAt) }
-
-// ended is closed once the process is gone.
-func (p *process) ended() <-chan struct{} { return p.gone }
-
-func (p *process) pid() int { return p.cmd.Process.Pid }
-
-func (p *process) goneErr() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.err
-}
-
 // readLoop reads the pool's frames until fd 4 ends or breaks the protocol,
 // whenever fd 4 is its to read: a call waiting inline reads its own reply
-// (inline.go), and readLoop waits meanwhile.
+// (nexusinline.go), and readLoop waits meanwhile.
 func (p *process) readLoop() {
 	defer close(p.readerDone)
 	for {
@@ -454,79 +320,32 @@ func (p *process) deliverLog(msg *inbound) {
 	p.logger.Log(context.Background(), logLevels[level], "pool log", "pool", p.label, "data", string(msg.Data))
 }
 
-// copyOutput copies the pool's stdout and stderr (see copyPoolOutput).
-func (p *process) copyOutput() {
-	defer close(p.outputDone)
-	copyPoolOutput(p.outPipe, p.label, &p.tail, p.stderr, p.outputLog)
+// The protocol's side of the process's end (protocol, child.go).
+
+// severed is closed when fd 4 has ended or broken the protocol.
+func (p *process) severed() <-chan struct{} { return p.readerDone }
+
+func (p *process) brokeProtocol() error { return p.protoErr }
+
+// askToExit says shutdown and closes fd 3: the pool exits on either.
+func (p *process) askToExit() bool {
+	p.closeInput()
+	return true
 }
 
-// copyPoolOutput copies a pool's stdout and stderr, line by line and
-// prefixed, to stderr, or as records to outputLog when set, keeping the
-// last lines in t for errors. It returns at the end of r.
-func copyPoolOutput(r io.Reader, label string, t *tail, stderr io.Writer, outputLog *slog.Logger) {
-	prefix := "[pool " + label + "] "
-	br := bufio.NewReaderSize(r, outputLineMax)
-	for {
-		line, err := br.ReadSlice('\n')
-		if len(line) > 0 {
-			text := strings.TrimSuffix(strings.TrimSuffix(string(line), "\n"), "\r")
-			t.add(text)
-			if outputLog != nil {
-				outputLog.Info("pool output", "pool", label, "text", text)
-			} else {
-				_, _ = io.WriteString(stderr, prefix+text+"\n")
-			}
-		}
-		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
-			return
-		}
-	}
-}
-
-// supervise waits for the process to end, cleans up after it and fails the
-// calls still in flight.
-func (p *process) supervise() {
-	select {
-	case <-p.exited:
-	case <-p.readerDone:
-		// fd 4 closed or broke the protocol while the pool lives on: it
-		// cannot answer any more. Without a protocol error, it may be exiting.
-		if p.protoErr != nil || !p.waitExited(p.grace) {
-			p.signalGroup(syscall.SIGKILL)
-		}
-		<-p.exited
-	}
-	// Children of the pool must not outlive it, and may hold its pipes open.
-	p.signalGroup(syscall.SIGKILL)
-	p.reaper.forget(p.cmd.Process.Pid)
-	p.readToLoop() // what the pool wrote last is read, to its end, by readLoop
+// release has readLoop read what the pool wrote last, to the end of fd 4,
+// and closes our ends of its pipes.
+func (p *process) release() {
+	p.readToLoop()
 	p.waitOrClose(p.readerDone, p.fromPool)
-	p.waitOrClose(p.outputDone, p.outPipe)
 	p.closeInput()
 	p.fromPool.Close()
-	p.outPipe.Close()
+}
 
+// endCalls fails the calls in flight; one that never reached the pool may
+// be sent to a fresh process.
+func (p *process) endCalls(err error) {
 	p.mu.Lock()
-	var err error
-	switch {
-	case p.stopping:
-		err = fmt.Errorf("pool %s: stopped", p.label)
-	case p.protoErr != nil:
-		err = errors.New(p.withTail(fmt.Sprintf("pool %s broke the protocol: %v", p.label, p.protoErr)))
-	default:
-		err = errors.New(p.withTail(fmt.Sprintf("pool %s died (%s)", p.label, p.exitState)))
-	}
-	died := p.ready && !p.stopping // a failed start is reported by its caller
-	p.mu.Unlock()
-
-	if died {
-		p.logger.Warn("pool process ended", "pool", p.label, "pid", p.cmd.Process.Pid, "err", err)
-		if p.onDeath != nil {
-			p.onDeath(p, err)
-		}
-	}
-	p.mu.Lock()
-	p.err = err
 	inflight := p.inflight
 	p.inflight = nil
 	p.mu.Unlock()
@@ -534,22 +353,9 @@ func (p *process) supervise() {
 		if pc.written.Load() {
 			pc.reply <- callReply{err: err}
 		} else {
-			pc.reply <- callReply{err: &unstartedError{err}} // never reached the pool: may be tried again
+			pc.reply <- callReply{err: &unstartedError{err}}
 		}
 	}
-	close(p.gone)
-}
-
-// waitOrClose waits the grace for a reader goroutine to finish on its own
-// (draining what the pool wrote last), then closes its file to end it.
-func (p *process) waitOrClose(done <-chan struct{}, f *os.File) {
-	select {
-	case <-done:
-		return
-	case <-time.After(p.grace):
-	}
-	f.Close()
-	<-done
 }
 
 // closeInput says shutdown and closes fd 3; the pool exits on either.
@@ -563,92 +369,4 @@ func (p *process) closeInput() {
 		_ = writeFrame(p.toPool, shutdownFrame)
 		p.toPool.Close()
 	})
-}
-
-// stop ends the process: shutdown and fd 3 closed, then SIGTERM to its
-// group after the grace, then SIGKILL after another; it returns once the
-// process is gone.
-func (p *process) stop() {
-	p.mu.Lock()
-	p.stopping = true
-	ready := p.ready
-	p.mu.Unlock()
-	p.closeInput()
-	if !ready {
-		// Still starting: it has nothing to finish, and an interpreter
-		// busy loading reads its end of file only once it is done.
-		p.signalGroup(syscall.SIGTERM)
-	}
-	if !p.waitExited(p.grace) {
-		p.signalGroup(syscall.SIGTERM)
-		if !p.waitExited(p.grace) {
-			p.signalGroup(syscall.SIGKILL)
-		}
-	}
-	<-p.gone
-}
-
-// waitExited waits at most d for the process to exit and reports whether it did.
-func (p *process) waitExited(d time.Duration) bool {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-p.exited:
-		return true
-	case <-timer.C:
-		return false
-	}
-}
-
-func (p *process) signalGroup(sig syscall.Signal) {
-	if err := signalGroup(p.cmd.Process.Pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-		p.logger.Warn("signalling pool process group", "pool", p.label, "signal", sig, "err", err)
-	}
-}
-
-// withTail appends the pool's last lines of output to msg.
-func (p *process) withTail(msg string) string { return withTail(msg, &p.tail) }
-
-// startFailure is the error of a pool that did not become ready: msg, its
-// last lines of output, and which protocol nexus took it to speak, with
-// how to choose the other (manifest.RuntimeHint): the likely mistake when
-// a pool dies at once or never answers.
-func startFailure(msg string, t *tail, runtime string) error {
-	msg = withTail(msg, t)
-	if hint := manifest.RuntimeHint(runtime); hint != "" {
-		msg += "\n(" + hint + ")"
-	}
-	return errors.New(msg)
-}
-
-// withTail appends the last lines of output t holds to msg.
-func withTail(msg string, t *tail) string {
-	if s := t.String(); s != "" {
-		return msg + "; last stderr:\n" + s
-	}
-	return msg
-}
-
-// tail keeps the last tailLines lines of a pool's output.
-type tail struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (t *tail) add(line string) {
-	if len(line) > tailLineMax {
-		line = strings.ToValidUTF8(line[:tailLineMax], "") + "…"
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.lines = append(t.lines, line)
-	if len(t.lines) > tailLines {
-		t.lines = append(t.lines[:0], t.lines[len(t.lines)-tailLines:]...)
-	}
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return strings.Join(t.lines, "\n")
 }
