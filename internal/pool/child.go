@@ -97,6 +97,10 @@ type protocol interface {
 	// endCalls fails the calls still in flight with err, why the process
 	// is gone. It runs once, after new calls see err, before gone closes.
 	endCalls(err error)
+	// retireCalls decides, as the process retires, what becomes of the
+	// calls in it, with c.mu held: drained reports that none runs on
+	// (then it stops), and after, if not nil, runs once c.mu is let go.
+	retireCalls(why string) (after func(), drained bool)
 }
 
 // child is one running pool process: the operating system's side of it.
@@ -266,6 +270,36 @@ func (c *child) supervise() {
 	c.mu.Unlock()
 	c.proto.endCalls(err)
 	close(c.gone)
+}
+
+// retire takes the process out of service because a call in it is stuck:
+// new calls go to the fresh process its worker has started, and it stops
+// once no call runs in it any more.
+func (c *child) retire(why string) {
+	c.mu.Lock()
+	if c.retiring || c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.retiring = true
+	after, drained := c.proto.retireCalls(why)
+	c.mu.Unlock()
+	if after != nil {
+		after()
+	}
+	if drained {
+		go c.stop()
+	}
+}
+
+// handOver has hook (onStuck, onBroken) start a fresh process in place of
+// this one and retire it; without a hook it is retired alone.
+func (c *child) handOver(hook func(p poolProcess, why string), why string) {
+	if hook != nil {
+		hook(c.proto, why)
+	} else {
+		c.retire(why)
+	}
 }
 
 // waitOrClose waits the grace for a reader goroutine to finish on its own

@@ -220,11 +220,7 @@ func (p *morlocProcess) lost(err error, mc *morlocCall) error {
 			p.mu.Unlock()
 			if replace {
 				why := "its worker running the " + mc.name + " died"
-				if p.onBroken != nil {
-					go p.onBroken(p, why)
-				} else {
-					go p.retire(why)
-				}
+				go p.handOver(p.onBroken, why)
 			}
 			return errors.New(p.withTail(fmt.Sprintf("pool %s: the call ended without a reply (%v): the pool's worker running it died", p.label, err)))
 		}
@@ -344,9 +340,5 @@ func (p *morlocProcess) checkStuck(mc *morlocCall) {
 	if len(mc.needs) > 0 && p.stuckIn != nil {
 		p.stuckIn(mc.needs, why)
 	}
-	if p.onStuck != nil {
-		p.onStuck(p, why) // the worker starts a fresh process, then retires this one
-	} else {
-		p.retire(why)
-	}
+	p.handOver(p.onStuck, why) // the worker starts a fresh process, then retires this one
 }

@@ -189,23 +189,13 @@ func (p *morlocProcess) endCalls(error) {
 	}
 }
 
-// retire takes the process out of service because a call in it is stuck:
-// new calls go to the fresh process the worker has started, the calls it
-// still runs finish here, and it is stopped once they are done.
-func (p *morlocProcess) retire(why string) {
-	p.mu.Lock()
-	if p.retiring || p.err != nil {
-		p.mu.Unlock()
-		return
-	}
-	p.retiring = true
+// retireCalls: the calls the process still runs finish in it, and the
+// calls held back (see settled) go to the fresh one. p.mu is held.
+func (p *morlocProcess) retireCalls(why string) (after func(), drained bool) {
 	p.settle()
-	drained := len(p.inflight) == 0
-	p.mu.Unlock()
-	p.logger.Info("pool process retired", "pool", p.label, "pid", p.pid(), "why", why)
-	if drained {
-		go p.stop()
-	}
+	return func() {
+		p.logger.Info("pool process retired", "pool", p.label, "pid", p.pid(), "why", why)
+	}, len(p.inflight) == 0
 }
 
 // settle closes settled when no call given up on is waiting out its

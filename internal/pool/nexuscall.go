@@ -252,25 +252,15 @@ func (p *process) checkStuck(id uint64) {
 	}
 	p.mu.Unlock()
 	why := fmt.Sprintf("%s did not stop within %s of being %s", ac.name, shortDuration(p.cancelGrace), ac.how)
-	if p.onStuck != nil {
-		p.onStuck(p, why) // the worker starts a fresh process, then retires this one
-	} else {
-		p.retire(why)
-	}
+	p.handOver(p.onStuck, why)
 }
 
-// retire takes the process out of service because a call in it is stuck.
-// A concurrent runtime keeps running its other calls and is stopped once
-// they are done; in a sequential one they wait behind the stuck call and
-// never began, so they go back to be sent to a fresh process; for a runtime
-// that did not say, they fail, since they may have begun.
-func (p *process) retire(why string) {
-	p.mu.Lock()
-	if p.retiring || p.err != nil {
-		p.mu.Unlock()
-		return
-	}
-	p.retiring = true
+// retireCalls: a concurrent runtime keeps running its other calls and is
+// stopped once they are done; in a sequential one they wait behind the
+// stuck call and never began, so they go back to be sent to a fresh
+// process; for a runtime that did not say, they fail, since they may have
+// begun. p.mu is held.
+func (p *process) retireCalls(why string) (after func(), drained bool) {
 	var orphans []*pendingCall
 	if p.mode != concurrent {
 		for id, pc := range p.inflight {
@@ -278,21 +268,21 @@ func (p *process) retire(why string) {
 			delete(p.inflight, id)
 		}
 	}
-	drained := len(p.inflight) == 0
+	drained = len(p.inflight) == 0
+	if len(orphans) == 0 {
+		return nil, drained
+	}
 	mode := p.mode
-	p.mu.Unlock()
-
-	replaced := fmt.Errorf("pool %s was replaced: %s", p.label, why)
-	for _, pc := range orphans {
-		if mode == sequential {
-			pc.reply <- callReply{err: &unstartedError{replaced}}
-		} else {
-			pc.reply <- callReply{err: replaced}
+	return func() {
+		replaced := fmt.Errorf("pool %s was replaced: %s", p.label, why)
+		for _, pc := range orphans {
+			if mode == sequential {
+				pc.reply <- callReply{err: &unstartedError{replaced}}
+			} else {
+				pc.reply <- callReply{err: replaced}
+			}
 		}
-	}
-	if drained {
-		go p.stop()
-	}
+	}, drained
 }
 
 // deliverReply hands a reply to its call; a reply to an abandoned call
