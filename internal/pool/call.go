@@ -41,7 +41,8 @@ type CallOptions struct {
 }
 
 // TimeoutError reports a call that did not finish within its timeout. The
-// pool was told to cancel it (see docs/pool-protocol.md, "Timeouts").
+// pool was told to cancel it (see docs/internals.md, "Cancellation, timeouts
+// and stuck calls").
 type TimeoutError struct {
 	Call     string        // "call to 'fighterDamage'"
 	After    time.Duration // the timeout

@@ -13,8 +13,8 @@ import (
 )
 
 // morlocProgram is the driver of a program's morloc pools, and what they
-// share, as morloc's own nexus sets it up (docs/internals.md, "morloc
-// pools"): a private temporary directory holding their sockets, one
+// share, as morloc's own nexus sets it up (docs/spec.md §8.2): a private
+// temporary directory holding their sockets, one
 // shared-memory basename, and the readers of the pools' wire format and
 // shared memory. Every morloc pool of the program starts, so that pools
 // reach each other at <tmpdir>/<socket> for cross-language calls.

@@ -39,7 +39,7 @@ type morlocCall struct {
 // function runs on: its connection stays open to see it end, a spare
 // process starts, and if the call has not ended when the spare is up (or
 // Options.CancelGrace has passed) it is stuck, and the spare replaces the
-// process (docs/internals.md, "morloc pools").
+// process (docs/spec.md §8.3).
 func (p *morlocProcess) call(ctx context.Context, c *callRequest) (ndarray.Value, error) {
 	fn := p.functions[c.mid]
 	packet, err := p.wire.callPacket(c.mid, fn.Args, c.args, c.opts.Arrays)

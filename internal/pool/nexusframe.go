@@ -19,7 +19,7 @@ const MaxFrameSize = 1 << 30
 const minFrameSize = 2
 
 // blobBit marks a frame header as a blob's (protocol 2): its body is raw
-// bytes belonging to the next message (docs/pool-protocol.md, "Framing").
+// bytes belonging to the next message (docs/internals.md, "Frames").
 const blobBit = 1 << 31
 
 // ProtocolError reports a frame or message that breaks the pool protocol.

@@ -40,7 +40,7 @@ func TestFrameRoundTrip(t *testing.T) {
 	}
 }
 
-// The bytes docs/pool-protocol.md shows for the shutdown frame.
+// The bytes of the shutdown frame (docs/internals.md, "Frames").
 func TestShutdownFrameBytes(t *testing.T) {
 	var buf bytes.Buffer
 	if err := writeFrame(&buf, shutdownFrame); err != nil {
@@ -142,7 +142,7 @@ func TestDecodeInbound(t *testing.T) {
 	}
 }
 
-// The bytes docs/pool-protocol.md shows for a blob of the int64s 1 and 2.
+// The bytes of a blob of the int64s 1 and 2 (docs/internals.md, "Frames").
 func TestBlobFrameBytes(t *testing.T) {
 	var buf bytes.Buffer
 	data := binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, 1), 2)

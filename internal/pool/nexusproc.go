@@ -19,7 +19,7 @@ import (
 const shutdownWriteTimeout = 100 * time.Millisecond
 
 // nexusDriver runs the pools written against nexus's runtime: frames on
-// fds 3 and 4 (docs/pool-protocol.md), several processes to a pool, and
+// fds 3 and 4 (docs/internals.md), several processes to a pool, and
 // calls that may wait for their reply on their caller's goroutine.
 type nexusDriver struct{}
 

@@ -162,8 +162,8 @@ func Environ(lang string, worker int, runtimeDir string) []string {
 	return poolEnv(lang, worker, runtimeDir)
 }
 
-// poolEnv is the environment of a pool process (docs/pool-protocol.md,
-// "Environment"): nexus's own, plus the protocol's variables, plus what the
+// poolEnv is the environment of a pool process (docs/internals.md, "The
+// process"): nexus's own, plus the protocol's variables, plus what the
 // language needs to find its runtime.
 func poolEnv(lang string, worker int, runtimeDir string) []string {
 	env := append(os.Environ(),

@@ -37,7 +37,7 @@ type Spec struct {
 
 	// Runtime says which protocol the pool speaks: RuntimeNexus (or "")
 	// for pools written against nexus's runtime, RuntimeMorloc for the
-	// pools morloc compiles (docs/internals.md, "morloc pools").
+	// pools morloc compiles (docs/spec.md §8).
 	Runtime string
 	// Socket is a morloc pool's socket file name in the program's
 	// temporary directory ("pipe-py"): where its sibling pools reach it.
@@ -53,7 +53,7 @@ type Spec struct {
 
 // The runtimes a Spec may name: the manifest's (manifest.Pool.Runtime).
 const (
-	RuntimeNexus  = manifest.RuntimeNexus  // nexus's own: JSON lines on fds 3 and 4 (docs/pool-protocol.md)
+	RuntimeNexus  = manifest.RuntimeNexus  // nexus's own: frames on fds 3 and 4 (docs/internals.md)
 	RuntimeMorloc = manifest.RuntimeMorloc // morloc's: packets over a Unix socket, one connection per call
 )
 
@@ -179,7 +179,7 @@ type Hooks struct {
 	// blocks are dropped.
 	Content func(blocks json.RawMessage)
 	// Ask answers a request the function makes of the client while it runs
-	// (an `ask` message, docs/pool-protocol.md): kind is "elicit", "sample"
+	// (an `ask` message, docs/internals.md): kind is "elicit", "sample"
 	// or "roots"; key the name the function gave the question ("" for
 	// none; 2026-07-28 inputRequests keys); params the MCP request's params (elicitation/create,
 	// sampling/createMessage, roots/list). It returns the client's result
@@ -377,7 +377,8 @@ const maxTries = 3
 // CallWith is Call with options: a name for messages and a timeout. A call
 // that times out returns a *TimeoutError at once; the pool is told to
 // cancel it, and the process is replaced if it does not stop within
-// Options.CancelGrace (docs/pool-protocol.md, "Timeouts").
+// Options.CancelGrace (docs/internals.md, "Cancellation, timeouts and
+// stuck calls").
 func (s *Set) CallWith(ctx context.Context, pool, mid int, args []json.RawMessage, opts CallOptions) (ndarray.Value, error) {
 	group := s.pools[pool]
 	if group == nil {
