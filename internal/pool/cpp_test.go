@@ -83,7 +83,7 @@ const (
 )
 
 // TestCppPool builds testdata/cpp/pool.cpp against runtime/cpp/nexus.hpp
-// once, with the build line docs/pool-protocol.md gives (plus warnings as
+// once, with the build line runtime/cpp/nexus.hpp gives (plus warnings as
 // errors), and runs it through the real Set.
 func TestCppPool(t *testing.T) {
 	exe := buildCppTestPool(t)
@@ -108,7 +108,7 @@ func buildCppTestPool(t testing.TB) string {
 }
 
 // buildCppProgram compiles testdata/cpp/<name> with the build line
-// docs/pool-protocol.md gives (plus warnings as errors).
+// runtime/cpp/nexus.hpp gives (plus warnings as errors).
 func buildCppProgram(t testing.TB, name string) string {
 	t.Helper()
 	gxx, err := exec.LookPath("g++")
@@ -396,7 +396,7 @@ func testCppFunctionErrors(t *testing.T, exe string) {
 	if got := p.mustCall(t, cppAddOne, `[1]`); got != "2" {
 		t.Errorf("after the errors, addOne(1) = %s", got)
 	}
-	// NaN is no error: it goes as the wire's string (docs/pool-protocol.md, "NaN and infinity").
+	// NaN is no error: it goes as the wire's string (docs/internals.md, "Values").
 	if got := p.mustCall(t, cppNotANumber, `[]`); got != `"NaN"` {
 		t.Errorf("notANumber() = %s, want \"NaN\"", got)
 	}

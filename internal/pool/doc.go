@@ -2,12 +2,16 @@
 // calls, stderr, stop, and their supervision: restarts (with a growing delay
 // for a pool that keeps failing), call timeouts, replacing a process whose
 // call is stuck, and a reaper that outlives nexus to kill the pools' process
-// groups and remove what they leave on disk. It speaks two protocols behind
-// one supervision (worker.go's poolProcess): the nexus pool protocol
-// described in docs/pool-protocol.md, with the language runtimes
-// (runtime/) that pools import to speak it, and morloc's own, for the pools
-// the morloc compiler generates (docs/internals.md, "morloc pools": a
-// temporary directory, sockets and shared memory per program, one
-// connection per call). It knows nothing of MCP or of argument mapping:
-// callers hand it positional JSON arguments and get JSON values back.
+// groups and remove what they leave on disk.
+//
+// One owner, child.go, runs every pool process as the operating system sees
+// it: exec, its process group, its output, TERM then KILL, and its death.
+// Two drivers speak to it: nexus*.go the nexus pool protocol described in
+// docs/internals.md, with the language runtimes (runtime/) that pools
+// import to speak it, and morloc*.go morloc's own, for the pools the morloc
+// compiler generates (docs/spec.md §8: a temporary directory, sockets and
+// shared memory per program, one connection per call). set.go and worker.go supervise both alike, through the driver and
+// poolProcess interfaces. The package knows nothing of MCP or of argument
+// mapping: callers hand it positional JSON arguments and get JSON values
+// back.
 package pool

@@ -12,12 +12,12 @@ import (
 	"sync/atomic"
 )
 
-// morlocProgram is what a program's morloc pools share, as morloc's own
-// nexus sets it up (docs/internals.md, "morloc pools"): a private temporary
-// directory holding their sockets, one shared-memory basename, and the
-// readers of the pools' wire format and shared memory. Every morloc pool of
-// the program starts, so that pools reach each other at <tmpdir>/<socket>
-// for cross-language calls.
+// morlocProgram is the driver of a program's morloc pools, and what they
+// share, as morloc's own nexus sets it up (docs/spec.md §8.2): a private
+// temporary directory holding their sockets, one
+// shared-memory basename, and the readers of the pools' wire format and
+// shared memory. Every morloc pool of the program starts, so that pools
+// reach each other at <tmpdir>/<socket> for cross-language calls.
 type morlocProgram struct {
 	set      *Set
 	tmpdir   string // "/tmp/morloc.123456"; "" when it could not be made
@@ -69,9 +69,9 @@ func newMorlocProgram(s *Set) *morlocProgram {
 const morlocGenDir = ".nexus"
 
 // watchedBy tells the reaper what to remove should nexus die without
-// cleaning up. m may be nil.
+// cleaning up.
 func (m *morlocProgram) watchedBy(r *reaper) {
-	if m == nil || r == nil {
+	if r == nil {
 		return
 	}
 	for _, f := range []struct {
@@ -90,11 +90,8 @@ func (m *morlocProgram) watchedBy(r *reaper) {
 // cleanup removes what the program's pools leave behind once they are
 // gone: the temporary directory (sockets, and shared-memory volumes that
 // fell back to files there) and every /dev/shm/<basename>_* file, as
-// morloc's nexus does at exit. m may be nil.
+// morloc's nexus does at exit.
 func (m *morlocProgram) cleanup() {
-	if m == nil {
-		return
-	}
 	m.cleanOnce.Do(func() {
 		if m.wire != nil {
 			m.wire.closeMemory()
@@ -147,17 +144,7 @@ func (m *morlocProgram) volumeZeroExists() bool {
 }
 
 // start starts one process of worker w's morloc pool.
-// morlocHooks are how a morloc process tells its worker of its life (see
-// morlocConfig).
-type morlocHooks struct {
-	onDeath           func(p poolProcess, err error)
-	onStuck, onBroken func(p poolProcess, why string)
-	prepare           func(ready func())
-	unprepare         func()
-	stuckIn           func(pools []int, why string)
-}
-
-func (m *morlocProgram) start(ctx context.Context, w *worker, hooks morlocHooks) (*morlocProcess, error) {
+func (m *morlocProgram) start(ctx context.Context, w *worker, cfg childConfig) (poolProcess, error) {
 	label := w.label
 	if m.err != nil {
 		return nil, fmt.Errorf("pool %s failed to start: %w", label, m.err)
@@ -175,68 +162,50 @@ func (m *morlocProgram) start(ctx context.Context, w *worker, hooks morlocHooks)
 		return nil, fmt.Errorf("pool %s failed to start: its socket path %s is longer than Unix sockets allow (%d bytes); set TMPDIR to a shorter directory",
 			label, own, maxSocketPath-1)
 	}
-	cfg := morlocConfig{
-		label:       label,
-		lang:        spec.Lang,
-		argv:        append(append([]string(nil), spec.Exec...), own, m.tmpdir, m.basename),
-		dir:         spec.Dir,
-		env:         m.env(spec),
+	cfg.args = []string{own, m.tmpdir, m.basename}
+	cfg.env = m.env(spec)
+	mc := morlocConfig{
 		socket:      own,
 		link:        link,
-		functions:   spec.Functions,
 		wire:        m.wire,
-		opts:        &m.set.opts,
-		reaper:      m.set.reaper,
-		morlocHooks: hooks,
 		dialTimeout: morlocDialTimeout,
+		stuckIn:     func(pools []int, why string) { m.replaceNeeded(spec.Index, pools, why) },
 	}
 	var p *morlocProcess
 	err := m.firstStart(func() error {
 		var err error
-		p, err = startMorlocProcess(ctx, cfg)
+		p, err = startMorlocProcess(ctx, cfg, mc)
 		return err
 	})
-	return p, err
+	if err != nil {
+		return nil, err // never a nil *morlocProcess in the interface
+	}
+	return p, nil
 }
+
+// maxWorkers: a morloc pool runs its own workers, forked or threaded.
+func (m *morlocProgram) maxWorkers() int { return 1 }
+
+// inlineCalls: only nexus's own pools' replies can be waited for inline.
+func (m *morlocProgram) inlineCalls() bool { return false }
+
+// awaitsNeeds: a morloc pool's function reaches the pools it calls over
+// their sockets itself, so its calls wait until they are up.
+func (m *morlocProgram) awaitsNeeds() bool { return true }
 
 // replaceNeeded replaces the processes of the pools (by index) that a
 // stuck call of pool own needed: the part of it that does not end may be
 // running in one of them (a Python function stuck in the C++ function it
 // called), where it holds a worker, and morloc's pools start another
 // worker only while all are waiting on other pools.
-func (s *Set) replaceNeeded(own int, pools []int, why string) {
+func (m *morlocProgram) replaceNeeded(own int, pools []int, why string) {
 	for _, i := range pools {
-		g := s.pools[i]
-		if i == own || g == nil || g.spec.Runtime != RuntimeMorloc {
+		g := m.set.pools[i]
+		if i == own || g == nil || g.driver != driver(m) {
 			continue
 		}
 		for _, w := range g.workers {
-			w.mu.Lock()
-			a := w.cur
-			w.mu.Unlock()
-			if a == nil {
-				continue
-			}
-			select {
-			case <-a.done:
-			default:
-				continue // still starting: nothing of the call is in it
-			}
-			if a.proc != nil && a.proc.alive() {
-				w.replace(a, a.proc, "replacing a pool process a stuck call needed", why)
-			}
-		}
-	}
-}
-
-// reached tells the processes a successful call needed besides its own
-// (Function.Needs) that they work: a morloc pool that only its sibling
-// pools call never answers nexus, and would otherwise never count as
-// healthy (Options.HealthyAfter).
-func reached(procs []poolProcess) {
-	for _, p := range procs {
-		if mp, ok := p.(*morlocProcess); ok {
-			mp.answered.Store(true)
+			w.replaceLive("replacing a pool process a stuck call needed", why)
 		}
 	}
 }

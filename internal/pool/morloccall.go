@@ -39,7 +39,7 @@ type morlocCall struct {
 // function runs on: its connection stays open to see it end, a spare
 // process starts, and if the call has not ended when the spare is up (or
 // Options.CancelGrace has passed) it is stuck, and the spare replaces the
-// process (docs/internals.md, "morloc pools").
+// process (docs/spec.md §8.3).
 func (p *morlocProcess) call(ctx context.Context, c *callRequest) (ndarray.Value, error) {
 	fn := p.functions[c.mid]
 	packet, err := p.wire.callPacket(c.mid, fn.Args, c.args, c.opts.Arrays)
@@ -210,7 +210,7 @@ func (p *morlocProcess) exchange(mc *morlocCall, packet *morlocPacket, ret *mani
 // lost says why a call's connection ended without a reply: the process
 // died (its death, with its last output, says more), or only the worker
 // that ran the call did (morloc's pools abort on a value they cannot
-// read); then the process is replaced (see morlocConfig.onBroken).
+// read); then the process is replaced (see processHooks.onBroken).
 func (p *morlocProcess) lost(err error, mc *morlocCall) error {
 	deadline := time.Now().Add(morlocDeathWait)
 	for !p.awaitEnd() {
@@ -220,11 +220,7 @@ func (p *morlocProcess) lost(err error, mc *morlocCall) error {
 			p.mu.Unlock()
 			if replace {
 				why := "its worker running the " + mc.name + " died"
-				if p.onBroken != nil {
-					go p.onBroken(p, why)
-				} else {
-					go p.retire(why)
-				}
+				go p.handOver(p.onBroken, why)
 			}
 			return errors.New(p.withTail(fmt.Sprintf("pool %s: the call ended without a reply (%v): the pool's worker running it died", p.label, err)))
 		}
@@ -242,12 +238,6 @@ func (p *morlocProcess) deathErr() error {
 		return err
 	}
 	return fmt.Errorf("pool %s died", p.label)
-}
-
-func (p *morlocProcess) goneErr() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.err
 }
 
 func (p *morlocProcess) pending(mc *morlocCall) bool {
@@ -305,7 +295,7 @@ func (p *morlocProcess) giveUp(mc *morlocCall, name, how string) (callReply, boo
 		if p.prepare != nil {
 			p.prepare(p.spareReady)
 		}
-		time.AfterFunc(p.opts.CancelGrace, func() { p.checkStuck(mc) })
+		time.AfterFunc(p.cancelGrace, func() { p.checkStuck(mc) })
 	}
 	if drained {
 		go p.stop()
@@ -350,9 +340,5 @@ func (p *morlocProcess) checkStuck(mc *morlocCall) {
 	if len(mc.needs) > 0 && p.stuckIn != nil {
 		p.stuckIn(mc.needs, why)
 	}
-	if p.onStuck != nil {
-		p.onStuck(p, why) // the worker starts a fresh process, then retires this one
-	} else {
-		p.retire(why)
-	}
+	p.handOver(p.onStuck, why) // the worker starts a fresh process, then retires this one
 }

@@ -13,7 +13,7 @@ import (
 // and pool.cpp cpp_local_dispatch flush the worker's tracker first thing),
 // and the next allocation takes the freed block: a job sent while a result
 // is on its way back may be that next job, and nexus would read its value
-// instead (docs/internals.md, "morloc pools"). So a call whose result may
+// instead (docs/spec.md §8.5). So a call whose result may
 // come in shared memory runs alone: it waits until the calls in flight are
 // done, and the calls after it wait until its result is copied out, or it
 // was given up on. Calls whose results always come inline run together.

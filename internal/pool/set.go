@@ -37,7 +37,7 @@ type Spec struct {
 
 	// Runtime says which protocol the pool speaks: RuntimeNexus (or "")
 	// for pools written against nexus's runtime, RuntimeMorloc for the
-	// pools morloc compiles (docs/internals.md, "morloc pools").
+	// pools morloc compiles (docs/spec.md §8).
 	Runtime string
 	// Socket is a morloc pool's socket file name in the program's
 	// temporary directory ("pipe-py"): where its sibling pools reach it.
@@ -53,7 +53,7 @@ type Spec struct {
 
 // The runtimes a Spec may name: the manifest's (manifest.Pool.Runtime).
 const (
-	RuntimeNexus  = manifest.RuntimeNexus  // nexus's own: JSON lines on fds 3 and 4 (docs/pool-protocol.md)
+	RuntimeNexus  = manifest.RuntimeNexus  // nexus's own: frames on fds 3 and 4 (docs/internals.md)
 	RuntimeMorloc = manifest.RuntimeMorloc // morloc's: packets over a Unix socket, one connection per call
 )
 
@@ -179,7 +179,7 @@ type Hooks struct {
 	// blocks are dropped.
 	Content func(blocks json.RawMessage)
 	// Ask answers a request the function makes of the client while it runs
-	// (an `ask` message, docs/pool-protocol.md): kind is "elicit", "sample"
+	// (an `ask` message, docs/internals.md): kind is "elicit", "sample"
 	// or "roots"; key the name the function gave the question ("" for
 	// none; 2026-07-28 inputRequests keys); params the MCP request's params (elicitation/create,
 	// sampling/createMessage, roots/list). It returns the client's result
@@ -221,7 +221,8 @@ type Set struct {
 	gateOnce sync.Once
 	called   atomic.Bool
 	pools    map[int]*poolGroup
-	morloc   *morlocProgram  // the program's morloc state; nil without morloc pools
+	drivers  []driver        // the drivers with files of their own to watch and clean up
+	morloc   *morlocProgram  // the program's morloc driver; nil without morloc pools
 	ctx      context.Context // ends when the set closes: starts in progress give up
 	cancel   context.CancelFunc
 	// started closes once every worker's first start has ended; startErr
@@ -235,6 +236,7 @@ type Set struct {
 // poolGroup is one manifest pool: one or more worker processes.
 type poolGroup struct {
 	spec    Spec
+	driver  driver
 	mu      sync.Mutex // guards every worker's inflight
 	workers []*worker
 }
@@ -272,10 +274,9 @@ func Start(ctx context.Context, specs []Spec, opts Options) *Set {
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	// The reaper starts in the background too: Start returns at once, and
 	// nexus answers its client while processes are forked.
-	for _, spec := range specs {
-		if spec.Runtime == RuntimeMorloc && s.morloc == nil {
-			s.morloc = newMorlocProgram(s)
-		}
+	drivers := make([]driver, len(specs))
+	for i := range specs {
+		drivers[i] = s.driverFor(&specs[i])
 	}
 	go func() {
 		defer close(s.reaperUp)
@@ -285,7 +286,9 @@ func Start(ctx context.Context, specs []Spec, opts Options) *Set {
 				opts.Logger.Warn("pools may outlive nexus if it is killed", "err", err)
 			}
 			s.reaper = r
-			s.morloc.watchedBy(r) // before any pool starts: the files it makes are known
+			for _, d := range s.drivers {
+				d.watchedBy(r) // before any pool starts: the files it makes are known
+			}
 		}
 	}()
 	if opts.StartDelay > 0 {
@@ -299,7 +302,7 @@ func Start(ctx context.Context, specs []Spec, opts Options) *Set {
 	}
 
 	var g errgroup.Group
-	for _, spec := range specs {
+	for si, spec := range specs {
 		if _, dup := s.pools[spec.Index]; dup {
 			opts.Logger.Error("two pools with one index: keeping the first", "index", spec.Index, "lang", spec.Lang)
 			continue
@@ -307,17 +310,18 @@ func Start(ctx context.Context, specs []Spec, opts Options) *Set {
 		if spec.Workers <= 0 {
 			spec.Workers = DefaultWorkers(spec.Lang)
 		}
-		if spec.Runtime == RuntimeMorloc {
-			spec.Workers = 1 // a morloc pool runs its own workers, forked or threaded
+		drv := drivers[si]
+		if most := drv.maxWorkers(); most > 0 {
+			spec.Workers = min(spec.Workers, most)
 		}
 		n := spec.Workers
-		group := &poolGroup{spec: spec}
+		group := &poolGroup{spec: spec, driver: drv}
 		for i := 1; i <= n; i++ {
 			label := spec.Lang
 			if n > 1 {
 				label = fmt.Sprintf("%s#%d", spec.Lang, i)
 			}
-			w := &worker{set: s, spec: &group.spec, number: i, label: label}
+			w := &worker{set: s, spec: &group.spec, driver: drv, number: i, label: label}
 			group.workers = append(group.workers, w)
 			g.Go(func() error {
 				select {
@@ -373,7 +377,8 @@ const maxTries = 3
 // CallWith is Call with options: a name for messages and a timeout. A call
 // that times out returns a *TimeoutError at once; the pool is told to
 // cancel it, and the process is replaced if it does not stop within
-// Options.CancelGrace (docs/pool-protocol.md, "Timeouts").
+// Options.CancelGrace (docs/internals.md, "Cancellation, timeouts and
+// stuck calls").
 func (s *Set) CallWith(ctx context.Context, pool, mid int, args []json.RawMessage, opts CallOptions) (ndarray.Value, error) {
 	group := s.pools[pool]
 	if group == nil {
@@ -399,14 +404,14 @@ func (s *Set) CallWith(ctx context.Context, pool, mid int, args []json.RawMessag
 		c.expired = timer.C
 	}
 	s.called.Store(true)
-	awaitNeeds := len(fn.Needs) > 0 && group.spec.Runtime == RuntimeMorloc
+	awaitNeeds := len(fn.Needs) > 0 && group.driver.awaitsNeeds()
 	w := group.pick()
 	defer group.release(w)
 	for tries := 1; ; tries++ {
-		if in := c.opts.Inline; in != nil && (tries > 1 || awaitNeeds || group.spec.Runtime == RuntimeMorloc || !w.ready()) {
-			// Only a nexus pool's process, up and running, waits for a
-			// reply watching the caller's input: anything else the call
-			// waits for, it waits for without.
+		if in := c.opts.Inline; in != nil && (tries > 1 || awaitNeeds || !group.driver.inlineCalls() || !w.ready()) {
+			// Only a process up and running whose driver reads replies
+			// inline (nexus's) waits for one watching the caller's input:
+			// anything else the call waits for, it waits for without.
 			in.Yield()
 			c.opts.Inline = nil
 		}
@@ -469,9 +474,9 @@ func stopTimer(t *time.Timer) {
 	}
 }
 
-// awaitPools waits until the pools a morloc function calls, besides its
-// own, have a live process (starting them if need be), and returns them:
-// sent before, the call would fail in the pool, unable to reach them.
+// awaitPools waits until the pools a function calls, besides its own, have
+// a live process (starting them if need be), and returns them: sent before,
+// the call would fail in a pool that reaches them itself (driver.awaitsNeeds).
 func (s *Set) awaitPools(ctx context.Context, c *callRequest, own int, needs []int) ([]poolProcess, error) {
 	var procs []poolProcess
 	for _, i := range needs {
@@ -492,7 +497,7 @@ func (s *Set) awaitPools(ctx context.Context, c *callRequest, own int, needs []i
 					return nil, fmt.Errorf("%s needs pool %s: %w", c.name(), w.label, err)
 				}
 				// Killed a moment ago: wait for the process that follows.
-				if mp, ok := p.(*morlocProcess); ok && tries < maxTries && mp.awaitEnd() {
+				if tries < maxTries && p.awaitEnd() {
 					continue
 				}
 				procs = append(procs, p)
@@ -501,6 +506,31 @@ func (s *Set) awaitPools(ctx context.Context, c *callRequest, own int, needs []i
 		}
 	}
 	return procs, nil
+}
+
+// reached tells the processes a successful call needed besides its own
+// (Function.Needs) that they work: a pool that only its sibling pools call
+// never answers nexus, and would otherwise never count as healthy
+// (Options.HealthyAfter).
+func reached(procs []poolProcess) {
+	for _, p := range procs {
+		p.markAnswered()
+	}
+}
+
+// driverFor returns the driver of spec's pool: nexus's for the pools
+// written against its runtime, and, made on first use, the program's morloc
+// driver for the rest, whose pools share its temporary directory and
+// shared memory.
+func (s *Set) driverFor(spec *Spec) driver {
+	if spec.Runtime != RuntimeMorloc {
+		return nexusDriver{}
+	}
+	if s.morloc == nil {
+		s.morloc = newMorlocProgram(s)
+		s.drivers = append(s.drivers, s.morloc)
+	}
+	return s.morloc
 }
 
 // openGate lets the pools no call has asked for start (StartDelay).
@@ -519,7 +549,9 @@ func (s *Set) Close() error {
 		}
 		wg.Wait()
 		<-s.reaperUp
-		s.morloc.cleanup() // once its pools are gone: their sockets and shared memory go
+		for _, d := range s.drivers {
+			d.cleanup() // once its pools are gone: their sockets and shared memory go
+		}
 		s.reaper.close(s.opts.Logger)
 	})
 	return nil

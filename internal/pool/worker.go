@@ -16,6 +16,7 @@ import (
 type worker struct {
 	set      *Set
 	spec     *Spec
+	driver   driver // its pool's
 	number   int    // from 1
 	label    string // "py", or "py#2" when the pool has several workers
 	inflight int    // guarded by poolGroup.mu
@@ -35,23 +36,49 @@ type worker struct {
 }
 
 // poolProcess is one running pool process as its worker supervises it,
-// whichever protocol it speaks: *process (nexus's runtime: JSON lines on
-// fds 3 and 4) or *morlocProcess (morloc's own pools: packets over a Unix
-// socket). Restarts, backoff, timeouts, stuck calls, events and Close work
-// the same for both through it.
+// whichever protocol it speaks: *process (nexus's runtime: frames on fds 3
+// and 4) or *morlocProcess (morloc's own pools: packets over a Unix
+// socket), each a child (child.go) with its driver's wire. Restarts,
+// backoff, timeouts, stuck calls, events and Close work the same for both
+// through it.
 type poolProcess interface {
 	// call runs one call; an *unstartedError means the process never
 	// began it, so that it may be sent to a fresh process.
 	call(ctx context.Context, c *callRequest) (ndarray.Value, error)
 	alive() bool          // it can still take calls
 	answeredAny() bool    // it has answered a call: it works
+	markAnswered()        // a call that needed it succeeded: it works
 	upFor() time.Duration // how long it has been ready
+	// awaitEnd reports whether the process has died, even if nexus has
+	// not seen it yet, waiting then until its worker has started the next.
+	awaitEnd() bool
 	// retire takes it out of service because a call in it is stuck; it
 	// stops once the calls it still runs are done.
 	retire(why string)
 	stop()                  // ends it and returns once it is gone
 	ended() <-chan struct{} // closed once it is gone
 	pid() int
+}
+
+// driver starts the processes of the pools that speak one protocol, and
+// tells the shared layer (set.go, worker.go) how their calls differ:
+// nexusDriver (nexusproc.go) and morlocProgram (morloc.go).
+type driver interface {
+	// start starts one process of worker w from cfg, adding the
+	// protocol's own arguments and environment.
+	start(ctx context.Context, w *worker, cfg childConfig) (poolProcess, error)
+	// maxWorkers bounds how many processes one pool runs; 0: no bound.
+	maxWorkers() int
+	// inlineCalls reports whether a call may wait for its reply on its
+	// caller's goroutine (CallOptions.Inline).
+	inlineCalls() bool
+	// awaitsNeeds reports whether a call waits until the other pools its
+	// function calls (Function.Needs) have a live process.
+	awaitsNeeds() bool
+	// watchedBy tells the reaper what the driver's pools leave on disk,
+	// before any starts; cleanup removes it once they are gone.
+	watchedBy(r *reaper)
+	cleanup()
 }
 
 // errExpired is returned by worker.process when the call's timeout passed
@@ -149,52 +176,19 @@ func (w *worker) begin(ctx context.Context) *attempt {
 	go func() {
 		defer close(a.done) // after the failure is recorded: the next call sees it
 		<-s.reaperUp        // so that the reaper learns of this pool's group
-		onDeath := func(p poolProcess, err error) { w.died(a, p, err) }
-		onStuck := func(p poolProcess, why string) { w.stuck(a, p, why) }
+		hooks := processHooks{
+			onDeath: func(p poolProcess, err error) { w.died(a, p, err) },
+			onStuck: func(p poolProcess, why string) { w.stuck(a, p, why) },
+			onBroken: func(p poolProcess, why string) {
+				w.replace(a, p, "replacing a pool process whose worker died", why)
+			},
+			prepare:   func(ready func()) { w.prepare(a, ready) },
+			unprepare: func() { w.unprepare(a) },
+		}
 		if w.spec.DirErr != nil {
 			a.err = fmt.Errorf("pool %s failed to start: %w", w.label, w.spec.DirErr)
-		} else if w.spec.Runtime == RuntimeMorloc {
-			hooks := morlocHooks{
-				onDeath: onDeath,
-				onStuck: onStuck,
-				onBroken: func(p poolProcess, why string) {
-					w.replace(a, p, "replacing a pool process whose worker died", why)
-				},
-				prepare:   func(ready func()) { w.prepare(a, ready) },
-				unprepare: func() { w.unprepare(a) },
-				stuckIn:   func(pools []int, why string) { s.replaceNeeded(w.spec.Index, pools, why) },
-			}
-			p, err := s.morloc.start(ctx, w, hooks)
-			if err == nil {
-				a.proc = p // never a nil *morlocProcess in the interface
-			}
-			a.err = err
-		} else if dir, err := RuntimeDir(); err != nil {
-			a.err = fmt.Errorf("pool %s failed to start: %w", w.label, err)
 		} else {
-			p, err := startProcess(ctx, processConfig{
-				lang:         w.spec.Lang,
-				runtime:      w.spec.Runtime,
-				label:        w.label,
-				argv:         w.spec.Exec,
-				dir:          w.spec.Dir,
-				env:          withOutputDir(poolEnv(w.spec.Lang, w.number, dir), s.opts.OutputDir),
-				stderr:       s.opts.Stderr,
-				outputLog:    s.opts.OutputLog,
-				logger:       s.opts.Logger,
-				startTimeout: s.opts.StartTimeout,
-				grace:        s.opts.StopGrace,
-				cancelGrace:  s.opts.CancelGrace,
-				functions:    w.spec.Functions,
-				argTypes:     w.spec.ArgTypes,
-				reaper:       s.reaper,
-				onDeath:      onDeath,
-				onStuck:      onStuck,
-			})
-			if err == nil {
-				a.proc = p
-			}
-			a.err = err
+			a.proc, a.err = w.driver.start(ctx, w, w.config(hooks))
 		}
 		w.mu.Lock()
 		defer w.mu.Unlock()
@@ -275,6 +269,56 @@ func (w *worker) replace(a *attempt, p poolProcess, msg, why string) {
 	}
 	w.mu.Unlock()
 	p.retire(why)
+}
+
+// config is what each start of w's process begins with.
+func (w *worker) config(h processHooks) childConfig {
+	o := &w.set.opts
+	return childConfig{
+		lang:         w.spec.Lang,
+		runtime:      w.spec.Runtime,
+		label:        w.label,
+		argv:         w.spec.Exec,
+		dir:          w.spec.Dir,
+		stderr:       o.Stderr,
+		outputLog:    o.OutputLog,
+		logger:       o.Logger,
+		startTimeout: o.StartTimeout,
+		grace:        o.StopGrace,
+		cancelGrace:  o.CancelGrace,
+		reaper:       w.set.reaper,
+		functions:    w.spec.Functions,
+		processHooks: h,
+	}
+}
+
+// withOutputDir adds NEXUS_OUTPUT_DIR, the directory where a function may
+// write the files it returns (a command's metadata.result "file"), when
+// nexus has one: every driver gives it to its pools.
+func withOutputDir(env []string, dir string) []string {
+	if dir == "" {
+		return env
+	}
+	return append(env, "NEXUS_OUTPUT_DIR="+dir)
+}
+
+// replaceLive replaces the worker's process, if one is up, as replace
+// does; msg says why, for the log.
+func (w *worker) replaceLive(msg, why string) {
+	w.mu.Lock()
+	a := w.cur
+	w.mu.Unlock()
+	if a == nil {
+		return
+	}
+	select {
+	case <-a.done:
+	default:
+		return // still starting: nothing of the call is in it
+	}
+	if a.proc != nil && a.proc.alive() {
+		w.replace(a, a.proc, msg, why)
+	}
 }
 
 // prepare begins starting, as a spare, the process that would replace the

@@ -40,7 +40,7 @@ func TestFrameRoundTrip(t *testing.T) {
 	}
 }
 
-// The bytes docs/pool-protocol.md shows for the shutdown frame.
+// The bytes of the shutdown frame (docs/internals.md, "Frames").
 func TestShutdownFrameBytes(t *testing.T) {
 	var buf bytes.Buffer
 	if err := writeFrame(&buf, shutdownFrame); err != nil {
@@ -142,7 +142,7 @@ func TestDecodeInbound(t *testing.T) {
 	}
 }
 
-// The bytes docs/pool-protocol.md shows for a blob of the int64s 1 and 2.
+// The bytes of a blob of the int64s 1 and 2 (docs/internals.md, "Frames").
 func TestBlobFrameBytes(t *testing.T) {
 	var buf bytes.Buffer
 	data := binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, 1), 2)
@@ -232,7 +232,7 @@ func BenchmarkReadBlob(b *testing.B) {
 }
 
 // A large body gets one buffer of its length once its first chunk has
-// come, never a buffer grown by copying (issue 23): what reading it
+// come, never a buffer grown by copying: what reading it
 // allocates is the body and the first chunk, nothing more.
 func TestReadFrameSizesTheBodyOnce(t *testing.T) {
 	const n = 5*readChunk + 17

@@ -13,7 +13,7 @@ import (
 
 // A running function may put a question to the client: it sends `ask`, and
 // nexus answers with `answer` once the call's Hooks.Ask returns
-// (docs/pool-protocol.md, "ask" and "answer"; issue 11).
+// (docs/internals.md, "Messages": ask and answer).
 const (
 	typeAsk    = "ask"
 	typeAnswer = "answer"

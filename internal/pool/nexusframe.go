@@ -19,7 +19,7 @@ const MaxFrameSize = 1 << 30
 const minFrameSize = 2
 
 // blobBit marks a frame header as a blob's (protocol 2): its body is raw
-// bytes belonging to the next message (docs/pool-protocol.md, "Framing").
+// bytes belonging to the next message (docs/internals.md, "Frames").
 const blobBit = 1 << 31
 
 // ProtocolError reports a frame or message that breaks the pool protocol.
@@ -87,8 +87,8 @@ const readChunk = 1 << 20
 // first, and only once they have come is the buffer of the whole length
 // made (one allocation and one copy of that first chunk), so a header
 // that lies about a large body costs at most readChunk, and a real one
-// never a buffer grown by copying (issue 23: the growth touched 1.8× the
-// body's memory, every page of it a fault on a fresh heap).
+// never a buffer grown by copying (the growth touched 1.8× the body's
+// memory, every page of it a fault on a fresh heap).
 func readFrame(r io.Reader) (body []byte, blob bool, err error) {
 	n, err := readHeader(r)
 	if err != nil {
@@ -119,7 +119,7 @@ func readFrame(r io.Reader) (body []byte, blob bool, err error) {
 	// that zeroes the whole tail first, in one pass the scheduler cannot
 	// preempt. For a 348 MB blob that was seconds of first touches, and a
 	// collection waiting on it spun a CPU signalling this goroutine
-	// (issue 23: nexus's CPU at 300 MB was 15 s or 8 s, by luck). Made
+	// (nexus's CPU at 300 MB was 15 s or 8 s, by luck). Made
 	// alone, memory fresh from the OS is not zeroed again, and its pages
 	// are first touched by read(2).
 	body = make([]byte, size)

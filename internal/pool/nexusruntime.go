@@ -155,16 +155,6 @@ func holds(dir string, files []runtimeFile) bool {
 	return true
 }
 
-// withOutputDir adds NEXUS_OUTPUT_DIR, the directory where a function may
-// write the files it returns (a command's metadata.result "file", issue
-// 21), when nexus has one.
-func withOutputDir(env []string, dir string) []string {
-	if dir == "" {
-		return env
-	}
-	return append(env, "NEXUS_OUTPUT_DIR="+dir)
-}
-
 // Environ is the environment nexus gives worker number worker (from 1) of a
 // pool of lang, runtimeDir being RuntimeDir(): for a program that starts a
 // bench pool as nexus would, without nexus (cmd/nexus-bench's relay).
@@ -172,8 +162,8 @@ func Environ(lang string, worker int, runtimeDir string) []string {
 	return poolEnv(lang, worker, runtimeDir)
 }
 
-// poolEnv is the environment of a pool process (docs/pool-protocol.md,
-// "Environment"): nexus's own, plus the protocol's variables, plus what the
+// poolEnv is the environment of a pool process (docs/internals.md, "The
+// process"): nexus's own, plus the protocol's variables, plus what the
 // language needs to find its runtime.
 func poolEnv(lang string, worker int, runtimeDir string) []string {
 	env := append(os.Environ(),
@@ -198,7 +188,7 @@ func poolEnv(lang string, worker int, runtimeDir string) []string {
 // mallocTuning is the glibc malloc settings a pool gets beside env, so
 // that a large call's buffers are reused by the next one instead of
 // handed back to the kernel and faulted in anew, each page at ~20 µs on
-// a VM (issue 23, docs/performance.md): buffers up to the frame limit
+// a VM (docs/performance.md): buffers up to the frame limit
 // come from the heap (by default, one over 32 MiB at most is a fresh
 // mmap every time), the heap keeps up to a frame's worth of free memory
 // (by default it gives back all over 128 KiB), and every thread allocates

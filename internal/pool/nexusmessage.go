@@ -10,11 +10,12 @@ import (
 	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
-// protocolVersion is the version of docs/pool-protocol.md this package
-// speaks; it also serves pools of version 1, which have no arrays.
+// protocolVersion is the version of the pool protocol (docs/internals.md)
+// this package speaks; it also serves pools of version 1, which have no
+// arrays.
 const protocolVersion = 2
 
-// Message types (docs/pool-protocol.md, "Messages").
+// Message types (docs/internals.md, "Messages").
 const (
 	typeReady    = "ready"
 	typeCall     = "call"

@@ -1,6 +1,6 @@
 package pool
 
-// Tests of asks (ask.go, issue 11): a running function puts a question to
+// Tests of asks (nexusask.go): a running function puts a question to
 // the client through Hooks.Ask, in every runtime (testdata/pools/ask.py,
 // testdata/r/ask.R, testdata/cpp/ask.cpp share mids 1..7), and the answer
 // frames as nexus writes them (testdata/pools/askwire.py).

@@ -12,12 +12,12 @@ import (
 )
 
 // A call waiting inline reads its own reply from fd 4, on its caller's
-// goroutine, instead of waiting for readLoop to hand it over (issue 23 §2).
+// goroutine, instead of waiting for readLoop to hand it over.
 // With one call in flight, nexus's stdin reader then sends the call, waits
 // for the pool and for stdin in one poll(2), and writes the reply, with no
 // goroutine woken in between: what a minimal relay does. A goroutine
 // woken per call cost more CPU than all of nexus's own work on a small
-// call (docs/performance.md, "A small call's per-call work").
+// call (docs/performance.md, "A small call wakes no goroutine").
 //
 // fd 4 is read by one holder at a time: readLoop (from the start, and
 // whenever a call waits the ordinary way), a call waiting inline, or no
