@@ -31,7 +31,11 @@ func newBundleCmd() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			prog, err := loadProgram(args[0])
+			target, err := bundle.ProgramTarget(args[0])
+			if err != nil {
+				return err
+			}
+			prog, err := loadProgram(target)
 			if err != nil {
 				return err
 			}

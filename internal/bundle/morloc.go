@@ -1,0 +1,511 @@
+package bundle
+
+import (
+	"bytes"
+	"debug/elf"
+	"debug/macho"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/nexus-mcp/nexus/internal/bundle/morlochome"
+	"github.com/nexus-mcp/nexus/internal/manifest"
+)
+
+// A program morloc compiled loads morloc's runtime at run time from
+// morloc's home on the machine that built it (~/.local/share/morloc, or
+// $MORLOC_HOME), by absolute paths written into its pools: a Python pool
+// puts <home>/opt on sys.path and imports pymorloc, an R pool dyn.loads
+// <home>/lib/librmorloc.so, a compiled pool links libmorloc.so with a run
+// path into <home>/lib. The bundle carries those files, found from the
+// pools themselves rather than from a list, in program/morloc-home (laid
+// out as the home is), and rewrites the home's paths in the pools'
+// sources, in the bundle's copy only, to that directory relative to the
+// program's, where nexus runs every pool. The loader finds the libraries
+// there through morlochome.Env. docs/bundles.md says which files each
+// morloc version's pools load.
+
+// morlocRuntime is what a program's pools load from a morloc home.
+type morlocRuntime struct {
+	home  string            // the builder's morloc home; "" when the pools load nothing from one
+	files map[string]string // path in the home (slash-separated) → the file to pack
+	elf   map[string]bool   // which of files are executables or libraries
+	edits map[string][]byte // path in the program's directory → its source, the home's paths made relative
+	seen  map[string]bool   // files whose dependencies were followed
+}
+
+// systemPrefixes are never taken for a morloc home, even when their lib
+// holds libmorloc.so: a bundle does not carry a system's files.
+var systemPrefixes = map[string]bool{"/": true, "/usr": true, "/usr/local": true, "/opt": true}
+
+// findMorlocRuntime reads the program's pools: their sources' string
+// literals that name a path in a morloc home (and what Python imports or R
+// sources from such a directory), and the libraries their executables and
+// those files link from it.
+func findMorlocRuntime(m *manifest.Manifest) (*morlocRuntime, error) {
+	rt := &morlocRuntime{files: map[string]string{}, elf: map[string]bool{}, edits: map[string][]byte{}, seen: map[string]bool{}}
+	dir := filepath.Clean(m.Dir)
+	for i, p := range m.Pools {
+		for _, arg := range p.Exec {
+			if !strings.ContainsRune(arg, '/') {
+				continue // an interpreter on PATH
+			}
+			file := arg
+			if !filepath.IsAbs(file) {
+				file = filepath.Join(dir, file)
+			}
+			st, err := os.Stat(file)
+			if err != nil || !st.Mode().IsRegular() || !within(dir, file) {
+				continue // a compiled pool not built is poolNeeds' to report
+			}
+			if isBinary(file) {
+				if err := rt.followLinks(file); err != nil {
+					return nil, fmt.Errorf("pool %d (%s) %s: %w", i, p.Lang, arg, err)
+				}
+				continue
+			}
+			rel, _ := filepath.Rel(dir, file)
+			if err := rt.readSource(dir, filepath.ToSlash(rel), file, p.Lang); err != nil {
+				return nil, fmt.Errorf("pool %d (%s) %s: %w", i, p.Lang, arg, err)
+			}
+		}
+	}
+	return rt, nil
+}
+
+// literal is a quoted string in a source: its content's byte span.
+type literal struct{ start, end int }
+
+// quoted finds the one-line string literals of Python and R sources.
+var quoted = regexp.MustCompile(`"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'`)
+
+// readSource finds what the pool source at file (rel in the program's
+// directory dir) loads from a morloc home, and keeps a copy of it with the
+// home's paths rewritten.
+func (rt *morlocRuntime) readSource(dir, rel, file, lang string) error {
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	if bytes.IndexByte(src, 0) >= 0 {
+		return nil // not a source
+	}
+	var out bytes.Buffer
+	var search []string
+	last := 0
+	for _, loc := range quoted.FindAllIndex(src, -1) {
+		lit := literal{loc[0] + 1, loc[1] - 1}
+		p, ok, err := rt.homePath(string(src[lit.start:lit.end]))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		in, _ := filepath.Rel(rt.home, p)
+		out.Write(src[last:lit.start])
+		out.WriteString(path.Join(morlochome.Dir, filepath.ToSlash(in)))
+		last = lit.end
+		st, err := os.Stat(p)
+		switch {
+		case err != nil:
+			// A directory the home lacks (an empty module library): nothing to carry.
+		case st.IsDir():
+			search = append(search, p)
+		default:
+			if err := rt.add(p); err != nil {
+				return err
+			}
+		}
+	}
+	if last == 0 { // no literal names the home
+		return nil
+	}
+	out.Write(src[last:])
+	rt.edits[rel] = out.Bytes()
+	switch lang {
+	case "py":
+		for _, name := range pythonImports(src) {
+			if len(pythonModule(dir, name)) > 0 {
+				continue // the program's own module
+			}
+			for _, d := range search {
+				if files := pythonModule(d, name); len(files) > 0 {
+					for _, f := range files {
+						if err := rt.add(f); err != nil {
+							return err
+						}
+					}
+					break
+				}
+			}
+		}
+	case "r":
+		for _, name := range rSources(src) {
+			if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+				continue
+			}
+			for _, d := range search {
+				if f := filepath.Join(d, name); isFile(f) {
+					if err := rt.add(f); err != nil {
+						return err
+					}
+					break
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// homePath reports whether the literal s names a path in the program's
+// morloc home (absolute, or from ~ as the builder's Python and R expand
+// it), and which.
+func (rt *morlocRuntime) homePath(s string) (string, bool, error) {
+	switch {
+	case strings.HasPrefix(s, "~/"):
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", false, nil
+		}
+		s = filepath.Join(h, s[2:])
+	case !filepath.IsAbs(s):
+		return "", false, nil
+	}
+	p := filepath.Clean(s)
+	ok, err := rt.claim(p)
+	return p, ok, err
+}
+
+// claim reports whether p lies in the program's morloc home, the first
+// home a pool names being the program's: pools that load morloc's
+// runtime from two homes are refused, since a bundle carries one.
+func (rt *morlocRuntime) claim(p string) (bool, error) {
+	if rt.home != "" && within(rt.home, p) {
+		return true, nil
+	}
+	h := homeOf(p)
+	switch {
+	case h == "":
+		return false, nil
+	case rt.home == "":
+		rt.home = h
+		return true, nil
+	}
+	return false, fmt.Errorf("the pools load morloc's runtime from two homes, %s and %s (%s): a bundle carries one; compile the program again with one morloc", rt.home, h, p)
+}
+
+// homeOf is the morloc home p lies in: the nearest directory above or at p
+// whose lib holds libmorloc.so, the library every pool of every morloc
+// version loads; "" when there is none.
+func homeOf(p string) string {
+	for d := p; ; d = filepath.Dir(d) {
+		if systemPrefixes[d] {
+			return ""
+		}
+		if isFile(filepath.Join(d, "lib", "libmorloc.so")) || isFile(filepath.Join(d, "lib", "libmorloc.dylib")) {
+			return d
+		}
+		if d == filepath.Dir(d) {
+			return ""
+		}
+	}
+}
+
+// add carries the home's file p, and what it links from the home.
+func (rt *morlocRuntime) add(p string) error {
+	rel, err := filepath.Rel(rt.home, p)
+	if err != nil || !within(rt.home, p) {
+		return fmt.Errorf("%s is not in morloc's home %s", p, rt.home)
+	}
+	rel = filepath.ToSlash(rel)
+	if _, ok := rt.files[rel]; ok {
+		return nil
+	}
+	rt.files[rel] = p
+	if isBinary(p) {
+		rt.elf[rel] = true
+		return rt.followLinks(p)
+	}
+	return nil
+}
+
+// followLinks carries the shared libraries the executable or library p
+// links that its loader finds in the morloc home; the system's are the
+// user's machine's.
+func (rt *morlocRuntime) followLinks(p string) error {
+	if rt.seen[p] {
+		return nil
+	}
+	rt.seen[p] = true
+	needed, dirs, err := linkedLibraries(p)
+	if err != nil {
+		return err
+	}
+	for _, n := range needed {
+		for _, d := range dirs {
+			f := filepath.Join(d, n)
+			if !isFile(f) {
+				continue
+			}
+			ok, err := rt.claim(f)
+			if err != nil {
+				return err
+			}
+			if ok {
+				if err := rt.add(f); err != nil {
+					return err
+				}
+			}
+			break // the loader takes the first it finds
+		}
+	}
+	return nil
+}
+
+// linkedLibraries are the libraries an ELF or Mach-O file needs by name,
+// and the directories its own run path has the loader search for them
+// ($ORIGIN, @loader_path expanded). A library named by an absolute path
+// comes with the directory "/".
+func linkedLibraries(p string) (needed, dirs []string, err error) {
+	origin := filepath.Dir(p)
+	if f, err := elf.Open(p); err == nil {
+		defer f.Close()
+		needed, _ = f.ImportedLibraries()
+		paths, _ := f.DynString(elf.DT_RUNPATH)
+		if len(paths) == 0 {
+			paths, _ = f.DynString(elf.DT_RPATH)
+		}
+		for _, list := range paths {
+			for _, d := range strings.Split(list, ":") {
+				d = strings.NewReplacer("${ORIGIN}", origin, "$ORIGIN", origin).Replace(d)
+				if d != "" {
+					dirs = append(dirs, filepath.Clean(d))
+				}
+			}
+		}
+		return needed, dirs, nil
+	}
+	f, err := macho.Open(p)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: neither ELF nor Mach-O: %w", p, err)
+	}
+	defer f.Close()
+	expand := strings.NewReplacer("@loader_path", origin, "@executable_path", origin)
+	for _, l := range f.Loads {
+		if r, ok := l.(*macho.Rpath); ok {
+			dirs = append(dirs, filepath.Clean(expand.Replace(r.Path)))
+		}
+	}
+	libs, _ := f.ImportedLibraries()
+	var rooted []string
+	for _, l := range libs {
+		switch {
+		case strings.HasPrefix(l, "@rpath/"):
+			needed = append(needed, strings.TrimPrefix(l, "@rpath/"))
+		case strings.HasPrefix(l, "@"):
+			rooted = append(rooted, strings.TrimPrefix(expand.Replace(l), "/"))
+		default:
+			rooted = append(rooted, strings.TrimPrefix(l, "/"))
+		}
+	}
+	if len(rooted) > 0 {
+		// Absolute install names: found from the root, after the run path.
+		needed = append(needed, rooted...)
+		dirs = append(dirs, "/")
+	}
+	return needed, dirs, nil
+}
+
+// isBinary reports whether p is an ELF or Mach-O file.
+func isBinary(p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var magic [4]byte
+	if _, err := f.ReadAt(magic[:], 0); err != nil {
+		return false
+	}
+	switch string(magic[:]) {
+	case "\x7fELF", "\xcf\xfa\xed\xfe", "\xce\xfa\xed\xfe", "\xca\xfe\xba\xbe":
+		return true
+	}
+	return false
+}
+
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+var (
+	pyImport     = regexp.MustCompile(`(?m)^[ \t]*import[ \t]+([\w., \t]+)`)
+	pyFrom       = regexp.MustCompile(`(?m)^[ \t]*from[ \t]+([\w.]+)[ \t]+import\b`)
+	pyImportFunc = regexp.MustCompile(`import_module\([ \t]*["']([\w.]+)["']`)
+)
+
+// pythonImports are the top-level modules a Python source imports, in
+// order: `import a, b as c`, `from a.b import c` and
+// importlib.import_module("a.b"), as morloc's pools write them.
+func pythonImports(src []byte) []string {
+	var names []string
+	seen := map[string]bool{}
+	add := func(full string) {
+		name, _, _ := strings.Cut(strings.TrimSpace(full), ".")
+		if name != "" && !seen[name] {
+			seen[name] = true
+			names = append(names, name)
+		}
+	}
+	for _, m := range pyImport.FindAllSubmatch(src, -1) {
+		for _, part := range strings.Split(string(m[1]), ",") {
+			f := strings.Fields(part)
+			if len(f) > 0 {
+				add(f[0])
+			}
+		}
+	}
+	for _, re := range []*regexp.Regexp{pyFrom, pyImportFunc} {
+		for _, m := range re.FindAllSubmatch(src, -1) {
+			add(string(m[1]))
+		}
+	}
+	return names
+}
+
+// pythonModule is the files that make the module name in the directory
+// dir, as Python's import finds it there: a package directory (all its
+// files), or a module, either source or an extension module built for one
+// or several Pythons (name.cpython-311-x86_64-linux-gnu.so, name.abi3.so).
+func pythonModule(dir, name string) []string {
+	pkg := filepath.Join(dir, name)
+	if st, err := os.Stat(pkg); err == nil && st.IsDir() {
+		var files []string
+		filepath.WalkDir(pkg, func(p string, d os.DirEntry, err error) error {
+			switch {
+			case err != nil:
+				return nil
+			case d.IsDir() && skipDirs[d.Name()] != "":
+				return filepath.SkipDir
+			case !d.IsDir() && isFile(p):
+				files = append(files, p)
+			}
+			return nil
+		})
+		return files
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var files []string
+	for _, e := range entries {
+		n := e.Name()
+		if n == name+".py" || strings.HasPrefix(n, name+".") && strings.HasSuffix(n, ".so") {
+			if p := filepath.Join(dir, n); isFile(p) {
+				files = append(files, p)
+			}
+		}
+	}
+	return files
+}
+
+var rSource = regexp.MustCompile(`\bsource\([ \t]*["']([^"'\n]+)["']`)
+
+// rSources are the relative paths an R source sources (source(...) and
+// morloc's .morloc.source(...)).
+func rSources(src []byte) []string {
+	var names []string
+	for _, m := range rSource.FindAllSubmatch(src, -1) {
+		if p := string(m[1]); !filepath.IsAbs(p) {
+			names = append(names, p)
+		}
+	}
+	return names
+}
+
+// pythonVersions are the Python versions ("3.11") that the carried
+// extension modules are built for (their cpython-XY tag); none when they
+// name none.
+func (rt *morlocRuntime) pythonVersions() []string {
+	tag := regexp.MustCompile(`\.cpython-3(\d+)[^/]*\.so$`)
+	seen := map[string]bool{}
+	var out []string
+	for rel := range rt.files {
+		if m := tag.FindStringSubmatch(rel); m != nil && !seen[m[1]] {
+			seen[m[1]] = true
+			out = append(out, "3."+m[1])
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) < len(out[j]) || len(out[i]) == len(out[j]) && out[i] < out[j] })
+	return out
+}
+
+// names are the carried files, sorted.
+func (rt *morlocRuntime) names() []string {
+	out := make([]string, 0, len(rt.files))
+	for rel := range rt.files {
+		out = append(out, rel)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// morlocParts is what the bundle carries and changes for a program morloc
+// compiled, its program files being files (whose data it sets to the
+// changed copies): the runtime its pools load from morloc's home, those
+// pools' sources with the home's paths made relative, and a launcher with
+// its build directory made ".". A program that already holds morloc-home/
+// (an unpacked bundle) is carried as it is.
+func morlocParts(m *manifest.Manifest, files []entry) (*morlocRuntime, error) {
+	rt := &morlocRuntime{files: map[string]string{}, edits: map[string][]byte{}}
+	carried := programPrefix + morlochome.Dir + "/"
+	for _, f := range files {
+		if strings.HasPrefix(f.name, carried) {
+			return rt, nil
+		}
+	}
+	rt, err := findMorlocRuntime(m)
+	if err != nil {
+		return nil, err
+	}
+	launcher, err := relocatedLauncher(m)
+	if err != nil {
+		return nil, err
+	}
+	if launcher != nil {
+		rel, _ := filepath.Rel(filepath.Dir(m.Path), m.Path)
+		rt.edits[filepath.ToSlash(rel)] = launcher
+	}
+	index := map[string]int{}
+	for i, f := range files {
+		index[f.name] = i
+	}
+	for rel, data := range rt.edits {
+		i, ok := index[programPrefix+rel]
+		if !ok {
+			return nil, fmt.Errorf("%s must be changed to run where the bundle is unpacked, and the bundle leaves it out", rel)
+		}
+		files[i].data = data
+	}
+	return rt, nil
+}
+
+// entries are the carried runtime's files in the bundle.
+func (rt *morlocRuntime) entries() []entry {
+	var out []entry
+	for _, rel := range rt.names() {
+		mode := os.FileMode(0o644)
+		if st, err := os.Stat(rt.files[rel]); err == nil && st.Mode()&0o111 != 0 {
+			mode = 0o755
+		}
+		out = append(out, entry{name: programPrefix + morlochome.Dir + "/" + rel, mode: mode, path: rt.files[rel]})
+	}
+	return out
+}
