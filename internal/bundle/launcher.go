@@ -14,9 +14,10 @@ import (
 // morloc 0.69 to 0.96 write the manifest into the launcher script `nexus`
 // beside the pools, with the absolute path of the directory they were
 // built in (version 1's build_dir, the later schema's build.path): the
-// pools run there. A bundle is unpacked elsewhere, so its copy of the
-// launcher records "." instead: the launcher's own directory, where the
-// bundle puts the pools (manifest.buildDir reads it so).
+// pools run there. From 0.78 the pools' paths are absolute too. A bundle
+// is unpacked elsewhere, so its copy of the launcher records "." instead,
+// the launcher's own directory, where the bundle puts the pools
+// (manifest.buildDir reads it so), and paths relative to it.
 
 // launcherMarker is the line after which a launcher embeds its manifest.
 const launcherMarker = "### MANIFEST ###"
@@ -113,7 +114,17 @@ func relocatedLauncher(m *manifest.Manifest) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: the embedded manifest records its build directory %s, but neither as build_dir nor as build.path", m.Path, m.Build.Path)
 	}
-	out := append(append(append([]byte{}, data[:off+start]...), `"."`...), payload[end:]...)
+	// Every string that starts in the build directory (the pools' paths)
+	// starts in "." instead: relative, as JSON writes the directory.
+	var quoted bytes.Buffer
+	enc := json.NewEncoder(&quoted)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(filepath.Clean(m.Build.Path) + "/"); err != nil {
+		return nil, err
+	}
+	prefix := bytes.TrimSuffix(bytes.TrimSpace(quoted.Bytes()), []byte(`"`))
+	rest := bytes.ReplaceAll(payload[end:], prefix, []byte(`"`))
+	out := append(append(append(append([]byte{}, data[:off]...), bytes.ReplaceAll(payload[:start], prefix, []byte(`"`))...), `"."`...), rest...)
 	again, err := manifest.Parse(m.Path, out)
 	if err != nil {
 		return nil, fmt.Errorf("%s with its build directory made \".\": %w", m.Path, err)

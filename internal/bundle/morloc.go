@@ -99,30 +99,40 @@ func (rt *morlocRuntime) readSource(dir, rel, file, lang string) error {
 	last := 0
 	for _, loc := range quoted.FindAllIndex(src, -1) {
 		lit := literal{loc[0] + 1, loc[1] - 1}
-		p, ok, err := rt.homePath(string(src[lit.start:lit.end]))
-		if err != nil {
-			return err
-		}
+		p, ok := expandPath(string(src[lit.start:lit.end]))
 		if !ok {
 			continue
 		}
-		in, _ := filepath.Rel(rt.home, p)
-		out.Write(src[last:lit.start])
-		out.WriteString(path.Join(morlochome.Dir, filepath.ToSlash(in)))
-		last = lit.end
-		st, err := os.Stat(p)
-		switch {
-		case err != nil:
-			// A directory the home lacks (an empty module library): nothing to carry.
-		case st.IsDir():
-			search = append(search, p)
-		default:
-			if err := rt.add(p); err != nil {
-				return err
+		var to string
+		if within(dir, p) {
+			// The program's own directory, as a pool of morloc 0.78 to
+			// 0.96 may name it: where nexus runs the pool.
+			in, _ := filepath.Rel(dir, p)
+			to = filepath.ToSlash(in)
+		} else if ok, err := rt.claim(p); err != nil {
+			return err
+		} else if !ok {
+			continue
+		} else {
+			in, _ := filepath.Rel(rt.home, p)
+			to = path.Join(morlochome.Dir, filepath.ToSlash(in))
+			st, err := os.Stat(p)
+			switch {
+			case err != nil:
+				// A directory the home lacks (an empty module library): nothing to carry.
+			case st.IsDir():
+				search = append(search, p)
+			default:
+				if err := rt.add(p); err != nil {
+					return err
+				}
 			}
 		}
+		out.Write(src[last:lit.start])
+		out.WriteString(to)
+		last = lit.end
 	}
-	if last == 0 { // no literal names the home
+	if last == 0 { // no literal names the home or the program's directory
 		return nil
 	}
 	out.Write(src[last:])
@@ -162,23 +172,21 @@ func (rt *morlocRuntime) readSource(dir, rel, file, lang string) error {
 	return nil
 }
 
-// homePath reports whether the literal s names a path in the program's
-// morloc home (absolute, or from ~ as the builder's Python and R expand
-// it), and which.
-func (rt *morlocRuntime) homePath(s string) (string, bool, error) {
+// expandPath is the literal s as a path, when it is one that names a
+// place on this machine: absolute, or from ~ as Python and R expand it
+// for the builder.
+func expandPath(s string) (string, bool) {
 	switch {
 	case strings.HasPrefix(s, "~/"):
 		h, err := os.UserHomeDir()
 		if err != nil {
-			return "", false, nil
+			return "", false
 		}
 		s = filepath.Join(h, s[2:])
 	case !filepath.IsAbs(s):
-		return "", false, nil
+		return "", false
 	}
-	p := filepath.Clean(s)
-	ok, err := rt.claim(p)
-	return p, ok, err
+	return filepath.Clean(s), true
 }
 
 // claim reports whether p lies in the program's morloc home, the first
