@@ -66,7 +66,9 @@ type Options struct {
 
 // Report says what Write left out and what it allowed.
 type Report struct {
-	Files   int
+	Path    string   // the bundle WriteFile wrote
+	Files   int      // the program's files
+	Runtime int      // files of morloc's runtime carried beside them
 	Skipped []string // "path: why"
 	Missing []string // compiled pools allowed to miss platforms
 }
@@ -170,7 +172,7 @@ func Write(w io.Writer, o Options) (*Report, error) {
 		entries = append(entries, entry{name: "icon.png", mode: 0o644, data: icon})
 	}
 	entries = append(entries, entry{name: "manifest.json", mode: 0o644, data: mf})
-	rep.Files = len(files)
+	rep.Files, rep.Runtime = len(files), len(rt.files)
 	return rep, writeZip(w, entries)
 }
 
