@@ -420,3 +420,36 @@ func TestBundleMorlocClaudeCode(t *testing.T) {
 		t.Skipf("connected, but with morloc's home in place: %s", why)
 	}
 }
+
+// A morloc program bundled for macOS too, from Linux, is refused by the
+// names of morloc's runtime files built for Linux (a Python-only program:
+// no compiled pool of its own), unless --allow-missing-pools.
+func TestBundleMorlocOtherPlatform(t *testing.T) {
+	if runtime.GOOS+"/"+runtime.GOARCH != "linux/amd64" {
+		t.Skip("the test's morloc runtime is built for linux/amd64")
+	}
+	p := compileMorloc(t, "py")
+	out := filepath.Join(t.TempDir(), "py.mcpb")
+	args := []string{"bundle", p.launcher, "-o", out, "--author", "T", "--platform", "linux/amd64,darwin/arm64", "--binary", "darwin/arm64=" + darwinNexus(t)}
+	_, stderr, code := runNexus(t, args...)
+	for _, s := range []string{"morloc's runtime file lib/libmorloc.so", "morloc's runtime file opt/pymorloc.cpython-", "built for linux/amd64, so it cannot run on darwin/arm64", "--allow-missing-pools"} {
+		if code != 1 || !strings.Contains(stderr, s) {
+			t.Errorf("exit %d, want 1 and %q:\n%s", code, s, stderr)
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a refused bundle was written")
+	}
+	_, stderr, code = runNexus(t, append(args, "--allow-missing-pools")...)
+	if code != 0 || !strings.Contains(stderr, "warning: morloc's runtime file lib/libmorloc.so") {
+		t.Fatalf("--allow-missing-pools: exit %d\n%s", code, stderr)
+	}
+	s := unpackBundle(t, out)
+	raw, _ := os.ReadFile(filepath.Join(s.dir, "manifest.json"))
+	var doc struct {
+		Compatibility struct{ Platforms []string } `json:"compatibility"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil || strings.Join(doc.Compatibility.Platforms, ",") != "darwin,linux" {
+		t.Errorf("compatibility.platforms %v (%v)", doc.Compatibility.Platforms, err)
+	}
+}
