@@ -341,6 +341,14 @@ func poolNeeds(m *manifest.Manifest, rt *morlocRuntime, o Options, rep *Report) 
 	if on != nil {
 		n.morlocOn = platformList(on)
 	}
+	for _, u := range rt.unfound {
+		msg := "morloc's runtime: " + u + " (morloc is not installed as it was when the program was compiled: compile it again)"
+		if o.AllowMissingPools {
+			rep.Missing = append(rep.Missing, msg)
+		} else {
+			refused = append(refused, msg)
+		}
+	}
 	for i, p := range m.Pools {
 		if len(p.Exec) == 0 {
 			continue

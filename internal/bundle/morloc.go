@@ -36,6 +36,9 @@ type morlocRuntime struct {
 	elf   map[string]bool   // which of files are executables or libraries
 	edits map[string][]byte // path in the program's directory → its source, the home's paths made relative
 	seen  map[string]bool   // files whose dependencies were followed
+	// unfound says which parts of morloc's runtime the pools load are
+	// not on this machine, so the bundle cannot carry them.
+	unfound []string
 }
 
 // systemPrefixes are never taken for a morloc home, even when their lib
@@ -112,12 +115,19 @@ func (rt *morlocRuntime) readSource(dir, rel, file, lang string) error {
 		} else if ok, err := rt.claim(p); err != nil {
 			return err
 		} else if !ok {
+			if looksLikeMorlocHome(p) {
+				if _, err := os.Stat(p); err != nil {
+					rt.unfound = append(rt.unfound, fmt.Sprintf("%s names %s, which is not on this machine", rel, p))
+				}
+			}
 			continue
 		} else {
 			in, _ := filepath.Rel(rt.home, p)
 			to = path.Join(morlochome.Dir, filepath.ToSlash(in))
 			st, err := os.Stat(p)
 			switch {
+			case err != nil && filepath.Ext(p) != "":
+				rt.unfound = append(rt.unfound, fmt.Sprintf("%s names %s, which is not on this machine", rel, p))
 			case err != nil:
 				// A directory the home lacks (an empty module library): nothing to carry.
 			case st.IsDir():
@@ -255,11 +265,13 @@ func (rt *morlocRuntime) followLinks(p string) error {
 		return err
 	}
 	for _, n := range needed {
+		found := false
 		for _, d := range dirs {
 			f := filepath.Join(d, n)
 			if !isFile(f) {
 				continue
 			}
+			found = true
 			ok, err := rt.claim(f)
 			if err != nil {
 				return err
@@ -271,8 +283,39 @@ func (rt *morlocRuntime) followLinks(p string) error {
 			}
 			break // the loader takes the first it finds
 		}
+		if !found && isMorlocLibrary(n) && !inSystemLibraries(n) {
+			rt.unfound = append(rt.unfound, fmt.Sprintf("%s needs %s, which neither its run path (%s) nor the system's libraries hold on this machine", p, n, strings.Join(dirs, ":")))
+		}
 	}
 	return nil
+}
+
+// morlocLibrary matches the names of morloc's runtime libraries
+// (libmorloc, librmorloc, libcppmorloc).
+var morlocLibrary = regexp.MustCompile(`^lib(r|cpp)?morloc\.`)
+
+func isMorlocLibrary(name string) bool { return morlocLibrary.MatchString(name) }
+
+// systemLibraryDirs are where a loader finds libraries no run path names.
+var systemLibraryDirs = []string{"/lib", "/usr/lib", "/lib64", "/usr/lib64", "/usr/local/lib",
+	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu"}
+
+func inSystemLibraries(name string) bool {
+	for _, d := range systemLibraryDirs {
+		if isFile(filepath.Join(d, name)) {
+			return true
+		}
+	}
+	return false
+}
+
+// looksLikeMorlocHome reports whether p is in a directory laid out as
+// morloc's home by default (~/.local/share/morloc) or in $MORLOC_HOME.
+func looksLikeMorlocHome(p string) bool {
+	if h := os.Getenv("MORLOC_HOME"); h != "" && within(filepath.Clean(h), p) {
+		return true
+	}
+	return strings.Contains(p+"/", "/.local/share/morloc/")
 }
 
 // linkedLibraries are the libraries an ELF or Mach-O file needs by name,

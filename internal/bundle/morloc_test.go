@@ -422,3 +422,39 @@ func TestValueSpan(t *testing.T) {
 		}
 	}
 }
+
+// A runtime the pools load that is not on this machine (morloc's home
+// removed since, or a library missing from it) cannot be carried: the
+// bundle is refused, naming each, unless --allow-missing-pools.
+func TestMorlocRuntimeUnfound(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		remove string // relative to the home; "" for the whole home
+		want   []string
+	}{
+		{"no home", "", []string{"pools/py/pool.py names ", "/.local/share/morloc/opt, which is not on this machine",
+			"pools/r/pool.R names ", "pool-cpp.out needs libmorloc.so, which neither its run path"}},
+		{"no librmorloc.so", "lib/librmorloc.so", []string{"pools/r/pool.R names ", "/lib/librmorloc.so, which is not on this machine"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, home := morlocProgram(t)
+			if err := os.RemoveAll(filepath.Join(home, tc.remove)); err != nil {
+				t.Fatal(err)
+			}
+			m := morlocManifest(t, dir)
+			self, _ := os.Executable()
+			o := Options{Program: m, Platforms: []Platform{Host()}, Binaries: map[Platform]string{Host(): self}, Author: "A"}
+			_, err := Write(io.Discard, o)
+			for _, s := range tc.want {
+				if err == nil || !strings.Contains(err.Error(), s) {
+					t.Errorf("%v, want %q", err, s)
+				}
+			}
+			o.AllowMissingPools = true
+			rep, err := Write(io.Discard, o)
+			if err != nil || len(rep.Missing) == 0 {
+				t.Errorf("allowed: %v, %+v", err, rep)
+			}
+		})
+	}
+}
