@@ -154,13 +154,12 @@ func bundleOf(t *testing.T, target, out string) string {
 	return stderr
 }
 
-// answersAsMorloc calls every case's tool and compares with what
-// morloc's own nexus printed on the build machine.
-func answersAsMorloc(t *testing.T, p *morlocProg, cs *sdk.ClientSession, stderr *syncBuffer) {
+// answersAsMorloc calls each case's tool and compares with what morloc's
+// own nexus printed on the build machine.
+func answersAsMorloc(t *testing.T, p *morlocProg, cs *sdk.ClientSession, stderr *syncBuffer, cases []morlocCase) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cases := casesOf(p.name)
 	if len(cases) < 4 {
 		t.Fatalf("%d cases for %s", len(cases), p.name)
 	}
@@ -284,7 +283,7 @@ func TestBundleMorlocRunsWithoutMorloc(t *testing.T) {
 			if err != nil || len(tools.Tools) == 0 {
 				t.Fatalf("tools/list: %v\nstderr:\n%s", err, stderr.String())
 			}
-			answersAsMorloc(t, p, cs, stderr)
+			answersAsMorloc(t, p, cs, stderr, casesOf(p.name))
 			loadedFromBundle(t, cmd.Process.Pid, p, s.dir, morlocLanguages[name]...)
 		})
 	}
@@ -349,7 +348,7 @@ func TestBundleMorlocManifestFile(t *testing.T) {
 	}
 	hide, why := hideMorlocHome(t, tc.Runtime)
 	cs, cmd, stderr := s.start(t, hide, t.TempDir())
-	answersAsMorloc(t, p, cs, stderr)
+	answersAsMorloc(t, p, cs, stderr, casesOf(p.name))
 	loadedFromBundle(t, cmd.Process.Pid, p, s.dir, "py")
 	if why != "" {
 		t.Skipf("the bundle ran, but with morloc's home in place: %s", why)
@@ -451,5 +450,52 @@ func TestBundleMorlocOtherPlatform(t *testing.T) {
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil || strings.Join(doc.Compatibility.Platforms, ",") != "darwin,linux" {
 		t.Errorf("compatibility.platforms %v (%v)", doc.Compatibility.Platforms, err)
+	}
+}
+
+// testdata/morloc-0.69/libs uses morloc's own module library, whose
+// sources its pools load from morloc's home.
+func init() { morlocModules["libs"] = "libprog" }
+
+// A program that uses morloc's module library (root-py, root-r) carries
+// the library's files its pools load, and only those, and runs from the
+// bundle without morloc.
+func TestBundleMorlocLibraryModules(t *testing.T) {
+	testenv.Long(t)
+	tc := testenv.Morloc(t)
+	p := compileMorloc(t, "libs")
+	out := filepath.Join(t.TempDir(), "libs.mcpb")
+	bundleOf(t, p.launcher, out)
+	s := unpackBundle(t, out)
+	var carried []string
+	home := filepath.Join(s.dir, "program", "morloc-home")
+	filepath.WalkDir(home, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(home, p)
+			carried = append(carried, rel)
+		}
+		return err
+	})
+	want := []string{"lib/libmorloc.so", "lib/librmorloc.so", "opt/pymorloc.cpython-", "src/morloc/plane/default/morloclib/root-py/core.py", "src/morloc/plane/default/morloclib/root-r/R/core.R"}
+	if len(carried) != len(want) {
+		t.Errorf("carried %q, want %d files", carried, len(want))
+	}
+	for i := range min(len(carried), len(want)) {
+		if !strings.HasPrefix(carried[i], want[i]) {
+			t.Errorf("carried %q, want %q", carried, want)
+			break
+		}
+	}
+	hide, why := hideMorlocHome(t, tc.Runtime)
+	cs, cmd, stderr := s.start(t, hide, t.TempDir())
+	answersAsMorloc(t, p, cs, stderr, []morlocCase{
+		{cmd: "negPy", args: []string{"[1,-2]"}},
+		{cmd: "negPy", args: []string{"[]"}},
+		{cmd: "negR", args: []string{"[1.5,-2]"}},
+		{cmd: "negR", args: []string{"[]"}},
+	})
+	loadedFromBundle(t, cmd.Process.Pid, p, s.dir, "py", "r")
+	if why != "" {
+		t.Skipf("the bundle ran, but with morloc's home in place: %s", why)
 	}
 }

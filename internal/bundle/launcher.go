@@ -159,12 +159,17 @@ func valueSpan(data []byte, key string) (start, end int, ok bool) {
 	return start, end, ok
 }
 
-// sameDir reports whether a and b are one directory, links resolved.
+// sameDir reports whether a and b (absolute, or relative to the working
+// directory) are one directory, links resolved.
 func sameDir(a, b string) bool {
-	ra, err1 := filepath.EvalSymlinks(a)
-	rb, err2 := filepath.EvalSymlinks(b)
-	if err1 != nil || err2 != nil {
-		return filepath.Clean(a) == filepath.Clean(b)
+	resolve := func(p string) string {
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		return p
 	}
-	return ra == rb
+	return resolve(a) == resolve(b)
 }

@@ -397,47 +397,66 @@ func isFile(p string) bool {
 
 var (
 	pyImport     = regexp.MustCompile(`(?m)^[ \t]*import[ \t]+([\w., \t]+)`)
-	pyFrom       = regexp.MustCompile(`(?m)^[ \t]*from[ \t]+([\w.]+)[ \t]+import\b`)
-	pyImportFunc = regexp.MustCompile(`import_module\([ \t]*["']([\w.]+)["']`)
+	pyFrom       = regexp.MustCompile(`(?m)^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+([^\n#]+)`)
+	pyImportFunc = regexp.MustCompile(`import_module\([ \t]*["']([\w.-]+)["']`)
 )
 
-// pythonImports are the top-level modules a Python source imports, in
-// order: `import a, b as c`, `from a.b import c` and
-// importlib.import_module("a.b"), as morloc's pools write them.
+// pythonImports are the modules a Python source imports, by their dotted
+// names: `import a.b, c as d`, `from a.b import c` (a.b, and
+// a.b.c should c be a module) and importlib.import_module("a.b"), as
+// morloc's pools write them.
 func pythonImports(src []byte) []string {
 	var names []string
 	seen := map[string]bool{}
-	add := func(full string) {
-		name, _, _ := strings.Cut(strings.TrimSpace(full), ".")
-		if name != "" && !seen[name] {
+	add := func(name string) {
+		// A relative import (from . import x) is the program's own.
+		if name = strings.TrimSpace(name); name != "" && !strings.HasPrefix(name, ".") && !seen[name] {
 			seen[name] = true
 			names = append(names, name)
 		}
 	}
 	for _, m := range pyImport.FindAllSubmatch(src, -1) {
 		for _, part := range strings.Split(string(m[1]), ",") {
-			f := strings.Fields(part)
-			if len(f) > 0 {
+			if f := strings.Fields(part); len(f) > 0 {
 				add(f[0])
 			}
 		}
 	}
-	for _, re := range []*regexp.Regexp{pyFrom, pyImportFunc} {
-		for _, m := range re.FindAllSubmatch(src, -1) {
-			add(string(m[1]))
+	for _, m := range pyFrom.FindAllSubmatch(src, -1) {
+		add(string(m[1]))
+		for _, part := range strings.Split(string(m[2]), ",") {
+			if f := strings.Fields(strings.Trim(part, "() \t")); len(f) > 0 {
+				add(string(m[1]) + "." + f[0])
+			}
 		}
+	}
+	for _, m := range pyImportFunc.FindAllSubmatch(src, -1) {
+		add(string(m[1]))
 	}
 	return names
 }
 
-// pythonModule is the files that make the module name in the directory
-// dir, as Python's import finds it there: a package directory (all its
-// files), or a module, either source or an extension module built for one
-// or several Pythons (name.cpython-311-x86_64-linux-gnu.so, name.abi3.so).
-func pythonModule(dir, name string) []string {
+// pythonModule is the files that make the module of a dotted name when
+// Python's import finds it in the directory dir: each package's
+// __init__.py on the way, then a package directory (all its files) or a
+// module, source or an extension built for one or several Pythons
+// (name.cpython-311-x86_64-linux-gnu.so, name.abi3.so). None when the
+// name is not there.
+func pythonModule(dir, dotted string) []string {
+	parts := strings.Split(dotted, ".")
+	var files []string
+	for _, part := range parts[:len(parts)-1] {
+		dir = filepath.Join(dir, part)
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return nil
+		}
+		if f := filepath.Join(dir, "__init__.py"); isFile(f) {
+			files = append(files, f)
+		}
+	}
+	name := parts[len(parts)-1]
 	pkg := filepath.Join(dir, name)
 	if st, err := os.Stat(pkg); err == nil && st.IsDir() {
-		var files []string
 		filepath.WalkDir(pkg, func(p string, d os.DirEntry, err error) error {
 			switch {
 			case err != nil:
@@ -455,14 +474,18 @@ func pythonModule(dir, name string) []string {
 	if err != nil {
 		return nil
 	}
-	var files []string
+	found := false
 	for _, e := range entries {
 		n := e.Name()
 		if n == name+".py" || strings.HasPrefix(n, name+".") && strings.HasSuffix(n, ".so") {
 			if p := filepath.Join(dir, n); isFile(p) {
 				files = append(files, p)
+				found = true
 			}
 		}
+	}
+	if !found {
+		return nil
 	}
 	return files
 }

@@ -83,6 +83,11 @@ func morlocProgram(t *testing.T) (dir, home string) {
 	write(t, filepath.Join(home, "lib", "python", "helpers", "__init__.py"), "")
 	write(t, filepath.Join(home, "lib", "python", "helpers", "text.py"), "def f(): pass\n")
 	write(t, filepath.Join(home, "lib", "python", "other", "__init__.py"), "")
+	// A namespace package, as morloc 0.69's module library is
+	// (default.morloclib.root-py.core): only the module imported goes.
+	write(t, filepath.Join(home, "lib", "python", "ns", "root-py", "core.py"), "def h(): pass\n")
+	write(t, filepath.Join(home, "lib", "python", "ns", "root-py", "unused.py"), "")
+	write(t, filepath.Join(home, "lib", "python", "ns", "root-r", "core.R"), "")
 	write(t, filepath.Join(home, "lib", "R", "rhelp.R"), "f <- function() 1\n")
 	write(t, filepath.Join(home, "include", "morloc.h"), "/* compile time only */\n")
 
@@ -96,6 +101,7 @@ sys.path = [os.path.expanduser("."), os.path.expanduser("`+home+`/opt"), os.path
 import pymorloc as morloc
 funcs = il.import_module("funcs")
 helpers = il.import_module("helpers.text")
+core = il.import_module("ns.root-py.core")
 open("`+dir+`/data.txt")
 print("/", '`+home+`/lib')
 `)
@@ -139,6 +145,7 @@ func TestMorlocRuntimeFound(t *testing.T) {
 		"lib/librmorloc.so",
 		"lib/python/helpers/__init__.py",
 		"lib/python/helpers/text.py",
+		"lib/python/ns/root-py/core.py",
 		"opt/pymorloc.cpython-311-x86_64-linux-gnu.so",
 	}
 	if got := rt.names(); strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -393,6 +400,14 @@ func TestProgramTarget(t *testing.T) {
 	if got, err := ProgramTarget(dir); err != nil || got != filepath.Join(dir, "nexus") {
 		t.Errorf("ProgramTarget(build dir) = %q, %v", got, err)
 	}
+	combat := filepath.Join("..", "..", "testdata", "combat")
+	if got, err := ProgramTarget(combat); err != nil || got != combat {
+		t.Errorf("ProgramTarget(combat) = %q, %v", got, err)
+	}
+	t.Chdir(filepath.Dir(dir)) // a relative target, as typed
+	if got, err := ProgramTarget(filepath.Base(dir)); err != nil || got != filepath.Join(filepath.Base(dir), "nexus") {
+		t.Errorf("ProgramTarget(relative build dir) = %q, %v", got, err)
+	}
 	moved := t.TempDir() // a launcher built elsewhere is not this directory's program
 	write(t, filepath.Join(moved, "nexus"), string(data))
 	if got, err := ProgramTarget(moved); err != nil || got != moved {
@@ -401,10 +416,6 @@ func TestProgramTarget(t *testing.T) {
 	write(t, filepath.Join(dir, "again"), string(built))
 	if _, err := ProgramTarget(dir); err == nil || !strings.Contains(err.Error(), "2 launchers") {
 		t.Errorf("two launchers: %v", err)
-	}
-	combat := filepath.Join("..", "..", "testdata", "combat")
-	if got, err := ProgramTarget(combat); err != nil || got != combat {
-		t.Errorf("ProgramTarget(combat) = %q, %v", got, err)
 	}
 }
 
@@ -456,5 +467,22 @@ func TestMorlocRuntimeUnfound(t *testing.T) {
 				t.Errorf("allowed: %v, %+v", err, rep)
 			}
 		})
+	}
+}
+
+func TestPythonImports(t *testing.T) {
+	src := []byte(`import os
+import sys, a.b as ab, c
+from d.e import f, g as h  # a comment
+from . import local
+x = importlib.import_module("default.morloclib.root-py.core")
+  import indented
+s = "import not_at_line_start"
+`)
+	want := "a.b c d.e d.e.f d.e.g default.morloclib.root-py.core indented os sys"
+	got := pythonImports(src)
+	sort.Strings(got)
+	if strings.Join(got, " ") != want {
+		t.Errorf("pythonImports = %s\nwant %s", strings.Join(got, " "), want)
 	}
 }
