@@ -4,8 +4,9 @@
 // Claude Desktop. The bundle holds a nexus binary for each platform asked,
 // the program's directory (its manifest, pools and the files its functions
 // read, never .git or secret-looking files, never a file from outside it),
-// and an MCPB manifest.json whose server runs `nexus mcp` on the bundled
-// program. The same inputs give the same bytes: entries sorted, one fixed
+// for a program morloc compiled the part of morloc's runtime its pools load
+// (morloc.go, docs/bundles.md), and an MCPB manifest.json whose server runs
+// `nexus mcp` on the bundled program. The same inputs give the same bytes: entries sorted, one fixed
 // timestamp, modes reduced to 0644 and 0755.
 package bundle
 
@@ -15,7 +16,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"net/mail"
 	"os"
 	"path"
@@ -308,47 +308,11 @@ type needs struct {
 // run on one of the bundle's platforms.
 func poolNeeds(m *manifest.Manifest, rt *morlocRuntime, o Options, rep *Report) (*needs, error) {
 	n := &needs{morloc: rt.names(), pythons: rt.pythonVersions()}
-	var refused []string
-	var on map[Platform]bool // where every one of them runs
-	for _, rel := range n.morloc {
-		if !rt.elf[rel] {
-			continue
-		}
-		runs, err := platformsOf(rt.files[rel])
-		if err != nil {
-			return nil, fmt.Errorf("bundle %s: morloc's runtime: %w", m.Name, err)
-		}
-		if on == nil {
-			on = maps.Clone(runs)
-		}
-		maps.DeleteFunc(on, func(p Platform, _ bool) bool { return !runs[p] })
-		var missing []string
-		for _, pl := range o.Platforms {
-			if !runs[pl] {
-				missing = append(missing, pl.String())
-			}
-		}
-		if len(missing) == 0 {
-			continue
-		}
-		msg := fmt.Sprintf("morloc's runtime file %s (%s) is built for %s, so it cannot run on %s", rel, rt.files[rel], platformList(runs), strings.Join(missing, ", "))
-		if o.AllowMissingPools {
-			rep.Missing = append(rep.Missing, msg)
-		} else {
-			refused = append(refused, msg)
-		}
+	refused, on, err := rt.check(o, rep)
+	if err != nil {
+		return nil, fmt.Errorf("bundle %s: %w", m.Name, err)
 	}
-	if on != nil {
-		n.morlocOn = platformList(on)
-	}
-	for _, u := range rt.unfound {
-		msg := "morloc's runtime: " + u + " (morloc is not installed as it was when the program was compiled: compile it again)"
-		if o.AllowMissingPools {
-			rep.Missing = append(rep.Missing, msg)
-		} else {
-			refused = append(refused, msg)
-		}
-	}
+	n.morlocOn = on
 	for i, p := range m.Pools {
 		if len(p.Exec) == 0 {
 			continue

@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"debug/macho"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -569,6 +570,50 @@ func morlocParts(m *manifest.Manifest, files []entry) (*morlocRuntime, error) {
 		files[i].data = data
 	}
 	return rt, nil
+}
+
+// check refuses (or, with AllowMissingPools, reports) each carried
+// library that cannot run on one of the bundle's platforms and each part
+// of the runtime the pools load that is not on this machine; on is the
+// platforms every carried library runs on ("" when none is a library).
+func (rt *morlocRuntime) check(o Options, rep *Report) (refused []string, on string, err error) {
+	fail := func(msg string) {
+		if o.AllowMissingPools {
+			rep.Missing = append(rep.Missing, msg)
+		} else {
+			refused = append(refused, msg)
+		}
+	}
+	var all map[Platform]bool
+	for _, rel := range rt.names() {
+		if !rt.elf[rel] {
+			continue
+		}
+		runs, err := platformsOf(rt.files[rel])
+		if err != nil {
+			return nil, "", fmt.Errorf("morloc's runtime: %w", err)
+		}
+		if all == nil {
+			all = maps.Clone(runs)
+		}
+		maps.DeleteFunc(all, func(p Platform, _ bool) bool { return !runs[p] })
+		var missing []string
+		for _, pl := range o.Platforms {
+			if !runs[pl] {
+				missing = append(missing, pl.String())
+			}
+		}
+		if len(missing) > 0 {
+			fail(fmt.Sprintf("morloc's runtime file %s (%s) is built for %s, so it cannot run on %s", rel, rt.files[rel], platformList(runs), strings.Join(missing, ", ")))
+		}
+	}
+	for _, u := range rt.unfound {
+		fail("morloc's runtime: " + u + " (morloc is not installed as it was when the program was compiled: compile it again)")
+	}
+	if all != nil {
+		on = platformList(all)
+	}
+	return refused, on, nil
 }
 
 // entries are the carried runtime's files in the bundle.
