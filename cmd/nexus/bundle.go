@@ -3,9 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
-	"sort"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -21,10 +18,12 @@ func newBundleCmd(o *program.Options) *cobra.Command {
 		Use:   "bundle TARGET [-o PROG.mcpb] [--platform OS/ARCH,...] [--binary OS/ARCH=PATH]...",
 		Short: "Pack a program into an MCP Bundle (.mcpb) that Claude Desktop installs with a double-click",
 		Long: "Pack a program into an MCP Bundle: a zip holding nexus for each platform, the program's\n" +
-			"directory (never .git or secret-looking files) and a manifest.json (MCPB 0.3) that runs\n" +
-			"`nexus mcp` on it. The platform nexus runs on is packed with this nexus; others need\n" +
+			"directory (never .git or secret-looking files), the morloc runtime its pools load when\n" +
+			"morloc compiled it, and a manifest.json (MCPB 0.3) that runs `nexus mcp` on it.\n" +
+			"TARGET is a manifest, its directory, or the launcher morloc wrote (or its directory).\n" +
+			"The platform nexus runs on is packed with this nexus; others need\n" +
 			"--binary OS/ARCH=PATH (GOOS=darwin GOARCH=arm64 go build -o PATH ./cmd/nexus).\n" +
-			"The same inputs give the same bytes.",
+			"The same inputs give the same bytes. See docs/bundles.md.",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return program.Usagef("missing program: usage: nexus bundle TARGET [-o PROG.mcpb]")
@@ -32,89 +31,42 @@ func newBundleCmd(o *program.Options) *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			prog, err := program.Load(args[0], o)
+			target, err := bundle.ProgramTarget(args[0])
 			if err != nil {
 				return err
 			}
-			o := bundle.Options{Program: prog.Manifest, Version: version, Author: author, Icon: icon,
+			prog, err := program.Load(target, o)
+			if err != nil {
+				return err
+			}
+			bo := bundle.Options{Program: prog.Manifest, Version: version, Author: author, Icon: icon,
 				AllowMissingPools: allowMissing, NexusVersion: o.Version, Binaries: map[bundle.Platform]string{}}
 			for _, t := range prog.Tools {
-				o.Tools = append(o.Tools, bundle.Tool{Name: t.Name, Description: t.Description})
+				bo.Tools = append(bo.Tools, bundle.Tool{Name: t.Name, Description: t.Description})
 			}
-			self, err := selfPath()
-			if err != nil {
+			if bo.Binaries[bundle.Host()], err = program.Executable(); err != nil {
 				return err
 			}
-			o.Binaries[bundle.Host()] = self
-			var extra []bundle.Platform
-			seen := map[bundle.Platform]bool{bundle.Host(): true}
 			for _, b := range binaries {
-				spec, file, ok := strings.Cut(b, "=")
-				p, err := bundle.ParsePlatform(spec)
-				if !ok || err != nil || file == "" {
-					return program.Usagef("--binary %q: expected OS/ARCH=PATH, as darwin/arm64=bin/nexus-darwin-arm64 (%v)", b, err)
-				}
-				abs, err := filepath.Abs(file)
+				p, file, err := bundle.ParseBinary(b)
 				if err != nil {
-					return err
+					return program.Usagef("%v", err)
 				}
-				if !seen[p] {
-					seen[p] = true
-					extra = append(extra, p)
-				}
-				o.Binaries[p] = abs
+				bo.Binaries[p] = file
 			}
-			if len(platforms) == 0 {
-				// This platform, then every one a binary was given for.
-				o.Platforms = []bundle.Platform{bundle.Host()}
-				sort.Slice(extra, func(i, j int) bool { return extra[i].String() < extra[j].String() })
-				o.Platforms = append(o.Platforms, extra...)
-			}
-			for _, s := range platforms {
-				p, err := bundle.ParsePlatform(s)
-				if err != nil {
-					return program.Usagef("--platform: %v", err)
-				}
-				o.Platforms = append(o.Platforms, p)
+			if bo.Platforms, err = bundle.ChoosePlatforms(platforms, bundle.Host(), bo.Binaries); err != nil {
+				return program.Usagef("%v", err)
 			}
 			if out == "" {
 				out = prog.Manifest.Name + ".mcpb"
 			}
-			if out, err = filepath.Abs(out); err != nil {
-				return err
-			}
-			// Written beside its name and renamed: a failed bundle leaves no
-			// half-written file behind, and never an old one half-replaced.
-			tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*")
+			rep, err := bundle.WriteFile(out, bo)
 			if err != nil {
 				return err
 			}
-			defer os.Remove(tmp.Name())
-			o.Leave = []string{out, tmp.Name()} // when written inside the program's directory
-			rep, err := bundle.Write(tmp, o)
-			if cerr := tmp.Close(); err == nil {
-				err = cerr
+			for _, note := range rep.Notes(bo) {
+				fmt.Fprintf(os.Stderr, "nexus: %s\n", note)
 			}
-			if err != nil {
-				return err
-			}
-			if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-				return err
-			}
-			if err := os.Rename(tmp.Name(), out); err != nil {
-				return err
-			}
-			for _, s := range rep.Skipped {
-				fmt.Fprintf(os.Stderr, "nexus: left out %s\n", s)
-			}
-			for _, s := range rep.Missing {
-				fmt.Fprintf(os.Stderr, "nexus: warning: %s (--allow-missing-pools)\n", s)
-			}
-			names := make([]string, len(o.Platforms))
-			for i, p := range o.Platforms {
-				names[i] = p.String()
-			}
-			fmt.Fprintf(os.Stderr, "nexus: wrote %s: %d tools, %d program files, nexus for %s\n", out, len(o.Tools), rep.Files, strings.Join(names, ", "))
 			return nil
 		},
 	}
@@ -125,18 +77,6 @@ func newBundleCmd(o *program.Options) *cobra.Command {
 	f.StringVar(&version, "version", "", "the bundle's version (default: the manifest's metadata.version, else its morloc version)")
 	f.StringVar(&author, "author", "", "the bundle's author, as \"Name\" or \"Name <email>\" (default: the manifest's metadata.author)")
 	f.StringVar(&icon, "icon", "", "a PNG icon for the bundle")
-	f.BoolVar(&allowMissing, "allow-missing-pools", false, "bundle a program whose compiled (C++) pool was not built for every platform; its tools fail there")
+	f.BoolVar(&allowMissing, "allow-missing-pools", false, "bundle a program whose compiled parts (a C++ pool, morloc's runtime) were not built for every platform; its tools fail there")
 	return c
-}
-
-// selfPath is this nexus's executable, links resolved.
-func selfPath() (string, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return "", fmt.Errorf("finding the nexus executable: %w", err)
-	}
-	if p, err := filepath.EvalSymlinks(self); err == nil {
-		self = p
-	}
-	return self, nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -31,12 +30,9 @@ func newLauncherCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			self, err := os.Executable()
+			self, err := program.Executable()
 			if err != nil {
-				return fmt.Errorf("launcher: cannot find the nexus binary: %w", err)
-			}
-			if p, err := filepath.EvalSymlinks(self); err == nil {
-				self = p
+				return fmt.Errorf("launcher: %w", err)
 			}
 			// docs/spec.md §3: the same shape as morloc's launcher, so either runtime finds the manifest.
 			script := fmt.Sprintf("#!/bin/sh\n# launcher for the program %q, written by nexus\nexport MORLOC_PROG_NAME=\"$0\"\nexec %s run %s \"$@\"\n",

@@ -4,8 +4,9 @@
 // Claude Desktop. The bundle holds a nexus binary for each platform asked,
 // the program's directory (its manifest, pools and the files its functions
 // read, never .git or secret-looking files, never a file from outside it),
-// and an MCPB manifest.json whose server runs `nexus mcp` on the bundled
-// program. The same inputs give the same bytes: entries sorted, one fixed
+// for a program morloc compiled the part of morloc's runtime its pools load
+// (morloc.go, docs/bundles.md), and an MCPB manifest.json whose server runs
+// `nexus mcp` on the bundled program. The same inputs give the same bytes: entries sorted, one fixed
 // timestamp, modes reduced to 0644 and 0755.
 package bundle
 
@@ -24,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nexus-mcp/nexus/internal/bundle/morlochome"
 	"github.com/nexus-mcp/nexus/internal/manifest"
 )
 
@@ -64,7 +66,9 @@ type Options struct {
 
 // Report says what Write left out and what it allowed.
 type Report struct {
-	Files   int
+	Path    string   // the bundle WriteFile wrote
+	Files   int      // the program's files
+	Runtime int      // files of morloc's runtime carried beside them
 	Skipped []string // "path: why"
 	Missing []string // compiled pools allowed to miss platforms
 }
@@ -80,8 +84,11 @@ type entry struct {
 // Write packs the bundle into w.
 func Write(w io.Writer, o Options) (*Report, error) {
 	m := o.Program
-	if m.Format != manifest.FormatFile || filepath.Clean(m.Dir) != filepath.Dir(m.Path) {
-		return nil, fmt.Errorf("bundle %s: the program's pools run in %s, not in the directory of its manifest %s: a bundle holds one directory (a program morloc built before 0.97 records where it was built; build it again with morloc 0.97 or later)", m.Name, m.Dir, m.Path)
+	if !sameDir(m.Dir, filepath.Dir(m.Path)) {
+		if m.Format != manifest.FormatFile {
+			return nil, fmt.Errorf("bundle %s: the launcher %s records the build directory %s, where its pools run, and not its own directory: a bundle holds one directory (run morloc make again where the program now is)", m.Name, m.Path, m.Dir)
+		}
+		return nil, fmt.Errorf("bundle %s: the program's pools run in %s, not in the directory of its manifest %s: a bundle holds one directory", m.Name, m.Dir, m.Path)
 	}
 	if len(o.Platforms) == 0 {
 		return nil, fmt.Errorf("bundle %s: no platform", m.Name)
@@ -140,8 +147,13 @@ func Write(w io.Writer, o Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: %w", m.Name, err)
 	}
+	rt, err := morlocParts(m, files)
+	if err != nil {
+		return nil, fmt.Errorf("bundle %s: %w", m.Name, err)
+	}
 	entries = append(entries, files...)
-	needs, err := poolNeeds(m, o, rep)
+	entries = append(entries, rt.entries()...)
+	needs, err := poolNeeds(m, rt, o, rep)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +172,7 @@ func Write(w io.Writer, o Options) (*Report, error) {
 		entries = append(entries, entry{name: "icon.png", mode: 0o644, data: icon})
 	}
 	entries = append(entries, entry{name: "manifest.json", mode: 0o644, data: mf})
-	rep.Files = len(files)
+	rep.Files, rep.Runtime = len(files), len(rt.files)
 	return rep, writeZip(w, entries)
 }
 
@@ -284,13 +296,23 @@ func within(root, p string) bool {
 type needs struct {
 	python, r bool
 	compiled  []string // "pools/cpp/pool-cpp.out (linux/amd64)"
+	// morloc are the morloc runtime's files the bundle carries, morlocOn
+	// the platforms they run on; pythons the Python versions its extension
+	// modules are built for ("3.11").
+	morloc, pythons []string
+	morlocOn        string
 }
 
 // poolNeeds finds which interpreters the pools run under, and refuses a
-// compiled pool that cannot run on one of the bundle's platforms.
-func poolNeeds(m *manifest.Manifest, o Options, rep *Report) (*needs, error) {
-	n := &needs{}
-	var refused []string
+// compiled pool, or a file of the morloc runtime rt carries, that cannot
+// run on one of the bundle's platforms.
+func poolNeeds(m *manifest.Manifest, rt *morlocRuntime, o Options, rep *Report) (*needs, error) {
+	n := &needs{morloc: rt.names(), pythons: rt.pythonVersions()}
+	refused, on, err := rt.check(o, rep)
+	if err != nil {
+		return nil, fmt.Errorf("bundle %s: %w", m.Name, err)
+	}
+	n.morlocOn = on
 	for i, p := range m.Pools {
 		if len(p.Exec) == 0 {
 			continue
@@ -338,7 +360,7 @@ func poolNeeds(m *manifest.Manifest, o Options, rep *Report) (*needs, error) {
 		}
 	}
 	if len(refused) > 0 {
-		return nil, fmt.Errorf("bundle %s: %s; build the pool on each platform, bundle fewer platforms (--platform), or pass --allow-missing-pools to bundle it anyway (its tools then fail there)", m.Name, strings.Join(refused, "; "))
+		return nil, fmt.Errorf("bundle %s: %s; build the program on each platform and bundle it there, bundle fewer platforms (--platform), or pass --allow-missing-pools to bundle it anyway (its tools then fail there)", m.Name, strings.Join(refused, "; "))
 	}
 	return n, nil
 }
@@ -456,7 +478,16 @@ func mcpbManifest(m *manifest.Manifest, o Options, n *needs, bins map[string]str
 		Tools:           o.Tools,
 		Compatibility:   mcpbCompatibility{Platforms: platforms},
 	}
-	if n.python {
+	switch {
+	case n.python && len(n.pythons) > 0:
+		// morloc's Python extension runs only under the Python it was built for.
+		ranges := make([]string, len(n.pythons))
+		for i, v := range n.pythons {
+			ranges[i] = v + ".x"
+		}
+		doc.Compatibility.Runtimes = map[string]string{"python": strings.Join(ranges, " || ")}
+		long = append(long, fmt.Sprintf("- Python functions run with python3 %s (the Python morloc's runtime was built for) and the packages they import.", strings.Join(n.pythons, " or ")))
+	case n.python:
 		doc.Compatibility.Runtimes = map[string]string{"python": ">=3.8"}
 		long = append(long, "- Python functions run with python3 (3.8 or later) and the packages they import.")
 	}
@@ -465,6 +496,13 @@ func mcpbManifest(m *manifest.Manifest, o Options, n *needs, bins map[string]str
 	}
 	for _, c := range n.compiled {
 		long = append(long, "- Compiled functions run from "+c+".")
+	}
+	if len(n.morloc) > 0 {
+		built := ""
+		if n.morlocOn != "" {
+			built = ", built for " + n.morlocOn + ","
+		}
+		long = append(long, fmt.Sprintf("- morloc's runtime%s comes in program/%s (%s): no morloc install is needed.", built, morlochome.Dir, strings.Join(n.morloc, ", ")))
 	}
 	if n.python || n.r {
 		// As --mcp-config puts the user's PATH in the entry: clients start

@@ -258,13 +258,13 @@ func TestBundleCompiledPool(t *testing.T) {
 	o.Platforms = append(o.Platforms, other)
 	o.Binaries = map[Platform]string{Host(): o.Binaries[Host()], other: "unused"}
 	o.Binaries[other] = o.Binaries[Host()]
-	_, err := poolNeeds(m, o, &Report{})
+	_, err := poolNeeds(m, &morlocRuntime{}, o, &Report{})
 	if err == nil || !strings.Contains(err.Error(), "cannot run on "+other.String()) || !strings.Contains(err.Error(), "--allow-missing-pools") {
 		t.Fatalf("a pool for the host in a bundle for %s too: %v", other, err)
 	}
 	o.AllowMissingPools = true
 	rep := &Report{}
-	if _, err := poolNeeds(m, o, rep); err != nil || len(rep.Missing) != 1 {
+	if _, err := poolNeeds(m, &morlocRuntime{}, o, rep); err != nil || len(rep.Missing) != 1 {
 		t.Fatalf("allowed: %v %v", err, rep.Missing)
 	}
 }

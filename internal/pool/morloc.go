@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/nexus-mcp/nexus/internal/bundle/morlochome"
 )
 
 // morlocProgram is the driver of a program's morloc pools, and what they
@@ -216,9 +218,11 @@ const maxSocketPath = 108
 
 // env is a morloc pool's environment: nexus's own, plus what morloc's
 // nexus (0.98) adds: the pool's hash and the program's settings for
-// inline results, shared memory and file packets.
+// inline results, shared memory and file packets; and, for a program
+// unpacked from a bundle, the morloc runtime it carries on the loader's
+// path (docs/bundles.md).
 func (m *morlocProgram) env(spec *Spec) []string {
-	env := os.Environ()
+	env := morlochome.Env(spec.Dir, os.Environ())
 	if spec.PoolHash != "" {
 		env = append(env, "MORLOC_POOL_HASH="+spec.PoolHash)
 	}

@@ -277,13 +277,21 @@ func stoppedBy(ctx context.Context, err error) error {
 // program: absolute paths, since MCP clients start servers with a minimal
 // PATH.
 func StdioConfig(m *manifest.Manifest) clientconfig.Stdio {
-	self, err := os.Executable()
-	if err == nil {
-		if p, err2 := filepath.EvalSymlinks(self); err2 == nil {
-			self = p
-		}
-	}
+	self, _ := Executable()
 	return clientconfig.Stdio{Name: m.Name, Nexus: self, Manifest: m.Path, Env: clientconfig.Env(os.LookupEnv)}
+}
+
+// Executable is this nexus's executable, links resolved: what a client
+// config, a launcher or a bundle names to start nexus again.
+func Executable() (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("finding the nexus executable: %w", err)
+	}
+	if p, err := filepath.EvalSymlinks(self); err == nil {
+		self = p
+	}
+	return self, nil
 }
 
 func printJSON(f *os.File, v any) error {

@@ -1,0 +1,1 @@
+rneg <- function(x) -x
