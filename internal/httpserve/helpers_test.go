@@ -21,7 +21,6 @@ import (
 	"github.com/nexus-mcp/nexus/internal/manifest"
 	"github.com/nexus-mcp/nexus/internal/mcp"
 	"github.com/nexus-mcp/nexus/internal/ndarray"
-	"github.com/nexus-mcp/nexus/internal/pool"
 )
 
 // fakeCaller stands in for a program's pools: it runs a few of the shapes
@@ -80,7 +79,7 @@ func (f *fakeCaller) call(ctx context.Context, cmd *manifest.Command, args []jso
 		}
 		return json.Marshal(strings.ToUpper(s) + "!" + f.label)
 	case "fail":
-		return nil, &pool.CallError{Lang: "py", Message: "ValueError: boom"}
+		return nil, raised{"ValueError: boom"}
 	case "sleepMs":
 		// Ten steps of progress, then the value; ends early when cancelled.
 		var ms int
@@ -115,6 +114,13 @@ func (f *fakeCaller) call(ctx context.Context, cmd *manifest.Command, args []jso
 	f.mu.Unlock()
 	return zeroOf(cmd.Return.T), nil
 }
+
+// raised is a function's own failure, as a pool's or the evaluator's error
+// reports it (mcp.FunctionFailure), so these tests need neither package.
+type raised struct{ msg string }
+
+func (e raised) Error() string        { return e.msg }
+func (e raised) FunctionFailed() bool { return true }
 
 // waitBegan waits until a sleepMs call has begun (began must be set).
 func (f *fakeCaller) waitBegan(t *testing.T) {
