@@ -356,7 +356,7 @@ func (e *fastEncoder) value(t *manifest.Type, i, depth int) (int, bool) {
 			return 0, false
 		}
 		if needsDecoding {
-			e.out = appendString(e.out, jsontext.Unquote(b[i:end]))
+			e.out = jsontext.AppendQuoted(e.out, jsontext.Unquote(b[i:end]))
 		} else {
 			e.out = append(e.out, b[i:end]...)
 		}
@@ -565,7 +565,7 @@ func (e *fastEncoder) record(t *manifest.Type, i, depth int) (int, bool) {
 		if k > 0 {
 			e.out = append(e.out, ',')
 		}
-		e.out = appendString(e.out, f.Key)
+		e.out = jsontext.AppendQuoted(e.out, f.Key)
 		e.out = append(e.out, ':')
 		if spans[k] < 0 {
 			if !isOptional(f.Type) {
@@ -617,7 +617,7 @@ func (e *fastEncoder) strMap(t *manifest.Type, i, depth int) (int, bool) {
 					e.out = append(e.out, ',')
 				}
 				first = false
-				e.out = appendString(e.out, key)
+				e.out = jsontext.AppendQuoted(e.out, key)
 				e.out = append(e.out, ':')
 			case 2:
 				e.path = append(e.path[:mark], pathElem{key: key, idx: -1})

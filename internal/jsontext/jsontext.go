@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // MaxDepth is the deepest nesting Value accepts, as encoding/json's.
@@ -577,6 +578,12 @@ func AppendString(dst, s []byte) []byte {
 	dst = append(dst, '"')
 	dst = AppendStringBody(dst, s)
 	return append(dst, '"')
+}
+
+// AppendQuoted is AppendString for a Go string. It reads s in place
+// rather than copying it into a []byte: AppendStringBody only reads.
+func AppendQuoted(dst []byte, s string) []byte {
+	return AppendString(dst, unsafe.Slice(unsafe.StringData(s), len(s)))
 }
 
 // Plain reports whether s goes into a JSON string as it is: ASCII from
