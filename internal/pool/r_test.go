@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nexus-mcp/nexus/internal/ndarray"
 	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
@@ -768,6 +769,34 @@ func TestRCancelBeforeStart(t *testing.T) {
 		`{"id":1,"type":"result","value":"slow"}`,
 		`{"cancelled":true,"id":2,"message":"cancelled","type":"error"}`,
 		`{"id":3,"type":"result","value":"ran"}`,
+	} {
+		if got := jsonText(t, p.recv(t)); got != want {
+			t.Errorf("reply %s, want %s", got, want)
+		}
+	}
+}
+
+// A blob that arrives while a call runs is kept for the call it belongs
+// to, and a call with arrays queued behind a running one can be cancelled.
+func TestRArraysWhileBusy(t *testing.T) {
+	p := startRRawPool(t)
+	p.recv(t) // ready
+	marker := t.TempDir() + "/marker"
+	p.send(t, fmt.Sprintf(`{"type":"call","id":1,"mid":%d,"args":[%s],"progress":true}`, rSleepUntilCancelled, jsonText(t, marker)))
+	if got := p.recv(t); got["type"] != "progress" {
+		t.Fatalf("first frame %v, want progress", got)
+	}
+	ints := i4Array([]any{0}, []int{1000}, gen(1000, func(i int) int32 { return int32(i) })...)
+	for id := 2; id <= 3; id++ {
+		p.sendBlob(t, ints.Data)
+		p.send(t, callFrame(id, rTotal, `[null]`, []ndarray.Array{ints}, ""))
+	}
+	p.send(t, `{"type":"cancel","id":2}`)
+	p.send(t, `{"type":"cancel","id":1}`)
+	for _, want := range []string{
+		`{"cancelled":true,"id":1,"message":"cancelled","type":"error"}`,
+		`{"cancelled":true,"id":2,"message":"cancelled","type":"error"}`,
+		`{"id":3,"type":"result","value":499500}`,
 	} {
 		if got := jsonText(t, p.recv(t)); got != want {
 			t.Errorf("reply %s, want %s", got, want)
