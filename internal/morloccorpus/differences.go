@@ -1,0 +1,176 @@
+package morloccorpus
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+)
+
+// These map nexus's deliberate differences from morloc's tool surface
+// (testdata/morloc/README.md, "Deliberate differences") back to morloc's
+// form, on documents as Decode reads them.
+
+// PathSentence is what nexus appends to a `source: file` argument's
+// description: the value is a path on nexus's machine, with the
+// compiler's format hint (format, "" for none) unless it says only that.
+func PathSentence(format string) string {
+	s := "Path of a file on the machine nexus runs on; nexus reads it, and its content is the value"
+	if format != "" && format != "read the value from the file at this path" {
+		s += " (" + format + ")"
+	}
+	return s + "."
+}
+
+// sizedRanges are the ranges of morloc's sized integers (i1..i8, u1..u8),
+// written out here rather than taken from nexus's code.
+var sizedRanges = map[[2]string]bool{
+	{"-128", "127"}: true, {"-32768", "32767"}: true,
+	{"-2147483648", "2147483647"}: true, {"-9223372036854775808", "9223372036854775807"}: true,
+	{"0", "255"}: true, {"0", "65535"}: true, {"0", "4294967295"}: true, {"0", "18446744073709551615"}: true,
+}
+
+// UnboundInts drops "minimum" and "maximum" from an integer schema (or an
+// optional one) whose pair is one sized integer type's range.
+func UnboundInts(v any) any {
+	switch x := v.(type) {
+	case Object:
+		lo, hasLo := x.Get("minimum")
+		hi, hasHi := x.Get("maximum")
+		typ, _ := x.Get("type")
+		integer := typ == "integer" || reflect.DeepEqual(typ, []any{"integer", "null"})
+		drop := integer && hasLo && hasHi && sizedRanges[[2]string{fmt.Sprint(lo), fmt.Sprint(hi)}]
+		out := Object{}
+		for _, m := range x {
+			if drop && (m.Key == "minimum" || m.Key == "maximum") {
+				continue
+			}
+			out = append(out, Member{m.Key, UnboundInts(m.Value)})
+		}
+		return out
+	case []any:
+		return mapItems(x, UnboundInts)
+	}
+	return v
+}
+
+// NarrowReals maps a Real's widened schema ({"anyOf":[{"type":"number"},
+// {"enum":["NaN","Infinity","-Infinity"]}]}, which lets NaN and the
+// infinities through) back to its type.
+func NarrowReals(v any) any {
+	switch x := v.(type) {
+	case Object:
+		out := Object{}
+		for _, m := range x {
+			if m.Key == "anyOf" {
+				if alts, _ := m.Value.([]any); len(alts) == 2 {
+					num, _ := alts[0].(Object)
+					enum, _ := alts[1].(Object)
+					if e, ok := enum.Get("enum"); ok && len(enum) == 1 && fmt.Sprint(e) == "[NaN Infinity -Infinity]" && len(num) == 1 && num[0].Key == "type" {
+						out = append(out, num[0])
+						continue
+					}
+				}
+			}
+			out = append(out, Member{m.Key, NarrowReals(m.Value)})
+		}
+		return out
+	case []any:
+		return mapItems(x, NarrowReals)
+	}
+	return v
+}
+
+// CollapseRefs maps nexus's $defs/$ref for a recursive record back to
+// morloc's {"type":"object"} ({"type":["object","null"]} when optional)
+// and drops "$defs".
+func CollapseRefs(v any) any {
+	switch x := v.(type) {
+	case Object:
+		if _, ok := x.Get("$ref"); ok && len(x) == 1 {
+			return Object{{"type", "object"}}
+		}
+		out := Object{}
+		for _, m := range x {
+			if m.Key == "$defs" {
+				continue
+			}
+			if m.Key == "anyOf" {
+				if alts, _ := m.Value.([]any); len(alts) == 2 {
+					ref, _ := alts[0].(Object)
+					null, _ := alts[1].(Object)
+					if _, isRef := ref.Get("$ref"); isRef && len(null) == 1 && null[0].Key == "type" && null[0].Value == "null" {
+						out = append(out, Member{"type", []any{"object", "null"}})
+						continue
+					}
+				}
+			}
+			out = append(out, Member{m.Key, CollapseRefs(m.Value)})
+		}
+		return out
+	case []any:
+		return mapItems(x, CollapseRefs)
+	}
+	return v
+}
+
+// MorlocView is a document of nexus's tools with the differences above
+// mapped back: NarrowReals, UnboundInts, CollapseRefs.
+func MorlocView(v any) any { return CollapseRefs(UnboundInts(NarrowReals(v))) }
+
+func mapItems(xs []any, f func(any) any) []any {
+	out := make([]any, len(xs))
+	for i, e := range xs {
+		out[i] = f(e)
+	}
+	return out
+}
+
+// UnpathProperty maps one `source: file` argument's property back to
+// morloc's when it is exactly nexus's path form: surface (the path's
+// schema), then a description that is PathSentence(format), alone or
+// after morloc's text. The result is value
+// (the schema of the file's content, as morloc writes it) with morloc's
+// description; ok is false for a property in any other form, which is left
+// for the comparison to show.
+func UnpathProperty(prop Object, surface, value Object, format string) (Object, bool) {
+	if len(prop) == 0 || prop[len(prop)-1].Key != "description" || !reflect.DeepEqual(prop[:len(prop)-1], surface) {
+		return nil, false
+	}
+	text, _ := prop[len(prop)-1].Value.(string)
+	sentence := PathSentence(format)
+	out := append(Object(nil), value...)
+	switch {
+	case text == sentence:
+	case strings.HasSuffix(text, " "+sentence):
+		out = append(out, Member{"description", strings.TrimSuffix(text, " "+sentence)})
+	default:
+		return nil, false
+	}
+	return out, true
+}
+
+// WithoutTools is a --mcp-tools document less the tools named in names,
+// which nexus leaves out on purpose, and the names it does not hold:
+// morloc leaves those out too, for its own reason, which nexus's note must
+// then give.
+func WithoutTools(doc any, names map[string]bool) (kept any, notServed []string) {
+	tools, _ := doc.(Object).Get("tools")
+	rest := []any{}
+	seen := map[string]bool{}
+	for _, tl := range tools.([]any) {
+		name, _ := tl.(Object).Get("name")
+		if n, _ := name.(string); names[n] {
+			seen[n] = true
+			continue
+		}
+		rest = append(rest, tl)
+	}
+	for n := range names {
+		if !seen[n] {
+			notServed = append(notServed, n)
+		}
+	}
+	sort.Strings(notServed)
+	return Object{{"tools", rest}}, notServed
+}
