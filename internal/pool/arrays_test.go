@@ -102,12 +102,19 @@ func readyRawPool(t *testing.T, p *rawPool, lang, dir string, argv []string) *ra
 	return p
 }
 
-// forEachArraysLang runs test once per language (or per language of
-// only), as a subtest named for it.
-func forEachArraysLang(t *testing.T, test func(t *testing.T, l arraysLang), only ...string) {
+// forEachArraysLang runs test, as a subtest named for the language, for
+// each language that rows (whose language lang says) have rows of, with
+// those rows.
+func forEachArraysLang[R any](t *testing.T, rows []R, lang func(R) string, test func(t *testing.T, l arraysLang, rows []R)) {
 	for _, l := range arraysLangs {
-		if len(only) == 0 || slices.Contains(only, l.lang) {
-			t.Run(l.lang, func(t *testing.T) { test(t, l) })
+		var mine []R
+		for _, r := range rows {
+			if lang(r) == l.lang {
+				mine = append(mine, r)
+			}
+		}
+		if len(mine) > 0 {
+			t.Run(l.lang, func(t *testing.T) { test(t, l, mine) })
 		}
 	}
 }
@@ -513,23 +520,16 @@ func argumentCases() []argumentCase {
 }
 
 func TestArrayArguments(t *testing.T) {
-	cases := argumentCases()
-	forEachArraysLang(t, func(t *testing.T, l arraysLang) {
+	forEachArraysLang(t, argumentCases(), func(c argumentCase) string { return c.lang }, func(t *testing.T, l arraysLang, cases []argumentCase) {
 		p := l.raw(t)
-		id := 0
-		for _, tt := range cases {
-			if tt.lang != l.lang {
-				continue
-			}
+		for i, tt := range cases {
 			t.Run(tt.name, func(t *testing.T) {
-				id++
-				withArrays, blobs := p.callWithArrays(t, id, tt.mid, tt.args, tt.arrays, "")
+				withArrays, blobs := p.callWithArrays(t, 2*i+1, tt.mid, tt.args, tt.arrays, "")
 				if len(blobs) > 0 {
 					t.Fatalf("%d blobs came before the reply %v", len(blobs), withArrays)
 				}
 				if !tt.arraysOnly {
-					id++
-					asJSON := p.callValue(t, callFrame(id, tt.mid, jsonForm(t, tt.args, tt.arrays), nil, ""))
+					asJSON := p.callValue(t, callFrame(2*i+2, tt.mid, jsonForm(t, tt.args, tt.arrays), nil, ""))
 					sameReplies(t, "with arrays and as JSON", withArrays, asJSON)
 				}
 				if !isResult(t, withArrays, tt.error) {
@@ -792,20 +792,14 @@ func resultCases() []resultCase {
 }
 
 func TestArrayResults(t *testing.T) {
-	cases := resultCases()
-	forEachArraysLang(t, func(t *testing.T, l arraysLang) {
+	forEachArraysLang(t, resultCases(), func(c resultCase) string { return c.lang }, func(t *testing.T, l arraysLang, cases []resultCase) {
 		p := l.raw(t)
-		id := 0
-		for _, tt := range cases {
-			if tt.lang != l.lang {
-				continue
-			}
+		for i, tt := range cases {
 			t.Run(tt.name, func(t *testing.T) {
-				id++
+				id := 2*i + 1
 				reply, blobs := p.callWithArrays(t, id, tt.mid, tt.args, tt.arrays, tt.ret)
 				if tt.sameWithoutRet {
-					id++
-					plain, _ := p.callWithArrays(t, id, tt.mid, tt.args, tt.arrays, "")
+					plain, _ := p.callWithArrays(t, id+1, tt.mid, tt.args, tt.arrays, "")
 					if plain["type"] == "error" { // the traceback names a line of the runtime
 						delete(reply, "traceback")
 						delete(plain, "traceback")
@@ -994,18 +988,15 @@ func protocolErrorCases() []protocolErrorCase {
 }
 
 func TestArrayProtocolErrors(t *testing.T) {
-	cases := protocolErrorCases()
-	forEachArraysLang(t, func(t *testing.T, l arraysLang) {
+	forEachArraysLang(t, protocolErrorCases(), func(c protocolErrorCase) string { return c.lang }, func(t *testing.T, l arraysLang, cases []protocolErrorCase) {
 		if l.slowStart {
 			testenv.Long(t)
 		}
-		var mine []exitCase
+		var exits []exitCase
 		for _, c := range cases {
-			if c.lang == l.lang {
-				mine = append(mine, c.exitCase)
-			}
+			exits = append(exits, c.exitCase)
 		}
-		testExits(t, l.raw, l.protocolError, mine)
+		testExits(t, l.raw, l.protocolError, exits)
 	})
 }
 
@@ -1112,15 +1103,11 @@ func setCases() []setCase {
 }
 
 func TestArraysThroughSet(t *testing.T) {
-	cases := setCases()
-	forEachArraysLang(t, func(t *testing.T, l arraysLang) {
+	forEachArraysLang(t, setCases(), func(c setCase) string { return c.lang }, func(t *testing.T, l arraysLang, cases []setCase) {
 		s := l.set(t)
 		ctx, cancel := context.WithTimeout(context.Background(), l.setWithin)
 		defer cancel()
 		for _, tt := range cases {
-			if tt.lang != l.lang {
-				continue
-			}
 			t.Run(tt.name, func(t *testing.T) {
 				if tt.overLimit {
 					// A GiB of untouched zeroes from the OS is address space,
@@ -1201,6 +1188,13 @@ func TestArraysThroughSet(t *testing.T) {
 	})
 }
 
+// largeCase is calls written back to back, before any reply is read.
+type largeCase struct {
+	lang, name string
+	mid        int
+	calls      []largeCall
+}
+
 // largeCall is one call of a large-array case: an echo of one array, or,
 // without dtype, of one long string.
 type largeCall struct {
@@ -1222,11 +1216,7 @@ func TestLargeArrays(t *testing.T) {
 	i4s := func(vs []int32) largeCall {
 		return largeCall{dtype: "i4", shape: fmt.Sprint("[", len(vs), "]"), ret: intRet + `,"returns":{"list":"int"}`, blob: i4Blob(vs...)}
 	}
-	tests := []struct {
-		lang, name string
-		mid        int
-		calls      []largeCall // written back to back, before any reply is read
-	}{
+	tests := []largeCase{
 		{"py", "i8, rank 1, 20 MB", arrEcho, []largeCall{{"i8", fmt.Sprint("[", n, "]"), intRet, i8Blob(wide...), ""}}},
 		{"py", "f8, rank 2, 20 MB", arrEcho, []largeCall{{"f8", "[1000,2500]", matrixRet, f8Blob(reals...), ""}}},
 		{"py", "i8, rank 1, under a chunk", arrEcho, []largeCall{{"i8", "[1000]", intRet, i8Blob(wide[:1000]...), ""}}},
@@ -1238,15 +1228,13 @@ func TestLargeArrays(t *testing.T) {
 		{"r", "under a chunk", raEcho, []largeCall{i4s(big[:1000])}},
 		{"r", "three back to back", raEcho, []largeCall{i4s(big[:700_000]), i4s(big[1:300]), i4s(big[2:2_000_001])}},
 	}
-	// C++ reads what the system gives, with no chunks of its own.
-	forEachArraysLang(t, func(t *testing.T, l arraysLang) {
+	// C++ reads what the system gives, with no chunks of its own: Python
+	// and R only.
+	forEachArraysLang(t, tests, func(c largeCase) string { return c.lang }, func(t *testing.T, l arraysLang, tests []largeCase) {
 		p := l.raw(t)
 		p.recvWait = time.Minute
 		id := 0
 		for _, tt := range tests {
-			if tt.lang != l.lang {
-				continue
-			}
 			t.Run(tt.name, func(t *testing.T) {
 				first := id + 1
 				// All in one write, so that the read that ends a blob brings in
@@ -1283,7 +1271,7 @@ func TestLargeArrays(t *testing.T) {
 				}
 			})
 		}
-	}, "py", "r")
+	})
 }
 
 // A sent call's arrays are kept while it could still go to a fresh
