@@ -3,6 +3,7 @@ package morloccorpus
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -33,95 +34,98 @@ var sizedRanges = map[[2]string]bool{
 // UnboundInts drops "minimum" and "maximum" from an integer schema (or an
 // optional one) whose pair is one sized integer type's range.
 func UnboundInts(v any) any {
-	switch x := v.(type) {
-	case Object:
+	return rewrite(v, func(x Object) Object {
 		lo, hasLo := x.Get("minimum")
 		hi, hasHi := x.Get("maximum")
 		typ, _ := x.Get("type")
 		integer := typ == "integer" || reflect.DeepEqual(typ, []any{"integer", "null"})
-		drop := integer && hasLo && hasHi && sizedRanges[[2]string{fmt.Sprint(lo), fmt.Sprint(hi)}]
-		out := Object{}
-		for _, m := range x {
-			if drop && (m.Key == "minimum" || m.Key == "maximum") {
-				continue
-			}
-			out = append(out, Member{m.Key, UnboundInts(m.Value)})
+		if !integer || !hasLo || !hasHi || !sizedRanges[[2]string{fmt.Sprint(lo), fmt.Sprint(hi)}] {
+			return x
 		}
-		return out
-	case []any:
-		return mapItems(x, UnboundInts)
-	}
-	return v
+		return x.without("minimum", "maximum")
+	})
 }
 
 // NarrowReals maps a Real's widened schema ({"anyOf":[{"type":"number"},
 // {"enum":["NaN","Infinity","-Infinity"]}]}, which lets NaN and the
 // infinities through) back to its type.
 func NarrowReals(v any) any {
-	switch x := v.(type) {
-	case Object:
-		out := Object{}
-		for _, m := range x {
-			if m.Key == "anyOf" {
-				if alts, _ := m.Value.([]any); len(alts) == 2 {
-					num, _ := alts[0].(Object)
-					enum, _ := alts[1].(Object)
-					if e, ok := enum.Get("enum"); ok && len(enum) == 1 && fmt.Sprint(e) == "[NaN Infinity -Infinity]" && len(num) == 1 && num[0].Key == "type" {
-						out = append(out, num[0])
-						continue
-					}
-				}
+	return rewrite(v, func(x Object) Object {
+		return x.replaceAnyOf(func(first, second Object) (Member, bool) {
+			e, ok := second.Get("enum")
+			if !ok || len(second) != 1 || fmt.Sprint(e) != "[NaN Infinity -Infinity]" || len(first) != 1 || first[0].Key != "type" {
+				return Member{}, false
 			}
-			out = append(out, Member{m.Key, NarrowReals(m.Value)})
-		}
-		return out
-	case []any:
-		return mapItems(x, NarrowReals)
-	}
-	return v
+			return first[0], true
+		})
+	})
 }
 
 // CollapseRefs maps nexus's $defs/$ref for a recursive record back to
 // morloc's {"type":"object"} ({"type":["object","null"]} when optional)
 // and drops "$defs".
 func CollapseRefs(v any) any {
-	switch x := v.(type) {
-	case Object:
+	return rewrite(v, func(x Object) Object {
 		if _, ok := x.Get("$ref"); ok && len(x) == 1 {
 			return Object{{"type", "object"}}
 		}
-		out := Object{}
-		for _, m := range x {
-			if m.Key == "$defs" {
-				continue
-			}
-			if m.Key == "anyOf" {
-				if alts, _ := m.Value.([]any); len(alts) == 2 {
-					ref, _ := alts[0].(Object)
-					null, _ := alts[1].(Object)
-					if _, isRef := ref.Get("$ref"); isRef && len(null) == 1 && null[0].Key == "type" && null[0].Value == "null" {
-						out = append(out, Member{"type", []any{"object", "null"}})
-						continue
-					}
-				}
-			}
-			out = append(out, Member{m.Key, CollapseRefs(m.Value)})
-		}
-		return out
-	case []any:
-		return mapItems(x, CollapseRefs)
-	}
-	return v
+		return x.without("$defs").replaceAnyOf(func(first, second Object) (Member, bool) {
+			_, isRef := first.Get("$ref")
+			return Member{"type", []any{"object", "null"}}, isRef && len(second) == 1 && second[0].Key == "type" && second[0].Value == "null"
+		})
+	})
 }
 
 // MorlocView is a document of nexus's tools with the differences above
 // mapped back: NarrowReals, UnboundInts, CollapseRefs.
 func MorlocView(v any) any { return CollapseRefs(UnboundInts(NarrowReals(v))) }
 
-func mapItems(xs []any, f func(any) any) []any {
-	out := make([]any, len(xs))
-	for i, e := range xs {
-		out[i] = f(e)
+// rewrite is v with f applied to each of its objects, outermost first:
+// f sees an object before its members are rewritten.
+func rewrite(v any, f func(Object) Object) any {
+	switch x := v.(type) {
+	case Object:
+		y := f(x)
+		out := make(Object, len(y))
+		for i, m := range y {
+			out[i] = Member{m.Key, rewrite(m.Value, f)}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = rewrite(e, f)
+		}
+		return out
+	}
+	return v
+}
+
+// without is o less the members named keys.
+func (o Object) without(keys ...string) Object {
+	out := Object{}
+	for _, m := range o {
+		if !slices.Contains(keys, m.Key) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// replaceAnyOf replaces o's "anyOf" of two objects with the member by
+// gives, when it says so.
+func (o Object) replaceAnyOf(by func(first, second Object) (Member, bool)) Object {
+	out := Object{}
+	for _, m := range o {
+		if alts, _ := m.Value.([]any); m.Key == "anyOf" && len(alts) == 2 {
+			first, _ := alts[0].(Object)
+			second, _ := alts[1].(Object)
+			if r, ok := by(first, second); ok {
+				out = append(out, r)
+				continue
+			}
+		}
+		out = append(out, m)
 	}
 	return out
 }

@@ -116,38 +116,33 @@ func write(b *strings.Builder, v any, indent string) {
 	case string:
 		writeString(b, x)
 	case []any:
-		if len(x) == 0 {
-			b.WriteString("[]")
-			return
-		}
-		b.WriteString("[\n")
-		for i, e := range x {
-			if i > 0 {
-				b.WriteString(",\n")
-			}
-			b.WriteString(indent + "  ")
-			write(b, e, indent+"  ")
-		}
-		b.WriteString("\n" + indent + "]")
+		writeItems(b, '[', ']', len(x), indent, func(i int) { write(b, x[i], indent+"  ") })
 	case Object:
-		if len(x) == 0 {
-			b.WriteString("{}")
-			return
-		}
-		b.WriteString("{\n")
-		for i, m := range x {
-			if i > 0 {
-				b.WriteString(",\n")
-			}
-			b.WriteString(indent + "  ")
-			writeString(b, m.Key)
+		writeItems(b, '{', '}', len(x), indent, func(i int) {
+			writeString(b, x[i].Key)
 			b.WriteString(": ")
-			write(b, m.Value, indent+"  ")
-		}
-		b.WriteString("\n" + indent + "}")
+			write(b, x[i].Value, indent+"  ")
+		})
 	default:
 		panic(fmt.Sprintf("morloccorpus.Pretty: %T", v))
 	}
+}
+
+// writeItems writes an array or object of n items, one a line, each
+// written by item after its indent; an empty one as [] or {}.
+func writeItems(b *strings.Builder, open, close byte, n int, indent string, item func(i int)) {
+	b.WriteByte(open)
+	if n > 0 {
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString("\n" + indent + "  ")
+			item(i)
+		}
+		b.WriteString("\n" + indent)
+	}
+	b.WriteByte(close)
 }
 
 // writeString escapes as serde_json does: \" \\ \b \f \n \r \t, other
