@@ -9,7 +9,6 @@ package pool
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -22,6 +21,7 @@ import (
 	"time"
 
 	"github.com/nexus-mcp/nexus/internal/ndarray"
+	"github.com/nexus-mcp/nexus/internal/ndarray/ndarraytest"
 	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
@@ -117,42 +117,6 @@ func forEachArraysLang[R any](t *testing.T, rows []R, lang func(R) string, test 
 			t.Run(l.lang, func(t *testing.T) { test(t, l, mine) })
 		}
 	}
-}
-
-func i8Blob(vs ...int64) []byte {
-	b := make([]byte, 0, 8*len(vs))
-	for _, v := range vs {
-		b = binary.LittleEndian.AppendUint64(b, uint64(v))
-	}
-	return b
-}
-
-func i4Blob(vs ...int32) []byte {
-	b := make([]byte, 0, 4*len(vs))
-	for _, v := range vs {
-		b = binary.LittleEndian.AppendUint32(b, uint32(v))
-	}
-	return b
-}
-
-func f8Blob(vs ...float64) []byte {
-	b := make([]byte, 0, 8*len(vs))
-	for _, v := range vs {
-		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
-	}
-	return b
-}
-
-func i8Array(path []any, shape []int, vs ...int64) ndarray.Array {
-	return ndarray.Array{Path: path, DType: ndarray.I8, Shape: shape, Data: i8Blob(vs...)}
-}
-
-func i4Array(path []any, shape []int, vs ...int32) ndarray.Array {
-	return ndarray.Array{Path: path, DType: ndarray.I4, Shape: shape, Data: i4Blob(vs...)}
-}
-
-func f8Array(path []any, shape []int, vs ...float64) ndarray.Array {
-	return ndarray.Array{Path: path, DType: ndarray.F8, Shape: shape, Data: f8Blob(vs...)}
 }
 
 // gen is f(0), f(1), ... f(n-1).
@@ -360,16 +324,16 @@ func argumentCases() []argumentCase {
 		arrays []ndarray.Array
 		repr   string
 	}{
-		{"top-level i8", `[null]`, []ndarray.Array{i8Array([]any{0}, []int{3}, 1, -2, 3)}, `([1, -2, 3],)`},
-		{"i8 extremes", `[null]`, []ndarray.Array{i8Array([]any{0}, []int{3}, math.MinInt64, math.MaxInt64, 0)}, `([-9223372036854775808, 9223372036854775807, 0],)`},
-		{"inside a record", `[{"name":"a","xs":null,"n":1}]`, []ndarray.Array{i8Array([]any{0, "xs"}, []int{2}, 4, 5)}, `({'name': 'a', 'xs': [4, 5], 'n': 1},)`},
-		{"inside a list", `[7,[[1.5],null]]`, []ndarray.Array{f8Array([]any{1, 1}, []int{4}, 2.5, math.Copysign(0, -1), 1e300, 2)}, `(7, [[1.5], [2.5, -0.0, 1e+300, 2.0]])`},
-		{"rank 2 i4", `[null]`, []ndarray.Array{i4Array([]any{0}, []int{2, 3}, 1, 2, 3, 4, 5, math.MinInt32)}, `([[1, 2, 3], [4, 5, -2147483648]],)`},
-		{"rank 3 f8", `[null]`, []ndarray.Array{f8Array([]any{0}, []int{2, 2, 2}, 0, 1, 2, 3, 4, 5, 6, 7)}, `([[[0.0, 1.0], [2.0, 3.0]], [[4.0, 5.0], [6.0, 7.0]]],)`},
-		{"empty", `[null]`, []ndarray.Array{i8Array([]any{0}, []int{0})}, `([],)`},
-		{"empty rows", `[null]`, []ndarray.Array{f8Array([]any{0}, []int{2, 0})}, `([[], []],)`},
-		{"no rows", `[null]`, []ndarray.Array{f8Array([]any{0}, []int{0, 3})}, `([],)`},
-		{"two arrays", `[null,{"m":[null,3]}]`, []ndarray.Array{i8Array([]any{0}, []int{1}, 1), f8Array([]any{1, "m", 0}, []int{1, 2}, 0.5, 0.25)}, `([1], {'m': [[[0.5, 0.25]], 3]})`},
+		{"top-level i8", `[null]`, []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{3}, 1, -2, 3)}, `([1, -2, 3],)`},
+		{"i8 extremes", `[null]`, []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{3}, math.MinInt64, math.MaxInt64, 0)}, `([-9223372036854775808, 9223372036854775807, 0],)`},
+		{"inside a record", `[{"name":"a","xs":null,"n":1}]`, []ndarray.Array{ndarraytest.I8Array([]any{0, "xs"}, []int{2}, 4, 5)}, `({'name': 'a', 'xs': [4, 5], 'n': 1},)`},
+		{"inside a list", `[7,[[1.5],null]]`, []ndarray.Array{ndarraytest.F8Array([]any{1, 1}, []int{4}, 2.5, math.Copysign(0, -1), 1e300, 2)}, `(7, [[1.5], [2.5, -0.0, 1e+300, 2.0]])`},
+		{"rank 2 i4", `[null]`, []ndarray.Array{ndarraytest.I4Array([]any{0}, []int{2, 3}, 1, 2, 3, 4, 5, math.MinInt32)}, `([[1, 2, 3], [4, 5, -2147483648]],)`},
+		{"rank 3 f8", `[null]`, []ndarray.Array{ndarraytest.F8Array([]any{0}, []int{2, 2, 2}, 0, 1, 2, 3, 4, 5, 6, 7)}, `([[[0.0, 1.0], [2.0, 3.0]], [[4.0, 5.0], [6.0, 7.0]]],)`},
+		{"empty", `[null]`, []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{0})}, `([],)`},
+		{"empty rows", `[null]`, []ndarray.Array{ndarraytest.F8Array([]any{0}, []int{2, 0})}, `([[], []],)`},
+		{"no rows", `[null]`, []ndarray.Array{ndarraytest.F8Array([]any{0}, []int{0, 3})}, `([],)`},
+		{"two arrays", `[null,{"m":[null,3]}]`, []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{1}, 1), ndarraytest.F8Array([]any{1, "m", 0}, []int{1, 2}, 0.5, 0.25)}, `([1], {'m': [[[0.5, 0.25]], 3]})`},
 	} {
 		cases = append(cases, argumentCase{lang: "py", name: c.name, mid: arrDescribe, args: c.args, arrays: c.arrays, want: quoted(c.repr)})
 	}
@@ -384,26 +348,26 @@ func argumentCases() []argumentCase {
 		name string
 		a    ndarray.Array
 	}{
-		{"i4 vector", i4Array(nil, []int{300}, gen(300, odd)...)},
-		{"i4 extremes", i4Array(nil, []int{4}, math.MaxInt32, -math.MaxInt32, 0, -1)},
-		{"-2^31 makes the vector double, as its JSON does", i4Array(nil, []int{3}, 1, math.MinInt32, 3)},
-		{"one element", i4Array(nil, []int{1}, 42)},
-		{"f8 vector", f8Array(nil, []int{300}, gen(300, real)...)},
-		{"f8 whole numbers stay doubles", f8Array(nil, []int{3}, 1, 2, 3)},
-		{"i4 matrix", i4Array(nil, []int{100, 3}, gen(300, odd)...)},
-		{"-2^31 makes its row double", i4Array(nil, []int{3, 2}, 1, 2, math.MinInt32, 4, 5, 6)},
-		{"f8 matrix", f8Array(nil, []int{50, 4}, gen(200, real)...)},
-		{"one row", f8Array(nil, []int{1, 5}, 1, 2, 3, 4, 5)},
-		{"one column", i4Array(nil, []int{5, 1}, 1, 2, 3, 4, 5)},
-		{"rank 3", i4Array(nil, []int{2, 3, 4}, gen(24, odd)...)},
-		{"rank 3 f8", f8Array(nil, []int{3, 1, 2}, gen(6, real)...)},
-		{"rank 4", i4Array(nil, []int{2, 2, 2, 2}, gen(16, odd)...)},
-		{"empty", i4Array(nil, []int{0})},
-		{"empty f8", f8Array(nil, []int{0})},
-		{"empty rows", f8Array(nil, []int{2, 0})},
-		{"no rows", i4Array(nil, []int{0, 3})},
-		{"empty middle level", i4Array(nil, []int{2, 0, 3})},
-		{"empty inner level", f8Array(nil, []int{2, 3, 0})},
+		{"i4 vector", ndarraytest.I4Array(nil, []int{300}, gen(300, odd)...)},
+		{"i4 extremes", ndarraytest.I4Array(nil, []int{4}, math.MaxInt32, -math.MaxInt32, 0, -1)},
+		{"-2^31 makes the vector double, as its JSON does", ndarraytest.I4Array(nil, []int{3}, 1, math.MinInt32, 3)},
+		{"one element", ndarraytest.I4Array(nil, []int{1}, 42)},
+		{"f8 vector", ndarraytest.F8Array(nil, []int{300}, gen(300, real)...)},
+		{"f8 whole numbers stay doubles", ndarraytest.F8Array(nil, []int{3}, 1, 2, 3)},
+		{"i4 matrix", ndarraytest.I4Array(nil, []int{100, 3}, gen(300, odd)...)},
+		{"-2^31 makes its row double", ndarraytest.I4Array(nil, []int{3, 2}, 1, 2, math.MinInt32, 4, 5, 6)},
+		{"f8 matrix", ndarraytest.F8Array(nil, []int{50, 4}, gen(200, real)...)},
+		{"one row", ndarraytest.F8Array(nil, []int{1, 5}, 1, 2, 3, 4, 5)},
+		{"one column", ndarraytest.I4Array(nil, []int{5, 1}, 1, 2, 3, 4, 5)},
+		{"rank 3", ndarraytest.I4Array(nil, []int{2, 3, 4}, gen(24, odd)...)},
+		{"rank 3 f8", ndarraytest.F8Array(nil, []int{3, 1, 2}, gen(6, real)...)},
+		{"rank 4", ndarraytest.I4Array(nil, []int{2, 2, 2, 2}, gen(16, odd)...)},
+		{"empty", ndarraytest.I4Array(nil, []int{0})},
+		{"empty f8", ndarraytest.F8Array(nil, []int{0})},
+		{"empty rows", ndarraytest.F8Array(nil, []int{2, 0})},
+		{"no rows", ndarraytest.I4Array(nil, []int{0, 3})},
+		{"empty middle level", ndarraytest.I4Array(nil, []int{2, 0, 3})},
+		{"empty inner level", ndarraytest.F8Array(nil, []int{2, 3, 0})},
 	} {
 		for i := range 2 {
 			a := c.a
@@ -414,26 +378,26 @@ func argumentCases() []argumentCase {
 				args: "[" + strings.Join(args, ",") + "]", arrays: []ndarray.Array{a}, want: `"same"`})
 		}
 	}
-	matrix := f8Array([]any{0, "data", "xs"}, []int{2, 2}, 1, 2.5, 3, 4)
+	matrix := ndarraytest.F8Array([]any{0, "data", "xs"}, []int{2, 2}, 1, 2.5, 3, 4)
 	cases = append(cases,
 		argumentCase{lang: "r", name: "in a record", mid: raSameIn, args: `[{"data":{"xs":null},"n":1},` + poolJSON(matrix) + `]`, arrays: []ndarray.Array{matrix}, want: `"same"`},
-		argumentCase{lang: "r", name: "in a list", mid: raSame, args: `[[5,null,"x"],[5,[7,8,9],"x"]]`, arrays: []ndarray.Array{i4Array([]any{0, 1}, []int{3}, 7, 8, 9)}, want: `"same"`},
-		argumentCase{lang: "r", name: "two arrays", mid: raSame, args: `[null,null]`, arrays: []ndarray.Array{i4Array([]any{0}, []int{3}, 1, 2, 3), i4Array([]any{1}, []int{3}, 1, 2, 3)}, want: `"same"`},
+		argumentCase{lang: "r", name: "in a list", mid: raSame, args: `[[5,null,"x"],[5,[7,8,9],"x"]]`, arrays: []ndarray.Array{ndarraytest.I4Array([]any{0, 1}, []int{3}, 7, 8, 9)}, want: `"same"`},
+		argumentCase{lang: "r", name: "two arrays", mid: raSame, args: `[null,null]`, arrays: []ndarray.Array{ndarraytest.I4Array([]any{0}, []int{3}, 1, 2, 3), ndarraytest.I4Array([]any{1}, []int{3}, 1, 2, 3)}, want: `"same"`},
 		// A call with arrays answers as one without.
-		argumentCase{lang: "r", name: "add", mid: raAdd, args: `[null,1]`, arrays: []ndarray.Array{i4Array([]any{0}, []int{2}, 1, 2)}, want: `[2,3]`},
+		argumentCase{lang: "r", name: "add", mid: raAdd, args: `[null,1]`, arrays: []ndarray.Array{ndarraytest.I4Array([]any{0}, []int{2}, 1, 2)}, want: `[2,3]`},
 	)
 	for _, c := range []struct {
 		a    ndarray.Array
 		want string
 	}{
-		{i4Array([]any{0}, []int{3}, 1, 2, 3), "1:3"},
-		{i4Array([]any{0}, []int{3}, 5, -1, 7), "c(5L, -1L, 7L)"},
-		{f8Array([]any{0}, []int{3}, 5, -1, 0.5), "c(5, -1, 0.5)"},
-		{i4Array([]any{0}, []int{1}, math.MinInt32), "-2147483648"},
-		{f8Array([]any{0}, []int{2, 2}, 1, 2, 3, 4), "list(c(1, 2), c(3, 4))"},
-		{i4Array([]any{0}, []int{2, 0}), "list(logical(0), logical(0))"},
-		{i4Array([]any{0}, []int{0, 2}), "logical(0)"},
-		{i4Array([]any{0}, []int{2, 1, 2}, 1, 2, 3, 4), "list(list(1:2), list(3:4))"},
+		{ndarraytest.I4Array([]any{0}, []int{3}, 1, 2, 3), "1:3"},
+		{ndarraytest.I4Array([]any{0}, []int{3}, 5, -1, 7), "c(5L, -1L, 7L)"},
+		{ndarraytest.F8Array([]any{0}, []int{3}, 5, -1, 0.5), "c(5, -1, 0.5)"},
+		{ndarraytest.I4Array([]any{0}, []int{1}, math.MinInt32), "-2147483648"},
+		{ndarraytest.F8Array([]any{0}, []int{2, 2}, 1, 2, 3, 4), "list(c(1, 2), c(3, 4))"},
+		{ndarraytest.I4Array([]any{0}, []int{2, 0}), "list(logical(0), logical(0))"},
+		{ndarraytest.I4Array([]any{0}, []int{0, 2}), "logical(0)"},
+		{ndarraytest.I4Array([]any{0}, []int{2, 1, 2}, 1, 2, 3, 4), "list(list(1:2), list(3:4))"},
 	} {
 		cases = append(cases, argumentCase{lang: "r", name: fmt.Sprintf("text of %s %v", c.a.DType, c.a.Shape), mid: raText, args: `[null]`, arrays: []ndarray.Array{c.a}, want: quoted(c.want)})
 	}
@@ -445,11 +409,11 @@ func argumentCases() []argumentCase {
 		arrays []ndarray.Array
 		want   string
 	}{
-		{`[null]`, []ndarray.Array{f8Array([]any{0}, []int{}, math.Inf(-1))}, "-Inf"},
-		{`[[1.5,null,null]]`, []ndarray.Array{f8Array([]any{0, 1}, []int{}, math.NaN()), f8Array([]any{0, 2}, []int{}, math.Inf(1))}, "c(1.5, NaN, Inf)"},
-		{`[[null,null,2]]`, []ndarray.Array{f8Array([]any{0, 1}, []int{}, math.Inf(1))}, "c(NA, Inf, 2)"},
-		{`[[[1,null],[2.5]]]`, []ndarray.Array{f8Array([]any{0, 0, 1}, []int{}, math.Inf(-1))}, "list(c(1, -Inf), 2.5)"},
-		{`[{"x":null,"y":1}]`, []ndarray.Array{f8Array([]any{0, "x"}, []int{}, math.NaN())}, "list(x = NaN, y = 1L)"},
+		{`[null]`, []ndarray.Array{ndarraytest.F8Array([]any{0}, []int{}, math.Inf(-1))}, "-Inf"},
+		{`[[1.5,null,null]]`, []ndarray.Array{ndarraytest.F8Array([]any{0, 1}, []int{}, math.NaN()), ndarraytest.F8Array([]any{0, 2}, []int{}, math.Inf(1))}, "c(1.5, NaN, Inf)"},
+		{`[[null,null,2]]`, []ndarray.Array{ndarraytest.F8Array([]any{0, 1}, []int{}, math.Inf(1))}, "c(NA, Inf, 2)"},
+		{`[[[1,null],[2.5]]]`, []ndarray.Array{ndarraytest.F8Array([]any{0, 0, 1}, []int{}, math.Inf(-1))}, "list(c(1, -Inf), 2.5)"},
+		{`[{"x":null,"y":1}]`, []ndarray.Array{ndarraytest.F8Array([]any{0, "x"}, []int{}, math.NaN())}, "list(x = NaN, y = 1L)"},
 	} {
 		cases = append(cases, argumentCase{lang: "r", name: "non-finite " + c.args, mid: raText, args: c.args, arrays: c.arrays, want: quoted(c.want), arraysOnly: true})
 	}
@@ -468,50 +432,50 @@ func argumentCases() []argumentCase {
 	badCube := slices.Clone(cube)
 	badCube[len(badCube)-1] = math.MinInt64
 	for _, c := range []argumentCase{
-		{name: "vector<int64_t> from i8", mid: cppEchoI64s, args: `[null]`, arrays: []ndarray.Array{i8Array([]any{0}, []int{300}, i64s...)}, numbers: intTexts(i64s)},
-		{name: "vector<int64_t> from i4", mid: cppEchoI64s, args: `[null]`, arrays: []ndarray.Array{i4Array([]any{0}, []int{3}, math.MinInt32, 0, math.MaxInt32)},
+		{name: "vector<int64_t> from i8", mid: cppEchoI64s, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{300}, i64s...)}, numbers: intTexts(i64s)},
+		{name: "vector<int64_t> from i4", mid: cppEchoI64s, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I4Array([]any{0}, []int{3}, math.MinInt32, 0, math.MaxInt32)},
 			numbers: []string{"-2147483648", "0", "2147483647"}},
-		{name: "vector<int> from i8", mid: cppEchoInts, args: `[null]`, arrays: []ndarray.Array{i8Array([]any{0}, []int{4}, -2147483648, -1, 0, 2147483647)},
+		{name: "vector<int> from i8", mid: cppEchoInts, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{4}, -2147483648, -1, 0, 2147483647)},
 			numbers: []string{"-2147483648", "-1", "0", "2147483647"}},
-		{name: "vector<int> from i8 out of range", mid: cppEchoInts, args: `[null]`, arrays: []ndarray.Array{i8Array([]any{0}, []int{300}, outOfInt...)},
+		{name: "vector<int> from i8 out of range", mid: cppEchoInts, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{300}, outOfInt...)},
 			error: "argument 1 at [7]: 2147483648 does not fit in int32_t"},
-		{name: "vector<uint64_t> from a negative i8", mid: cppEchoU64s, args: `[null]`, arrays: []ndarray.Array{i8Array([]any{0}, []int{300}, negative...)},
+		{name: "vector<uint64_t> from a negative i8", mid: cppEchoU64s, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{300}, negative...)},
 			error: "argument 1 at [299]: -1 does not fit in uint64_t"},
-		{name: "vector<double> from f8", mid: cppEchoDoubles, args: `[null]`, arrays: []ndarray.Array{f8Array([]any{0}, []int{300}, reals(300)...)}, numbers: realTexts(reals(300))},
-		{name: "vector<double> from i8", mid: cppEchoDoubles, args: `[null]`, arrays: []ndarray.Array{i8Array([]any{0}, []int{3}, -3, 0, 1<<53)},
+		{name: "vector<double> from f8", mid: cppEchoDoubles, args: `[null]`, arrays: []ndarray.Array{ndarraytest.F8Array([]any{0}, []int{300}, reals(300)...)}, numbers: realTexts(reals(300))},
+		{name: "vector<double> from i8", mid: cppEchoDoubles, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{3}, -3, 0, 1<<53)},
 			numbers: []string{"-3.0", "0.0", "9007199254740992.0"}},
-		{name: "vector<float> from f8", mid: cppEchoFloats, args: `[null]`, arrays: []ndarray.Array{f8Array([]any{0}, []int{3}, 0.1, -2.5, 1e30)},
+		{name: "vector<float> from f8", mid: cppEchoFloats, args: `[null]`, arrays: []ndarray.Array{ndarraytest.F8Array([]any{0}, []int{3}, 0.1, -2.5, 1e30)},
 			numbers: []string{"0.1", "-2.5", "1e+30"}},
-		{name: "vector<float> out of range", mid: cppEchoFloats, args: `[null]`, arrays: []ndarray.Array{f8Array([]any{0}, []int{300}, floats...)},
+		{name: "vector<float> out of range", mid: cppEchoFloats, args: `[null]`, arrays: []ndarray.Array{ndarraytest.F8Array([]any{0}, []int{300}, floats...)},
 			error: "argument 1 at [3]: 1e+300 does not fit in float"},
-		{name: "vector<vector<double>>", mid: cppEchoGrid, args: `[null]`, arrays: []ndarray.Array{f8Array([]any{0}, []int{20, 15}, grid...)}, numbers: realTexts(grid)},
-		{name: "vector<vector<int64_t>>", mid: cppEchoIntGrid, args: `[null]`, arrays: []ndarray.Array{i8Array([]any{0}, []int{2, 3}, 1, 2, 3, 4, 5, 6)},
+		{name: "vector<vector<double>>", mid: cppEchoGrid, args: `[null]`, arrays: []ndarray.Array{ndarraytest.F8Array([]any{0}, []int{20, 15}, grid...)}, numbers: realTexts(grid)},
+		{name: "vector<vector<int64_t>>", mid: cppEchoIntGrid, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{2, 3}, 1, 2, 3, 4, 5, 6)},
 			numbers: []string{"1", "2", "3", "4", "5", "6"}},
-		{name: "rank 3", mid: cppEchoCube, args: `[null]`, arrays: []ndarray.Array{i8Array([]any{0}, []int{2, 3, 4}, cube...)}, numbers: intTexts(cube)},
-		{name: "rank 3 out of range", mid: cppEchoCube, args: `[null]`, arrays: []ndarray.Array{i8Array([]any{0}, []int{2, 3, 4}, badCube...)},
+		{name: "rank 3", mid: cppEchoCube, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{2, 3, 4}, cube...)}, numbers: intTexts(cube)},
+		{name: "rank 3 out of range", mid: cppEchoCube, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{2, 3, 4}, badCube...)},
 			error: "argument 1 at [1][2][3]: -9223372036854775808 does not fit in int32_t"},
-		{name: "empty", mid: cppEchoDoubles, args: `[null]`, arrays: []ndarray.Array{f8Array([]any{0}, []int{0})}, want: `[]`},
-		{name: "empty rows", mid: cppEchoGrid, args: `[null]`, arrays: []ndarray.Array{f8Array([]any{0}, []int{2, 0})}, want: `[[],[]]`},
-		{name: "no rows", mid: cppEchoGrid, args: `[null]`, arrays: []ndarray.Array{f8Array([]any{0}, []int{0, 5})}, want: `[]`},
-		{name: "a rank the parameter does not have", mid: cppEchoGrid, args: `[null]`, arrays: []ndarray.Array{f8Array([]any{0}, []int{3}, 1.5, 2, 3)},
+		{name: "empty", mid: cppEchoDoubles, args: `[null]`, arrays: []ndarray.Array{ndarraytest.F8Array([]any{0}, []int{0})}, want: `[]`},
+		{name: "empty rows", mid: cppEchoGrid, args: `[null]`, arrays: []ndarray.Array{ndarraytest.F8Array([]any{0}, []int{2, 0})}, want: `[[],[]]`},
+		{name: "no rows", mid: cppEchoGrid, args: `[null]`, arrays: []ndarray.Array{ndarraytest.F8Array([]any{0}, []int{0, 5})}, want: `[]`},
+		{name: "a rank the parameter does not have", mid: cppEchoGrid, args: `[null]`, arrays: []ndarray.Array{ndarraytest.F8Array([]any{0}, []int{3}, 1.5, 2, 3)},
 			error: "argument 1 at [0]: expected an array (vector<double>), got 1.5"},
-		{name: "a matrix for a vector", mid: cppEchoDoubles, args: `[null]`, arrays: []ndarray.Array{f8Array([]any{0}, []int{1, 2}, 1, 2)},
+		{name: "a matrix for a vector", mid: cppEchoDoubles, args: `[null]`, arrays: []ndarray.Array{ndarraytest.F8Array([]any{0}, []int{1, 2}, 1, 2)},
 			error: "argument 1 at [0]: expected a number (double), got an array of 2"},
-		{name: "vector<bool> takes no numbers", mid: cppEchoBools, args: `[null]`, arrays: []ndarray.Array{i8Array([]any{0}, []int{2}, 1, 0)},
+		{name: "vector<bool> takes no numbers", mid: cppEchoBools, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{2}, 1, 0)},
 			error: "argument 1 at [0]: expected a boolean, got 1"},
-		{name: "optional<vector<double>>", mid: cppEchoMaybeDoubles, args: `[null]`, arrays: []ndarray.Array{f8Array([]any{0}, []int{300}, reals(300)...)}, numbers: realTexts(reals(300))},
+		{name: "optional<vector<double>>", mid: cppEchoMaybeDoubles, args: `[null]`, arrays: []ndarray.Array{ndarraytest.F8Array([]any{0}, []int{300}, reals(300)...)}, numbers: realTexts(reals(300))},
 		{name: "arrays beside other arguments", mid: cppMixArgs, args: `[null,7,null]`, arrays: []ndarray.Array{
-			f8Array([]any{0}, []int{2}, 0.5, 1), i8Array([]any{2}, []int{2}, -4, 4)},
+			ndarraytest.F8Array([]any{0}, []int{2}, 0.5, 1), ndarraytest.I8Array([]any{2}, []int{2}, -4, 4)},
 			numbers: []string{"0.5", "1.0", "7", "-4", "4"}},
 		{name: "arrays inside a record", mid: cppEchoSeries, args: `[{"name":"s","values":null,"counts":null}]`, arrays: []ndarray.Array{
-			f8Array([]any{0, "values"}, []int{300}, reals(300)...), i8Array([]any{0, "counts"}, []int{2, 2}, 1, -2, 3, math.MaxInt64)}},
+			ndarraytest.F8Array([]any{0, "values"}, []int{300}, reals(300)...), ndarraytest.I8Array([]any{0, "counts"}, []int{2, 2}, 1, -2, 3, math.MaxInt64)}},
 		{name: "arrays inside a record, the value", mid: cppEchoSeries, args: `[{"name":"s","values":null,"counts":null}]`, arrays: []ndarray.Array{
-			f8Array([]any{0, "values"}, []int{2}, 0.5, -1), i8Array([]any{0, "counts"}, []int{2, 2}, 1, -2, 3, math.MaxInt64)},
+			ndarraytest.F8Array([]any{0, "values"}, []int{2}, 0.5, -1), ndarraytest.I8Array([]any{0, "counts"}, []int{2, 2}, 1, -2, 3, math.MaxInt64)},
 			want: `{"counts":[[1,-2],[3,9223372036854775807]],"name":"s","values":[0.5,-1.0]}`},
 		{name: "an array inside a record out of range", mid: cppEchoSeries, args: `[{"name":"s","values":[],"counts":[[1],null]}]`, arrays: []ndarray.Array{
-			f8Array([]any{0, "counts", 1}, []int{2}, 1, 2.5)},
+			ndarraytest.F8Array([]any{0, "counts", 1}, []int{2}, 1, 2.5)},
 			error: "argument 1 at .counts[1][1]: expected an integer (int64_t), got 2.5"},
-		{name: "nlohmann::json", mid: cppWrapJSON, args: `[null]`, arrays: []ndarray.Array{i8Array([]any{0}, []int{3}, -1, 0, 1)}},
+		{name: "nlohmann::json", mid: cppWrapJSON, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{3}, -1, 0, 1)}},
 	} {
 		c.lang = "cpp"
 		cases = append(cases, c)
@@ -580,8 +544,8 @@ func resultCases() []resultCase {
 		return resultCase{lang: "py", name: kind, mid: arrMake, args: makeArgs(kind, n), ret: ret, array: result(a)}
 	}
 	cases = append(cases,
-		py("ints", 300, intRet, i8Array(nil, []int{300}, gen(300, func(i int) int64 { return int64(i*7 - 1000) })...)),
-		py("int64 edges", 256, intRet, i8Array(nil, []int{256}, gen(256, func(i int) int64 {
+		py("ints", 300, intRet, ndarraytest.I8Array(nil, []int{300}, gen(300, func(i int) int64 { return int64(i*7 - 1000) })...)),
+		py("int64 edges", 256, intRet, ndarraytest.I8Array(nil, []int{256}, gen(256, func(i int) int64 {
 			switch i {
 			case 0:
 				return math.MinInt64
@@ -590,11 +554,11 @@ func resultCases() []resultCase {
 			}
 			return int64(i - 2)
 		})...)),
-		py("reals", 300, realRet, f8Array(nil, []int{300}, gen(300, func(i int) float64 { return float64(i)/8 - 3 })...)),
-		py("ints as reals", 300, realRet, f8Array(nil, []int{300}, gen(300, func(i int) float64 { return float64(i) })...)),
-		py("matrix", 100, matrixRet, f8Array(nil, []int{3, 100}, gen(300, func(i int) float64 { return float64(i/100)*10.5 + float64(i%100) })...)),
-		py("int cube", 50, `{"rank":3,"number":"int"}`, i8Array(nil, []int{3, 2, 50}, gen(300, func(i int) int64 { return int64(i/100*100 + i%100/50*10 + i%50) })...)),
-		py("tuple rows", 200, intMatrixRet, i8Array(nil, []int{2, 200}, gen(400, func(i int) int64 { return int64(i % 200) })...)),
+		py("reals", 300, realRet, ndarraytest.F8Array(nil, []int{300}, gen(300, func(i int) float64 { return float64(i)/8 - 3 })...)),
+		py("ints as reals", 300, realRet, ndarraytest.F8Array(nil, []int{300}, gen(300, func(i int) float64 { return float64(i) })...)),
+		py("matrix", 100, matrixRet, ndarraytest.F8Array(nil, []int{3, 100}, gen(300, func(i int) float64 { return float64(i/100)*10.5 + float64(i%100) })...)),
+		py("int cube", 50, `{"rank":3,"number":"int"}`, ndarraytest.I8Array(nil, []int{3, 2, 50}, gen(300, func(i int) int64 { return int64(i/100*100 + i%100/50*10 + i%50) })...)),
+		py("tuple rows", 200, intMatrixRet, ndarraytest.I8Array(nil, []int{2, 200}, gen(400, func(i int) int64 { return int64(i % 200) })...)),
 	)
 	for _, c := range []struct {
 		kind, ret string
@@ -673,19 +637,19 @@ func resultCases() []resultCase {
 		return resultCase{lang: "r", name: name, mid: raMake, args: makeArgs(kind, n), ret: ret, array: a, json: json}
 	}
 	cases = append(cases,
-		r("integer vector", "ints", 300, intRet, result(i4Array(nil, []int{300}, seqInts(300)...)), ""),
-		r("double vector", "reals", 300, realRet, result(f8Array(nil, []int{300}, quarters(300)...)), ""),
-		r("large doubles", "big_reals", 300, realRet, result(f8Array(nil, []int{300}, gen(300, func(i int) float64 { return (float64(i+1)-150)*1e15 + 0.5 })...)), ""),
+		r("integer vector", "ints", 300, intRet, result(ndarraytest.I4Array(nil, []int{300}, seqInts(300)...)), ""),
+		r("double vector", "reals", 300, realRet, result(ndarraytest.F8Array(nil, []int{300}, quarters(300)...)), ""),
+		r("large doubles", "big_reals", 300, realRet, result(ndarraytest.F8Array(nil, []int{300}, gen(300, func(i int) float64 { return (float64(i+1)-150)*1e15 + 0.5 })...)), ""),
 		// I() marks a value as is (class AsIs); its data go as an array all the same.
-		r("I(integer vector)", "asis", 300, intRet, result(i4Array(nil, []int{300}, seqInts(300)...)), ""),
-		r("I(double vector)", "asis_reals", 300, realRet, result(f8Array(nil, []int{300}, quarters(300)...)), ""),
-		r("I(integer matrix)", "asis_matrix", 200, intMatrixRet, result(i4Array(nil, []int{200, 2}, toInt32(matrixInts)...)), ""),
-		r("list of I(double vector)", "asis_rows", 100, matrixRet, result(f8Array(nil, []int{100, 3}, rows...)), ""),
-		r("integer matrix, row by row", "matrix_ints", 200, intMatrixRet, result(i4Array(nil, []int{200, 2}, toInt32(matrixInts)...)), ""),
-		r("double matrix", "matrix_reals", 100, matrixRet, result(f8Array(nil, []int{100, 3}, matrixReals...)), ""),
-		r("list of double vectors", "rows", 100, matrixRet, result(f8Array(nil, []int{100, 3}, rows...)), ""),
-		r("list of integer and double vectors", "mixed_rows", 150, matrixRet, result(f8Array(nil, []int{150, 2}, mixedRows...)), ""),
-		r("list of integer vectors", "int_rows", 150, intMatrixRet, result(i4Array(nil, []int{150, 2}, toInt32(intRows)...)), ""),
+		r("I(integer vector)", "asis", 300, intRet, result(ndarraytest.I4Array(nil, []int{300}, seqInts(300)...)), ""),
+		r("I(double vector)", "asis_reals", 300, realRet, result(ndarraytest.F8Array(nil, []int{300}, quarters(300)...)), ""),
+		r("I(integer matrix)", "asis_matrix", 200, intMatrixRet, result(ndarraytest.I4Array(nil, []int{200, 2}, toInt32(matrixInts)...)), ""),
+		r("list of I(double vector)", "asis_rows", 100, matrixRet, result(ndarraytest.F8Array(nil, []int{100, 3}, rows...)), ""),
+		r("integer matrix, row by row", "matrix_ints", 200, intMatrixRet, result(ndarraytest.I4Array(nil, []int{200, 2}, toInt32(matrixInts)...)), ""),
+		r("double matrix", "matrix_reals", 100, matrixRet, result(ndarraytest.F8Array(nil, []int{100, 3}, matrixReals...)), ""),
+		r("list of double vectors", "rows", 100, matrixRet, result(ndarraytest.F8Array(nil, []int{100, 3}, rows...)), ""),
+		r("list of integer and double vectors", "mixed_rows", 150, matrixRet, result(ndarraytest.F8Array(nil, []int{150, 2}, mixedRows...)), ""),
+		r("list of integer vectors", "int_rows", 150, intMatrixRet, result(ndarraytest.I4Array(nil, []int{150, 2}, toInt32(intRows)...)), ""),
 		// JSON as today where an array cannot say it.
 		r("NA is null", "na_ints", 300, intRet, nil, jsonList(300, lastIs("null", strconv.Itoa))),
 		r("NA_real_ is null", "na_reals", 300, realRet, nil, jsonList(300, lastIs("null", quarter))),
@@ -710,7 +674,7 @@ func resultCases() []resultCase {
 		r("NA under ret", "one_na", 1, intRet, nil, `[null]`),
 		r("list of length-1 vectors, rank 2", "ones", 3, matrixRet, nil, `[[1],[2],[3]]`),
 		r("list of length-1 vectors, rank 1", "ones", 3, intRet, nil, `[1,2,3]`),
-		r("many length-1 vectors, rank 2", "ones", 300, matrixRet, result(i4Array(nil, []int{300, 1}, seqInts(300)...)), ""),
+		r("many length-1 vectors, rank 2", "ones", 300, matrixRet, result(ndarraytest.I4Array(nil, []int{300, 1}, seqInts(300)...)), ""),
 		r("1x1 matrix", "one_by_one", 1, matrixRet, nil, `[[7]]`),
 		r("empty vector", "empty", 0, intRet, nil, `[]`),
 		r("NULL", "nothing", 0, intRet, nil, `null`),
@@ -718,27 +682,27 @@ func resultCases() []resultCase {
 		r("factor", "factor", 300, intRet, nil, jsonList(300, func(i int) string { return `"` + string(rune('x'+(i+1)%2)) + `"` })),
 		r("data frame", "frame", 2, matrixRet, nil, `[{"x":1,"y":0.5},{"x":2,"y":1}]`),
 		// Finite numbers whose sum overflows still go as an array.
-		r("doubles whose sum is infinite", "huge", 300, realRet, result(f8Array(nil, []int{300}, gen(300, func(i int) float64 { return []float64{1.5e308, 1.6e308}[i%2] })...)), ""),
-		r("rows whose sum is infinite", "huge_rows", 300, matrixRet, result(f8Array(nil, []int{300, 2}, gen(600, func(i int) float64 {
+		r("doubles whose sum is infinite", "huge", 300, realRet, result(ndarraytest.F8Array(nil, []int{300}, gen(300, func(i int) float64 { return []float64{1.5e308, 1.6e308}[i%2] })...)), ""),
+		r("rows whose sum is infinite", "huge_rows", 300, matrixRet, result(ndarraytest.F8Array(nil, []int{300, 2}, gen(600, func(i int) float64 {
 			if i%2 == 0 {
 				return 1.5e308
 			}
 			return -float64(i/2 + 1)
 		})...)), ""),
 		// Arrays over a piece (131072 elements) are written in several.
-		r("integer vector in pieces", "ints", 300_000, intRet, result(i4Array(nil, []int{300_000}, seqInts(300_000)...)), ""),
-		r("I(double vector) in pieces", "asis_reals", 300_000, realRet, result(f8Array(nil, []int{300_000}, quarters(300_000)...)), ""),
-		r("rows in blocks", "rows", 100_000, matrixRet, result(f8Array(nil, []int{100_000, 3}, gen(300_000, func(i int) float64 {
+		r("integer vector in pieces", "ints", 300_000, intRet, result(ndarraytest.I4Array(nil, []int{300_000}, seqInts(300_000)...)), ""),
+		r("I(double vector) in pieces", "asis_reals", 300_000, realRet, result(ndarraytest.F8Array(nil, []int{300_000}, quarters(300_000)...)), ""),
+		r("rows in blocks", "rows", 100_000, matrixRet, result(ndarraytest.F8Array(nil, []int{100_000, 3}, gen(300_000, func(i int) float64 {
 			r := float64(i/3 + 1)
 			return []float64{r / 2, -r, r * 1.5}[i%3]
 		})...)), ""),
-		r("integer rows in blocks", "int_rows", 140_000, matrixRet, result(i4Array(nil, []int{140_000, 2}, gen(280_000, func(i int) int32 {
+		r("integer rows in blocks", "int_rows", 140_000, matrixRet, result(ndarraytest.I4Array(nil, []int{140_000, 2}, gen(280_000, func(i int) int32 {
 			if i%2 == 0 {
 				return int32(i/2 + 1)
 			}
 			return -int32(i/2 + 1)
 		})...)), ""),
-		r("mixed rows in blocks", "mixed_rows", 140_000, matrixRet, result(f8Array(nil, []int{140_000, 2}, gen(280_000, func(i int) float64 {
+		r("mixed rows in blocks", "mixed_rows", 140_000, matrixRet, result(ndarraytest.F8Array(nil, []int{140_000, 2}, gen(280_000, func(i int) float64 {
 			r := i/2 + 1
 			if r%2 == 1 {
 				return []float64{float64(r), -float64(r)}[i%2]
@@ -757,22 +721,22 @@ func resultCases() []resultCase {
 	widened := ints(300, -150, 1)
 	floatsAsDoubles := gen(300, func(i int) float64 { return float64(i) * 0.25 })
 	for _, c := range []resultCase{
-		{name: "vector<int64_t>", mid: cppEchoI64s, args: `[null]`, arrays: []ndarray.Array{i8Array([]any{0}, []int{300}, ints(300, math.MinInt64, 1)...)},
-			ret: intRet, array: result(i8Array(nil, []int{300}, ints(300, math.MinInt64, 1)...))},
-		{name: "vector<int> widens to i8", mid: cppEchoInts, args: `[null]`, arrays: []ndarray.Array{i8Array([]any{0}, []int{300}, widened...)},
-			ret: intRet, array: result(i8Array(nil, []int{300}, widened...))},
-		{name: "vector<double>", mid: cppEchoDoubles, args: `[null]`, arrays: []ndarray.Array{f8Array([]any{0}, []int{300}, reals(300)...)},
-			ret: realRet, array: result(f8Array(nil, []int{300}, reals(300)...))},
-		{name: "vector<float>", mid: cppEchoFloats, args: `[null]`, arrays: []ndarray.Array{f8Array([]any{0}, []int{300}, floatsAsDoubles...)},
-			ret: realRet, array: result(f8Array(nil, []int{300}, floatsAsDoubles...))},
+		{name: "vector<int64_t>", mid: cppEchoI64s, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{300}, ints(300, math.MinInt64, 1)...)},
+			ret: intRet, array: result(ndarraytest.I8Array(nil, []int{300}, ints(300, math.MinInt64, 1)...))},
+		{name: "vector<int> widens to i8", mid: cppEchoInts, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{300}, widened...)},
+			ret: intRet, array: result(ndarraytest.I8Array(nil, []int{300}, widened...))},
+		{name: "vector<double>", mid: cppEchoDoubles, args: `[null]`, arrays: []ndarray.Array{ndarraytest.F8Array([]any{0}, []int{300}, reals(300)...)},
+			ret: realRet, array: result(ndarraytest.F8Array(nil, []int{300}, reals(300)...))},
+		{name: "vector<float>", mid: cppEchoFloats, args: `[null]`, arrays: []ndarray.Array{ndarraytest.F8Array([]any{0}, []int{300}, floatsAsDoubles...)},
+			ret: realRet, array: result(ndarraytest.F8Array(nil, []int{300}, floatsAsDoubles...))},
 		{name: "vector<vector<int64_t>>", mid: cppMakeGrid, args: `[20,30,false]`,
-			ret: intMatrixRet, array: result(i8Array(nil, []int{20, 30}, grid...))},
-		{name: "vector<vector<double>>", mid: cppEchoGrid, args: `[null]`, arrays: []ndarray.Array{f8Array([]any{0}, []int{10, 30}, reals(300)...)},
-			ret: matrixRet, array: result(f8Array(nil, []int{10, 30}, reals(300)...))},
-		{name: "rank 3", mid: cppEchoCube, args: `[null]`, arrays: []ndarray.Array{i8Array([]any{0}, []int{4, 8, 10}, ints(320, -1, 3)...)},
-			ret: `{"rank":3,"number":"int"}`, array: result(i8Array(nil, []int{4, 8, 10}, ints(320, -1, 3)...))},
-		{name: "vector<uint64_t> within int64", mid: cppEchoU64s, args: `[null]`, arrays: []ndarray.Array{i8Array([]any{0}, []int{300}, ints(300, 0, 1<<50)...)},
-			ret: intRet, array: result(i8Array(nil, []int{300}, ints(300, 0, 1<<50)...))},
+			ret: intMatrixRet, array: result(ndarraytest.I8Array(nil, []int{20, 30}, grid...))},
+		{name: "vector<vector<double>>", mid: cppEchoGrid, args: `[null]`, arrays: []ndarray.Array{ndarraytest.F8Array([]any{0}, []int{10, 30}, reals(300)...)},
+			ret: matrixRet, array: result(ndarraytest.F8Array(nil, []int{10, 30}, reals(300)...))},
+		{name: "rank 3", mid: cppEchoCube, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{4, 8, 10}, ints(320, -1, 3)...)},
+			ret: `{"rank":3,"number":"int"}`, array: result(ndarraytest.I8Array(nil, []int{4, 8, 10}, ints(320, -1, 3)...))},
+		{name: "vector<uint64_t> within int64", mid: cppEchoU64s, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{300}, ints(300, 0, 1<<50)...)},
+			ret: intRet, array: result(ndarraytest.I8Array(nil, []int{300}, ints(300, 0, 1<<50)...))},
 		{name: "no NaN", mid: cppWithNonFinite, args: `[300,"none"]`,
 			ret: realRet, array: &ndarray.Array{Path: []any{}, DType: ndarray.F8, Shape: []int{300}}},
 		// These go as JSON, with today's answer.
@@ -860,18 +824,18 @@ func protocolErrorCases() []protocolErrorCase {
 	}
 	add("py",
 		exitCase{"blob before a call without arrays", func(p *rawPool, t *testing.T) {
-			p.sendBlob(t, i8Blob(1))
+			p.sendBlob(t, ndarraytest.I8(1))
 			p.send(t, `{"type":"call","id":1,"mid":2,"args":[null]}`)
 		}, 2, "call message describes 0 arrays but 1 blobs came before it"},
 		exitCase{"array without its blob", func(p *rawPool, t *testing.T) {
 			p.send(t, `{"type":"call","id":1,"mid":2,"args":[null],"arrays":[{"path":[0],"dtype":"i8","shape":[1]}]}`)
 		}, 2, "call message describes 1 arrays but 0 blobs came before it"},
 		exitCase{"blob before a cancel", func(p *rawPool, t *testing.T) {
-			p.sendBlob(t, i8Blob(1))
+			p.sendBlob(t, ndarraytest.I8(1))
 			p.send(t, `{"type":"cancel","id":1}`)
 		}, 2, "cancel message describes 0 arrays but 1 blobs came before it"},
 		exitCase{"blob of the wrong size", func(p *rawPool, t *testing.T) {
-			p.sendBlob(t, i8Blob(1, 2))
+			p.sendBlob(t, ndarraytest.I8(1, 2))
 			p.send(t, `{"type":"call","id":1,"mid":2,"args":[null],"arrays":[{"path":[0],"dtype":"i8","shape":[3]}]}`)
 		}, 2, "call message: arrays[0] of shape [3] and dtype i8 needs 24 bytes, but its blob has 16"},
 		exitCase{"unknown dtype", func(p *rawPool, t *testing.T) {
@@ -879,21 +843,21 @@ func protocolErrorCases() []protocolErrorCase {
 			p.send(t, `{"type":"call","id":1,"mid":2,"args":[null],"arrays":[{"path":[0],"dtype":"u1","shape":[1]}]}`)
 		}, 2, `call message: arrays[0] has dtype "u1" (want i4, i8 or f8)`},
 		exitCase{"no shape", func(p *rawPool, t *testing.T) {
-			p.sendBlob(t, i8Blob(1))
+			p.sendBlob(t, ndarraytest.I8(1))
 			p.send(t, `{"type":"call","id":1,"mid":2,"args":[null],"arrays":[{"path":[0],"dtype":"i8"}]}`)
 		}, 2, "call message: arrays[0] has shape null"},
 		exitCase{"path to a value", func(p *rawPool, t *testing.T) {
-			p.sendBlob(t, i8Blob(1))
+			p.sendBlob(t, ndarraytest.I8(1))
 			p.send(t, `{"type":"call","id":1,"mid":2,"args":[5],"arrays":[{"path":[0],"dtype":"i8","shape":[1]}]}`)
 		}, 2, "call 1: array path [0] holds a value, not the null placeholder"},
 		exitCase{"path to nothing", func(p *rawPool, t *testing.T) {
-			p.sendBlob(t, i8Blob(1))
+			p.sendBlob(t, ndarraytest.I8(1))
 			p.send(t, `{"type":"call","id":1,"mid":2,"args":[{"a":null}],"arrays":[{"path":[0,"b"],"dtype":"i8","shape":[1]}]}`)
 		}, 2, `call 1: array path [0,"b"]: nothing at step 1`},
 		exitCase{"blob too long", func(p *rawPool, t *testing.T) { p.in.Write([]byte{0xC0, 0, 0, 1}) }, 2, "blob length 1073741825 is over 1073741824"},
 	)
 
-	four := i4Array([]any{0}, []int{4}, 1, 2, 3, 4)
+	four := ndarraytest.I4Array([]any{0}, []int{4}, 1, 2, 3, 4)
 	add("r",
 		exitCase{"a blob the call does not describe", func(p *rawPool, t *testing.T) {
 			p.sendBlob(t, four.Data)
@@ -907,7 +871,7 @@ func protocolErrorCases() []protocolErrorCase {
 			p.send(t, callFrame(1, raEcho, `[null]`, []ndarray.Array{four}, ""))
 		}, 2, "call 1, array 1: shape [4] of i4 needs 16 bytes, but its blob has 12"},
 		exitCase{"a dtype R does not take", func(p *rawPool, t *testing.T) {
-			a := i8Array([]any{0}, []int{2}, 1, 2)
+			a := ndarraytest.I8Array([]any{0}, []int{2}, 1, 2)
 			p.sendBlob(t, a.Data)
 			p.send(t, callFrame(1, raEcho, `[null]`, []ndarray.Array{a}, ""))
 		}, 2, `call 1, array 1: dtype "i8" is not one this pool takes (i4, f8)`},
@@ -930,7 +894,7 @@ func protocolErrorCases() []protocolErrorCase {
 		}, 2, "blob length 1073741825 is over 1073741824"},
 	)
 
-	blob := i8Blob(1, 2, 3)
+	blob := ndarraytest.I8(1, 2, 3)
 	add("cpp",
 		exitCase{"a blob no message describes", func(p *rawPool, t *testing.T) {
 			p.sendBlob(t, blob)
@@ -1033,19 +997,19 @@ func setCases() []setCase {
 
 	// Python.
 	vs := gen(1000, func(i int) int64 { return int64(i*i) - 123456789012 })
-	mat := f8Array([]any{0}, []int{40, 30}, gen(40*30, func(i int) float64 { return float64(i)/3 - 100 })...)
+	mat := ndarraytest.F8Array([]any{0}, []int{40, 30}, gen(40*30, func(i int) float64 { return float64(i)/3 - 100 })...)
 	no, yes := false, true
 	small := []int64{1, -2, 3, 1 << 40}
 	cases = append(cases,
-		setCase{lang: "py", name: "an i8 echo", mid: arrEcho, args: `[null]`, arrays: []ndarray.Array{i8Array([]any{0}, []int{1000}, vs...)}, ret: intRet, dtype: ndarray.I8, echo: true},
+		setCase{lang: "py", name: "an i8 echo", mid: arrEcho, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{1000}, vs...)}, ret: intRet, dtype: ndarray.I8, echo: true},
 		setCase{lang: "py", name: "an array over the frame limit", mid: arrEcho, args: `[null]`, overLimit: true},
 		setCase{lang: "py", name: "an f8 matrix", mid: arrEcho, args: `[null]`, arrays: []ndarray.Array{mat}, ret: matrixRet, dtype: ndarray.F8, spelling: true},
-		setCase{lang: "py", name: "without ret the same result is JSON", mid: arrEcho, args: `[null]`, arrays: []ndarray.Array{i8Array([]any{0}, []int{1000}, vs...)}},
+		setCase{lang: "py", name: "without ret the same result is JSON", mid: arrEcho, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{1000}, vs...)}},
 		// A caller's arrays are dropped once sent only when it hands them
 		// over (GiveArrays): a large argument is then not in memory beside
 		// its result, and arrays a caller keeps are never written to.
-		setCase{lang: "py", name: "arrays kept", mid: arrEcho, args: `[null]`, arrays: []ndarray.Array{i8Array([]any{0}, []int{4}, small...)}, ret: intRet, give: &no},
-		setCase{lang: "py", name: "arrays given", mid: arrEcho, args: `[null]`, arrays: []ndarray.Array{i8Array([]any{0}, []int{4}, small...)}, ret: intRet, give: &yes},
+		setCase{lang: "py", name: "arrays kept", mid: arrEcho, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{4}, small...)}, ret: intRet, give: &no},
+		setCase{lang: "py", name: "arrays given", mid: arrEcho, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{4}, small...)}, ret: intRet, give: &yes},
 	)
 
 	// R takes arrays (i8 narrowed to i4) and answers with arrays whose JSON
@@ -1054,14 +1018,14 @@ func setCases() []setCase {
 	wide := gen(300, func(i int) int64 { return int64(i) * 3_000_000_000 }) // beyond 32 bits: JSON to R, doubles there
 	matrix := gen(300, func(i int) float64 { return float64(i*37%101)/8 - 6 })
 	cases = append(cases,
-		setCase{lang: "r", name: "integers as i8, narrowed to i4", mid: raEcho, args: `[null]`, arrays: []ndarray.Array{i8Array([]any{0}, []int{1000}, big...)}, ret: intRet, dtype: ndarray.I4},
-		setCase{lang: "r", name: "integers beyond 32 bits", mid: raEcho, args: `[null]`, arrays: []ndarray.Array{i8Array([]any{0}, []int{300}, wide...)}, ret: intRet, dtype: ndarray.F8},
-		setCase{lang: "r", name: "a matrix of reals", mid: raEcho, args: `[null]`, arrays: []ndarray.Array{f8Array([]any{0}, []int{100, 3}, matrix...)}, ret: matrixRet, dtype: ndarray.F8},
-		setCase{lang: "r", name: "a small list comes back as JSON", mid: raEcho, args: `[null]`, arrays: []ndarray.Array{i8Array([]any{0}, []int{5}, 1, 2, 3, 4, 5)}, ret: intRet},
-		setCase{lang: "r", name: "a one-element list stays a list", mid: raEcho, args: `[null]`, arrays: []ndarray.Array{i8Array([]any{0}, []int{1}, 7)}, ret: intRet, boxed: true},
+		setCase{lang: "r", name: "integers as i8, narrowed to i4", mid: raEcho, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{1000}, big...)}, ret: intRet, dtype: ndarray.I4},
+		setCase{lang: "r", name: "integers beyond 32 bits", mid: raEcho, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{300}, wide...)}, ret: intRet, dtype: ndarray.F8},
+		setCase{lang: "r", name: "a matrix of reals", mid: raEcho, args: `[null]`, arrays: []ndarray.Array{ndarraytest.F8Array([]any{0}, []int{100, 3}, matrix...)}, ret: matrixRet, dtype: ndarray.F8},
+		setCase{lang: "r", name: "a small list comes back as JSON", mid: raEcho, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{5}, 1, 2, 3, 4, 5)}, ret: intRet},
+		setCase{lang: "r", name: "a one-element list stays a list", mid: raEcho, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{1}, 7)}, ret: intRet, boxed: true},
 		// What arrives is what its JSON would make.
-		setCase{lang: "r", name: "same as its JSON", mid: raSame, args: `[null,` + poolJSON(f8Array(nil, []int{100, 3}, matrix...)) + `]`,
-			arrays: []ndarray.Array{f8Array([]any{0}, []int{100, 3}, matrix...)}, json: `"same"`},
+		setCase{lang: "r", name: "same as its JSON", mid: raSame, args: `[null,` + poolJSON(ndarraytest.F8Array(nil, []int{100, 3}, matrix...)) + `]`,
+			arrays: []ndarray.Array{ndarraytest.F8Array([]any{0}, []int{100, 3}, matrix...)}, json: `"same"`},
 		// A NaN keeps the result JSON, with the wire's string in its place.
 		setCase{lang: "r", name: "NaN", mid: raMake, args: makeArgs("nan", 300), ret: realRet, check: func(t *testing.T, got string) {
 			if !strings.HasSuffix(got, `,74.75,"NaN"]`) {
@@ -1073,17 +1037,17 @@ func setCases() []setCase {
 	// C++.
 	floats := gen(300, func(i int) float64 { return float64(float32(float64(i) * 0.1)) })
 	for _, c := range []setCase{
-		{name: "[Int]", mid: cppEchoI64s, args: `[null]`, arrays: []ndarray.Array{i8Array([]any{0}, []int{300}, append([]int64{math.MinInt64, math.MaxInt64}, ints(298, -9, 1)...)...)}, ret: intRet, dtype: ndarray.I8},
-		{name: "[Int] through vector<int>", mid: cppEchoInts, args: `[null]`, arrays: []ndarray.Array{i8Array([]any{0}, []int{300}, ints(300, -100, 3)...)}, ret: intRet, dtype: ndarray.I8},
-		{name: "[Real]", mid: cppEchoDoubles, args: `[null]`, arrays: []ndarray.Array{f8Array([]any{0}, []int{300}, reals(300)...)}, ret: realRet, dtype: ndarray.F8},
-		{name: "[Real] through vector<float>", mid: cppEchoFloats, args: `[null]`, arrays: []ndarray.Array{f8Array([]any{0}, []int{300}, floats...)}, ret: realRet, dtype: ndarray.F8},
-		{name: "[[Real]]", mid: cppEchoGrid, args: `[null]`, arrays: []ndarray.Array{f8Array([]any{0}, []int{20, 15}, reals(300)...)}, ret: matrixRet, dtype: ndarray.F8},
-		{name: "[[Int]]", mid: cppEchoIntGrid, args: `[null]`, arrays: []ndarray.Array{i8Array([]any{0}, []int{16, 16}, ints(256, 1<<40, -(1<<33))...)}, ret: &ndarray.Ret{Rank: 2, Number: ndarray.Int}, dtype: ndarray.I8},
-		{name: "[[[Int]]]", mid: cppEchoCube, args: `[null]`, arrays: []ndarray.Array{i8Array([]any{0}, []int{4, 8, 10}, ints(320, -160, 1)...)}, ret: &ndarray.Ret{Rank: 3, Number: ndarray.Int}, dtype: ndarray.I8},
+		{name: "[Int]", mid: cppEchoI64s, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{300}, append([]int64{math.MinInt64, math.MaxInt64}, ints(298, -9, 1)...)...)}, ret: intRet, dtype: ndarray.I8},
+		{name: "[Int] through vector<int>", mid: cppEchoInts, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{300}, ints(300, -100, 3)...)}, ret: intRet, dtype: ndarray.I8},
+		{name: "[Real]", mid: cppEchoDoubles, args: `[null]`, arrays: []ndarray.Array{ndarraytest.F8Array([]any{0}, []int{300}, reals(300)...)}, ret: realRet, dtype: ndarray.F8},
+		{name: "[Real] through vector<float>", mid: cppEchoFloats, args: `[null]`, arrays: []ndarray.Array{ndarraytest.F8Array([]any{0}, []int{300}, floats...)}, ret: realRet, dtype: ndarray.F8},
+		{name: "[[Real]]", mid: cppEchoGrid, args: `[null]`, arrays: []ndarray.Array{ndarraytest.F8Array([]any{0}, []int{20, 15}, reals(300)...)}, ret: matrixRet, dtype: ndarray.F8},
+		{name: "[[Int]]", mid: cppEchoIntGrid, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{16, 16}, ints(256, 1<<40, -(1<<33))...)}, ret: &ndarray.Ret{Rank: 2, Number: ndarray.Int}, dtype: ndarray.I8},
+		{name: "[[[Int]]]", mid: cppEchoCube, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{4, 8, 10}, ints(320, -160, 1)...)}, ret: &ndarray.Ret{Rank: 3, Number: ndarray.Int}, dtype: ndarray.I8},
 		// Rows of 4 KiB and more go out from their own memory, one piece each.
-		{name: "[[Real]] of long rows", mid: cppEchoGrid, args: `[null]`, arrays: []ndarray.Array{f8Array([]any{0}, []int{3, 600}, reals(1800)...)}, ret: matrixRet, dtype: ndarray.F8},
-		{name: "[[Int]] of long rows", mid: cppEchoIntGrid, args: `[null]`, arrays: []ndarray.Array{i8Array([]any{0}, []int{2, 1100}, ints(2200, -1000, 7)...)}, ret: &ndarray.Ret{Rank: 2, Number: ndarray.Int}, dtype: ndarray.I8},
-		{name: "[[Real]] of more long rows than one writev takes", mid: cppEchoGrid, args: `[null]`, arrays: []ndarray.Array{f8Array([]any{0}, []int{1100, 520}, reals(1100*520)...)}, ret: matrixRet, dtype: ndarray.F8},
+		{name: "[[Real]] of long rows", mid: cppEchoGrid, args: `[null]`, arrays: []ndarray.Array{ndarraytest.F8Array([]any{0}, []int{3, 600}, reals(1800)...)}, ret: matrixRet, dtype: ndarray.F8},
+		{name: "[[Int]] of long rows", mid: cppEchoIntGrid, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{2, 1100}, ints(2200, -1000, 7)...)}, ret: &ndarray.Ret{Rank: 2, Number: ndarray.Int}, dtype: ndarray.I8},
+		{name: "[[Real]] of more long rows than one writev takes", mid: cppEchoGrid, args: `[null]`, arrays: []ndarray.Array{ndarraytest.F8Array([]any{0}, []int{1100, 520}, reals(1100*520)...)}, ret: matrixRet, dtype: ndarray.F8},
 		{name: "a result without array arguments", mid: cppMakeGrid, args: `[20,30,false]`, ret: &ndarray.Ret{Rank: 2, Number: ndarray.Int}, dtype: ndarray.I8},
 	} {
 		c.lang, c.spelling = "cpp", true
@@ -1214,16 +1178,16 @@ func TestLargeArrays(t *testing.T) {
 	reals := gen(n, func(i int) float64 { return float64(i)*0.37 - 1e6 })
 	intRet, matrixRet := `{"rank":1,"number":"int"}`, `{"rank":2,"number":"real"}`
 	i4s := func(vs []int32) largeCall {
-		return largeCall{dtype: "i4", shape: fmt.Sprint("[", len(vs), "]"), ret: intRet + `,"returns":{"list":"int"}`, blob: i4Blob(vs...)}
+		return largeCall{dtype: "i4", shape: fmt.Sprint("[", len(vs), "]"), ret: intRet + `,"returns":{"list":"int"}`, blob: ndarraytest.I4(vs...)}
 	}
 	tests := []largeCase{
-		{"py", "i8, rank 1, 20 MB", arrEcho, []largeCall{{"i8", fmt.Sprint("[", n, "]"), intRet, i8Blob(wide...), ""}}},
-		{"py", "f8, rank 2, 20 MB", arrEcho, []largeCall{{"f8", "[1000,2500]", matrixRet, f8Blob(reals...), ""}}},
-		{"py", "i8, rank 1, under a chunk", arrEcho, []largeCall{{"i8", "[1000]", intRet, i8Blob(wide[:1000]...), ""}}},
-		{"py", "f8, rank 2, rows shorter than a piece", arrEcho, []largeCall{{"f8", "[100000,3]", matrixRet, f8Blob(reals[:300000]...), ""}}},
+		{"py", "i8, rank 1, 20 MB", arrEcho, []largeCall{{"i8", fmt.Sprint("[", n, "]"), intRet, ndarraytest.I8(wide...), ""}}},
+		{"py", "f8, rank 2, 20 MB", arrEcho, []largeCall{{"f8", "[1000,2500]", matrixRet, ndarraytest.F8(reals...), ""}}},
+		{"py", "i8, rank 1, under a chunk", arrEcho, []largeCall{{"i8", "[1000]", intRet, ndarraytest.I8(wide[:1000]...), ""}}},
+		{"py", "f8, rank 2, rows shorter than a piece", arrEcho, []largeCall{{"f8", "[100000,3]", matrixRet, ndarraytest.F8(reals[:300000]...), ""}}},
 		{"py", "a message over the chunk", arrEcho, []largeCall{{text: strings.Repeat("x", 17<<20)}}},
 		{"r", "i4, rank 1, 20 MB", raEcho, []largeCall{i4s(big)}},
-		{"r", "f8, rank 2, 20 MB", raEcho, []largeCall{{"f8", "[1000,2500]", matrixRet + `,"returns":{"list":{"list":"real"}}`, f8Blob(reals...), ""}}},
+		{"r", "f8, rank 2, 20 MB", raEcho, []largeCall{{"f8", "[1000,2500]", matrixRet + `,"returns":{"list":{"list":"real"}}`, ndarraytest.F8(reals...), ""}}},
 		{"r", "just over a chunk", raEcho, []largeCall{i4s(big[:300_000])}},
 		{"r", "under a chunk", raEcho, []largeCall{i4s(big[:1000])}},
 		{"r", "three back to back", raEcho, []largeCall{i4s(big[:700_000]), i4s(big[1:300]), i4s(big[2:2_000_001])}},

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/nexus-mcp/nexus/internal/ndarray"
+	"github.com/nexus-mcp/nexus/internal/ndarray/ndarraytest"
 	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
@@ -786,7 +787,7 @@ func TestRArraysWhileBusy(t *testing.T) {
 	if got := p.recv(t); got["type"] != "progress" {
 		t.Fatalf("first frame %v, want progress", got)
 	}
-	ints := i4Array([]any{0}, []int{1000}, gen(1000, func(i int) int32 { return int32(i) })...)
+	ints := ndarraytest.I4Array([]any{0}, []int{1000}, gen(1000, func(i int) int32 { return int32(i) })...)
 	for id := 2; id <= 3; id++ {
 		p.sendBlob(t, ints.Data)
 		p.send(t, callFrame(id, rTotal, `[null]`, []ndarray.Array{ints}, ""))
