@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -12,19 +11,10 @@ import (
 	"testing"
 )
 
+// runNexus runs nexus with args, in this directory and environment.
 func runNexus(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(nexusBin, args...)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("nexus %v: %v", args, err)
-	}
-	return o.String(), e.String(), code
+	return nexusIn(t, "", nil, args...)
 }
 
 func TestCLIRun(t *testing.T) {

@@ -269,13 +269,21 @@ func mustJSON(t *testing.T, v any) []byte {
 // plainCall posts the CLI tokens, as JSON values, to /call/<module>/<command>.
 func (s *httpServer) plainCall(module, command string, args []string) (status int, result json.RawMessage, message string) {
 	s.t.Helper()
-	body := "[" + strings.Join(args, ",") + "]"
+	status, result, message, _ = s.callAPI(module, command, "["+strings.Join(args, ",")+"]")
+	return status, result, message
+}
+
+// callAPI posts body to /call/<module>/<command> and reads the plain JSON
+// API's reply: the HTTP status, the result or the error's message, and the
+// reply as it came.
+func (s *httpServer) callAPI(module, command, body string) (status int, result json.RawMessage, message string, raw []byte) {
+	s.t.Helper()
 	resp, err := http.Post(s.base+"/call/"+module+"/"+command, "application/json", strings.NewReader(body))
 	if err != nil {
 		s.t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
+	raw, _ = io.ReadAll(resp.Body)
 	var reply struct {
 		Status string          `json:"status"`
 		Result json.RawMessage `json:"result"`
@@ -284,7 +292,10 @@ func (s *httpServer) plainCall(module, command string, args []string) (status in
 	if err := json.Unmarshal(raw, &reply); err != nil {
 		s.t.Fatalf("/call/%s/%s: %d %q is not a JSON reply", module, command, resp.StatusCode, brief(string(raw)))
 	}
-	return resp.StatusCode, reply.Result, reply.Error
+	if (reply.Status == "ok") != (resp.StatusCode == 200) {
+		s.t.Errorf("/call/%s/%s: status %d with %q", module, command, resp.StatusCode, raw)
+	}
+	return resp.StatusCode, reply.Result, reply.Error, raw
 }
 
 // The two ways morloc 0.69's nexus prints a value differently from nexus,

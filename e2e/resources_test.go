@@ -37,7 +37,15 @@ var pngMagic = []byte("\x89PNG\r\n\x1a\n")
 // transport ("stdio" or "http").
 func featureClient(t *testing.T, ctx context.Context, transport, pin, dir string, opts *sdk.ClientOptions) *sdk.ClientSession {
 	t.Helper()
-	client := sdk.NewClient(&sdk.Implementation{Name: "e2e-resources", Version: "0"}, opts)
+	return connectGoSDK(t, ctx, sdk.NewClient(&sdk.Implementation{Name: "e2e-resources", Version: "0"}, opts), transport, pin, dir)
+}
+
+// connectGoSDK connects client to nexus serving dir over transport
+// ("stdio" or "http"), at protocol version pin ("" lets it choose); the
+// session closes when the test ends, which shows nexus's stderr on a
+// failure over stdio.
+func connectGoSDK(t *testing.T, ctx context.Context, client *sdk.Client, transport, pin, dir string) *sdk.ClientSession {
+	t.Helper()
 	var sessOpts *sdk.ClientSessionOptions
 	if pin != "" {
 		sessOpts = &sdk.ClientSessionOptions{ProtocolVersion: pin}

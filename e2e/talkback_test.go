@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"os/exec"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -116,31 +115,7 @@ func talkbackClient(t *testing.T, ctx context.Context, transport, pin string, op
 	t.Helper()
 	client := sdk.NewClient(&sdk.Implementation{Name: "e2e-talkback", Version: "0"}, opts)
 	client.AddRoots(&sdk.Root{URI: "file:///data/project", Name: "project"}, &sdk.Root{URI: "file:///home/ada"})
-	var sessOpts *sdk.ClientSessionOptions
-	if pin != "" {
-		sessOpts = &sdk.ClientSessionOptions{ProtocolVersion: pin}
-	}
-	var tr sdk.Transport
-	stderr := &syncBuffer{}
-	if transport == "http" {
-		srv := startHTTP(t, nil, "serve", "--port", "0", program("talkback"))
-		tr = &sdk.StreamableClientTransport{Endpoint: srv.url, MaxRetries: -1}
-	} else {
-		cmd := exec.Command(nexusBin, "mcp", program("talkback"))
-		cmd.Stderr = stderr
-		tr = &sdk.CommandTransport{Command: cmd}
-	}
-	cs, err := client.Connect(ctx, tr, sessOpts)
-	if err != nil {
-		t.Fatalf("connect (%s): %v", transport, err)
-	}
-	t.Cleanup(func() {
-		cs.Close()
-		if t.Failed() && transport == "stdio" {
-			t.Logf("nexus stderr:\n%s", stderr.String())
-		}
-	})
-	return cs
+	return connectGoSDK(t, ctx, client, transport, pin, program("talkback"))
 }
 
 func compactJSON(s string) string {
