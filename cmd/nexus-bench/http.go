@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"regexp"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -55,16 +54,7 @@ func (b *bench) httpPhase() {
 		b.fail("HTTP: %v", err)
 		return
 	}
-	defer func() {
-		p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.exited:
-		case <-time.After(30 * time.Second):
-			p.cmd.Process.Kill()
-			<-p.exited
-			b.fail("HTTP: nexus serve did not stop within 30 s of SIGTERM")
-		}
-	}()
+	defer stopServe(b, p, "HTTP")
 	base, err := waitListening(p)
 	if err != nil {
 		b.fail("HTTP: %v", err)

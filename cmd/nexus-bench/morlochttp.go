@@ -24,7 +24,7 @@ func (b *bench) morlocHTTP(m *morlocBench) {
 		b.fail("morloc pools: HTTP: %v", err)
 		return
 	}
-	defer stopServe(b, p)
+	defer stopServe(b, p, "morloc pools: HTTP")
 	nexusBase, err := waitListening(p)
 	if err != nil {
 		b.fail("morloc pools: HTTP: %v", err)
@@ -122,14 +122,16 @@ func waitListening(p *proc) (string, error) {
 	}
 }
 
-func stopServe(b *bench, p *proc) {
+// stopServe stops nexus serve with SIGTERM, as a service manager does, and
+// fails the phase (named by what) when it is still running 30 s later.
+func stopServe(b *bench, p *proc, what string) {
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.exited:
 	case <-time.After(30 * time.Second):
 		p.cmd.Process.Kill()
 		<-p.exited
-		b.fail("nexus serve did not stop within 30 s of SIGTERM")
+		b.fail("%s: nexus serve did not stop within 30 s of SIGTERM", what)
 	}
 }
 
