@@ -68,6 +68,18 @@ const (
 	ScopeProject = "project"
 )
 
+// inHomeOrProject is where a client keeps file in its own folder dir: in
+// the user's home for the user scope, at the project's root for a project.
+func inHomeOrProject(dir, file string) func(string, Locator) string {
+	return func(scope string, l Locator) string {
+		base := l.Home
+		if scope == ScopeProject {
+			base = l.Project
+		}
+		return filepath.Join(base, dir, file)
+	}
+}
+
 // Clients are the clients nexus installs into, by name.
 var Clients = []*Client{
 	{
@@ -98,13 +110,8 @@ var Clients = []*Client{
 		Name: "cursor", Title: "Cursor", Servers: []string{"mcpServers"},
 		Scopes: []string{ScopeUser, ScopeProject},
 		Docs:   "cursor.com/docs/mcp: ~/.cursor/mcp.json, or .cursor/mcp.json in a project",
-		path: func(scope string, l Locator) string {
-			if scope == ScopeProject {
-				return filepath.Join(l.Project, ".cursor", "mcp.json")
-			}
-			return filepath.Join(l.Home, ".cursor", "mcp.json")
-		},
-		marks: func(l Locator) []string { return []string{filepath.Join(l.Home, ".cursor")} },
+		path:   inHomeOrProject(".cursor", "mcp.json"),
+		marks:  func(l Locator) []string { return []string{filepath.Join(l.Home, ".cursor")} },
 	},
 	{
 		Name: "vscode", Title: "VS Code", Servers: []string{"servers"}, JSONC: true, Typed: true,
@@ -131,13 +138,8 @@ var Clients = []*Client{
 		Name: "gemini", Title: "Gemini CLI", Servers: []string{"mcpServers"}, JSONC: true,
 		Scopes: []string{ScopeUser, ScopeProject},
 		Docs:   "geminicli.com/docs/tools/mcp-server: mcpServers in ~/.gemini/settings.json, or .gemini/settings.json in a project",
-		path: func(scope string, l Locator) string {
-			if scope == ScopeProject {
-				return filepath.Join(l.Project, ".gemini", "settings.json")
-			}
-			return filepath.Join(l.Home, ".gemini", "settings.json")
-		},
-		marks: func(l Locator) []string { return []string{filepath.Join(l.Home, ".gemini")} },
+		path:   inHomeOrProject(".gemini", "settings.json"),
+		marks:  func(l Locator) []string { return []string{filepath.Join(l.Home, ".gemini")} },
 	},
 	{
 		Name: "codex", Title: "Codex", Servers: []string{"mcp_servers"}, TOML: true,
