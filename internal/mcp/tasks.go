@@ -184,12 +184,7 @@ func (st *taskStore) get(id, owner string) *task {
 
 // remove drops a task (its TTL passed, or its owner left) and stops its call.
 func (st *taskStore) remove(t *task) {
-	st.mu.Lock()
-	if st.byID[t.id] == t {
-		delete(st.byID, t.id)
-	}
-	st.mu.Unlock()
-	t.expiry.Stop()
+	st.discard(t)
 	t.stop("the task ended (its ttl passed, or its session ended)", false)
 }
 
