@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -307,4 +308,23 @@ func compact(s string) string {
 		return s
 	}
 	return b.String()
+}
+
+// serveLoopback runs s on a port of its own on the loopback interface
+// (through wrap, when given) until stop is called: the port's address,
+// stop, and what Serve returns then.
+func serveLoopback(t *testing.T, s *Server, wrap func(net.Listener) net.Listener) (addr string, stop context.CancelFunc, served <-chan error) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr = ln.Addr().String()
+	if wrap != nil {
+		ln = wrap(ln)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	return addr, stop, done
 }
