@@ -53,6 +53,14 @@ func pythonAvailable() string {
 	return ""
 }
 
+// requirePython stops a test that needs Python (testenv.MissingTool).
+func requirePython(t *testing.T) {
+	t.Helper()
+	if why := pythonAvailable(); why != "" {
+		testenv.MissingTool(t, why)
+	}
+}
+
 func cppAvailable() string {
 	if _, err := os.Stat(filepath.Join(program("numeric"), "pools", "cpp", "pool-cpp.out")); err != nil {
 		return "testdata/numeric's C++ pool is not built (needs g++ and nlohmann-json3-dev; run make deps)"

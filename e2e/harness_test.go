@@ -261,6 +261,17 @@ func (s *server) request(id int, method string, params any) msg {
 const initLine = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"0"}}}`
 
 // handshake runs initialize + notifications/initialized.
+// toolNames lists the tools, in order, as a tools/list request (of id)
+// gets them.
+func (s *server) toolNames(id int) []string {
+	s.t.Helper()
+	var names []string
+	for _, tl := range s.request(id, "tools/list", nil)["result"].(map[string]any)["tools"].([]any) {
+		names = append(names, tl.(map[string]any)["name"].(string))
+	}
+	return names
+}
+
 func (s *server) handshake() {
 	s.t.Helper()
 	s.send(initLine)

@@ -14,8 +14,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // testdata/pure holds one pure command for each command of the PURE.md §6
@@ -493,9 +491,7 @@ func cliExpect(result string) string {
 
 // A pure command beside Python pools (testdata/shapes' pureAnswer).
 func TestShapesPureAnswer(t *testing.T) {
-	if why := pythonAvailable(); why != "" {
-		testenv.MissingTool(t, why)
-	}
+	requirePython(t)
 	s := startServer(t, program("shapes"))
 	s.handshake()
 	if res := s.callRaw(1, "pureAnswer", `{}`); res.isError || res.text != "42" {

@@ -155,13 +155,6 @@ func isMethod(method string) func(msg) bool {
 	return func(m msg) bool { return m["method"] == method }
 }
 
-func requirePython(t *testing.T) {
-	t.Helper()
-	if why := pythonAvailable(); why != "" {
-		testenv.MissingTool(t, why)
-	}
-}
-
 // nexus mcp --watch: a rebuild (a new tool in the manifest, a changed
 // Python function) is served at once and announced with list_changed; a
 // call in flight finishes on the old pool, which then goes away.

@@ -87,9 +87,7 @@ func readOne(t *testing.T, ctx context.Context, cs *sdk.ClientSession, uri strin
 
 func plotsAvailable(t *testing.T) {
 	t.Helper()
-	if why := pythonAvailable(); why != "" {
-		testenv.MissingTool(t, why)
-	}
+	requirePython(t)
 	if why := rAvailable(); why != "" {
 		testenv.MissingTool(t, why)
 	}
@@ -104,9 +102,7 @@ func plotsAvailable(t *testing.T) {
 // era, an MRTR round in 2026-07-28): testdata/everything.
 func TestResourcesAndPromptsGoSDK(t *testing.T) {
 	testenv.Long(t)
-	if why := pythonAvailable(); why != "" {
-		testenv.MissingTool(t, why)
-	}
+	requirePython(t)
 	for _, mode := range featureModes {
 		t.Run(mode.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -302,9 +298,7 @@ func TestPlotsGoSDK(t *testing.T) {
 // server serves on; writing it again brings it back.
 func TestSubscribeGoSDK(t *testing.T) {
 	testenv.Long(t)
-	if why := pythonAvailable(); why != "" {
-		testenv.MissingTool(t, why)
-	}
+	requirePython(t)
 	for _, mode := range featureModes {
 		t.Run(mode.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)

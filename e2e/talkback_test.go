@@ -90,9 +90,7 @@ func TestTalkBack(t *testing.T) {
 // gets a clear isError naming the capability, in both eras, and the pool
 // keeps serving.
 func TestTalkBackWithoutCapability(t *testing.T) {
-	if why := pythonAvailable(); why != "" {
-		testenv.MissingTool(t, why)
-	}
+	requirePython(t)
 	for _, pin := range []string{"2025-06-18", ""} {
 		t.Run("pin="+pin, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
