@@ -103,18 +103,11 @@ func readyRawPool(t *testing.T, p *rawPool, lang, dir string, argv []string) *ra
 }
 
 // forEachArraysLang runs test, as a subtest named for the language, for
-// each language that rows (whose language lang says) have rows of, with
-// those rows.
-func forEachArraysLang[R any](t *testing.T, rows []R, lang func(R) string, test func(t *testing.T, l arraysLang, rows []R)) {
+// each language that rows (by language) have rows for, with those rows.
+func forEachArraysLang[R any](t *testing.T, rows map[string][]R, test func(t *testing.T, l arraysLang, rows []R)) {
 	for _, l := range arraysLangs {
-		var mine []R
-		for _, r := range rows {
-			if lang(r) == l.lang {
-				mine = append(mine, r)
-			}
-		}
-		if len(mine) > 0 {
-			t.Run(l.lang, func(t *testing.T) { test(t, l, mine) })
+		if len(rows[l.lang]) > 0 {
+			t.Run(l.lang, func(t *testing.T) { test(t, l, rows[l.lang]) })
 		}
 	}
 }
@@ -302,20 +295,20 @@ func canonical(t *testing.T, raw []byte, kind ndarray.Number) string {
 // same (an array argument is exactly the value its JSON gives, wherever
 // it sits), and what it wants of them.
 type argumentCase struct {
-	lang, name string
-	mid        int
-	args       string // null where an array goes
-	arrays     []ndarray.Array
-	want       string   // the value's JSON text, or ""
-	numbers    []string // the value's numbers in order, compared by value, or nil
-	error      string   // the error expected instead of a result
+	name    string
+	mid     int
+	args    string // null where an array goes
+	arrays  []ndarray.Array
+	want    string   // the value's JSON text, or ""
+	numbers []string // the value's numbers in order, compared by value, or nil
+	error   string   // the error expected instead of a result
 	// arraysOnly: the JSON form is not the same value (NaN goes as a
 	// string), so only the call with arrays is made.
 	arraysOnly bool
 }
 
-func argumentCases() []argumentCase {
-	var cases []argumentCase
+func argumentCases() map[string][]argumentCase {
+	cases := map[string][]argumentCase{}
 	// Python: describe shows its arguments as the function sees them
 	// (repr tells 1 from 1.0 and lists from tuples).
 	for _, c := range []struct {
@@ -335,7 +328,7 @@ func argumentCases() []argumentCase {
 		{"no rows", `[null]`, []ndarray.Array{ndarraytest.F8Array([]any{0}, []int{0, 3})}, `([],)`},
 		{"two arrays", `[null,{"m":[null,3]}]`, []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{1}, 1), ndarraytest.F8Array([]any{1, "m", 0}, []int{1, 2}, 0.5, 0.25)}, `([1], {'m': [[[0.5, 0.25]], 3]})`},
 	} {
-		cases = append(cases, argumentCase{lang: "py", name: c.name, mid: arrDescribe, args: c.args, arrays: c.arrays, want: quoted(c.repr)})
+		cases["py"] = append(cases["py"], argumentCase{name: c.name, mid: arrDescribe, args: c.args, arrays: c.arrays, want: quoted(c.repr)})
 	}
 
 	// R: same(x, y) is R's identical() of its two arguments, the array
@@ -374,17 +367,17 @@ func argumentCases() []argumentCase {
 			a.Path = []any{i}
 			args := []string{poolJSON(c.a), poolJSON(c.a)}
 			args[i] = "null"
-			cases = append(cases, argumentCase{lang: "r", name: fmt.Sprintf("%s as argument %d", c.name, i+1), mid: raSame,
+			cases["r"] = append(cases["r"], argumentCase{name: fmt.Sprintf("%s as argument %d", c.name, i+1), mid: raSame,
 				args: "[" + strings.Join(args, ",") + "]", arrays: []ndarray.Array{a}, want: `"same"`})
 		}
 	}
 	matrix := ndarraytest.F8Array([]any{0, "data", "xs"}, []int{2, 2}, 1, 2.5, 3, 4)
-	cases = append(cases,
-		argumentCase{lang: "r", name: "in a record", mid: raSameIn, args: `[{"data":{"xs":null},"n":1},` + poolJSON(matrix) + `]`, arrays: []ndarray.Array{matrix}, want: `"same"`},
-		argumentCase{lang: "r", name: "in a list", mid: raSame, args: `[[5,null,"x"],[5,[7,8,9],"x"]]`, arrays: []ndarray.Array{ndarraytest.I4Array([]any{0, 1}, []int{3}, 7, 8, 9)}, want: `"same"`},
-		argumentCase{lang: "r", name: "two arrays", mid: raSame, args: `[null,null]`, arrays: []ndarray.Array{ndarraytest.I4Array([]any{0}, []int{3}, 1, 2, 3), ndarraytest.I4Array([]any{1}, []int{3}, 1, 2, 3)}, want: `"same"`},
+	cases["r"] = append(cases["r"],
+		argumentCase{name: "in a record", mid: raSameIn, args: `[{"data":{"xs":null},"n":1},` + poolJSON(matrix) + `]`, arrays: []ndarray.Array{matrix}, want: `"same"`},
+		argumentCase{name: "in a list", mid: raSame, args: `[[5,null,"x"],[5,[7,8,9],"x"]]`, arrays: []ndarray.Array{ndarraytest.I4Array([]any{0, 1}, []int{3}, 7, 8, 9)}, want: `"same"`},
+		argumentCase{name: "two arrays", mid: raSame, args: `[null,null]`, arrays: []ndarray.Array{ndarraytest.I4Array([]any{0}, []int{3}, 1, 2, 3), ndarraytest.I4Array([]any{1}, []int{3}, 1, 2, 3)}, want: `"same"`},
 		// A call with arrays answers as one without.
-		argumentCase{lang: "r", name: "add", mid: raAdd, args: `[null,1]`, arrays: []ndarray.Array{ndarraytest.I4Array([]any{0}, []int{2}, 1, 2)}, want: `[2,3]`},
+		argumentCase{name: "add", mid: raAdd, args: `[null,1]`, arrays: []ndarray.Array{ndarraytest.I4Array([]any{0}, []int{2}, 1, 2)}, want: `[2,3]`},
 	)
 	for _, c := range []struct {
 		a    ndarray.Array
@@ -399,7 +392,7 @@ func argumentCases() []argumentCase {
 		{ndarraytest.I4Array([]any{0}, []int{0, 2}), "logical(0)"},
 		{ndarraytest.I4Array([]any{0}, []int{2, 1, 2}, 1, 2, 3, 4), "list(list(1:2), list(3:4))"},
 	} {
-		cases = append(cases, argumentCase{lang: "r", name: fmt.Sprintf("text of %s %v", c.a.DType, c.a.Shape), mid: raText, args: `[null]`, arrays: []ndarray.Array{c.a}, want: quoted(c.want)})
+		cases["r"] = append(cases["r"], argumentCase{name: fmt.Sprintf("text of %s %v", c.a.DType, c.a.Shape), mid: raText, args: `[null]`, arrays: []ndarray.Array{c.a}, want: quoted(c.want)})
 	}
 	// NaN and the infinities come as arrays of rank 0: in a list of
 	// numbers they are numbers, the list a double vector, however many,
@@ -415,7 +408,7 @@ func argumentCases() []argumentCase {
 		{`[[[1,null],[2.5]]]`, []ndarray.Array{ndarraytest.F8Array([]any{0, 0, 1}, []int{}, math.Inf(-1))}, "list(c(1, -Inf), 2.5)"},
 		{`[{"x":null,"y":1}]`, []ndarray.Array{ndarraytest.F8Array([]any{0, "x"}, []int{}, math.NaN())}, "list(x = NaN, y = 1L)"},
 	} {
-		cases = append(cases, argumentCase{lang: "r", name: "non-finite " + c.args, mid: raText, args: c.args, arrays: c.arrays, want: quoted(c.want), arraysOnly: true})
+		cases["r"] = append(cases["r"], argumentCase{name: "non-finite " + c.args, mid: raText, args: c.args, arrays: c.arrays, want: quoted(c.want), arraysOnly: true})
 	}
 
 	// C++: each parameter type converts what arrives, or says why not.
@@ -477,14 +470,13 @@ func argumentCases() []argumentCase {
 			error: "argument 1 at .counts[1][1]: expected an integer (int64_t), got 2.5"},
 		{name: "nlohmann::json", mid: cppWrapJSON, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{3}, -1, 0, 1)}},
 	} {
-		c.lang = "cpp"
-		cases = append(cases, c)
+		cases["cpp"] = append(cases["cpp"], c)
 	}
 	return cases
 }
 
 func TestArrayArguments(t *testing.T) {
-	forEachArraysLang(t, argumentCases(), func(c argumentCase) string { return c.lang }, func(t *testing.T, l arraysLang, cases []argumentCase) {
+	forEachArraysLang(t, argumentCases(), func(t *testing.T, l arraysLang, cases []argumentCase) {
 		p := l.raw(t)
 		for i, tt := range cases {
 			t.Run(tt.name, func(t *testing.T) {
@@ -514,14 +506,14 @@ func TestArrayArguments(t *testing.T) {
 // result that is a rectangular nest of numbers as one blob and a result
 // describing it, or JSON where an array cannot say it.
 type resultCase struct {
-	lang, name string
-	mid        int
-	args       string
-	arrays     []ndarray.Array
-	ret        string         // the call's ret member, or ""
-	array      *ndarray.Array // the array expected at path [] (Data nil: its bytes not compared), or nil for JSON
-	json       string         // the JSON value expected when array is nil
-	prefix     bool           // json is a prefix of the value
+	name   string
+	mid    int
+	args   string
+	arrays []ndarray.Array
+	ret    string         // the call's ret member, or ""
+	array  *ndarray.Array // the array expected at path [] (Data nil: its bytes not compared), or nil for JSON
+	json   string         // the JSON value expected when array is nil
+	prefix bool           // json is a prefix of the value
 	// sameWithoutRet: the reply is the one the call gets without ret,
 	// whatever it is (what cannot go as an array goes as JSON: the ret
 	// hint never changes what the client gets).
@@ -534,16 +526,16 @@ func makeArgs(kind string, n int) string { return fmt.Sprintf(`[%q,%d]`, kind, n
 // result is the array expected back at path [].
 func result(a ndarray.Array) *ndarray.Array { a.Path = []any{}; return &a }
 
-func resultCases() []resultCase {
-	var cases []resultCase
+func resultCases() map[string][]resultCase {
+	cases := map[string][]resultCase{}
 	intRet, realRet := `{"rank":1,"number":"int"}`, `{"rank":1,"number":"real"}`
 	intMatrixRet, matrixRet := `{"rank":2,"number":"int"}`, `{"rank":2,"number":"real"}`
 
 	// Python.
 	py := func(kind string, n int, ret string, a ndarray.Array) resultCase {
-		return resultCase{lang: "py", name: kind, mid: arrMake, args: makeArgs(kind, n), ret: ret, array: result(a)}
+		return resultCase{name: kind, mid: arrMake, args: makeArgs(kind, n), ret: ret, array: result(a)}
 	}
-	cases = append(cases,
+	cases["py"] = append(cases["py"],
 		py("ints", 300, intRet, ndarraytest.I8Array(nil, []int{300}, gen(300, func(i int) int64 { return int64(i*7 - 1000) })...)),
 		py("int64 edges", 256, intRet, ndarraytest.I8Array(nil, []int{256}, gen(256, func(i int) int64 {
 			switch i {
@@ -579,11 +571,11 @@ func resultCases() []resultCase {
 		{"nan", realRet, 300},
 		{"inf", realRet, 300},
 	} {
-		cases = append(cases, resultCase{lang: "py", name: fmt.Sprintf("%s %d as JSON with %s", c.kind, c.n, c.ret), mid: arrMake, args: makeArgs(c.kind, c.n), ret: c.ret, sameWithoutRet: true})
+		cases["py"] = append(cases["py"], resultCase{name: fmt.Sprintf("%s %d as JSON with %s", c.kind, c.n, c.ret), mid: arrMake, args: makeArgs(c.kind, c.n), ret: c.ret, sameWithoutRet: true})
 	}
 	// NaN and infinity go as the wire's strings, ret or not
 	// (docs/pool-protocol.md, "NaN and infinity").
-	cases = append(cases, resultCase{lang: "py", name: "NaN as a string", mid: arrMake, args: makeArgs("nan", 300), ret: realRet,
+	cases["py"] = append(cases["py"], resultCase{name: "NaN as a string", mid: arrMake, args: makeArgs("nan", 300), ret: realRet,
 		json: "[" + strings.Repeat("0.5,", 300) + `"NaN"]`})
 
 	// R.
@@ -634,9 +626,9 @@ func resultCases() []resultCase {
 		}
 	}
 	r := func(name, kind string, n int, ret string, a *ndarray.Array, json string) resultCase {
-		return resultCase{lang: "r", name: name, mid: raMake, args: makeArgs(kind, n), ret: ret, array: a, json: json}
+		return resultCase{name: name, mid: raMake, args: makeArgs(kind, n), ret: ret, array: a, json: json}
 	}
-	cases = append(cases,
+	cases["r"] = append(cases["r"],
 		r("integer vector", "ints", 300, intRet, result(ndarraytest.I4Array(nil, []int{300}, seqInts(300)...)), ""),
 		r("double vector", "reals", 300, realRet, result(ndarraytest.F8Array(nil, []int{300}, quarters(300)...)), ""),
 		r("large doubles", "big_reals", 300, realRet, result(ndarraytest.F8Array(nil, []int{300}, gen(300, func(i int) float64 { return (float64(i+1)-150)*1e15 + 0.5 })...)), ""),
@@ -749,14 +741,13 @@ func resultCases() []resultCase {
 		{name: "uint64 past int64", mid: cppEchoU64s, args: `[[18446744073709551615` + strings.Repeat(",1", 299) + `]]`, ret: intRet,
 			json: `[18446744073709551615,1,`, prefix: true},
 	} {
-		c.lang = "cpp"
-		cases = append(cases, c)
+		cases["cpp"] = append(cases["cpp"], c)
 	}
 	return cases
 }
 
 func TestArrayResults(t *testing.T) {
-	forEachArraysLang(t, resultCases(), func(c resultCase) string { return c.lang }, func(t *testing.T, l arraysLang, cases []resultCase) {
+	forEachArraysLang(t, resultCases(), func(t *testing.T, l arraysLang, cases []resultCase) {
 		p := l.raw(t)
 		for i, tt := range cases {
 			t.Run(tt.name, func(t *testing.T) {
@@ -807,21 +798,12 @@ func TestArrayResults(t *testing.T) {
 	})
 }
 
-// protocolErrorCase is what breaks the protocol of one language's pool:
+// protocolErrorCases are what breaks the protocol of each language's pool:
 // blobs that the next message does not describe, or describes otherwise.
 // The pool says what it saw and exits with status 2.
-type protocolErrorCase struct {
-	lang string
-	exitCase
-}
-
-func protocolErrorCases() []protocolErrorCase {
-	var cases []protocolErrorCase
-	add := func(lang string, cs ...exitCase) {
-		for _, c := range cs {
-			cases = append(cases, protocolErrorCase{lang, c})
-		}
-	}
+func protocolErrorCases() map[string][]exitCase {
+	cases := map[string][]exitCase{}
+	add := func(lang string, cs ...exitCase) { cases[lang] = append(cases[lang], cs...) }
 	add("py",
 		exitCase{"blob before a call without arrays", func(p *rawPool, t *testing.T) {
 			p.sendBlob(t, ndarraytest.I8(1))
@@ -952,15 +934,11 @@ func protocolErrorCases() []protocolErrorCase {
 }
 
 func TestArrayProtocolErrors(t *testing.T) {
-	forEachArraysLang(t, protocolErrorCases(), func(c protocolErrorCase) string { return c.lang }, func(t *testing.T, l arraysLang, cases []protocolErrorCase) {
+	forEachArraysLang(t, protocolErrorCases(), func(t *testing.T, l arraysLang, cases []exitCase) {
 		if l.slowStart {
 			testenv.Long(t)
 		}
-		var exits []exitCase
-		for _, c := range cases {
-			exits = append(exits, c.exitCase)
-		}
-		testExits(t, l.raw, l.protocolError, exits)
+		testExits(t, l.raw, l.protocolError, cases)
 	})
 }
 
@@ -968,12 +946,12 @@ func TestArrayProtocolErrors(t *testing.T) {
 // with its arrays written as JSON and no ret: the result's numbers, read
 // as JSON, are that call's answer.
 type setCase struct {
-	lang, name string
-	mid        int
-	args       string // null where an array goes
-	arrays     []ndarray.Array
-	ret        *ndarray.Ret
-	dtype      ndarray.DType // the result array's, or "" for a JSON result
+	name   string
+	mid    int
+	args   string // null where an array goes
+	arrays []ndarray.Array
+	ret    *ndarray.Ret
+	dtype  ndarray.DType // the result array's, or "" for a JSON result
 	// spelling: the pool spells numbers its own way (2.0 for 2): the
 	// answers are compared as nexus writes them.
 	spelling bool
@@ -989,27 +967,27 @@ type setCase struct {
 	check func(t *testing.T, got string)
 }
 
-func setCases() []setCase {
+func setCases() map[string][]setCase {
 	intRet := &ndarray.Ret{Rank: 1, Number: ndarray.Int}
 	realRet := &ndarray.Ret{Rank: 1, Number: ndarray.Real}
 	matrixRet := &ndarray.Ret{Rank: 2, Number: ndarray.Real}
-	var cases []setCase
+	cases := map[string][]setCase{}
 
 	// Python.
 	vs := gen(1000, func(i int) int64 { return int64(i*i) - 123456789012 })
 	mat := ndarraytest.F8Array([]any{0}, []int{40, 30}, gen(40*30, func(i int) float64 { return float64(i)/3 - 100 })...)
 	no, yes := false, true
 	small := []int64{1, -2, 3, 1 << 40}
-	cases = append(cases,
-		setCase{lang: "py", name: "an i8 echo", mid: arrEcho, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{1000}, vs...)}, ret: intRet, dtype: ndarray.I8, echo: true},
-		setCase{lang: "py", name: "an array over the frame limit", mid: arrEcho, args: `[null]`, overLimit: true},
-		setCase{lang: "py", name: "an f8 matrix", mid: arrEcho, args: `[null]`, arrays: []ndarray.Array{mat}, ret: matrixRet, dtype: ndarray.F8, spelling: true},
-		setCase{lang: "py", name: "without ret the same result is JSON", mid: arrEcho, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{1000}, vs...)}},
+	cases["py"] = append(cases["py"],
+		setCase{name: "an i8 echo", mid: arrEcho, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{1000}, vs...)}, ret: intRet, dtype: ndarray.I8, echo: true},
+		setCase{name: "an array over the frame limit", mid: arrEcho, args: `[null]`, overLimit: true},
+		setCase{name: "an f8 matrix", mid: arrEcho, args: `[null]`, arrays: []ndarray.Array{mat}, ret: matrixRet, dtype: ndarray.F8, spelling: true},
+		setCase{name: "without ret the same result is JSON", mid: arrEcho, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{1000}, vs...)}},
 		// A caller's arrays are dropped once sent only when it hands them
 		// over (GiveArrays): a large argument is then not in memory beside
 		// its result, and arrays a caller keeps are never written to.
-		setCase{lang: "py", name: "arrays kept", mid: arrEcho, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{4}, small...)}, ret: intRet, give: &no},
-		setCase{lang: "py", name: "arrays given", mid: arrEcho, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{4}, small...)}, ret: intRet, give: &yes},
+		setCase{name: "arrays kept", mid: arrEcho, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{4}, small...)}, ret: intRet, give: &no},
+		setCase{name: "arrays given", mid: arrEcho, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{4}, small...)}, ret: intRet, give: &yes},
 	)
 
 	// R takes arrays (i8 narrowed to i4) and answers with arrays whose JSON
@@ -1017,17 +995,17 @@ func setCases() []setCase {
 	big := gen(1000, func(i int) int64 { return int64(i*7919%20011) - 10000 })
 	wide := gen(300, func(i int) int64 { return int64(i) * 3_000_000_000 }) // beyond 32 bits: JSON to R, doubles there
 	matrix := gen(300, func(i int) float64 { return float64(i*37%101)/8 - 6 })
-	cases = append(cases,
-		setCase{lang: "r", name: "integers as i8, narrowed to i4", mid: raEcho, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{1000}, big...)}, ret: intRet, dtype: ndarray.I4},
-		setCase{lang: "r", name: "integers beyond 32 bits", mid: raEcho, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{300}, wide...)}, ret: intRet, dtype: ndarray.F8},
-		setCase{lang: "r", name: "a matrix of reals", mid: raEcho, args: `[null]`, arrays: []ndarray.Array{ndarraytest.F8Array([]any{0}, []int{100, 3}, matrix...)}, ret: matrixRet, dtype: ndarray.F8},
-		setCase{lang: "r", name: "a small list comes back as JSON", mid: raEcho, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{5}, 1, 2, 3, 4, 5)}, ret: intRet},
-		setCase{lang: "r", name: "a one-element list stays a list", mid: raEcho, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{1}, 7)}, ret: intRet, boxed: true},
+	cases["r"] = append(cases["r"],
+		setCase{name: "integers as i8, narrowed to i4", mid: raEcho, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{1000}, big...)}, ret: intRet, dtype: ndarray.I4},
+		setCase{name: "integers beyond 32 bits", mid: raEcho, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{300}, wide...)}, ret: intRet, dtype: ndarray.F8},
+		setCase{name: "a matrix of reals", mid: raEcho, args: `[null]`, arrays: []ndarray.Array{ndarraytest.F8Array([]any{0}, []int{100, 3}, matrix...)}, ret: matrixRet, dtype: ndarray.F8},
+		setCase{name: "a small list comes back as JSON", mid: raEcho, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{5}, 1, 2, 3, 4, 5)}, ret: intRet},
+		setCase{name: "a one-element list stays a list", mid: raEcho, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{1}, 7)}, ret: intRet, boxed: true},
 		// What arrives is what its JSON would make.
-		setCase{lang: "r", name: "same as its JSON", mid: raSame, args: `[null,` + poolJSON(ndarraytest.F8Array(nil, []int{100, 3}, matrix...)) + `]`,
+		setCase{name: "same as its JSON", mid: raSame, args: `[null,` + poolJSON(ndarraytest.F8Array(nil, []int{100, 3}, matrix...)) + `]`,
 			arrays: []ndarray.Array{ndarraytest.F8Array([]any{0}, []int{100, 3}, matrix...)}, json: `"same"`},
 		// A NaN keeps the result JSON, with the wire's string in its place.
-		setCase{lang: "r", name: "NaN", mid: raMake, args: makeArgs("nan", 300), ret: realRet, check: func(t *testing.T, got string) {
+		setCase{name: "NaN", mid: raMake, args: makeArgs("nan", 300), ret: realRet, check: func(t *testing.T, got string) {
 			if !strings.HasSuffix(got, `,74.75,"NaN"]`) {
 				t.Errorf("make(nan) = %.80s, want the list with \"NaN\" last", got)
 			}
@@ -1050,12 +1028,12 @@ func setCases() []setCase {
 		{name: "[[Real]] of more long rows than one writev takes", mid: cppEchoGrid, args: `[null]`, arrays: []ndarray.Array{ndarraytest.F8Array([]any{0}, []int{1100, 520}, reals(1100*520)...)}, ret: matrixRet, dtype: ndarray.F8},
 		{name: "a result without array arguments", mid: cppMakeGrid, args: `[20,30,false]`, ret: &ndarray.Ret{Rank: 2, Number: ndarray.Int}, dtype: ndarray.I8},
 	} {
-		c.lang, c.spelling = "cpp", true
-		cases = append(cases, c)
+		c.spelling = true
+		cases["cpp"] = append(cases["cpp"], c)
 	}
 	// NaN and the infinities keep a result JSON, as the wire's strings.
 	for _, c := range []struct{ what, want string }{{"nan", `"NaN"`}, {"inf", `"Infinity"`}, {"-inf", `"-Infinity"`}} {
-		cases = append(cases, setCase{lang: "cpp", name: "withNonFinite " + c.what, mid: cppWithNonFinite, args: `[300,"` + c.what + `"]`, ret: realRet,
+		cases["cpp"] = append(cases["cpp"], setCase{name: "withNonFinite " + c.what, mid: cppWithNonFinite, args: `[300,"` + c.what + `"]`, ret: realRet,
 			check: func(t *testing.T, got string) {
 				var items []json.RawMessage
 				if json.Unmarshal([]byte(got), &items) != nil || len(items) != 300 || string(items[150]) != c.want {
@@ -1067,7 +1045,7 @@ func setCases() []setCase {
 }
 
 func TestArraysThroughSet(t *testing.T) {
-	forEachArraysLang(t, setCases(), func(c setCase) string { return c.lang }, func(t *testing.T, l arraysLang, cases []setCase) {
+	forEachArraysLang(t, setCases(), func(t *testing.T, l arraysLang, cases []setCase) {
 		s := l.set(t)
 		ctx, cancel := context.WithTimeout(context.Background(), l.setWithin)
 		defer cancel()
@@ -1154,9 +1132,9 @@ func TestArraysThroughSet(t *testing.T) {
 
 // largeCase is calls written back to back, before any reply is read.
 type largeCase struct {
-	lang, name string
-	mid        int
-	calls      []largeCall
+	name  string
+	mid   int
+	calls []largeCall
 }
 
 // largeCall is one call of a large-array case: an echo of one array, or,
@@ -1180,21 +1158,25 @@ func TestLargeArrays(t *testing.T) {
 	i4s := func(vs []int32) largeCall {
 		return largeCall{dtype: "i4", shape: fmt.Sprint("[", len(vs), "]"), ret: intRet + `,"returns":{"list":"int"}`, blob: ndarraytest.I4(vs...)}
 	}
-	tests := []largeCase{
-		{"py", "i8, rank 1, 20 MB", arrEcho, []largeCall{{"i8", fmt.Sprint("[", n, "]"), intRet, ndarraytest.I8(wide...), ""}}},
-		{"py", "f8, rank 2, 20 MB", arrEcho, []largeCall{{"f8", "[1000,2500]", matrixRet, ndarraytest.F8(reals...), ""}}},
-		{"py", "i8, rank 1, under a chunk", arrEcho, []largeCall{{"i8", "[1000]", intRet, ndarraytest.I8(wide[:1000]...), ""}}},
-		{"py", "f8, rank 2, rows shorter than a piece", arrEcho, []largeCall{{"f8", "[100000,3]", matrixRet, ndarraytest.F8(reals[:300000]...), ""}}},
-		{"py", "a message over the chunk", arrEcho, []largeCall{{text: strings.Repeat("x", 17<<20)}}},
-		{"r", "i4, rank 1, 20 MB", raEcho, []largeCall{i4s(big)}},
-		{"r", "f8, rank 2, 20 MB", raEcho, []largeCall{{"f8", "[1000,2500]", matrixRet + `,"returns":{"list":{"list":"real"}}`, ndarraytest.F8(reals...), ""}}},
-		{"r", "just over a chunk", raEcho, []largeCall{i4s(big[:300_000])}},
-		{"r", "under a chunk", raEcho, []largeCall{i4s(big[:1000])}},
-		{"r", "three back to back", raEcho, []largeCall{i4s(big[:700_000]), i4s(big[1:300]), i4s(big[2:2_000_001])}},
+	tests := map[string][]largeCase{
+		"py": {
+			{"i8, rank 1, 20 MB", arrEcho, []largeCall{{"i8", fmt.Sprint("[", n, "]"), intRet, ndarraytest.I8(wide...), ""}}},
+			{"f8, rank 2, 20 MB", arrEcho, []largeCall{{"f8", "[1000,2500]", matrixRet, ndarraytest.F8(reals...), ""}}},
+			{"i8, rank 1, under a chunk", arrEcho, []largeCall{{"i8", "[1000]", intRet, ndarraytest.I8(wide[:1000]...), ""}}},
+			{"f8, rank 2, rows shorter than a piece", arrEcho, []largeCall{{"f8", "[100000,3]", matrixRet, ndarraytest.F8(reals[:300000]...), ""}}},
+			{"a message over the chunk", arrEcho, []largeCall{{text: strings.Repeat("x", 17<<20)}}},
+		},
+		"r": {
+			{"i4, rank 1, 20 MB", raEcho, []largeCall{i4s(big)}},
+			{"f8, rank 2, 20 MB", raEcho, []largeCall{{"f8", "[1000,2500]", matrixRet + `,"returns":{"list":{"list":"real"}}`, ndarraytest.F8(reals...), ""}}},
+			{"just over a chunk", raEcho, []largeCall{i4s(big[:300_000])}},
+			{"under a chunk", raEcho, []largeCall{i4s(big[:1000])}},
+			{"three back to back", raEcho, []largeCall{i4s(big[:700_000]), i4s(big[1:300]), i4s(big[2:2_000_001])}},
+		},
 	}
 	// C++ reads what the system gives, with no chunks of its own: Python
 	// and R only.
-	forEachArraysLang(t, tests, func(c largeCase) string { return c.lang }, func(t *testing.T, l arraysLang, tests []largeCase) {
+	forEachArraysLang(t, tests, func(t *testing.T, l arraysLang, tests []largeCase) {
 		p := l.raw(t)
 		p.recvWait = time.Minute
 		id := 0
