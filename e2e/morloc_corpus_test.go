@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,87 +112,6 @@ func deliberateExclusion(note string) (string, bool) {
 	return strings.TrimSuffix(strings.TrimPrefix(note, prefix), suffix), true
 }
 
-// corpusArg is what a manifest says of an argument that unpath needs.
-type corpusArg struct {
-	Kind     string          `json:"kind"`
-	Name     *string         `json:"name"`
-	Short    *string         `json:"short"`
-	Long     *string         `json:"long"`
-	Source   string          `json:"source"`
-	Format   *string         `json:"format"`
-	GroupOpt json.RawMessage `json:"group_opt"`
-	Entries  []struct {
-		Key string    `json:"key"`
-		Arg corpusArg `json:"arg"`
-	} `json:"entries"`
-}
-
-// pathProps maps each command of a program to its `source: file`
-// arguments' properties (positionals, options, an unrolled record's
-// entries) and their format hints.
-func pathProps(t *testing.T, dir string) map[string]map[string]string {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m struct {
-		Commands []struct {
-			Name string      `json:"name"`
-			Args []corpusArg `json:"args"`
-		} `json:"commands"`
-	}
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatal(err)
-	}
-	format := func(a corpusArg) string {
-		if a.Format == nil {
-			return ""
-		}
-		return *a.Format
-	}
-	out := map[string]map[string]string{}
-	for _, c := range m.Commands {
-		props := map[string]string{}
-		pos := 0
-		for _, a := range c.Args {
-			switch a.Kind {
-			case "pos":
-				pos++
-				if a.Source == "file" {
-					name := fmt.Sprintf("_%d", pos)
-					if a.Name != nil && *a.Name != "" {
-						name = *a.Name
-					}
-					props[name] = format(a)
-				}
-			case "opt":
-				if a.Source == "file" {
-					name := ""
-					if a.Short != nil {
-						name = *a.Short
-					}
-					if a.Long != nil {
-						name = *a.Long
-					}
-					props[name] = format(a)
-				}
-			case "grp":
-				if g := strings.TrimSpace(string(a.GroupOpt)); g != "" && g != "null" {
-					break
-				}
-				for _, e := range a.Entries {
-					if e.Arg.Kind == "opt" && e.Arg.Source == "file" {
-						props[e.Key] = format(e.Arg)
-					}
-				}
-			}
-		}
-		out[c.Name] = props
-	}
-	return out
-}
-
 // unpath maps back each `source: file` argument's property of nexus's
 // tools (README difference 7) when it is exactly nexus's path form:
 // {"type":"string"} (["string","null"] where morloc's is optional) and a
@@ -211,7 +128,14 @@ func unpath(t *testing.T, dir string, doc, morloc any) any {
 		props, _ := in.(morloccorpus.Object).Get("properties")
 		morlocProps[name.(string)] = props.(morloccorpus.Object)
 	}
-	paths := pathProps(t, dir)
+	raw, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths, err := morloccorpus.PathArguments(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
 	tools, _ := doc.(morloccorpus.Object).Get("tools")
 	for _, tl := range tools.([]any) {
 		name, _ := tl.(morloccorpus.Object).Get("name")

@@ -1,6 +1,7 @@
 package morloccorpus
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
@@ -128,6 +129,62 @@ func (o Object) replaceAnyOf(by func(first, second Object) (Member, bool)) Objec
 		out = append(out, m)
 	}
 	return out
+}
+
+// PathArguments reads each command's `source: file` arguments from a
+// manifest.json's bytes, as morloc's manifest reader sees them: by the
+// property of its tool each one is (a positional's name or _N, an option's
+// long or short name, the key of an unrolled group's entry), with its
+// format hint ("" for none).
+func PathArguments(manifestJSON []byte) (map[string]map[string]string, error) {
+	var m refManifest
+	if err := json.Unmarshal(manifestJSON, &m); err != nil {
+		return nil, err
+	}
+	isFile := func(a *refArg) bool {
+		var source string
+		return json.Unmarshal(a.Source, &source) == nil && source == "file"
+	}
+	format := func(a *refArg) string {
+		if a.Format == nil {
+			return ""
+		}
+		return *a.Format
+	}
+	out := map[string]map[string]string{}
+	for _, c := range m.Commands {
+		props := map[string]string{}
+		pos := 0
+		for i := range c.Args {
+			a := &c.Args[i]
+			switch a.Kind {
+			case "pos":
+				pos++
+				if isFile(a) {
+					name := fmt.Sprintf("_%d", pos)
+					if a.Name != nil && *a.Name != "" {
+						name = *a.Name
+					}
+					props[name] = format(a)
+				}
+			case "opt":
+				if isFile(a) {
+					props[refOptName(a.Long, a.Short)] = format(a)
+				}
+			case "grp":
+				if g := strings.TrimSpace(string(a.GroupOpt)); g != "" && g != "null" {
+					break
+				}
+				for k := range a.Entries {
+					if e := &a.Entries[k].Arg; e.Kind == "opt" && isFile(e) {
+						props[a.Entries[k].Key] = format(e)
+					}
+				}
+			}
+		}
+		out[c.Name] = props
+	}
+	return out, nil
 }
 
 // UnpathProperty maps one `source: file` argument's property back to
