@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -38,13 +37,7 @@ const (
 func TestRecursiveRecordsGoSDK(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	client := sdk.NewClient(&sdk.Implementation{Name: "e2e-go-sdk", Version: "0"}, nil)
-	transport := &sdk.CommandTransport{Command: exec.Command(nexusBin, "mcp", corpusProgram("recursive-pure"))}
-	cs, err := client.Connect(ctx, transport, &sdk.ClientSessionOptions{ProtocolVersion: "2025-06-18"})
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	defer cs.Close()
+	cs := connectGoSDK(t, ctx, sdk.NewClient(&sdk.Implementation{Name: "e2e-go-sdk", Version: "0"}, nil), "stdio", "2025-06-18", corpusProgram("recursive-pure"))
 	tools, err := cs.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatalf("tools/list: %v", err)
