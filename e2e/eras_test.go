@@ -345,7 +345,7 @@ func goSDKLanguage(t *testing.T, lc langCase, pin, wantVersion string) {
 		}
 		time.Sleep(2500 * time.Millisecond)
 		for pid, cmdline := range pools {
-			if !alive(pid) {
+			if !testenv.Running(pid) {
 				t.Errorf("pool process %d (%s) was replaced after the cancellation", pid, cmdline)
 			}
 		}

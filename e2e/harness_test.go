@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 var nexusBin string
@@ -338,32 +340,18 @@ func toolText(t *testing.T, m msg) (string, bool) {
 	return block["text"].(string), isErr
 }
 
-// childPids lists the live descendants of pid (via /proc), with their command lines.
+// descendants lists the live descendants of pid (via /proc), with their command lines.
 func descendants(pid int) map[int]string {
 	parent := map[int]int{}
 	cmdline := map[int]string{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// The command name is in parentheses and may hold spaces: split after the last ')'.
-		i := bytes.LastIndexByte(stat, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(stat[i+1:]))
-		if len(f) < 2 || f[0] == "Z" {
+	for _, p := range testenv.Pids() {
+		f, err := testenv.ProcStat(p)
+		if err != nil || f[0] == "Z" {
 			continue
 		}
 		pp, _ := strconv.Atoi(f[1])
 		parent[p] = pp
-		cl, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		cl, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
 		cmdline[p] = strings.ReplaceAll(string(cl), "\x00", " ")
 	}
 	out := map[int]string{}
@@ -382,20 +370,6 @@ func descendants(pid int) map[int]string {
 	return out
 }
 
-// alive reports whether pid exists and is not a zombie.
-func alive(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(stat, ')')
-	f := strings.Fields(string(stat[i+1:]))
-	return len(f) > 0 && f[0] != "Z"
-}
-
 // waitGone waits until none of pids is alive.
 func waitGone(t *testing.T, pids map[int]string) {
 	t.Helper()
@@ -403,7 +377,7 @@ func waitGone(t *testing.T, pids map[int]string) {
 	for time.Now().Before(deadline) {
 		left := 0
 		for p := range pids {
-			if alive(p) {
+			if testenv.Running(p) {
 				left++
 			}
 		}
@@ -413,7 +387,7 @@ func waitGone(t *testing.T, pids map[int]string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	for p, c := range pids {
-		if alive(p) {
+		if testenv.Running(p) {
 			t.Errorf("process %d (%s) outlived nexus", p, c)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -140,17 +141,11 @@ func (p *morlocProg) topPool(t *testing.T, nexusPid int, lang string) int {
 }
 
 func parentOf(pid int) int {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	f, err := testenv.ProcStat(pid)
 	if err != nil {
 		return 0
 	}
-	i := strings.LastIndexByte(string(stat), ')')
-	f := strings.Fields(string(stat[i+1:]))
-	if len(f) < 2 {
-		return 0
-	}
-	var pp int
-	fmt.Sscan(f[1], &pp)
+	pp, _ := strconv.Atoi(f[1])
 	return pp
 }
 

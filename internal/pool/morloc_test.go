@@ -661,22 +661,8 @@ func morlocLeftovers(pids []int, tmpdir, basename string, wait time.Duration) []
 // orphans here may take a moment) of process group pgid.
 func groupMembers(pgid int) []int {
 	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		i := strings.LastIndexByte(string(stat), ')')
-		if i < 0 {
-			continue
-		}
-		fields := strings.Fields(string(stat[i+1:])) // state ppid pgrp ...
-		if len(fields) > 2 && fields[2] == strconv.Itoa(pgid) && fields[0] != "Z" && fields[0] != "X" {
+	for _, pid := range testenv.Pids() {
+		if f, err := testenv.ProcStat(pid); err == nil && f[2] == strconv.Itoa(pgid) && f[0] != "Z" && f[0] != "X" {
 			pids = append(pids, pid)
 		}
 	}

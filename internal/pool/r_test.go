@@ -5,7 +5,6 @@ package pool
 // what the Set does not show (cancel replies, exit statuses).
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -656,29 +655,16 @@ func TestRLeavesNoChildren(t *testing.T) {
 		t.Fatalf("spawn_child replied %v", reply)
 	}
 	defer syscall.Kill(child, syscall.SIGKILL)
-	if !rProcessRunning(child) {
+	if !testenv.Running(child) {
 		t.Fatalf("the child %d is not running before the pool goes", child)
 	}
 	p.in.Close()
 	p.exitCode(t)
-	for deadline := time.Now().Add(10 * time.Second); rProcessRunning(child); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); testenv.Running(child); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the child %d outlived its pool", child)
 		}
 	}
-}
-
-// rProcessRunning reports whether pid is alive: a zombie is not.
-func rProcessRunning(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true // no /proc: trust kill
-	}
-	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-	return len(fields) == 0 || fields[0] != "Z"
 }
 
 // Run by hand, an R pool says what it is instead of hanging on a missing pipe.
