@@ -424,7 +424,7 @@ func argumentCases() map[string][]argumentCase {
 	cube := ints(2*3*4, -12, 1)
 	badCube := slices.Clone(cube)
 	badCube[len(badCube)-1] = math.MinInt64
-	for _, c := range []argumentCase{
+	cases["cpp"] = []argumentCase{
 		{name: "vector<int64_t> from i8", mid: cppEchoI64s, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{300}, i64s...)}, numbers: intTexts(i64s)},
 		{name: "vector<int64_t> from i4", mid: cppEchoI64s, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I4Array([]any{0}, []int{3}, math.MinInt32, 0, math.MaxInt32)},
 			numbers: []string{"-2147483648", "0", "2147483647"}},
@@ -469,8 +469,6 @@ func argumentCases() map[string][]argumentCase {
 			ndarraytest.F8Array([]any{0, "counts", 1}, []int{2}, 1, 2.5)},
 			error: "argument 1 at .counts[1][1]: expected an integer (int64_t), got 2.5"},
 		{name: "nlohmann::json", mid: cppWrapJSON, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{3}, -1, 0, 1)}},
-	} {
-		cases["cpp"] = append(cases["cpp"], c)
 	}
 	return cases
 }
@@ -712,7 +710,7 @@ func resultCases() map[string][]resultCase {
 	}
 	widened := ints(300, -150, 1)
 	floatsAsDoubles := gen(300, func(i int) float64 { return float64(i) * 0.25 })
-	for _, c := range []resultCase{
+	cases["cpp"] = []resultCase{
 		{name: "vector<int64_t>", mid: cppEchoI64s, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{300}, ints(300, math.MinInt64, 1)...)},
 			ret: intRet, array: result(ndarraytest.I8Array(nil, []int{300}, ints(300, math.MinInt64, 1)...))},
 		{name: "vector<int> widens to i8", mid: cppEchoInts, args: `[null]`, arrays: []ndarray.Array{ndarraytest.I8Array([]any{0}, []int{300}, widened...)},
@@ -740,8 +738,6 @@ func resultCases() map[string][]resultCase {
 		// An unsigned integer past int64 keeps the whole result JSON.
 		{name: "uint64 past int64", mid: cppEchoU64s, args: `[[18446744073709551615` + strings.Repeat(",1", 299) + `]]`, ret: intRet,
 			json: `[18446744073709551615,1,`, prefix: true},
-	} {
-		cases["cpp"] = append(cases["cpp"], c)
 	}
 	return cases
 }
