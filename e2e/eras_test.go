@@ -334,7 +334,7 @@ func goSDKLanguage(t *testing.T, lc langCase, pin, wantVersion string) {
 		t.Fatal("the cancelled call did not return")
 	}
 	if lc.cancelMarker {
-		waitForMarker(t, marker)
+		waitForMarker(t, marker, 30*time.Second)
 	} else {
 		// No marker: the function proves it stopped by keeping its process,
 		// which nexus replaces when a cancelled call runs on past the
@@ -376,18 +376,19 @@ func waitForStarted(t *testing.T, marker string) {
 	}
 }
 
-// waitForMarker waits for the file a cancelled function writes.
-func waitForMarker(t *testing.T, marker string) {
+// waitForMarker waits, within the time given, for the file a cancelled
+// function writes.
+func waitForMarker(t *testing.T, marker string, within time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(within)
 	for {
 		if b, err := os.ReadFile(marker); err == nil && strings.HasPrefix(string(b), "cancelled after") {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the cancelled call kept running in its pool (no marker written)")
+			t.Fatalf("the cancelled call kept running in its pool (no marker written within %s)", within)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -531,7 +532,7 @@ func tsLanguage(t *testing.T, node, dir string, lc langCase) {
 		t.Errorf("call after the cancellation: %v", c.After)
 	}
 	if lc.cancelMarker {
-		waitForMarker(t, marker)
+		waitForMarker(t, marker, 30*time.Second)
 	}
 	if strings.Contains(c.Stderr, "replacing a stuck pool process") {
 		t.Errorf("the cancelled function did not stop by itself")

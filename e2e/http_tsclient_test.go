@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -51,14 +50,5 @@ func TestHTTPTypeScriptSDKClient(t *testing.T) {
 	if got.Cancel != "aborted" {
 		t.Errorf("the long call %s, want aborted", got.Cancel)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if b, err := os.ReadFile(marker); err == nil && strings.HasPrefix(string(b), "cancelled after") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the cancelled call kept running in its pool")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitForMarker(t, marker, 10*time.Second)
 }
