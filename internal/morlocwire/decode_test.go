@@ -297,14 +297,7 @@ func TestResultFaults(t *testing.T) {
 func TestMemoryVolumeIndexed(t *testing.T) {
 	dir := t.TempDir()
 	basename := "morloc-memtest-" + filepath.Base(dir)
-	write := func(i int, d Dialect, data []byte) {
-		h := make([]byte, d.ShmHeaderSize)
-		binary.LittleEndian.PutUint32(h, shmMagic)
-		binary.LittleEndian.PutUint64(h[136:], uint64(len(data)))
-		if err := os.WriteFile(filepath.Join(dir, VolumeName(basename, i)), append(h, data...), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(i int, d Dialect, data []byte) { writeVolume(t, dir, basename, i, d, data) }
 	vol := func(size int, fill byte) []byte { return bytes.Repeat([]byte{fill}, size) }
 	write(0, Rust, vol(0x10000, 0xa0))
 	write(1, Rust, vol(0x2000, 0xa1))
