@@ -167,13 +167,20 @@ func TestMCPConfigCarriesEnvironment(t *testing.T) {
 	}
 }
 
+// writeLauncher writes `nexus launcher`'s script for target, named name,
+// into a directory of its own, and returns its path.
+func writeLauncher(t *testing.T, target, name string) string {
+	t.Helper()
+	script := filepath.Join(t.TempDir(), name)
+	if _, errOut, code := runNexus(t, "launcher", target, "-o", script); code != 0 {
+		t.Fatalf("nexus launcher: exit %d: %s", code, errOut)
+	}
+	return script
+}
+
 // `nexus launcher` writes a script so that ./prog works as in the seed.
 func TestLauncher(t *testing.T) {
-	dir := t.TempDir()
-	prog := filepath.Join(dir, "combat")
-	if _, errOut, code := runNexus(t, "launcher", program("combat"), "-o", prog); code != 0 {
-		t.Fatalf("launcher: %s", errOut)
-	}
+	prog := writeLauncher(t, program("combat"), "combat")
 	run := func(args ...string) (string, int) {
 		cmd := exec.Command(prog, args...)
 		cmd.Stderr = os.Stderr

@@ -126,10 +126,7 @@ func TestMorlocLauncherServeAndLauncher(t *testing.T) {
 	}
 	srv.stop()
 
-	script := filepath.Join(t.TempDir(), "prog")
-	if _, errOut, code := runNexus(t, "launcher", target, "-o", script); code != 0 {
-		t.Fatalf("nexus launcher: exit %d: %s", code, errOut)
-	}
+	script := writeLauncher(t, target, "prog")
 	out, err := exec.Command(script, "pairUp", "ho").Output()
 	if err != nil || strings.TrimSpace(string(out)) != `["ho","ho"]` {
 		t.Errorf("%s pairUp ho: %q %v", script, out, err)

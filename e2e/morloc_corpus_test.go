@@ -259,11 +259,8 @@ func TestMorlocCLI(t *testing.T) {
 // texts): through a launcher, the program is named as the user typed it
 // (MORLOC_PROG_NAME, which nexus's launcher exports as morloc's does).
 func TestMorlocHelpThroughLauncher(t *testing.T) {
-	dir := t.TempDir()
-	prog := filepath.Join(dir, "prog")
-	if _, errOut, code := runNexus(t, "launcher", corpusProgram("groups-py"), "-o", prog); code != 0 {
-		t.Fatalf("launcher: %s", errOut)
-	}
+	prog := writeLauncher(t, corpusProgram("groups-py"), "prog")
+	dir := filepath.Dir(prog)
 	for _, c := range []struct {
 		argv   []string
 		golden string
