@@ -130,11 +130,11 @@ type refArg struct {
 		Arg refArg `json:"arg"`
 	} `json:"entries"`
 	Constraints json.RawMessage `json:"constraints"`
-	// The shape of a positional's or an option's value (argument fields,
-	// issue 20 §2), which lib.rs reads for those two kinds only (a flag or
-	// a group ignores them, as serde ignores unknown fields).
-	// command_to_tool_shape uses none of them: a tool's property is the
-	// value's schema whatever its source, form or checks.
+	// The shape of a positional's or an option's value (its argument
+	// fields: testdata/morloc/README.md), which lib.rs reads for those two
+	// kinds only (a flag or a group ignores them, as serde ignores unknown
+	// fields). command_to_tool_shape uses none of them: a tool's property
+	// is the value's schema whatever its source, form or checks.
 	Source     json.RawMessage `json:"source"`
 	Form       json.RawMessage `json:"form"`
 	Checks     json.RawMessage `json:"checks"`
