@@ -164,6 +164,18 @@ func jsonForm(t *testing.T, args string, arrays []ndarray.Array) string {
 	return string(out)
 }
 
+// forEachRawRow runs each language's rows (name names one) as subtests,
+// in turn on one pool of that language on bare pipes; i is the row's index
+// among its language's.
+func forEachRawRow[R any](t *testing.T, rows map[string][]R, name func(R) string, test func(t *testing.T, p *rawPool, i int, row R)) {
+	forEachArraysLang(t, rows, func(t *testing.T, l arraysLang, rows []R) {
+		p := l.raw(t)
+		for i, r := range rows {
+			t.Run(name(r), func(t *testing.T) { test(t, p, i, r) })
+		}
+	})
+}
+
 // callFrame is a call message with arrays described and ret (the "ret"
 // member's text, which may carry members after it), as nexus writes them.
 func callFrame(id, mid int, args string, arrays []ndarray.Array, ret string) string {
@@ -474,28 +486,23 @@ func argumentCases() map[string][]argumentCase {
 }
 
 func TestArrayArguments(t *testing.T) {
-	forEachArraysLang(t, argumentCases(), func(t *testing.T, l arraysLang, cases []argumentCase) {
-		p := l.raw(t)
-		for i, tt := range cases {
-			t.Run(tt.name, func(t *testing.T) {
-				withArrays, blobs := p.callWithArrays(t, 2*i+1, tt.mid, tt.args, tt.arrays, "")
-				if len(blobs) > 0 {
-					t.Fatalf("%d blobs came before the reply %v", len(blobs), withArrays)
-				}
-				if !tt.arraysOnly {
-					asJSON := p.callValue(t, callFrame(2*i+2, tt.mid, jsonForm(t, tt.args, tt.arrays), nil, ""))
-					sameReplies(t, "with arrays and as JSON", withArrays, asJSON)
-				}
-				if !isResult(t, withArrays, tt.error) {
-					return
-				}
-				if got := jsonText(t, withArrays["value"]); tt.want != "" && got != tt.want {
-					t.Errorf("value %s, want %s", got, tt.want)
-				}
-				if got := flat(withArrays["value"]); tt.numbers != nil && !sameNumbers(got, tt.numbers) {
-					t.Errorf("numbers %v, want %v", got, tt.numbers)
-				}
-			})
+	forEachRawRow(t, argumentCases(), func(c argumentCase) string { return c.name }, func(t *testing.T, p *rawPool, i int, tt argumentCase) {
+		withArrays, blobs := p.callWithArrays(t, 2*i+1, tt.mid, tt.args, tt.arrays, "")
+		if len(blobs) > 0 {
+			t.Fatalf("%d blobs came before the reply %v", len(blobs), withArrays)
+		}
+		if !tt.arraysOnly {
+			asJSON := p.callValue(t, callFrame(2*i+2, tt.mid, jsonForm(t, tt.args, tt.arrays), nil, ""))
+			sameReplies(t, "with arrays and as JSON", withArrays, asJSON)
+		}
+		if !isResult(t, withArrays, tt.error) {
+			return
+		}
+		if got := jsonText(t, withArrays["value"]); tt.want != "" && got != tt.want {
+			t.Errorf("value %s, want %s", got, tt.want)
+		}
+		if got := flat(withArrays["value"]); tt.numbers != nil && !sameNumbers(got, tt.numbers) {
+			t.Errorf("numbers %v, want %v", got, tt.numbers)
 		}
 	})
 }
@@ -743,53 +750,48 @@ func resultCases() map[string][]resultCase {
 }
 
 func TestArrayResults(t *testing.T) {
-	forEachArraysLang(t, resultCases(), func(t *testing.T, l arraysLang, cases []resultCase) {
-		p := l.raw(t)
-		for i, tt := range cases {
-			t.Run(tt.name, func(t *testing.T) {
-				id := 2*i + 1
-				reply, blobs := p.callWithArrays(t, id, tt.mid, tt.args, tt.arrays, tt.ret)
-				if tt.sameWithoutRet {
-					plain, _ := p.callWithArrays(t, id+1, tt.mid, tt.args, tt.arrays, "")
-					if plain["type"] == "error" { // the traceback names a line of the runtime
-						delete(reply, "traceback")
-						delete(plain, "traceback")
-					}
-					if len(blobs) > 0 {
-						t.Errorf("%d blobs with ret", len(blobs))
-					}
-					sameReplies(t, "with ret and without", reply, plain)
-					return
-				}
-				if !isResult(t, reply, "") {
-					return
-				}
-				if tt.array == nil {
-					if len(blobs) > 0 || reply["arrays"] != nil {
-						t.Fatalf("reply %.300v with %d blobs, want JSON", reply, len(blobs))
-					}
-					got := jsonText(t, reply["value"])
-					if got != tt.json && !(tt.prefix && strings.HasPrefix(got, tt.json)) {
-						t.Errorf("value %.300s, want %.300s", got, tt.json)
-					}
-					return
-				}
-				shape := make([]any, len(tt.array.Shape))
-				for i, n := range tt.array.Shape {
-					shape[i] = json.Number(strconv.Itoa(n))
-				}
-				want := map[string]any{"type": "result", "id": json.Number(strconv.Itoa(id)), "value": nil,
-					"arrays": []any{map[string]any{"path": []any{}, "dtype": string(tt.array.DType), "shape": shape}}}
-				if !reflect.DeepEqual(reply, want) {
-					t.Fatalf("reply %.300v, want %v", reply, want)
-				}
-				if len(blobs) != 1 {
-					t.Fatalf("%d blobs, want 1", len(blobs))
-				}
-				if tt.array.Data != nil && !bytes.Equal(blobs[0], tt.array.Data) {
-					t.Errorf("the blob's %d bytes differ from the %d expected", len(blobs[0]), len(tt.array.Data))
-				}
-			})
+	forEachRawRow(t, resultCases(), func(c resultCase) string { return c.name }, func(t *testing.T, p *rawPool, i int, tt resultCase) {
+		id := 2*i + 1
+		reply, blobs := p.callWithArrays(t, id, tt.mid, tt.args, tt.arrays, tt.ret)
+		if tt.sameWithoutRet {
+			plain, _ := p.callWithArrays(t, id+1, tt.mid, tt.args, tt.arrays, "")
+			if plain["type"] == "error" { // the traceback names a line of the runtime
+				delete(reply, "traceback")
+				delete(plain, "traceback")
+			}
+			if len(blobs) > 0 {
+				t.Errorf("%d blobs with ret", len(blobs))
+			}
+			sameReplies(t, "with ret and without", reply, plain)
+			return
+		}
+		if !isResult(t, reply, "") {
+			return
+		}
+		if tt.array == nil {
+			if len(blobs) > 0 || reply["arrays"] != nil {
+				t.Fatalf("reply %.300v with %d blobs, want JSON", reply, len(blobs))
+			}
+			got := jsonText(t, reply["value"])
+			if got != tt.json && !(tt.prefix && strings.HasPrefix(got, tt.json)) {
+				t.Errorf("value %.300s, want %.300s", got, tt.json)
+			}
+			return
+		}
+		shape := make([]any, len(tt.array.Shape))
+		for i, n := range tt.array.Shape {
+			shape[i] = json.Number(strconv.Itoa(n))
+		}
+		want := map[string]any{"type": "result", "id": json.Number(strconv.Itoa(id)), "value": nil,
+			"arrays": []any{map[string]any{"path": []any{}, "dtype": string(tt.array.DType), "shape": shape}}}
+		if !reflect.DeepEqual(reply, want) {
+			t.Fatalf("reply %.300v, want %v", reply, want)
+		}
+		if len(blobs) != 1 {
+			t.Fatalf("%d blobs, want 1", len(blobs))
+		}
+		if tt.array.Data != nil && !bytes.Equal(blobs[0], tt.array.Data) {
+			t.Errorf("the blob's %d bytes differ from the %d expected", len(blobs[0]), len(tt.array.Data))
 		}
 	})
 }
