@@ -46,21 +46,6 @@ type langCase struct {
 	noCancel  string // why there is no cancellation check
 }
 
-func pythonAvailable() string {
-	if _, err := exec.LookPath("python3"); err != nil {
-		return "python3 is not installed"
-	}
-	return ""
-}
-
-// requirePython stops a test that needs Python (testenv.MissingTool).
-func requirePython(t *testing.T) {
-	t.Helper()
-	if why := pythonAvailable(); why != "" {
-		testenv.MissingTool(t, why)
-	}
-}
-
 func cppAvailable() string {
 	if _, err := os.Stat(filepath.Join(program("numeric"), "pools", "cpp", "pool-cpp.out")); err != nil {
 		return "testdata/numeric's C++ pool is not built (needs g++ and nlohmann-json3-dev; run make deps)"
@@ -69,8 +54,8 @@ func cppAvailable() string {
 }
 
 func rAvailable() string {
-	if err := exec.Command("Rscript", "-e", "library(jsonlite)").Run(); err != nil {
-		return "Rscript with jsonlite is not installed (run make deps)"
+	if why := testenv.RMissing(); why != "" {
+		return why
 	}
 	for _, f := range []string{
 		filepath.Join(repoRoot, "internal", "pool", "runtime", "r", "nexus.R"),
@@ -85,7 +70,7 @@ func rAvailable() string {
 
 var langCases = []langCase{
 	{
-		lang: "py", available: pythonAvailable,
+		lang: "py", available: testenv.PythonMissing,
 		program: "shapes", quickTool: "addInt", quickArgs: map[string]any{"_1": 41}, quickText: "42",
 		progressProgram: "everything", progressTool: "slow_count", progressArgs: map[string]any{"_1": 3, "_2": 50}, progressWant: []float64{1, 2, 3},
 		cancelProgram: "everything", cancelTool: "cancel_probe",

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // scrape GETs path from srv with headers (name, value, ...).
@@ -59,7 +61,7 @@ func sample(page, series string) float64 {
 // by outcome, a timeout, a pool that crashes and is restarted, and the
 // same auth as the rest; --metrics=false turns it off.
 func TestMetricsEndpoint(t *testing.T) {
-	requirePython(t)
+	testenv.NeedPython(t)
 	srv := startHTTP(t, []string{"NEXUS_AUTH_TOKEN=tok"}, "serve", "--port", "0", "--timeout", "1s", program("bad/unruly"))
 	auth := []string{"Authorization", "Bearer tok"}
 	started := `nexus_pool_events_total{event="started",lang="py"}`

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // confirmArgs is a program written for TestMRTRRetryReserialised: one
@@ -35,7 +37,7 @@ nexus.serve({1: confirm})
 // away beyond 2^53, is refused (issue 18 §4). Over HTTP, to the real
 // binary and a real Python pool.
 func TestMRTRRetryReserialised(t *testing.T) {
-	requirePython(t)
+	testenv.NeedPython(t)
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "pools", "py"), 0o755); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // testdata/pure holds one pure command for each command of the PURE.md §6
@@ -491,7 +493,7 @@ func cliExpect(result string) string {
 
 // A pure command beside Python pools (testdata/shapes' pureAnswer).
 func TestShapesPureAnswer(t *testing.T) {
-	requirePython(t)
+	testenv.NeedPython(t)
 	s := startServer(t, program("shapes"))
 	s.handshake()
 	if res := s.callRaw(1, "pureAnswer", `{}`); res.isError || res.text != "42" {

@@ -102,7 +102,7 @@ func readOne(t *testing.T, ctx context.Context, cs *sdk.ClientSession, uri strin
 
 func plotsAvailable(t *testing.T) {
 	t.Helper()
-	requirePython(t)
+	testenv.NeedPython(t)
 	if why := rAvailable(); why != "" {
 		testenv.MissingTool(t, why)
 	}
@@ -117,7 +117,7 @@ func plotsAvailable(t *testing.T) {
 // era, an MRTR round in 2026-07-28): testdata/everything.
 func TestResourcesAndPromptsGoSDK(t *testing.T) {
 	testenv.Long(t)
-	requirePython(t)
+	testenv.NeedPython(t)
 	forEachFeatureMode(t, 90*time.Second, func(t *testing.T, ctx context.Context, mode featureMode) {
 		elicited := make(chan string, 4)
 		opts := &sdk.ClientOptions{ElicitationHandler: func(_ context.Context, r *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
@@ -305,7 +305,7 @@ func TestPlotsGoSDK(t *testing.T) {
 // server serves on; writing it again brings it back.
 func TestSubscribeGoSDK(t *testing.T) {
 	testenv.Long(t)
-	requirePython(t)
+	testenv.NeedPython(t)
 	forEachFeatureMode(t, 90*time.Second, func(t *testing.T, ctx context.Context, mode featureMode) {
 		dir := copyProgram(t, "everything")
 		watched := filepath.Join(dir, "resources", "watched.txt")

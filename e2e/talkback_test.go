@@ -23,7 +23,7 @@ func TestTalkBack(t *testing.T) {
 	langs := []struct {
 		lang      string
 		available func() string
-	}{{"py", pythonAvailable}, {"r", rAvailable}, {"cpp", cppAvailable}}
+	}{{"py", testenv.PythonMissing}, {"r", rAvailable}, {"cpp", cppAvailable}}
 	for _, transport := range []string{"stdio", "http"} {
 		for _, era := range []struct{ name, pin, want string }{
 			{"2025-06-18", "2025-06-18", "2025-06-18"},
@@ -90,7 +90,7 @@ func TestTalkBack(t *testing.T) {
 // gets a clear isError naming the capability, in both eras, and the pool
 // keeps serving.
 func TestTalkBackWithoutCapability(t *testing.T) {
-	requirePython(t)
+	testenv.NeedPython(t)
 	for _, pin := range []string{"2025-06-18", ""} {
 		t.Run("pin="+pin, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

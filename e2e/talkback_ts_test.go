@@ -21,7 +21,7 @@ func TestTalkBackTypeScriptSDK(t *testing.T) {
 	langs := []struct {
 		lang      string
 		available func() string
-	}{{"py", pythonAvailable}, {"r", rAvailable}, {"cpp", cppAvailable}}
+	}{{"py", testenv.PythonMissing}, {"r", rAvailable}, {"cpp", cppAvailable}}
 	var ready []string // languages this machine can run
 	var calls []map[string]any
 	for _, l := range langs {

@@ -66,7 +66,7 @@ var arraysLangs = []arraysLang{
 		return startTestSet(t, Spec{Exec: []string{"python3", "arrays.py"}}, Options{}).poolUnderTest
 	}, protocolError: "nexus pool: protocol error: ", setWithin: 2 * time.Minute},
 	{lang: "r", raw: func(t *testing.T) *rawPool {
-		needR(t)
+		testenv.NeedR(t)
 		return readyRawPool(t, &rawPool{recvWait: 60 * time.Second, exitWait: 20 * time.Second}, "r", rTestdata(t), []string{"Rscript", "arrays.R"})
 	}, set: func(t *testing.T) *poolUnderTest {
 		return startRSet(t, Spec{Exec: []string{"Rscript", "arrays.R"}}, Options{}).poolUnderTest
@@ -86,7 +86,7 @@ var arraysLangs = []arraysLang{
 // ready message.
 func startArraysPool(t *testing.T) *rawPool {
 	t.Helper()
-	needPython(t)
+	testenv.NeedPython(t)
 	return readyRawPool(t, &rawPool{recvWait: 20 * time.Second, exitWait: 10 * time.Second}, "py", testdataDir(t), []string{"python3", "arrays.py"})
 }
 

@@ -73,7 +73,7 @@ func freshPool(b *testing.B, lang string) (p *rawPool, intsMid, matrixMid int) {
 		p = startRawProcess(b, &rawPool{}, "py", testdataPath(b, "pools"), []string{"python3", "arrays.py"}, nil)
 		intsMid, matrixMid = 2, 2
 	case "r":
-		if why := rMissing(); why != "" {
+		if why := testenv.RMissing(); why != "" {
 			b.Skip(why)
 		}
 		p = startRawProcess(b, &rawPool{}, "r", rTestdata(b), []string{"Rscript", "arrays.R"}, nil)

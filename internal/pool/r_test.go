@@ -56,24 +56,6 @@ const (
 	rPoolMids = iota // how many functions pool.R has
 )
 
-// rMissing says why R pools cannot run here, or "" when they can.
-var rMissing = sync.OnceValue(func() string {
-	if _, err := exec.LookPath("Rscript"); err != nil {
-		return "Rscript is not installed"
-	}
-	if err := exec.Command("Rscript", "-e", `quit(status = !requireNamespace("jsonlite", quietly = TRUE))`).Run(); err != nil {
-		return "R's jsonlite package is not installed"
-	}
-	return ""
-})
-
-func needR(t *testing.T) {
-	t.Helper()
-	if why := rMissing(); why != "" {
-		testenv.MissingTool(t, why)
-	}
-}
-
 // rSet runs an R pool; its calls take each argument as JSON text.
 type rSet struct{ *poolUnderTest }
 
@@ -84,7 +66,7 @@ func rTestdata(t testing.TB) string { return testdataPath(t, "r") }
 // "[pool r] ".
 func startRSet(t *testing.T, spec Spec, opts Options) *rSet {
 	t.Helper()
-	needR(t)
+	testenv.NeedR(t)
 	spec.Lang = "r"
 	if spec.Exec == nil {
 		spec.Exec = []string{"Rscript", "pool.R"}
@@ -511,7 +493,7 @@ func startRRawPool(t *testing.T, extraEnv ...string) *rawPool {
 // startRRawPoolWith lets setup change the command before it starts.
 func startRRawPoolWith(t *testing.T, setup func(*exec.Cmd)) *rawPool {
 	t.Helper()
-	needR(t)
+	testenv.NeedR(t)
 	return startRawProcess(t, &rawPool{recvWait: 60 * time.Second, exitWait: 20 * time.Second, useNumber: true},
 		"r", rTestdata(t), []string{"Rscript", "pool.R"}, setup)
 }
@@ -669,7 +651,7 @@ func TestRLeavesNoChildren(t *testing.T) {
 
 // Run by hand, an R pool says what it is instead of hanging on a missing pipe.
 func TestRPoolRefusesToRunStandalone(t *testing.T) {
-	needR(t)
+	testenv.NeedR(t)
 	cmd := exec.Command("Rscript", "pool.R")
 	cmd.Dir = rTestdata(t)
 	testRefusesStandalone(t, "r", cmd)

@@ -10,12 +10,14 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // startRawPool runs testdata/pools/pool.py with the Python runtime.
 func startRawPool(t *testing.T) *rawPool {
 	t.Helper()
-	needPython(t)
+	testenv.NeedPython(t)
 	return startRawProcess(t, &rawPool{recvWait: 20 * time.Second, exitWait: 10 * time.Second},
 		"py", testdataDir(t), []string{"python3", "pool.py"}, nil)
 }

@@ -53,7 +53,7 @@ func testdataDir(t *testing.T) string { return testdataPath(t, "pools") }
 // startTestSet starts one Python pool (index 0) running script.
 func startTestSet(t *testing.T, spec Spec, opts Options) *testSet {
 	t.Helper()
-	needPython(t)
+	testenv.NeedPython(t)
 	if spec.Lang == "" {
 		spec.Lang = "py"
 	}
@@ -64,13 +64,6 @@ func startTestSet(t *testing.T, spec Spec, opts Options) *testSet {
 		opts.StartTimeout = 20 * time.Second
 	}
 	return &testSet{startPoolUnderTest(t, spec, opts, 30*time.Second)}
-}
-
-func needPython(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		testenv.MissingTool(t, "python3 is not installed")
-	}
 }
 
 func startTestPool(t *testing.T) *testSet {
@@ -555,7 +548,7 @@ func TestCloseFailsCallsInFlight(t *testing.T) {
 
 // Run by hand, a pool says what it is instead of hanging on a missing pipe.
 func TestPoolRefusesToRunStandalone(t *testing.T) {
-	needPython(t)
+	testenv.NeedPython(t)
 	cmd := exec.Command("python3", "pool.py")
 	cmd.Dir = testdataDir(t)
 	testRefusesStandalone(t, "py", cmd)
@@ -584,7 +577,7 @@ func runTestHost() {
 // children its functions started: the Python runtime kills its process
 // group when nexus goes; for a runtime that does not, the reaper does.
 func TestPoolDiesWithNexus(t *testing.T) {
-	needPython(t)
+	testenv.NeedPython(t)
 	tests := []struct {
 		name   string
 		pool   string // NEXUS_POOL_TEST_POOL
