@@ -286,11 +286,7 @@ func TestArgFieldsUnknownValue(t *testing.T) {
 
 	s := startServer(t, prog)
 	s.handshake()
-	list := s.request(1, "tools/list", nil)
-	names := ""
-	for _, tl := range list["result"].(map[string]any)["tools"].([]any) {
-		names += tl.(map[string]any)["name"].(string) + " "
-	}
+	names := strings.Join(s.toolNames(1), " ") + " "
 	if strings.Contains(names, "intLines ") || strings.Contains(names, "readablePath ") || !strings.Contains(names, "fileText ") {
 		t.Errorf("tools: %s", names)
 	}
@@ -459,11 +455,7 @@ func TestWritersPure(t *testing.T) {
 
 	s := startServer(t, prog)
 	s.handshake()
-	list := s.request(1, "tools/list", nil)
-	names := ""
-	for _, tl := range list["result"].(map[string]any)["tools"].([]any) {
-		names += tl.(map[string]any)["name"].(string) + " "
-	}
+	names := strings.Join(s.toolNames(1), " ") + " "
 	if names != "writeInts appendInts writeTwice errInts " {
 		t.Errorf("tools %q: the stdout writers must be left out, the others served", names)
 	}

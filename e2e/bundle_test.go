@@ -217,7 +217,7 @@ func substitute(s string, vars map[string]string) string {
 // listed, a Python function and an R function answer, and the interpreters
 // came from the environment the user chose.
 func TestBundleAsClaudeDesktop(t *testing.T) {
-	for _, why := range []string{pythonAvailable(), rAvailable()} {
+	for _, why := range []string{testenv.PythonMissing(), rAvailable()} {
 		if why != "" {
 			testenv.MissingTool(t, why)
 		}

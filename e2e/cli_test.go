@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -12,19 +11,10 @@ import (
 	"testing"
 )
 
+// runNexus runs nexus with args, in this directory and environment.
 func runNexus(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(nexusBin, args...)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("nexus %v: %v", args, err)
-	}
-	return o.String(), e.String(), code
+	return nexusIn(t, "", nil, args...)
 }
 
 func TestCLIRun(t *testing.T) {
@@ -177,13 +167,20 @@ func TestMCPConfigCarriesEnvironment(t *testing.T) {
 	}
 }
 
+// writeLauncher writes `nexus launcher`'s script for target, named name,
+// into a directory of its own, and returns its path.
+func writeLauncher(t *testing.T, target, name string) string {
+	t.Helper()
+	script := filepath.Join(t.TempDir(), name)
+	if _, errOut, code := runNexus(t, "launcher", target, "-o", script); code != 0 {
+		t.Fatalf("nexus launcher: exit %d: %s", code, errOut)
+	}
+	return script
+}
+
 // `nexus launcher` writes a script so that ./prog works as in the seed.
 func TestLauncher(t *testing.T) {
-	dir := t.TempDir()
-	prog := filepath.Join(dir, "combat")
-	if _, errOut, code := runNexus(t, "launcher", program("combat"), "-o", prog); code != 0 {
-		t.Fatalf("launcher: %s", errOut)
-	}
+	prog := writeLauncher(t, program("combat"), "combat")
 	run := func(args ...string) (string, int) {
 		cmd := exec.Command(prog, args...)
 		cmd.Stderr = os.Stderr

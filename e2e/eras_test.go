@@ -46,13 +46,6 @@ type langCase struct {
 	noCancel  string // why there is no cancellation check
 }
 
-func pythonAvailable() string {
-	if _, err := exec.LookPath("python3"); err != nil {
-		return "python3 is not installed"
-	}
-	return ""
-}
-
 func cppAvailable() string {
 	if _, err := os.Stat(filepath.Join(program("numeric"), "pools", "cpp", "pool-cpp.out")); err != nil {
 		return "testdata/numeric's C++ pool is not built (needs g++ and nlohmann-json3-dev; run make deps)"
@@ -61,8 +54,8 @@ func cppAvailable() string {
 }
 
 func rAvailable() string {
-	if err := exec.Command("Rscript", "-e", "library(jsonlite)").Run(); err != nil {
-		return "Rscript with jsonlite is not installed (run make deps)"
+	if why := testenv.RMissing(); why != "" {
+		return why
 	}
 	for _, f := range []string{
 		filepath.Join(repoRoot, "internal", "pool", "runtime", "r", "nexus.R"),
@@ -77,7 +70,7 @@ func rAvailable() string {
 
 var langCases = []langCase{
 	{
-		lang: "py", available: pythonAvailable,
+		lang: "py", available: testenv.PythonMissing,
 		program: "shapes", quickTool: "addInt", quickArgs: map[string]any{"_1": 41}, quickText: "42",
 		progressProgram: "everything", progressTool: "slow_count", progressArgs: map[string]any{"_1": 3, "_2": 50}, progressWant: []float64{1, 2, 3},
 		cancelProgram: "everything", cancelTool: "cancel_probe",
@@ -326,7 +319,7 @@ func goSDKLanguage(t *testing.T, lc langCase, pin, wantVersion string) {
 		t.Fatal("the cancelled call did not return")
 	}
 	if lc.cancelMarker {
-		waitForMarker(t, marker)
+		waitForMarker(t, marker, 30*time.Second)
 	} else {
 		// No marker: the function proves it stopped by keeping its process,
 		// which nexus replaces when a cancelled call runs on past the
@@ -337,7 +330,7 @@ func goSDKLanguage(t *testing.T, lc langCase, pin, wantVersion string) {
 		}
 		time.Sleep(2500 * time.Millisecond)
 		for pid, cmdline := range pools {
-			if !alive(pid) {
+			if !testenv.Running(pid) {
 				t.Errorf("pool process %d (%s) was replaced after the cancellation", pid, cmdline)
 			}
 		}
@@ -368,18 +361,19 @@ func waitForStarted(t *testing.T, marker string) {
 	}
 }
 
-// waitForMarker waits for the file a cancelled function writes.
-func waitForMarker(t *testing.T, marker string) {
+// waitForMarker waits, within the time given, for the file a cancelled
+// function writes.
+func waitForMarker(t *testing.T, marker string, within time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(within)
 	for {
 		if b, err := os.ReadFile(marker); err == nil && strings.HasPrefix(string(b), "cancelled after") {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the cancelled call kept running in its pool (no marker written)")
+			t.Fatalf("the cancelled call kept running in its pool (no marker written within %s)", within)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -389,15 +383,7 @@ func waitForMarker(t *testing.T, marker string) {
 // cancel a long call (the function stops, the pool stays usable).
 func TestTypeScriptSDKClientStdio(t *testing.T) {
 	testenv.Long(t)
-	node, err := exec.LookPath("node")
-	if err != nil {
-		testenv.MissingTool(t, "node is not installed: the TypeScript SDK client cannot run")
-	}
-	dir := filepath.Join(repoRoot, "e2e", "tsclient")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
-		msg := "the TypeScript SDK is not installed in e2e/tsclient: run scripts/install-deps.sh"
-		testenv.MissingTool(t, msg)
-	}
+	node, dir := tsClient(t)
 	for _, lc := range langCases {
 		t.Run(lc.lang, func(t *testing.T) {
 			if why := lc.available(); why != "" {
@@ -425,7 +411,18 @@ type tsRun struct {
 		Error   string `json:"error"`
 		Ms      int    `json:"ms"`
 	} `json:"cancel"`
-	Stderr string `json:"stderr"`
+	Calls  []tsCall `json:"calls"`
+	Stderr string   `json:"stderr"`
+}
+
+// tsCall is one call of a plan's "calls": its result, or the error the
+// client threw (as when a structuredContent does not match its schema).
+type tsCall struct {
+	Name              string          `json:"name"`
+	IsError           bool            `json:"isError"`
+	Text              *string         `json:"text"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+	Error             string          `json:"error"`
 }
 
 type tsResult struct {
@@ -444,31 +441,23 @@ func (r *tsResult) String() string {
 	return fmt.Sprintf("%q (isError %v)", text, r.IsError)
 }
 
-func runTSClient(t *testing.T, node, dir, prog string, plan map[string]any) *tsRun {
+// runTSClient runs client.mjs with plan on the program at path, whose
+// server is named server, and checks that they negotiated 2025-11-25.
+func runTSClient(t *testing.T, node, dir, path, server string, plan map[string]any) *tsRun {
 	t.Helper()
 	planJSON, err := json.Marshal(plan)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(node, "client.mjs", nexusBin, target(t, prog), string(planJSON))
-	cmd.Dir = dir
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("ts client on %s: %v\n%s", prog, err, stderr.String())
-	}
 	var run tsRun
-	if err := json.Unmarshal(out, &run); err != nil {
-		t.Fatalf("ts client printed %s: %v", out, err)
-	}
+	runNodeJSON(t, node, dir, &run, "client.mjs", nexusBin, path, string(planJSON))
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("nexus stderr (%s):\n%s", prog, run.Stderr)
+			t.Logf("nexus stderr (%s):\n%s", server, run.Stderr)
 		}
 	})
-	if run.ProtocolVersion != "2025-11-25" || run.ServerName != prog {
-		t.Errorf("%s: negotiated %q with server %q, want 2025-11-25 with %s", prog, run.ProtocolVersion, run.ServerName, prog)
+	if run.ProtocolVersion != "2025-11-25" || run.ServerName != server {
+		t.Errorf("%s: negotiated %q with server %q, want 2025-11-25 with %s", server, run.ProtocolVersion, run.ServerName, server)
 	}
 	return &run
 }
@@ -477,7 +466,7 @@ func tsLanguage(t *testing.T, node, dir string, lc langCase) {
 	call := func(name string, args map[string]any) map[string]any {
 		return map[string]any{"name": name, "arguments": args}
 	}
-	run := runTSClient(t, node, dir, lc.program, map[string]any{"quick": call(lc.quickTool, lc.quickArgs)})
+	run := runTSClient(t, node, dir, target(t, lc.program), lc.program, map[string]any{"quick": call(lc.quickTool, lc.quickArgs)})
 	if !slices.Contains(run.Tools, lc.quickTool) {
 		t.Errorf("tools/list lacks %s: %v", lc.quickTool, run.Tools)
 	}
@@ -503,10 +492,10 @@ func tsLanguage(t *testing.T, node, dir string, lc langCase) {
 	if lc.progressProgram == lc.cancelProgram {
 		plan["progress"] = call(lc.progressTool, lc.progressArgs)
 	} else {
-		p := runTSClient(t, node, dir, lc.progressProgram, map[string]any{"progress": call(lc.progressTool, lc.progressArgs)})
+		p := runTSClient(t, node, dir, target(t, lc.progressProgram), lc.progressProgram, map[string]any{"progress": call(lc.progressTool, lc.progressArgs)})
 		run.Progress = p.Progress
 	}
-	c := runTSClient(t, node, dir, lc.cancelProgram, plan)
+	c := runTSClient(t, node, dir, target(t, lc.cancelProgram), lc.cancelProgram, plan)
 	if plan["progress"] != nil {
 		run.Progress = c.Progress
 	}
@@ -528,7 +517,7 @@ func tsLanguage(t *testing.T, node, dir string, lc langCase) {
 		t.Errorf("call after the cancellation: %v", c.After)
 	}
 	if lc.cancelMarker {
-		waitForMarker(t, marker)
+		waitForMarker(t, marker, 30*time.Second)
 	}
 	if strings.Contains(c.Stderr, "replacing a stuck pool process") {
 		t.Errorf("the cancelled function did not stop by itself")

@@ -289,7 +289,7 @@ func longCases() []fidelityCase {
 // requireFidelity skips when a language of the fidelity program is missing.
 func requireFidelity(t *testing.T) {
 	t.Helper()
-	for _, why := range []string{pythonAvailable(), rAvailable()} {
+	for _, why := range []string{testenv.PythonMissing(), rAvailable()} {
 		if why != "" {
 			testenv.MissingTool(t, why)
 		}

@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 var nexusBin string
@@ -261,6 +263,17 @@ func (s *server) request(id int, method string, params any) msg {
 const initLine = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"0"}}}`
 
 // handshake runs initialize + notifications/initialized.
+// toolNames lists the tools, in order, as a tools/list request (of id)
+// gets them.
+func (s *server) toolNames(id int) []string {
+	s.t.Helper()
+	var names []string
+	for _, tl := range s.request(id, "tools/list", nil)["result"].(map[string]any)["tools"].([]any) {
+		names = append(names, tl.(map[string]any)["name"].(string))
+	}
+	return names
+}
+
 func (s *server) handshake() {
 	s.t.Helper()
 	s.send(initLine)
@@ -327,32 +340,18 @@ func toolText(t *testing.T, m msg) (string, bool) {
 	return block["text"].(string), isErr
 }
 
-// childPids lists the live descendants of pid (via /proc), with their command lines.
+// descendants lists the live descendants of pid (via /proc), with their command lines.
 func descendants(pid int) map[int]string {
 	parent := map[int]int{}
 	cmdline := map[int]string{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// The command name is in parentheses and may hold spaces: split after the last ')'.
-		i := bytes.LastIndexByte(stat, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(stat[i+1:]))
-		if len(f) < 2 || f[0] == "Z" {
+	for _, p := range testenv.Pids() {
+		f, err := testenv.ProcStat(p)
+		if err != nil || f[0] == "Z" {
 			continue
 		}
 		pp, _ := strconv.Atoi(f[1])
 		parent[p] = pp
-		cl, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		cl, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
 		cmdline[p] = strings.ReplaceAll(string(cl), "\x00", " ")
 	}
 	out := map[int]string{}
@@ -371,20 +370,6 @@ func descendants(pid int) map[int]string {
 	return out
 }
 
-// alive reports whether pid exists and is not a zombie.
-func alive(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(stat, ')')
-	f := strings.Fields(string(stat[i+1:]))
-	return len(f) > 0 && f[0] != "Z"
-}
-
 // waitGone waits until none of pids is alive.
 func waitGone(t *testing.T, pids map[int]string) {
 	t.Helper()
@@ -392,7 +377,7 @@ func waitGone(t *testing.T, pids map[int]string) {
 	for time.Now().Before(deadline) {
 		left := 0
 		for p := range pids {
-			if alive(p) {
+			if testenv.Running(p) {
 				left++
 			}
 		}
@@ -402,7 +387,7 @@ func waitGone(t *testing.T, pids map[int]string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	for p, c := range pids {
-		if alive(p) {
+		if testenv.Running(p) {
 			t.Errorf("process %d (%s) outlived nexus", p, c)
 		}
 	}

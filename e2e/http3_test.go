@@ -66,9 +66,7 @@ func (r h3Request) do(t *testing.T, c *http.Client, base string) (*http.Response
 // ends it all, pools included.
 func TestHTTP3(t *testing.T) {
 	testenv.Long(t) // the fast tier has the unit tests of this path
-	if why := pythonAvailable(); why != "" {
-		testenv.MissingTool(t, why)
-	}
+	testenv.NeedPython(t)
 	cert := testcert.New(t)
 	srv := startHTTP(t, []string{"NEXUS_AUTH_TOKEN=e2e-h3-token"}, "serve", "--port", "0", "--max-body", "2048",
 		"--http3", "--tls-cert", cert.Cert, "--tls-key", cert.Key, program("shapes"), program("everything"))
@@ -183,9 +181,7 @@ func TestHTTP3(t *testing.T) {
 // --tls-cert and --tls-key without --http3: plain HTTPS (h2 and HTTP/1.1),
 // no Alt-Svc, no QUIC; --mcp-config gives the https URL.
 func TestHTTPS(t *testing.T) {
-	if why := pythonAvailable(); why != "" {
-		testenv.MissingTool(t, why)
-	}
+	testenv.NeedPython(t)
 	cert := testcert.New(t)
 	tlsFlags := []string{"--tls-cert", cert.Cert, "--tls-key", cert.Key}
 	srv := startHTTP(t, nil, append([]string{"serve", "--port", "0", program("shapes")}, tlsFlags...)...)

@@ -22,15 +22,7 @@ func conformanceDir() string { return filepath.Join(repoRoot, "e2e", "conformanc
 // the suite fails on any other failure and on a baseline entry that passes.
 func TestHTTPConformance(t *testing.T) {
 	testenv.Long(t)
-	dir := conformanceDir()
-	node := filepath.Join(dir, "node_modules", ".bin", "node")
-	suite := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
-	for _, f := range []string{node, suite} {
-		if _, err := os.Stat(f); err != nil {
-			msg := "the MCP conformance suite is not installed (" + f + "): run scripts/install-deps.sh"
-			testenv.MissingTool(t, msg)
-		}
-	}
+	node, suite, dir := conformanceSuite(t)
 	srv := startHTTP(t, nil, "serve", "--port", "0", program("everything"))
 	for _, requirements := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(requirements, func(t *testing.T) {

@@ -404,18 +404,8 @@ func TestHTTPProgressAndCancelByClosing(t *testing.T) {
 			if err != nil || resp.Header.Get("Content-Type") != "text/event-stream" {
 				t.Fatalf("first line %q, %v (%s)", line, err, resp.Header.Get("Content-Type"))
 			}
-			resp.Body.Close() // the client hangs up
-			deadline := time.Now().Add(10 * time.Second)
-			for {
-				b, err := os.ReadFile(marker)
-				if err == nil && strings.HasPrefix(string(b), "cancelled after") {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatal("the function was not cancelled after the client closed its stream")
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+			resp.Body.Close()                        // the client hangs up
+			waitForMarker(t, marker, 10*time.Second) // cancelled when the client closed its stream
 		})
 	}
 }

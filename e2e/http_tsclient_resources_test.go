@@ -2,9 +2,6 @@ package e2e
 
 import (
 	"encoding/base64"
-	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,23 +18,11 @@ import (
 func TestHTTPTypeScriptSDKResources(t *testing.T) {
 	testenv.Long(t)
 	plotsAvailable(t)
-	dir := conformanceDir()
-	node := filepath.Join(dir, "node_modules", ".bin", "node")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
-		testenv.MissingTool(t, "the TypeScript SDK is not installed in e2e/conformance: run scripts/install-deps.sh")
-	}
+	node, dir := tsHTTPClient(t)
 	everything := copyProgram(t, "everything")
 	watched := filepath.Join(everything, "resources", "watched.txt")
 	srv := startHTTP(t, nil, "serve", "--port", "0", everything)
 	plots := startHTTP(t, nil, "serve", "--port", "0", program("plots"))
-	cmd := exec.Command(node, "ts-http-resources.mjs", srv.url, plots.url, watched)
-	cmd.Dir = dir
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("ts client: %v\n%s", err, stderr.String())
-	}
 	type contents struct {
 		URI, MimeType, Text, Blob string
 	}
@@ -71,9 +56,7 @@ func TestHTTPTypeScriptSDKResources(t *testing.T) {
 		Plot      struct{ URI, MimeType, Head string }
 		Completer struct{ Values []string }
 	}
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("ts client printed %s: %v", out, err)
-	}
+	runNodeJSON(t, node, dir, &got, "ts-http-resources.mjs", srv.url, plots.url, watched)
 	if got.ProtocolVersion != "2025-11-25" || got.Capabilities["resources"] == nil || got.Capabilities["prompts"] == nil {
 		t.Errorf("protocol %q, capabilities %v", got.ProtocolVersion, got.Capabilities)
 	}

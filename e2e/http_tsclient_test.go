@@ -1,38 +1,20 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // The TypeScript SDK's StreamableHTTPClientTransport, an independent client:
 // handshake, a session id, tools, an isError result, progress over the
 // request's stream, and cancellation reaching the function.
 func TestHTTPTypeScriptSDKClient(t *testing.T) {
-	dir := conformanceDir()
-	node := filepath.Join(dir, "node_modules", ".bin", "node")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
-		msg := "the TypeScript SDK is not installed in e2e/conformance: run scripts/install-deps.sh"
-		testenv.MissingTool(t, msg)
-	}
+	node, dir := tsHTTPClient(t)
 	srv := startHTTP(t, nil, "serve", "--port", "0", program("everything"))
 	marker := filepath.Join(t.TempDir(), "cancelled")
-	cmd := exec.Command(node, "ts-http-client.mjs", srv.url, marker)
-	cmd.Dir = dir
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("ts client: %v\n%s", err, stderr.String())
-	}
 	var got struct {
 		ProtocolVersion string   `json:"protocolVersion"`
 		SessionID       *string  `json:"sessionId"`
@@ -49,9 +31,7 @@ func TestHTTPTypeScriptSDKClient(t *testing.T) {
 		Progress  []float64 `json:"progress"`
 		Cancel    string    `json:"cancel"`
 	}
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("ts client printed %s: %v", out, err)
-	}
+	runNodeJSON(t, node, dir, &got, "ts-http-client.mjs", srv.url, marker)
 	if got.ProtocolVersion != "2025-11-25" || got.SessionID == nil || len(*got.SessionID) != 64 {
 		t.Errorf("protocol %q, session %v: want 2025-11-25 with a 64-character session id", got.ProtocolVersion, got.SessionID)
 	}
@@ -70,14 +50,5 @@ func TestHTTPTypeScriptSDKClient(t *testing.T) {
 	if got.Cancel != "aborted" {
 		t.Errorf("the long call %s, want aborted", got.Cancel)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if b, err := os.ReadFile(marker); err == nil && strings.HasPrefix(string(b), "cancelled after") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the cancelled call kept running in its pool")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitForMarker(t, marker, 10*time.Second)
 }

@@ -177,9 +177,7 @@ func startEntry(t *testing.T, e writtenEntry) {
 // --mcp-config prints; the written command serves; a second install
 // changes nothing; uninstall gives back the file byte for byte.
 func TestInstallEveryClient(t *testing.T) {
-	if why := pythonAvailable(); why != "" {
-		testenv.MissingTool(t, why)
-	}
+	testenv.NeedPython(t)
 	manifestPath := filepath.Join(program("combat"), "manifest.json")
 	for _, cf := range clientFiles {
 		t.Run(cf.client, func(t *testing.T) {
@@ -338,9 +336,7 @@ func TestBundleMissingPool(t *testing.T) {
 func TestInstallClaudeCode(t *testing.T) {
 	testenv.Long(t)
 	claude := clientTool(t, "claude")
-	if why := pythonAvailable(); why != "" {
-		testenv.MissingTool(t, why)
-	}
+	testenv.NeedPython(t)
 	home := t.TempDir()
 	project, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {

@@ -86,12 +86,7 @@ func morlocProgramCopy(t *testing.T, fixture string) string {
 func TestMorlocLauncherMCP(t *testing.T) {
 	s := startServer(t, morlocProgramCopy(t, "v0.69-py"))
 	s.handshake()
-	list := s.request(2, "tools/list", map[string]any{})
-	var names []string
-	for _, tool := range list["result"].(map[string]any)["tools"].([]any) {
-		names = append(names, tool.(map[string]any)["name"].(string))
-	}
-	if got := strings.Join(names, " "); got != "wordStats scale shout window maybeHalf configure pairUp" {
+	if got := strings.Join(s.toolNames(2), " "); got != "wordStats scale shout window maybeHalf configure pairUp" {
 		t.Errorf("tools %s", got)
 	}
 	reply := s.request(3, "tools/call", map[string]any{"name": "pairUp", "arguments": map[string]any{"_1": "hi"}})
@@ -131,10 +126,7 @@ func TestMorlocLauncherServeAndLauncher(t *testing.T) {
 	}
 	srv.stop()
 
-	script := filepath.Join(t.TempDir(), "prog")
-	if _, errOut, code := runNexus(t, "launcher", target, "-o", script); code != 0 {
-		t.Fatalf("nexus launcher: exit %d: %s", code, errOut)
-	}
+	script := writeLauncher(t, target, "prog")
 	out, err := exec.Command(script, "pairUp", "ho").Output()
 	if err != nil || strings.TrimSpace(string(out)) != `["ho","ho"]` {
 		t.Errorf("%s pairUp ho: %q %v", script, out, err)

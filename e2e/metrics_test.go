@@ -61,9 +61,7 @@ func sample(page, series string) float64 {
 // by outcome, a timeout, a pool that crashes and is restarted, and the
 // same auth as the rest; --metrics=false turns it off.
 func TestMetricsEndpoint(t *testing.T) {
-	if why := pythonAvailable(); why != "" {
-		testenv.MissingTool(t, why)
-	}
+	testenv.NeedPython(t)
 	srv := startHTTP(t, []string{"NEXUS_AUTH_TOKEN=tok"}, "serve", "--port", "0", "--timeout", "1s", program("bad/unruly"))
 	auth := []string{"Authorization", "Bearer tok"}
 	started := `nexus_pool_events_total{event="started",lang="py"}`

@@ -2,14 +2,14 @@ package e2e
 
 import (
 	"bytes"
-	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/nexus-mcp/nexus/internal/morloccorpus"
 )
 
 // The corpus of programs compiled by the real morloc 0.98.2 compiler
@@ -18,13 +18,9 @@ import (
 
 func morlocCorpus(t *testing.T) []string {
 	t.Helper()
-	manifests, err := filepath.Glob(filepath.Join(repoRoot, "testdata", "morloc", "*", "manifest.json"))
-	if err != nil || len(manifests) < 10 {
-		t.Fatalf("the corpus: %d manifests (%v)", len(manifests), err)
-	}
-	var progs []string
-	for _, m := range manifests {
-		progs = append(progs, filepath.Base(filepath.Dir(m)))
+	progs, err := morloccorpus.Programs(filepath.Join(repoRoot, "testdata", "morloc"))
+	if err != nil {
+		t.Fatal(err)
 	}
 	return progs
 }
@@ -45,7 +41,7 @@ func TestMorlocCorpusMCPTools(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
-			doc, err := decodeOrdered([]byte(out))
+			doc, err := morloccorpus.Decode([]byte(out))
 			if err != nil {
 				t.Fatalf("--mcp-tools is not JSON: %v", err)
 			}
@@ -53,11 +49,11 @@ func TestMorlocCorpusMCPTools(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantDoc, err := decodeOrdered(wantRaw)
+			wantDoc, err := morloccorpus.Decode(wantRaw)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if encodeOrdered(wantDoc) != string(wantRaw) {
+			if morloccorpus.Pretty(wantDoc) != string(wantRaw) {
 				t.Fatalf("re-encoding morloc.mcp-tools.json changes it")
 			}
 			wantNotes, err := os.ReadFile(filepath.Join(dir, "morloc.excluded.txt"))
@@ -81,8 +77,12 @@ func TestMorlocCorpusMCPTools(t *testing.T) {
 					wantLines = append(wantLines, l)
 				}
 			}
-			want := encodeOrdered(withoutTools(t, wantDoc, leftOut))
-			got := encodeOrdered(collapseRefs(narrowReals(unboundInts(unpath(t, dir, doc, wantDoc)))))
+			served, notServed := morloccorpus.WithoutTools(wantDoc, leftOut)
+			for _, n := range notServed {
+				t.Errorf("nexus deliberately leaves out %q, which morloc does not serve either", n)
+			}
+			want := morloccorpus.Pretty(served)
+			got := morloccorpus.Pretty(morloccorpus.MorlocView(unpath(t, dir, doc, wantDoc)))
 			if got != want {
 				t.Errorf("--mcp-tools, deliberate differences mapped back, differs from morloc's\n--- nexus\n%s\n--- morloc\n%s", got, want)
 			}
@@ -112,219 +112,59 @@ func deliberateExclusion(note string) (string, bool) {
 	return strings.TrimSuffix(strings.TrimPrefix(note, prefix), suffix), true
 }
 
-// withoutTools is a --mcp-tools document less the named tools, each of
-// which it must hold (else morloc leaves it out too, for its own reason).
-func withoutTools(t *testing.T, doc any, names map[string]bool) any {
-	t.Helper()
-	tools, _ := doc.(object).get("tools")
-	kept := []any{}
-	seen := map[string]bool{}
-	for _, tl := range tools.([]any) {
-		name, _ := tl.(object).get("name")
-		if n, _ := name.(string); names[n] {
-			seen[n] = true
-			continue
-		}
-		kept = append(kept, tl)
-	}
-	for n := range names {
-		if !seen[n] {
-			t.Errorf("nexus deliberately leaves out %q, which morloc does not serve either", n)
-		}
-	}
-	return object{{"tools", kept}}
-}
-
-// pathSentence ends a `source: file` argument's description in nexus's
-// tools (README difference 7), with the compiler's format hint.
-func pathSentence(format string) string {
-	s := "Path of a file on the machine nexus runs on; nexus reads it, and its content is the value"
-	if format != "" && format != "read the value from the file at this path" {
-		s += " (" + format + ")"
-	}
-	return s + "."
-}
-
-// corpusArg is what a manifest says of an argument that unpath needs.
-type corpusArg struct {
-	Kind     string          `json:"kind"`
-	Name     *string         `json:"name"`
-	Short    *string         `json:"short"`
-	Long     *string         `json:"long"`
-	Source   string          `json:"source"`
-	Format   *string         `json:"format"`
-	GroupOpt json.RawMessage `json:"group_opt"`
-	Entries  []struct {
-		Key string    `json:"key"`
-		Arg corpusArg `json:"arg"`
-	} `json:"entries"`
-}
-
-// pathProps maps each command of a program to its `source: file`
-// arguments' properties (positionals, options, an unrolled record's
-// entries) and their format hints.
-func pathProps(t *testing.T, dir string) map[string]map[string]string {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m struct {
-		Commands []struct {
-			Name string      `json:"name"`
-			Args []corpusArg `json:"args"`
-		} `json:"commands"`
-	}
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatal(err)
-	}
-	format := func(a corpusArg) string {
-		if a.Format == nil {
-			return ""
-		}
-		return *a.Format
-	}
-	out := map[string]map[string]string{}
-	for _, c := range m.Commands {
-		props := map[string]string{}
-		pos := 0
-		for _, a := range c.Args {
-			switch a.Kind {
-			case "pos":
-				pos++
-				if a.Source == "file" {
-					name := fmt.Sprintf("_%d", pos)
-					if a.Name != nil && *a.Name != "" {
-						name = *a.Name
-					}
-					props[name] = format(a)
-				}
-			case "opt":
-				if a.Source == "file" {
-					name := ""
-					if a.Short != nil {
-						name = *a.Short
-					}
-					if a.Long != nil {
-						name = *a.Long
-					}
-					props[name] = format(a)
-				}
-			case "grp":
-				if g := strings.TrimSpace(string(a.GroupOpt)); g != "" && g != "null" {
-					break
-				}
-				for _, e := range a.Entries {
-					if e.Arg.Kind == "opt" && e.Arg.Source == "file" {
-						props[e.Key] = format(e.Arg)
-					}
-				}
-			}
-		}
-		out[c.Name] = props
-	}
-	return out
-}
-
 // unpath maps back each `source: file` argument's property of nexus's
 // tools (README difference 7) when it is exactly nexus's path form:
 // {"type":"string"} (["string","null"] where morloc's is optional) and a
-// description ending with pathSentence. The description loses the
+// description ending with the path sentence. The description loses the
 // sentence; the value's schema, which nexus does not write, is morloc's
 // (the argmap test checks nexus's own schema of the value's type).
 func unpath(t *testing.T, dir string, doc, morloc any) any {
 	t.Helper()
-	morlocProps := map[string]object{}
-	mt, _ := morloc.(object).get("tools")
+	morlocProps := map[string]morloccorpus.Object{}
+	mt, _ := morloc.(morloccorpus.Object).Get("tools")
 	for _, tl := range mt.([]any) {
-		name, _ := tl.(object).get("name")
-		in, _ := tl.(object).get("inputSchema")
-		props, _ := in.(object).get("properties")
-		morlocProps[name.(string)] = props.(object)
+		name, _ := tl.(morloccorpus.Object).Get("name")
+		in, _ := tl.(morloccorpus.Object).Get("inputSchema")
+		props, _ := in.(morloccorpus.Object).Get("properties")
+		morlocProps[name.(string)] = props.(morloccorpus.Object)
 	}
-	paths := pathProps(t, dir)
-	tools, _ := doc.(object).get("tools")
+	raw, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths, err := morloccorpus.PathArguments(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, _ := doc.(morloccorpus.Object).Get("tools")
 	for _, tl := range tools.([]any) {
-		name, _ := tl.(object).get("name")
-		in, _ := tl.(object).get("inputSchema")
-		props, _ := in.(object).get("properties")
-		for i, m := range props.(object) {
-			format, isPath := paths[name.(string)][m.key]
-			mp, known := morlocProps[name.(string)].get(m.key)
+		name, _ := tl.(morloccorpus.Object).Get("name")
+		in, _ := tl.(morloccorpus.Object).Get("inputSchema")
+		props, _ := in.(morloccorpus.Object).Get("properties")
+		for i, m := range props.(morloccorpus.Object) {
+			format, isPath := paths[name.(string)][m.Key]
+			mp, known := morlocProps[name.(string)].Get(m.Key)
 			if !isPath || !known {
 				continue
 			}
-			var value object
-			optional := false
-			for _, vm := range mp.(object) {
-				if vm.key == "description" {
+			var value morloccorpus.Object
+			var typ any = "string"
+			for _, vm := range mp.(morloccorpus.Object) {
+				if vm.Key == "description" {
 					continue
 				}
-				if vm.key == "type" {
-					if ts, ok := vm.val.([]any); ok && len(ts) == 2 && ts[1] == "null" {
-						optional = true
-					}
+				if ts, ok := vm.Value.([]any); vm.Key == "type" && ok && len(ts) == 2 && ts[1] == "null" {
+					typ = []any{"string", "null"}
 				}
 				value = append(value, vm)
 			}
-			var typ any = "string"
-			if optional {
-				typ = []any{"string", "null"}
+			surface := morloccorpus.Object{{Key: "type", Value: typ}}
+			if out, ok := morloccorpus.UnpathProperty(m.Value.(morloccorpus.Object), surface, value, format); ok {
+				props.(morloccorpus.Object)[i].Value = out
 			}
-			p := m.val.(object)
-			desc, _ := p.get("description")
-			text, _ := desc.(string)
-			sentence := pathSentence(format)
-			if len(p) != 2 || p[0].key != "type" || fmt.Sprint(p[0].val) != fmt.Sprint(typ) || p[1].key != "description" {
-				continue
-			}
-			switch {
-			case text == sentence:
-			case strings.HasSuffix(text, " "+sentence):
-				value = append(value, member{"description", strings.TrimSuffix(text, " "+sentence)})
-			default:
-				continue
-			}
-			props.(object)[i].val = value
 		}
 	}
 	return doc
-}
-
-// sizedRanges are the ranges of morloc's sized integers (i1..i8, u1..u8).
-var sizedRanges = map[[2]string]bool{
-	{"-128", "127"}: true, {"-32768", "32767"}: true,
-	{"-2147483648", "2147483647"}: true, {"-9223372036854775808", "9223372036854775807"}: true,
-	{"0", "255"}: true, {"0", "65535"}: true, {"0", "4294967295"}: true, {"0", "18446744073709551615"}: true,
-}
-
-// unboundInts drops "minimum" and "maximum" from an integer schema (or an
-// optional one) whose pair is one sized integer type's range (README
-// difference 6).
-func unboundInts(v any) any {
-	switch x := v.(type) {
-	case object:
-		lo, hasLo := x.get("minimum")
-		hi, hasHi := x.get("maximum")
-		typ, _ := x.get("type")
-		integer := typ == "integer" || fmt.Sprint(typ) == "[integer null]"
-		drop := integer && hasLo && hasHi && sizedRanges[[2]string{fmt.Sprint(lo), fmt.Sprint(hi)}]
-		out := object{}
-		for _, m := range x {
-			if drop && (m.key == "minimum" || m.key == "maximum") {
-				continue
-			}
-			out = append(out, member{m.key, unboundInts(m.val)})
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = unboundInts(e)
-		}
-		return out
-	}
-	return v
 }
 
 // Every rule of the command line on a corpus program that needs no pool,
@@ -419,11 +259,8 @@ func TestMorlocCLI(t *testing.T) {
 // texts): through a launcher, the program is named as the user typed it
 // (MORLOC_PROG_NAME, which nexus's launcher exports as morloc's does).
 func TestMorlocHelpThroughLauncher(t *testing.T) {
-	dir := t.TempDir()
-	prog := filepath.Join(dir, "prog")
-	if _, errOut, code := runNexus(t, "launcher", corpusProgram("groups-py"), "-o", prog); code != 0 {
-		t.Fatalf("launcher: %s", errOut)
-	}
+	prog := writeLauncher(t, corpusProgram("groups-py"), "prog")
+	dir := filepath.Dir(prog)
 	for _, c := range []struct {
 		argv   []string
 		golden string
@@ -467,182 +304,4 @@ func TestMorlocHelpThroughLauncher(t *testing.T) {
 			t.Errorf("./prog --help lists %s, a morloc option nexus does not have:\n%s", refused, out)
 		}
 	}
-}
-
-// ---- ordered JSON, to compare documents byte for byte ----
-
-type member struct {
-	key string
-	val any
-}
-
-type object []member
-
-func (o object) get(k string) (any, bool) {
-	for _, m := range o {
-		if m.key == k {
-			return m.val, true
-		}
-	}
-	return nil, false
-}
-
-func decodeOrdered(b []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	return decodeValue(dec)
-}
-
-func decodeValue(dec *json.Decoder) (any, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch d := tok.(type) {
-	case json.Delim:
-		switch d {
-		case '{':
-			o := object{}
-			for dec.More() {
-				k, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				v, err := decodeValue(dec)
-				if err != nil {
-					return nil, err
-				}
-				o = append(o, member{k.(string), v})
-			}
-			_, err := dec.Token()
-			return o, err
-		case '[':
-			a := []any{}
-			for dec.More() {
-				v, err := decodeValue(dec)
-				if err != nil {
-					return nil, err
-				}
-				a = append(a, v)
-			}
-			_, err := dec.Token()
-			return a, err
-		}
-	}
-	return tok, nil
-}
-
-// encodeOrdered writes v two-space indented, as morloc's serde_json does.
-func encodeOrdered(v any) string {
-	var b strings.Builder
-	var write func(any, string)
-	write = func(v any, indent string) {
-		switch x := v.(type) {
-		case object:
-			if len(x) == 0 {
-				b.WriteString("{}")
-				return
-			}
-			b.WriteString("{\n")
-			for i, m := range x {
-				if i > 0 {
-					b.WriteString(",\n")
-				}
-				k, _ := json.Marshal(m.key)
-				fmt.Fprintf(&b, "%s  %s: ", indent, k)
-				write(m.val, indent+"  ")
-			}
-			b.WriteString("\n" + indent + "}")
-		case []any:
-			if len(x) == 0 {
-				b.WriteString("[]")
-				return
-			}
-			b.WriteString("[\n")
-			for i, e := range x {
-				if i > 0 {
-					b.WriteString(",\n")
-				}
-				b.WriteString(indent + "  ")
-				write(e, indent+"  ")
-			}
-			b.WriteString("\n" + indent + "]")
-		case json.Number:
-			b.WriteString(x.String())
-		default:
-			var buf bytes.Buffer
-			enc := json.NewEncoder(&buf)
-			enc.SetEscapeHTML(false)
-			_ = enc.Encode(x)
-			b.WriteString(strings.TrimSuffix(buf.String(), "\n"))
-		}
-	}
-	write(v, "")
-	return b.String() + "\n"
-}
-
-// narrowReals maps a Real's widened schema (issue 18: {"anyOf":[{"type":
-// "number"},{"enum":["NaN","Infinity","-Infinity"]}]}) back to its type.
-func narrowReals(v any) any {
-	switch x := v.(type) {
-	case object:
-		out := object{}
-		for _, m := range x {
-			if m.key == "anyOf" {
-				if alts, _ := m.val.([]any); len(alts) == 2 {
-					num, _ := alts[0].(object)
-					enum, _ := alts[1].(object)
-					if e, ok := enum.get("enum"); ok && len(enum) == 1 && fmt.Sprint(e) == "[NaN Infinity -Infinity]" && len(num) == 1 && num[0].key == "type" {
-						out = append(out, num[0])
-						continue
-					}
-				}
-			}
-			out = append(out, member{m.key, narrowReals(m.val)})
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = narrowReals(e)
-		}
-		return out
-	}
-	return v
-}
-
-// collapseRefs maps nexus's $defs/$ref for a recursive record back to
-// morloc's {"type":"object"} ({"type":["object","null"]} when optional).
-func collapseRefs(v any) any {
-	switch x := v.(type) {
-	case object:
-		if _, ok := x.get("$ref"); ok && len(x) == 1 {
-			return object{{"type", "object"}}
-		}
-		out := object{}
-		for _, m := range x {
-			if m.key == "$defs" {
-				continue
-			}
-			if m.key == "anyOf" {
-				if alts, _ := m.val.([]any); len(alts) == 2 {
-					ref, _ := alts[0].(object)
-					null, _ := alts[1].(object)
-					if _, isRef := ref.get("$ref"); isRef && len(null) == 1 && null[0].key == "type" && null[0].val == "null" {
-						out = append(out, member{"type", []any{"object", "null"}})
-						continue
-					}
-				}
-			}
-			out = append(out, member{m.key, collapseRefs(m.val)})
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = collapseRefs(e)
-		}
-		return out
-	}
-	return v
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nexus-mcp/nexus/internal/morloccorpus"
 	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
@@ -186,19 +187,8 @@ func sameValue(morloc, nexus string) string {
 }
 
 // decodeNumbers decodes one JSON value, keeping numbers as text and object
-// keys in their order (decodeOrdered, morloc_corpus_test.go).
-func decodeNumbers(s string) (any, error) {
-	d := json.NewDecoder(strings.NewReader(s))
-	d.UseNumber()
-	v, err := decodeValue(d)
-	if err != nil {
-		return nil, err
-	}
-	if d.More() {
-		return nil, errors.New("more than one value")
-	}
-	return v, nil
-}
+// keys in their order.
+func decodeNumbers(s string) (any, error) { return morloccorpus.Decode([]byte(s)) }
 
 func diffValue(path string, m, n any) string {
 	where := path
@@ -235,16 +225,16 @@ func diffValue(path string, m, n any) string {
 			}
 		}
 		return ""
-	case object:
-		nv, ok := n.(object)
+	case morloccorpus.Object:
+		nv, ok := n.(morloccorpus.Object)
 		if !ok || len(nv) != len(mv) {
 			return fmt.Sprintf("%s: morloc %s, nexus %s", where, brief(fmt.Sprint(m)), brief(fmt.Sprint(n)))
 		}
 		for i, m := range mv {
-			if nv[i].key != m.key {
-				return fmt.Sprintf("%s: morloc has key %q where nexus has %q", where, m.key, nv[i].key)
+			if nv[i].Key != m.Key {
+				return fmt.Sprintf("%s: morloc has key %q where nexus has %q", where, m.Key, nv[i].Key)
 			}
-			if d := diffValue(path+"."+m.key, m.val, nv[i].val); d != "" {
+			if d := diffValue(path+"."+m.Key, m.Value, nv[i].Value); d != "" {
 				return d
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -140,17 +141,11 @@ func (p *morlocProg) topPool(t *testing.T, nexusPid int, lang string) int {
 }
 
 func parentOf(pid int) int {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	f, err := testenv.ProcStat(pid)
 	if err != nil {
 		return 0
 	}
-	i := strings.LastIndexByte(string(stat), ')')
-	f := strings.Fields(string(stat[i+1:]))
-	if len(f) < 2 {
-		return 0
-	}
-	var pp int
-	fmt.Sscan(f[1], &pp)
+	pp, _ := strconv.Atoi(f[1])
 	return pp
 }
 
@@ -163,49 +158,46 @@ var morlocVictim = map[string]string{"py": "py", "r": "r", "cpp": "cpp", "cross"
 // works; a worker that exits mid-call (die) likewise.
 func TestMorlocKilledPoolRecovers(t *testing.T) {
 	testenv.Long(t)
-	for _, name := range morlocPrograms() {
-		t.Run(name, func(t *testing.T) {
-			p := compileMorloc(t, name)
-			s := p.startMCP(t)
-			p.quick(t, s, 1, "before")
-			lang := morlocVictim[name]
+	forEachMorlocProgram(t, func(t *testing.T, name string, p *morlocProg) {
+		s := p.startMCP(t)
+		p.quick(t, s, 1, "before")
+		lang := morlocVictim[name]
 
-			// Idle. The next call is made once the pool runs again: a pool
-			// that dies again soon after is restarted after a backoff
-			// (README, "What nexus guarantees"), and a call meanwhile fails
-			// at once, by design.
-			victim := p.topPool(t, s.cmd.Process.Pid, lang)
-			known := p.poolProcesses(s.cmd.Process.Pid)
-			syscall.Kill(victim, syscall.SIGKILL)
-			p.waitRestarted(t, s.cmd.Process.Pid, lang, known)
-			p.quick(t, s, 2, "after the idle pool was killed")
+		// Idle. The next call is made once the pool runs again: a pool
+		// that dies again soon after is restarted after a backoff
+		// (README, "What nexus guarantees"), and a call meanwhile fails
+		// at once, by design.
+		victim := p.topPool(t, s.cmd.Process.Pid, lang)
+		known := p.poolProcesses(s.cmd.Process.Pid)
+		syscall.Kill(victim, syscall.SIGKILL)
+		p.waitRestarted(t, s.cmd.Process.Pid, lang, known)
+		p.quick(t, s, 2, "after the idle pool was killed")
 
-			// During a call.
-			s.sendCall(3, "sleepFor", map[string]any{"_1": 30})
-			time.Sleep(time.Second) // the call reaches the pool
-			victim = p.topPool(t, s.cmd.Process.Pid, lang)
-			known = p.poolProcesses(s.cmd.Process.Pid)
-			syscall.Kill(victim, syscall.SIGKILL)
-			line, ok := s.recvWithin(20 * time.Second)
-			if !ok {
-				t.Fatal("no reply within 20s to the call whose pool was killed")
-			}
-			if text, isErr := toolText(t, decode(t, line)); !isErr {
-				t.Errorf("the call whose pool was killed: %q, want isError", text)
-			}
-			p.waitRestarted(t, s.cmd.Process.Pid, lang, known)
-			p.quick(t, s, 4, "after the pool was killed during a call")
+		// During a call.
+		s.sendCall(3, "sleepFor", map[string]any{"_1": 30})
+		time.Sleep(time.Second) // the call reaches the pool
+		victim = p.topPool(t, s.cmd.Process.Pid, lang)
+		known = p.poolProcesses(s.cmd.Process.Pid)
+		syscall.Kill(victim, syscall.SIGKILL)
+		line, ok := s.recvWithin(20 * time.Second)
+		if !ok {
+			t.Fatal("no reply within 20s to the call whose pool was killed")
+		}
+		if text, isErr := toolText(t, decode(t, line)); !isErr {
+			t.Errorf("the call whose pool was killed: %q, want isError", text)
+		}
+		p.waitRestarted(t, s.cmd.Process.Pid, lang, known)
+		p.quick(t, s, 4, "after the pool was killed during a call")
 
-			if name == "cross" {
-				return
-			}
-			// The worker exits mid-call: the connection closes with no reply.
-			if text, isErr := s.callTool(5, "die", map[string]any{"_1": 1}); !isErr {
-				t.Errorf("die: %q, want isError", text)
-			}
-			p.quick(t, s, 6, "after a worker died")
-		})
-	}
+		if name == "cross" {
+			return
+		}
+		// The worker exits mid-call: the connection closes with no reply.
+		if text, isErr := s.callTool(5, "die", map[string]any{"_1": 1}); !isErr {
+			t.Errorf("die: %q, want isError", text)
+		}
+		p.quick(t, s, 6, "after a worker died")
+	})
 }
 
 // waitRestarted waits until a new process runs lang's pool: one that is
@@ -247,28 +239,25 @@ func (p *morlocProg) topPoolOrZero(nexusPid int, lang string) int {
 // serves other calls.
 func TestMorlocHungCallRecovers(t *testing.T) {
 	testenv.Long(t)
-	for _, name := range morlocPrograms() {
-		t.Run(name, func(t *testing.T) {
-			p := compileMorloc(t, name)
-			// The timeout leaves the next call time to wait for a pool
-			// started again (R takes seconds on a loaded machine).
-			s := p.startMCP(t, "--timeout", "10s")
-			p.quick(t, s, 1, "before")
-			start := time.Now()
-			text, isErr := s.callTool(2, "sleepFor", map[string]any{"_1": 600})
-			if !isErr || !strings.Contains(text, "timed out") {
-				t.Errorf("sleepFor 600 with --timeout 10s: %q (isError %v), want a timeout", text, isErr)
-			}
-			if d := time.Since(start); d > 40*time.Second {
-				t.Errorf("the timeout came after %s", d)
-			}
-			p.quick(t, s, 3, "after the hung call")
-			text, isErr = s.callTool(4, "sleepFor", map[string]any{"_1": 0.5})
-			if isErr || text != "0.5" {
-				t.Errorf("sleepFor 0.5 after the hung call: %q (isError %v)", text, isErr)
-			}
-		})
-	}
+	forEachMorlocProgram(t, func(t *testing.T, name string, p *morlocProg) {
+		// The timeout leaves the next call time to wait for a pool
+		// started again (R takes seconds on a loaded machine).
+		s := p.startMCP(t, "--timeout", "10s")
+		p.quick(t, s, 1, "before")
+		start := time.Now()
+		text, isErr := s.callTool(2, "sleepFor", map[string]any{"_1": 600})
+		if !isErr || !strings.Contains(text, "timed out") {
+			t.Errorf("sleepFor 600 with --timeout 10s: %q (isError %v), want a timeout", text, isErr)
+		}
+		if d := time.Since(start); d > 40*time.Second {
+			t.Errorf("the timeout came after %s", d)
+		}
+		p.quick(t, s, 3, "after the hung call")
+		text, isErr = s.callTool(4, "sleepFor", map[string]any{"_1": 0.5})
+		if isErr || text != "0.5" {
+			t.Errorf("sleepFor 0.5 after the hung call: %q (isError %v)", text, isErr)
+		}
+	})
 }
 
 // However nexus ends, SIGKILL included, no pool process, socket, temporary
@@ -376,48 +365,45 @@ func TestMorlocRefusesWrongTypes(t *testing.T) {
 		"cross": {{"crossRange", "2147483648"}, {"pyOfCpp", `["a"]`}},
 	}
 	cli["r"], cli["cpp"] = cli["py"], cli["py"]
-	for _, name := range morlocPrograms() {
-		t.Run(name, func(t *testing.T) {
-			p := compileMorloc(t, name)
-			s := p.startMCPReady(t) // every pool's process is known before the refused calls
-			p.quick(t, s, 1, "before")
-			langs := map[string][]string{"py": {"py"}, "r": {"r"}, "cpp": {"cpp"}, "cross": {"py", "cpp", "r"}}[name]
-			before := map[string]int{}
-			for _, lang := range langs {
-				before[lang] = p.topPool(t, s.cmd.Process.Pid, lang)
+	forEachMorlocProgram(t, func(t *testing.T, name string, p *morlocProg) {
+		s := p.startMCPReady(t) // every pool's process is known before the refused calls
+		p.quick(t, s, 1, "before")
+		langs := map[string][]string{"py": {"py"}, "r": {"r"}, "cpp": {"cpp"}, "cross": {"py", "cpp", "r"}}[name]
+		before := map[string]int{}
+		for _, lang := range langs {
+			before[lang] = p.topPool(t, s.cmd.Process.Pid, lang)
+		}
+		logged := len(s.stderr.String())
+		for i, c := range cases[name] {
+			r := s.request(10+i, "tools/call", map[string]any{"name": c.cmd, "arguments": c.args})
+			msg := errMessage(r)
+			if errCode(r) != -32602 || !strings.Contains(msg, c.cmd) || !strings.Contains(msg, c.arg) {
+				t.Errorf("%s %v: %v, want -32602 naming '%s' and '%s'", c.cmd, c.args, r, c.cmd, c.arg)
 			}
-			logged := len(s.stderr.String())
-			for i, c := range cases[name] {
-				r := s.request(10+i, "tools/call", map[string]any{"name": c.cmd, "arguments": c.args})
-				msg := errMessage(r)
-				if errCode(r) != -32602 || !strings.Contains(msg, c.cmd) || !strings.Contains(msg, c.arg) {
-					t.Errorf("%s %v: %v, want -32602 naming '%s' and '%s'", c.cmd, c.args, r, c.cmd, c.arg)
-				}
+		}
+		p.quick(t, s, 2, "after the refused calls")
+		// No pool restarted, and none said anything (a worker that
+		// aborts on a wrong msgpack value prints its assertion). The
+		// workers a Python pool forks come and go on their own.
+		for _, lang := range langs {
+			if now := p.topPoolOrZero(s.cmd.Process.Pid, lang); now != before[lang] {
+				t.Errorf("the %s pool's process was %d before the refused calls, %d after", lang, before[lang], now)
 			}
-			p.quick(t, s, 2, "after the refused calls")
-			// No pool restarted, and none said anything (a worker that
-			// aborts on a wrong msgpack value prints its assertion). The
-			// workers a Python pool forks come and go on their own.
-			for _, lang := range langs {
-				if now := p.topPoolOrZero(s.cmd.Process.Pid, lang); now != before[lang] {
-					t.Errorf("the %s pool's process was %d before the refused calls, %d after", lang, before[lang], now)
-				}
+		}
+		if more := s.stderr.String()[logged:]; more != "" {
+			t.Errorf("nexus logged during the refused calls:\n%s", more)
+		}
+		for _, args := range cli[name] {
+			r := p.nexusRun(t, args...)
+			// Exit 2, a usage error: refused before any call was made
+			// (a failed call exits 1).
+			if r.code != 2 || !strings.Contains(r.stderr, args[0]) {
+				t.Errorf("nexus run %v: exit %d, stderr %q; want exit 2 naming the command", args, r.code, r.stderr)
 			}
-			if more := s.stderr.String()[logged:]; more != "" {
-				t.Errorf("nexus logged during the refused calls:\n%s", more)
+			// morloc's own nexus refuses these too, before any pool.
+			if m := p.morlocNexus(t, args...); m.code == 0 {
+				t.Errorf("morloc's nexus %v accepted it: %s", args, m.stdout)
 			}
-			for _, args := range cli[name] {
-				r := p.nexusRun(t, args...)
-				// Exit 2, a usage error: refused before any call was made
-				// (a failed call exits 1).
-				if r.code != 2 || !strings.Contains(r.stderr, args[0]) {
-					t.Errorf("nexus run %v: exit %d, stderr %q; want exit 2 naming the command", args, r.code, r.stderr)
-				}
-				// morloc's own nexus refuses these too, before any pool.
-				if m := p.morlocNexus(t, args...); m.code == 0 {
-					t.Errorf("morloc's nexus %v accepted it: %s", args, m.stdout)
-				}
-			}
-		})
-	}
+		}
+	})
 }

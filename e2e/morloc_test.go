@@ -88,6 +88,14 @@ var morlocCases = map[string][]morlocCase{
 	},
 }
 
+// forEachMorlocProgram compiles each program of morlocPrograms and runs
+// test on it, as a subtest named for it.
+func forEachMorlocProgram(t *testing.T, test func(t *testing.T, name string, p *morlocProg)) {
+	for _, name := range morlocPrograms() {
+		t.Run(name, func(t *testing.T) { test(t, name, compileMorloc(t, name)) })
+	}
+}
+
 // morlocPrograms are the programs a test runs: all of them, or only the
 // Python one in the fast tier.
 func morlocPrograms() []string {
@@ -152,34 +160,31 @@ func (p *morlocProg) morlocAnswer(t *testing.T, c morlocCase) cliResult {
 // to morloc's 15 digits); a function that raises exits 1 on both, with its
 // message.
 func TestMorlocCLIMatchesMorlocNexus(t *testing.T) {
-	for _, name := range morlocPrograms() {
-		t.Run(name, func(t *testing.T) {
-			p := compileMorloc(t, name)
-			cases := casesOf(name)
-			if len(cases) < 4 {
-				t.Fatalf("%d cases for %s", len(cases), name)
+	forEachMorlocProgram(t, func(t *testing.T, name string, p *morlocProg) {
+		cases := casesOf(name)
+		if len(cases) < 4 {
+			t.Fatalf("%d cases for %s", len(cases), name)
+		}
+		for _, c := range cases {
+			want := p.morlocAnswer(t, c)
+			got := p.nexusRun(t, c.argv()...)
+			if c.fails {
+				if got.code != 1 || !strings.Contains(got.stderr, c.failText) {
+					t.Errorf("%s: nexus run exit %d, stderr %q; morloc's nexus exit %d with %q", c, got.code, got.stderr, want.code, c.failText)
+				}
+				continue
 			}
-			for _, c := range cases {
-				want := p.morlocAnswer(t, c)
-				got := p.nexusRun(t, c.argv()...)
-				if c.fails {
-					if got.code != 1 || !strings.Contains(got.stderr, c.failText) {
-						t.Errorf("%s: nexus run exit %d, stderr %q; morloc's nexus exit %d with %q", c, got.code, got.stderr, want.code, c.failText)
-					}
-					continue
-				}
-				if got.code != 0 {
-					t.Errorf("%s: nexus run failed (exit %d): %s\nmorloc's nexus: %s", c, got.code, got.stderr, brief(want.stdout))
-					continue
-				}
-				if d := sameValue(want.stdout, got.stdout); d != "" {
-					t.Errorf("%s: %s\n morloc: %s\n nexus:  %s", c, d, brief(want.stdout), brief(got.stdout))
-				} else if want.stdout != got.stdout {
-					t.Logf("%s: the same value, printed differently:\n morloc: %s nexus:  %s", c, brief(want.stdout), brief(got.stdout))
-				}
+			if got.code != 0 {
+				t.Errorf("%s: nexus run failed (exit %d): %s\nmorloc's nexus: %s", c, got.code, got.stderr, brief(want.stdout))
+				continue
 			}
-		})
-	}
+			if d := sameValue(want.stdout, got.stdout); d != "" {
+				t.Errorf("%s: %s\n morloc: %s\n nexus:  %s", c, d, brief(want.stdout), brief(got.stdout))
+			} else if want.stdout != got.stdout {
+				t.Logf("%s: the same value, printed differently:\n morloc: %s nexus:  %s", c, brief(want.stdout), brief(got.stdout))
+			}
+		}
+	})
 }
 
 // The same values come back over MCP stdio (`nexus mcp <launcher>`): the
@@ -187,28 +192,25 @@ func TestMorlocCLIMatchesMorlocNexus(t *testing.T) {
 // with the function's message.
 func TestMorlocMCPMatchesMorlocNexus(t *testing.T) {
 	testenv.Long(t)
-	for _, name := range morlocPrograms() {
-		t.Run(name, func(t *testing.T) {
-			p := compileMorloc(t, name)
-			s := p.startMCP(t)
-			for i, c := range casesOf(name) {
-				want := p.morlocAnswer(t, c)
-				text, isErr := s.callTool(i+1, c.cmd, toolArguments(t, c.args))
-				switch {
-				case c.fails:
-					if !isErr || !strings.Contains(text, c.failText) {
-						t.Errorf("%s: isError %v, %q; want isError with %q", c, isErr, brief(text), c.failText)
-					}
-				case isErr:
-					t.Errorf("%s: isError: %s\nmorloc's nexus: %s", c, text, brief(want.stdout))
-				default:
-					if d := sameValue(want.stdout, text); d != "" {
-						t.Errorf("%s: %s\n morloc: %s\n nexus:  %s", c, d, brief(want.stdout), brief(text))
-					}
+	forEachMorlocProgram(t, func(t *testing.T, name string, p *morlocProg) {
+		s := p.startMCP(t)
+		for i, c := range casesOf(name) {
+			want := p.morlocAnswer(t, c)
+			text, isErr := s.callTool(i+1, c.cmd, toolArguments(t, c.args))
+			switch {
+			case c.fails:
+				if !isErr || !strings.Contains(text, c.failText) {
+					t.Errorf("%s: isError %v, %q; want isError with %q", c, isErr, brief(text), c.failText)
+				}
+			case isErr:
+				t.Errorf("%s: isError: %s\nmorloc's nexus: %s", c, text, brief(want.stdout))
+			default:
+				if d := sameValue(want.stdout, text); d != "" {
+					t.Errorf("%s: %s\n morloc: %s\n nexus:  %s", c, d, brief(want.stdout), brief(text))
 				}
 			}
-		})
-	}
+		}
+	})
 }
 
 // And over HTTP (`nexus serve <launcher>`): every case through the plain
@@ -217,44 +219,41 @@ func TestMorlocMCPMatchesMorlocNexus(t *testing.T) {
 // its pool started again).
 func TestMorlocHTTPMatchesMorlocNexus(t *testing.T) {
 	testenv.Long(t)
-	for _, name := range morlocPrograms() {
-		t.Run(name, func(t *testing.T) {
-			p := compileMorloc(t, name)
-			srv := startHTTP(t, p.env(), "serve", "--port", "0", p.launcher)
-			for _, c := range casesOf(name) {
-				want := p.morlocAnswer(t, c)
-				status, result, message := srv.plainCall(p.module, c.cmd, c.args)
-				switch {
-				case c.fails:
-					if status < 500 || !strings.Contains(message, c.failText) {
-						t.Errorf("%s: POST /call gave %d %q; want a 5xx with %q", c, status, message, c.failText)
-					}
-				case status != 200:
-					t.Errorf("%s: POST /call gave %d %q", c, status, message)
-				default:
-					if d := sameValue(want.stdout, string(result)); d != "" {
-						t.Errorf("%s: POST /call: %s\n morloc: %s\n nexus:  %s", c, d, brief(want.stdout), brief(string(result)))
-					}
+	forEachMorlocProgram(t, func(t *testing.T, name string, p *morlocProg) {
+		srv := startHTTP(t, p.env(), "serve", "--port", "0", p.launcher)
+		for _, c := range casesOf(name) {
+			want := p.morlocAnswer(t, c)
+			status, result, message := srv.plainCall(p.module, c.cmd, c.args)
+			switch {
+			case c.fails:
+				if status < 500 || !strings.Contains(message, c.failText) {
+					t.Errorf("%s: POST /call gave %d %q; want a 5xx with %q", c, status, message, c.failText)
+				}
+			case status != 200:
+				t.Errorf("%s: POST /call gave %d %q", c, status, message)
+			default:
+				if d := sameValue(want.stdout, string(result)); d != "" {
+					t.Errorf("%s: POST /call: %s\n morloc: %s\n nexus:  %s", c, d, brief(want.stdout), brief(string(result)))
 				}
 			}
-			for i, c := range casesOf(name) {
-				want := p.morlocAnswer(t, c)
-				text, isErr := srv.statelessCall(i+1, c.cmd, string(mustJSON(t, toolArguments(t, c.args))))
-				switch {
-				case c.fails:
-					if !isErr || !strings.Contains(text, c.failText) {
-						t.Errorf("%s: MCP over HTTP isError %v, %q; want isError with %q", c, isErr, brief(text), c.failText)
-					}
-				case isErr:
-					t.Errorf("%s: MCP over HTTP isError: %s", c, text)
-				default:
-					if d := sameValue(want.stdout, text); d != "" {
-						t.Errorf("%s: MCP over HTTP: %s\n morloc: %s\n nexus:  %s", c, d, brief(want.stdout), brief(text))
-					}
+		}
+		for i, c := range casesOf(name) {
+			want := p.morlocAnswer(t, c)
+			text, isErr := srv.statelessCall(i+1, c.cmd, string(mustJSON(t, toolArguments(t, c.args))))
+			switch {
+			case c.fails:
+				if !isErr || !strings.Contains(text, c.failText) {
+					t.Errorf("%s: MCP over HTTP isError %v, %q; want isError with %q", c, isErr, brief(text), c.failText)
+				}
+			case isErr:
+				t.Errorf("%s: MCP over HTTP isError: %s", c, text)
+			default:
+				if d := sameValue(want.stdout, text); d != "" {
+					t.Errorf("%s: MCP over HTTP: %s\n morloc: %s\n nexus:  %s", c, d, brief(want.stdout), brief(text))
 				}
 			}
-		})
-	}
+		}
+	})
 }
 
 func mustJSON(t *testing.T, v any) []byte {
@@ -269,13 +268,21 @@ func mustJSON(t *testing.T, v any) []byte {
 // plainCall posts the CLI tokens, as JSON values, to /call/<module>/<command>.
 func (s *httpServer) plainCall(module, command string, args []string) (status int, result json.RawMessage, message string) {
 	s.t.Helper()
-	body := "[" + strings.Join(args, ",") + "]"
+	status, result, message, _ = s.callAPI(module, command, "["+strings.Join(args, ",")+"]")
+	return status, result, message
+}
+
+// callAPI posts body to /call/<module>/<command> and reads the plain JSON
+// API's reply: the HTTP status, the result or the error's message, and the
+// reply as it came.
+func (s *httpServer) callAPI(module, command, body string) (status int, result json.RawMessage, message string, raw []byte) {
+	s.t.Helper()
 	resp, err := http.Post(s.base+"/call/"+module+"/"+command, "application/json", strings.NewReader(body))
 	if err != nil {
 		s.t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
+	raw, _ = io.ReadAll(resp.Body)
 	var reply struct {
 		Status string          `json:"status"`
 		Result json.RawMessage `json:"result"`
@@ -284,7 +291,10 @@ func (s *httpServer) plainCall(module, command string, args []string) (status in
 	if err := json.Unmarshal(raw, &reply); err != nil {
 		s.t.Fatalf("/call/%s/%s: %d %q is not a JSON reply", module, command, resp.StatusCode, brief(string(raw)))
 	}
-	return resp.StatusCode, reply.Result, reply.Error
+	if (reply.Status == "ok") != (resp.StatusCode == 200) {
+		s.t.Errorf("/call/%s/%s: status %d with %q", module, command, resp.StatusCode, raw)
+	}
+	return resp.StatusCode, reply.Result, reply.Error, raw
 }
 
 // The two ways morloc 0.69's nexus prints a value differently from nexus,

@@ -37,9 +37,7 @@ nexus.serve({1: confirm})
 // away beyond 2^53, is refused (issue 18 §4). Over HTTP, to the real
 // binary and a real Python pool.
 func TestMRTRRetryReserialised(t *testing.T) {
-	if why := pythonAvailable(); why != "" {
-		testenv.MissingTool(t, why)
-	}
+	testenv.NeedPython(t)
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "pools", "py"), 0o755); err != nil {
 		t.Fatal(err)

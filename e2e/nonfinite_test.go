@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -16,8 +14,6 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v5"
-
-	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // NaN and the infinities travel to MCP clients as "NaN", "Infinity" and
@@ -56,15 +52,8 @@ func sameJSON(t *testing.T, a, b []byte) bool {
 // output schema"), whose outputSchema said "type": "number" for x.
 func TestTypeScriptSDKAcceptsNonFiniteResults(t *testing.T) {
 	requireScientific(t)
-	node, err := exec.LookPath("node")
-	if err != nil {
-		testenv.MissingTool(t, "node is not installed: the TypeScript SDK client cannot run")
-	}
-	dir := filepath.Join(repoRoot, "e2e", "tsclient")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
-		testenv.MissingTool(t, "the TypeScript SDK is not installed in e2e/tsclient: run scripts/install-deps.sh")
-	}
-	var calls []map[string]any
+	node, dir := tsClient(t)
+	var calls []any
 	var want []nonFiniteCall
 	for _, c := range nonFiniteCalls {
 		for _, lang := range scientificLangs {
@@ -72,30 +61,9 @@ func TestTypeScriptSDKAcceptsNonFiniteResults(t *testing.T) {
 			want = append(want, c)
 		}
 	}
-	planJSON, err := json.Marshal(map[string]any{"calls": calls})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(node, "client.mjs", nexusBin, program("scientific"), string(planJSON))
-	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("ts client: %v\n%s", err, stderr.String())
-	}
-	var run struct {
-		Calls []struct {
-			Name              string          `json:"name"`
-			IsError           bool            `json:"isError"`
-			Text              *string         `json:"text"`
-			StructuredContent json.RawMessage `json:"structuredContent"`
-			Error             string          `json:"error"`
-		} `json:"calls"`
-		Stderr string `json:"stderr"`
-	}
-	if err := json.Unmarshal(out, &run); err != nil || len(run.Calls) != len(calls) {
-		t.Fatalf("ts client printed %s (%v)", out, err)
+	run := runTSClient(t, node, dir, program("scientific"), "scientific", map[string]any{"calls": calls})
+	if len(run.Calls) != len(calls) {
+		t.Fatalf("ts client made %d calls of %d: %+v", len(run.Calls), len(calls), run.Calls)
 	}
 	for i, got := range run.Calls {
 		c := want[i]
@@ -109,9 +77,6 @@ func TestTypeScriptSDKAcceptsNonFiniteResults(t *testing.T) {
 		case !c.record && string(got.StructuredContent) != "null":
 			t.Errorf("%s: structuredContent %s for a return that is no record", got.Name, got.StructuredContent)
 		}
-	}
-	if t.Failed() {
-		t.Logf("nexus stderr:\n%s", run.Stderr)
 	}
 }
 

@@ -208,7 +208,7 @@ var combatPools = map[string]string{"py": "pools/py/pool.py", "r": "pools/r/pool
 // its default workers (one per CPU, up to 4), and a call to each works; the
 // seed's transcripts themselves are TestSeedTranscripts.
 func TestCombatStartsBothPools(t *testing.T) {
-	for _, why := range []string{pythonAvailable(), rAvailable()} {
+	for _, why := range []string{testenv.PythonMissing(), rAvailable()} {
 		if why != "" {
 			testenv.MissingTool(t, why)
 		}

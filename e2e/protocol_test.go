@@ -300,7 +300,7 @@ func TestCancelOverStdio(t *testing.T) {
 		t.Fatalf("want the first progress report, got %s", line)
 	}
 	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"long","reason":"changed my mind"}}`)
-	waitForMarker(t, marker)
+	waitForMarker(t, marker, 30*time.Second)
 	// Progress sent before the cancellation took effect may still come; no reply may.
 	for {
 		select {

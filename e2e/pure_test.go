@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -345,24 +343,8 @@ func (s *httpServer) apiCall(command string, values []json.RawMessage) (status i
 	if values == nil {
 		body = []byte("[]")
 	}
-	resp, err := http.Post(s.base+"/call/pure/"+command, "application/json", bytes.NewReader(body))
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var reply struct {
-		Status string          `json:"status"`
-		Result json.RawMessage `json:"result"`
-		Error  string          `json:"error"`
-	}
-	if err := json.Unmarshal(raw, &reply); err != nil {
-		s.t.Fatalf("/call/pure/%s: %d %q is not a JSON reply", command, resp.StatusCode, raw)
-	}
-	if (reply.Status == "ok") != (resp.StatusCode == 200) {
-		s.t.Errorf("/call/pure/%s: status %d with %q", command, resp.StatusCode, raw)
-	}
-	return resp.StatusCode, reply.Result, reply.Error
+	status, result, message, _ = s.callAPI("pure", command, string(body))
+	return status, result, message
 }
 
 // statelessCall is an MCP tools/call of protocol 2026-07-28, without a
@@ -511,9 +493,7 @@ func cliExpect(result string) string {
 
 // A pure command beside Python pools (testdata/shapes' pureAnswer).
 func TestShapesPureAnswer(t *testing.T) {
-	if why := pythonAvailable(); why != "" {
-		testenv.MissingTool(t, why)
-	}
+	testenv.NeedPython(t)
 	s := startServer(t, program("shapes"))
 	s.handshake()
 	if res := s.callRaw(1, "pureAnswer", `{}`); res.isError || res.text != "42" {

@@ -3,17 +3,12 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v5"
-
-	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // Recursive records keep nexus's $defs/$ref schema, where morloc writes
@@ -42,13 +37,7 @@ const (
 func TestRecursiveRecordsGoSDK(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	client := sdk.NewClient(&sdk.Implementation{Name: "e2e-go-sdk", Version: "0"}, nil)
-	transport := &sdk.CommandTransport{Command: exec.Command(nexusBin, "mcp", corpusProgram("recursive-pure"))}
-	cs, err := client.Connect(ctx, transport, &sdk.ClientSessionOptions{ProtocolVersion: "2025-06-18"})
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	defer cs.Close()
+	cs := connectGoSDK(t, ctx, sdk.NewClient(&sdk.Implementation{Name: "e2e-go-sdk", Version: "0"}, nil), "stdio", "2025-06-18", corpusProgram("recursive-pure"))
 	tools, err := cs.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatalf("tools/list: %v", err)
@@ -130,52 +119,23 @@ func TestRecursiveRecordsGoSDK(t *testing.T) {
 // tool's outputSchema (AJV), so `leaf` and `grow` coming back as results
 // means it compiled the $defs/$ref output schemas and accepted the values.
 func TestRecursiveRecordsTypeScriptSDK(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		testenv.MissingTool(t, "node is not installed: the TypeScript SDK client cannot run")
-	}
-	dir := filepath.Join(repoRoot, "e2e", "tsclient")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
-		testenv.MissingTool(t, "the TypeScript SDK is not installed in e2e/tsclient: run scripts/install-deps.sh")
-	}
+	node, dir := tsClient(t)
 	call := func(name string, args map[string]any) map[string]any {
 		return map[string]any{"name": name, "arguments": args}
 	}
-	planJSON, _ := json.Marshal(map[string]any{"calls": []any{
+	run := runTSClient(t, node, dir, corpusProgram("recursive-pure"), "main", map[string]any{"calls": []any{
 		call("childrenOf", map[string]any{"_1": recursiveTree}),
 		call("grow", map[string]any{"_1": "a", "_2": recursiveChain}),
 		call("leaf", map[string]any{"_1": 5}),
 		call("rootOf", map[string]any{"tree": recursiveTree}),
 	}})
-	cmd := exec.Command(node, "client.mjs", nexusBin, corpusProgram("recursive-pure"), string(planJSON))
-	cmd.Dir = dir
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("ts client: %v\n%s", err, stderr.String())
-	}
-	var run struct {
-		Tools []string `json:"tools"`
-		Calls []struct {
-			Name              string          `json:"name"`
-			IsError           bool            `json:"isError"`
-			Text              *string         `json:"text"`
-			StructuredContent json.RawMessage `json:"structuredContent"`
-			Error             string          `json:"error"`
-		} `json:"calls"`
-		Stderr string `json:"stderr"`
-	}
-	if err := json.Unmarshal(out, &run); err != nil {
-		t.Fatalf("ts client printed %s: %v", out, err)
-	}
 	want := map[string]string{"childrenOf": wantChildren, "grow": wantGrow, "leaf": `{"val":5,"children":[]}`, "rootOf": "1"}
 	if len(run.Calls) != len(want) {
 		t.Fatalf("calls %+v", run.Calls)
 	}
 	for _, c := range run.Calls {
 		if c.Error != "" || c.IsError || c.Text == nil || *c.Text != want[c.Name] {
-			t.Errorf("%s: text %v isError %v error %q; want %s (nexus stderr: %s)", c.Name, c.Text, c.IsError, c.Error, want[c.Name], run.Stderr)
+			t.Errorf("%s: text %v isError %v error %q; want %s", c.Name, c.Text, c.IsError, c.Error, want[c.Name])
 		}
 		if c.Name == "leaf" || c.Name == "grow" {
 			if string(c.StructuredContent) != want[c.Name] {

@@ -155,19 +155,12 @@ func isMethod(method string) func(msg) bool {
 	return func(m msg) bool { return m["method"] == method }
 }
 
-func requirePython(t *testing.T) {
-	t.Helper()
-	if why := pythonAvailable(); why != "" {
-		testenv.MissingTool(t, why)
-	}
-}
-
 // nexus mcp --watch: a rebuild (a new tool in the manifest, a changed
 // Python function) is served at once and announced with list_changed; a
 // call in flight finishes on the old pool, which then goes away.
 func TestWatchStdio(t *testing.T) {
 	testenv.Long(t) // the fast tier has the unit tests of this path
-	requirePython(t)
+	testenv.NeedPython(t)
 	dir := copyProgram(t, "shapes")
 	s := startServer(t, dir, "--watch")
 	s.send(initLine)
@@ -215,7 +208,7 @@ func TestWatchStdio(t *testing.T) {
 // cannot start) leaves the old program serving and says why: on stderr,
 // and as a log message to a client that asked for them.
 func TestWatchStdioBrokenRebuild(t *testing.T) {
-	requirePython(t)
+	testenv.NeedPython(t)
 	testenv.Long(t)
 	tests := []struct {
 		name    string
@@ -300,7 +293,7 @@ func sseStream(t *testing.T, srv *httpServer, sid string) <-chan string {
 // to the program's files with --watch; a session's GET stream hears
 // list_changed; the old pool goes away, and none outlives nexus.
 func TestServeReload(t *testing.T) {
-	requirePython(t)
+	testenv.NeedPython(t)
 	testenv.Long(t)
 	tests := []struct {
 		name    string

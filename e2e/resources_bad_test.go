@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // Bad input to resources and prompts (issue 21): each gets a clear error
@@ -69,7 +71,7 @@ func resultText(t *testing.T, m msg) string {
 }
 
 func TestResourcesBadInput(t *testing.T) {
-	if why := pythonAvailable(); why != "" {
+	if why := testenv.PythonMissing(); why != "" {
 		t.Skip(why)
 	}
 	dir := writeProgram(t, map[string]string{

@@ -142,7 +142,7 @@ func TestNoOrphansAnyLanguage(t *testing.T) {
 			// one's descendant any more, but it is in its pool's group.
 			kids := descendants(s.cmd.Process.Pid)
 			for pid, lang := range children {
-				if !alive(pid) {
+				if !testenv.Running(pid) {
 					t.Fatalf("the %s pool's child %d is not running", lang, pid)
 				}
 				kids[pid] = "child of the " + lang + " pool"

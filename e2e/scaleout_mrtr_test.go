@@ -63,9 +63,7 @@ func multiRoundAnswer(key string) string {
 // each other's requestState; a node with another key refuses it.
 func TestScaleOutMRTR(t *testing.T) {
 	testenv.Long(t)
-	if why := pythonAvailable(); why != "" {
-		testenv.MissingTool(t, why)
-	}
+	testenv.NeedPython(t)
 	c := startCluster(t, clusterOptions{Program: program("everything"), Env: []string{"NEXUS_STATE_KEY=one key for every node of this deployment"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

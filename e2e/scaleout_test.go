@@ -33,9 +33,7 @@ import (
 // The figures go to the log, and into docs/deploy.md.
 func TestScaleOutBehindNginx(t *testing.T) {
 	testenv.Long(t)
-	if why := pythonAvailable(); why != "" {
-		testenv.MissingTool(t, why)
-	}
+	testenv.NeedPython(t)
 	c := startCluster(t, clusterOptions{Program: program("shapes")})
 	const fast, slow = 4, 2
 	l := startLoad(t, c, fast, slow)

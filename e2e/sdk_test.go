@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"os/exec"
 	"testing"
 	"time"
 
@@ -15,13 +14,7 @@ import (
 func TestGoSDKClientStdio(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	client := sdk.NewClient(&sdk.Implementation{Name: "e2e-go-sdk", Version: "0"}, nil)
-	transport := &sdk.CommandTransport{Command: exec.Command(nexusBin, "mcp", program("shapes"))}
-	cs, err := client.Connect(ctx, transport, &sdk.ClientSessionOptions{ProtocolVersion: "2025-06-18"})
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	defer cs.Close()
+	cs := connectGoSDK(t, ctx, sdk.NewClient(&sdk.Implementation{Name: "e2e-go-sdk", Version: "0"}, nil), "stdio", "2025-06-18", program("shapes"))
 	if v := cs.InitializeResult().ProtocolVersion; v != "2025-06-18" {
 		t.Errorf("negotiated %q, want 2025-06-18", v)
 	}

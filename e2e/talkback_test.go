@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"os/exec"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -24,7 +23,7 @@ func TestTalkBack(t *testing.T) {
 	langs := []struct {
 		lang      string
 		available func() string
-	}{{"py", pythonAvailable}, {"r", rAvailable}, {"cpp", cppAvailable}}
+	}{{"py", testenv.PythonMissing}, {"r", rAvailable}, {"cpp", cppAvailable}}
 	for _, transport := range []string{"stdio", "http"} {
 		for _, era := range []struct{ name, pin, want string }{
 			{"2025-06-18", "2025-06-18", "2025-06-18"},
@@ -91,9 +90,7 @@ func TestTalkBack(t *testing.T) {
 // gets a clear isError naming the capability, in both eras, and the pool
 // keeps serving.
 func TestTalkBackWithoutCapability(t *testing.T) {
-	if why := pythonAvailable(); why != "" {
-		testenv.MissingTool(t, why)
-	}
+	testenv.NeedPython(t)
 	for _, pin := range []string{"2025-06-18", ""} {
 		t.Run("pin="+pin, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -116,31 +113,7 @@ func talkbackClient(t *testing.T, ctx context.Context, transport, pin string, op
 	t.Helper()
 	client := sdk.NewClient(&sdk.Implementation{Name: "e2e-talkback", Version: "0"}, opts)
 	client.AddRoots(&sdk.Root{URI: "file:///data/project", Name: "project"}, &sdk.Root{URI: "file:///home/ada"})
-	var sessOpts *sdk.ClientSessionOptions
-	if pin != "" {
-		sessOpts = &sdk.ClientSessionOptions{ProtocolVersion: pin}
-	}
-	var tr sdk.Transport
-	stderr := &syncBuffer{}
-	if transport == "http" {
-		srv := startHTTP(t, nil, "serve", "--port", "0", program("talkback"))
-		tr = &sdk.StreamableClientTransport{Endpoint: srv.url, MaxRetries: -1}
-	} else {
-		cmd := exec.Command(nexusBin, "mcp", program("talkback"))
-		cmd.Stderr = stderr
-		tr = &sdk.CommandTransport{Command: cmd}
-	}
-	cs, err := client.Connect(ctx, tr, sessOpts)
-	if err != nil {
-		t.Fatalf("connect (%s): %v", transport, err)
-	}
-	t.Cleanup(func() {
-		cs.Close()
-		if t.Failed() && transport == "stdio" {
-			t.Logf("nexus stderr:\n%s", stderr.String())
-		}
-	})
-	return cs
+	return connectGoSDK(t, ctx, client, transport, pin, program("talkback"))
 }
 
 func compactJSON(s string) string {

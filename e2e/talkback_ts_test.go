@@ -2,11 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/nexus-mcp/nexus/internal/testenv"
@@ -21,18 +17,11 @@ import (
 // transport serves every language; over HTTP two sessions pin the two
 // handshake-era versions that have elicitation.
 func TestTalkBackTypeScriptSDK(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		testenv.MissingTool(t, "node is not installed: the TypeScript SDK client cannot run")
-	}
-	dir := filepath.Join(repoRoot, "e2e", "tsclient")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
-		testenv.MissingTool(t, "the TypeScript SDK is not installed in e2e/tsclient: run scripts/install-deps.sh")
-	}
+	node, dir := tsClient(t)
 	langs := []struct {
 		lang      string
 		available func() string
-	}{{"py", pythonAvailable}, {"r", rAvailable}, {"cpp", cppAvailable}}
+	}{{"py", testenv.PythonMissing}, {"r", rAvailable}, {"cpp", cppAvailable}}
 	var ready []string // languages this machine can run
 	var calls []map[string]any
 	for _, l := range langs {
@@ -103,18 +92,8 @@ type tsTalkBack struct {
 
 func runTSTalkBack(t *testing.T, node, dir string, args []string) *tsTalkBack {
 	t.Helper()
-	cmd := exec.Command(node, args...)
-	cmd.Dir = dir
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("ts client: %v\n%s", err, stderr.String())
-	}
 	var got tsTalkBack
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("ts client printed %s: %v", out, err)
-	}
+	runNodeJSON(t, node, dir, &got, args...)
 	t.Cleanup(func() {
 		if t.Failed() && got.Stderr != "" {
 			t.Logf("nexus stderr:\n%s", got.Stderr)

@@ -33,14 +33,7 @@ var tasksScenarios = []string{
 // with reasons, in e2e/conformance/tasks-baseline.yml.
 func TestTasksConformance(t *testing.T) {
 	testenv.Long(t)
-	dir := conformanceDir()
-	node := filepath.Join(dir, "node_modules", ".bin", "node")
-	suite := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
-	for _, f := range []string{node, suite} {
-		if _, err := os.Stat(f); err != nil {
-			testenv.MissingTool(t, "the MCP conformance suite is not installed ("+f+"): run scripts/install-deps.sh")
-		}
-	}
+	node, suite, dir := conformanceSuite(t)
 	srv := startHTTP(t, nil, "serve", "--port", "0", program("everything"))
 	for _, scenario := range tasksScenarios {
 		t.Run(scenario, func(t *testing.T) {

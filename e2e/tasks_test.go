@@ -95,7 +95,7 @@ func TestTasksStdio(t *testing.T) {
 	if resultOf(t, cancelled)["status"] != "cancelled" {
 		t.Errorf("tasks/cancel: %v", cancelled)
 	}
-	waitForMarker(t, marker)
+	waitForMarker(t, marker, 30*time.Second)
 
 	list, _ := s.call(103, "tasks/list", map[string]any{})
 	if tasks, _ := resultOf(t, list)["tasks"].([]any); len(tasks) != 2 {
@@ -191,7 +191,7 @@ func TestTasksHTTP(t *testing.T) {
 	if _, ack := srv.rpcJSON(statelessTask(9, "tasks/cancel", `"taskId":"`+probe+`"`), headers("tasks/cancel", probe)...); resultOf(t, ack)["resultType"] != "complete" {
 		t.Errorf("tasks/cancel: %v", ack)
 	}
-	waitForMarker(t, marker)
+	waitForMarker(t, marker, 30*time.Second)
 }
 
 // --max-tasks caps the tasks kept at once, on stdio too.

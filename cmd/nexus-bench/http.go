@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"regexp"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -50,26 +49,11 @@ func (b *bench) httpCases(lang string) []httpCase {
 // httpPhase runs nexus serve and measures requests/s of the plain JSON API
 // and of stateless MCP with http-conns keep-alive clients.
 func (b *bench) httpPhase() {
-	p, err := b.startNexus("http", "serve", "--port", "0", b.cfg.program)
-	if err != nil {
-		b.fail("HTTP: %v", err)
+	p, base, stop := b.serveNexus("HTTP", "http", nil, b.cfg.program)
+	if p == nil {
 		return
 	}
-	defer func() {
-		p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.exited:
-		case <-time.After(30 * time.Second):
-			p.cmd.Process.Kill()
-			<-p.exited
-			b.fail("HTTP: nexus serve did not stop within 30 s of SIGTERM")
-		}
-	}()
-	base, err := waitListening(p)
-	if err != nil {
-		b.fail("HTTP: %v", err)
-		return
-	}
+	defer stop()
 	client := &http.Client{
 		Transport: &http.Transport{MaxIdleConns: 4 * b.cfg.httpConns, MaxIdleConnsPerHost: 4 * b.cfg.httpConns, DisableCompression: true},
 		Timeout:   b.cfg.callTimeout,

@@ -19,17 +19,11 @@ import (
 // alternating blocks. morloc's daemon closes every connection, so the
 // client opens one per call to both.
 func (b *bench) morlocHTTP(m *morlocBench) {
-	p, err := b.startNexusEnv("morloc-http", m.env, "serve", "--port", "0", m.launcher)
-	if err != nil {
-		b.fail("morloc pools: HTTP: %v", err)
+	p, nexusBase, stop := b.serveNexus("morloc pools: HTTP", "morloc-http", m.env, m.launcher)
+	if p == nil {
 		return
 	}
-	defer stopServe(b, p)
-	nexusBase, err := waitListening(p)
-	if err != nil {
-		b.fail("morloc pools: HTTP: %v", err)
-		return
-	}
+	defer stop()
 	daemon, morlocBase, err := startMorlocDaemon(m)
 	if err != nil {
 		b.add(row{section: secMorloc, what: "small calls over HTTP beside morloc's daemon", text: "skipped", floor: none, details: err.Error()})
@@ -122,14 +116,34 @@ func waitListening(p *proc) (string, error) {
 	}
 }
 
-func stopServe(b *bench, p *proc) {
+// serveNexus starts nexus serve (run named run, env added) on target and
+// waits until it listens: the process, its base URL, and stop, which stops
+// it. A failure is the phase's (named by what), with a nil process.
+func (b *bench) serveNexus(what, run string, env []string, target string) (p *proc, base string, stop func()) {
+	p, err := b.startNexusEnv(run, env, "serve", "--port", "0", target)
+	if err != nil {
+		b.fail("%s: %v", what, err)
+		return nil, "", nil
+	}
+	stop = func() { stopServe(b, p, what) }
+	if base, err = waitListening(p); err != nil {
+		b.fail("%s: %v", what, err)
+		stop()
+		return nil, "", nil
+	}
+	return p, base, stop
+}
+
+// stopServe stops nexus serve with SIGTERM, as a service manager does, and
+// fails the phase (named by what) when it is still running 30 s later.
+func stopServe(b *bench, p *proc, what string) {
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.exited:
 	case <-time.After(30 * time.Second):
 		p.cmd.Process.Kill()
 		<-p.exited
-		b.fail("nexus serve did not stop within 30 s of SIGTERM")
+		b.fail("%s: nexus serve did not stop within 30 s of SIGTERM", what)
 	}
 }
 

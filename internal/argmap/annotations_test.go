@@ -33,12 +33,7 @@ func TestToolAnnotations(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			extra := ""
-			if tt.metadata != "" {
-				extra = `,"metadata":` + tt.metadata
-			}
-			tool := toolOf(t, remote("f", "j", args, extra))
-			tool.InputSchema = Object{}
+			tool := toolWithMetadata(t, args, tt.metadata)
 			if got := mustJSON(t, tool.Object(tt.view)); got != tt.want {
 				t.Errorf("got  %s\nwant %s", got, tt.want)
 			}
@@ -55,4 +50,18 @@ func TestToolViewOutputSchema(t *testing.T) {
 	if _, ok := tool.Object(ToolView{Annotations: true}).Get("outputSchema"); ok {
 		t.Error("a view without OutputSchema still has it")
 	}
+}
+
+// toolWithMetadata is the tool of a command f of args whose metadata (a
+// JSON object, or "" for none) is metadata, with an empty input schema so
+// that a test's expected tool stays short.
+func toolWithMetadata(t *testing.T, args, metadata string) *Tool {
+	t.Helper()
+	extra := ""
+	if metadata != "" {
+		extra = `,"metadata":` + metadata
+	}
+	tool := toolOf(t, remote("f", "j", args, extra))
+	tool.InputSchema = Object{}
+	return tool
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"math"
 	"os"
 
 	"github.com/nexus-mcp/nexus/internal/manifest"
@@ -56,14 +55,7 @@ func readNumericFile(f *os.File, t *manifest.Type, index int) (a ndarray.Array, 
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return a, false, err
 	}
-	elem := t
-	for elem.Unwrap().Kind == manifest.List {
-		elem = elem.Unwrap().Elem
-	}
-	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
-	if l, h, sized := int64Range(elem.Unwrap().Code); sized {
-		lo, hi = l, h
-	}
+	lo, hi := elementRange(t)
 	r := &pieceReader{f: f, buf: piece[:0], e: &fastEncoder{nums: make([]byte, 0, 8*(commas+1))}}
 	shape := make([]int, rank)
 	for k := range shape {

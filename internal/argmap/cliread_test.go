@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -100,7 +101,7 @@ func TestReadNumericFile(t *testing.T) {
 			continue
 		}
 		w := want.arrays[0]
-		if got.DType != w.DType || !slicesEqual(got.Shape, w.Shape) || !bytes.Equal(got.Data, w.Data) || len(got.Path) != 1 || got.Path[0] != 3 {
+		if got.DType != w.DType || !slices.Equal(got.Shape, w.Shape) || !bytes.Equal(got.Data, w.Data) || len(got.Path) != 1 || got.Path[0] != 3 {
 			t.Errorf("%s: %s %v (%d bytes) at %v, want %s %v (%d bytes)", c.name, got.DType, got.Shape, len(got.Data), got.Path, w.DType, w.Shape, len(w.Data))
 		}
 	}
@@ -128,18 +129,6 @@ func TestReadNumericFile(t *testing.T) {
 			t.Errorf("%s: took %q as %v %v (%v)", c.name, c.text, got.Shape, got.DType, err)
 		}
 	}
-}
-
-func slicesEqual(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // A large argument file goes to the pool as an array read a piece at a

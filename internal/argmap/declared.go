@@ -1,6 +1,7 @@
 package argmap
 
 import (
+	"github.com/nexus-mcp/nexus/internal/jsontext"
 	"github.com/nexus-mcp/nexus/internal/manifest"
 )
 
@@ -76,7 +77,7 @@ func appendDeclared(b []byte, t *manifest.Type, depth int) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, f.Key)
+			b = jsontext.AppendQuoted(b, f.Key)
 			b = append(b, ':')
 			b = appendDeclared(b, f.Type, depth+1)
 		}

@@ -30,12 +30,7 @@ func TestToolExecution(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			extra := ""
-			if tt.metadata != "" {
-				extra = `,"metadata":` + tt.metadata
-			}
-			tool := toolOf(t, remote("f", "j", args, extra))
-			tool.InputSchema = Object{}
+			tool := toolWithMetadata(t, args, tt.metadata)
 			if got := TaskSupport(tool.Command); got != tt.support {
 				t.Errorf("TaskSupport = %q, want %q", got, tt.support)
 			}

@@ -356,7 +356,7 @@ func (e *fastEncoder) value(t *manifest.Type, i, depth int) (int, bool) {
 			return 0, false
 		}
 		if needsDecoding {
-			e.out = appendString(e.out, jsontext.Unquote(b[i:end]))
+			e.out = jsontext.AppendQuoted(e.out, jsontext.Unquote(b[i:end]))
 		} else {
 			e.out = append(e.out, b[i:end]...)
 		}
@@ -565,7 +565,7 @@ func (e *fastEncoder) record(t *manifest.Type, i, depth int) (int, bool) {
 		if k > 0 {
 			e.out = append(e.out, ',')
 		}
-		e.out = appendString(e.out, f.Key)
+		e.out = jsontext.AppendQuoted(e.out, f.Key)
 		e.out = append(e.out, ':')
 		if spans[k] < 0 {
 			if !isOptional(f.Type) {
@@ -617,7 +617,7 @@ func (e *fastEncoder) strMap(t *manifest.Type, i, depth int) (int, bool) {
 					e.out = append(e.out, ',')
 				}
 				first = false
-				e.out = appendString(e.out, key)
+				e.out = jsontext.AppendQuoted(e.out, key)
 				e.out = append(e.out, ':')
 			case 2:
 				e.path = append(e.path[:mark], pathElem{key: key, idx: -1})
@@ -656,14 +656,7 @@ func (e *fastEncoder) array(t *manifest.Type, i int) (end int, ok, tried bool) {
 	if !isNest {
 		return 0, false, false
 	}
-	elem := t
-	for elem.Unwrap().Kind == manifest.List {
-		elem = elem.Unwrap().Elem
-	}
-	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
-	if l, h, sized := int64Range(elem.Unwrap().Code); sized {
-		lo, hi = l, h
-	}
+	lo, hi := elementRange(t)
 	// One quick pass first: the array's extent and an upper bound on its
 	// elements, so that the elements go into one buffer of the right size.
 	// Anything but numbers (for a Real, also "NaN", "Infinity" and
@@ -930,4 +923,17 @@ func int64Range(code string) (lo, hi int64, sized bool) {
 		hi = rg.hi.Int64()
 	}
 	return rg.lo.Int64(), hi, true
+}
+
+// elementRange is the range of the integers at the bottom of t, a nest of
+// lists: a sized integer type's, else int64's.
+func elementRange(t *manifest.Type) (lo, hi int64) {
+	elem := t
+	for elem.Unwrap().Kind == manifest.List {
+		elem = elem.Unwrap().Elem
+	}
+	if l, h, sized := int64Range(elem.Unwrap().Code); sized {
+		return l, h
+	}
+	return math.MinInt64, math.MaxInt64
 }

@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/nexus-mcp/nexus/internal/manifest"
 )
@@ -259,12 +260,7 @@ func firstNul(v any, path string) (string, bool) {
 			}
 		}
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			if at, ok := firstNul(x[k], path+"."+k); ok {
 				return at, true
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/manifest"
 	"github.com/nexus-mcp/nexus/internal/ndarray"
+	"github.com/nexus-mcp/nexus/internal/ndarray/ndarraytest"
 )
 
 // A result written lazily, a piece at a time, is the text ResultValue
@@ -55,27 +56,27 @@ func TestLazyResultValueMatchesWhole(t *testing.T) {
 		arrays             []ndarray.Array
 		bad                bool // refused, by both
 	}{
-		{"ints", "aj", `null`, []ndarray.Array{arr([]any{}, ndarray.I8, []int{len(ints)}, i8s(ints...))}, false},
-		{"ints as reals", "af8", `null`, []ndarray.Array{arr([]any{}, ndarray.I8, []int{len(ints)}, i8s(ints...))}, false},
-		{"reals with NaN and infinities", "aaf8", ` null `, []ndarray.Array{arr([]any{}, ndarray.F8, []int{300, 300}, f8s(reals...))}, false},
-		{"whole reals as integers", "aaj", `null`, []ndarray.Array{arr([]any{}, ndarray.F8, []int{300, 300}, f8s(wholes...))}, false},
-		{"nested three deep", "aaaj", `null`, []ndarray.Array{arr([]any{}, ndarray.I8, []int{20, 100, 100}, i8s(ints...))}, false},
+		{"ints", "aj", `null`, []ndarray.Array{arr([]any{}, ndarray.I8, []int{len(ints)}, ndarraytest.I8(ints...))}, false},
+		{"ints as reals", "af8", `null`, []ndarray.Array{arr([]any{}, ndarray.I8, []int{len(ints)}, ndarraytest.I8(ints...))}, false},
+		{"reals with NaN and infinities", "aaf8", ` null `, []ndarray.Array{arr([]any{}, ndarray.F8, []int{300, 300}, ndarraytest.F8(reals...))}, false},
+		{"whole reals as integers", "aaj", `null`, []ndarray.Array{arr([]any{}, ndarray.F8, []int{300, 300}, ndarraytest.F8(wholes...))}, false},
+		{"nested three deep", "aaaj", `null`, []ndarray.Array{arr([]any{}, ndarray.I8, []int{20, 100, 100}, ndarraytest.I8(ints...))}, false},
 		{"i4", "aj", `null`, []ndarray.Array{arr([]any{}, ndarray.I4, []int{1000}, i4)}, false},
 		{"empty rows", "aaj", `null`, []ndarray.Array{arr([]any{}, ndarray.I8, []int{2, 0}, nil)}, false},
 		{"empty", "aj", `null`, []ndarray.Array{arr([]any{}, ndarray.I8, []int{0}, nil)}, false},
 		{"in records", "am11vaf8", `[{"v":null},{"v":[1.0, 2]},{"v":null}]`, []ndarray.Array{
-			arr([]any{0, "v"}, ndarray.F8, []int{300 * 300}, f8s(reals...)),
-			arr([]any{2, "v"}, ndarray.I8, []int{len(ints)}, i8s(ints...))}, false},
-		{"in a map", "<dict>at2saj", `{"k":null,"l":[3]}`, []ndarray.Array{arr([]any{"k"}, ndarray.I8, []int{len(ints)}, i8s(ints...))}, false},
-		{"untyped", "*", `null`, []ndarray.Array{arr([]any{}, ndarray.F8, []int{4}, f8s(1, 2.5, 3, 4))}, false},
+			arr([]any{0, "v"}, ndarray.F8, []int{300 * 300}, ndarraytest.F8(reals...)),
+			arr([]any{2, "v"}, ndarray.I8, []int{len(ints)}, ndarraytest.I8(ints...))}, false},
+		{"in a map", "<dict>at2saj", `{"k":null,"l":[3]}`, []ndarray.Array{arr([]any{"k"}, ndarray.I8, []int{len(ints)}, ndarraytest.I8(ints...))}, false},
+		{"untyped", "*", `null`, []ndarray.Array{arr([]any{}, ndarray.F8, []int{4}, ndarraytest.F8(1, 2.5, 3, 4))}, false},
 		{"no arrays", "am11vaf8", `[{"v":[1.0,2e3]}]`, nil, false},
-		{"not whole", "aaj", `null`, []ndarray.Array{arr([]any{}, ndarray.F8, []int{300, 300}, f8s(notWhole...))}, true},
-		{"NaN as an integer", "aaj", `null`, []ndarray.Array{arr([]any{}, ndarray.F8, []int{300, 300}, f8s(reals...))}, true},
-		{"out of range", "ai2", `null`, []ndarray.Array{arr([]any{}, ndarray.I8, []int{len(ints)}, i8s(ints...))}, true},
-		{"wrong rank", "aj", `null`, []ndarray.Array{arr([]any{}, ndarray.I8, []int{2, 2}, i8s(1, 2, 3, 4))}, true},
-		{"short blob", "aj", `null`, []ndarray.Array{arr([]any{}, ndarray.I8, []int{3}, i8s(1))}, true},
-		{"mismatch after the array", "am11vaj", `[{"v":null},{"v":"x"}]`, []ndarray.Array{arr([]any{0, "v"}, ndarray.I8, []int{3}, i8s(1, 2, 3))}, true},
-		{"bad JSON after the array", "aaj", `[null,[1]`, []ndarray.Array{arr([]any{0}, ndarray.I8, []int{3}, i8s(1, 2, 3))}, true},
+		{"not whole", "aaj", `null`, []ndarray.Array{arr([]any{}, ndarray.F8, []int{300, 300}, ndarraytest.F8(notWhole...))}, true},
+		{"NaN as an integer", "aaj", `null`, []ndarray.Array{arr([]any{}, ndarray.F8, []int{300, 300}, ndarraytest.F8(reals...))}, true},
+		{"out of range", "ai2", `null`, []ndarray.Array{arr([]any{}, ndarray.I8, []int{len(ints)}, ndarraytest.I8(ints...))}, true},
+		{"wrong rank", "aj", `null`, []ndarray.Array{arr([]any{}, ndarray.I8, []int{2, 2}, ndarraytest.I8(1, 2, 3, 4))}, true},
+		{"short blob", "aj", `null`, []ndarray.Array{arr([]any{}, ndarray.I8, []int{3}, ndarraytest.I8(1))}, true},
+		{"mismatch after the array", "am11vaj", `[{"v":null},{"v":"x"}]`, []ndarray.Array{arr([]any{0, "v"}, ndarray.I8, []int{3}, ndarraytest.I8(1, 2, 3))}, true},
+		{"bad JSON after the array", "aaj", `[null,[1]`, []ndarray.Array{arr([]any{0}, ndarray.I8, []int{3}, ndarraytest.I8(1, 2, 3))}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

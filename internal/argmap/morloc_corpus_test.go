@@ -1,18 +1,16 @@
 package argmap
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/nexus-mcp/nexus/internal/manifest"
+	"github.com/nexus-mcp/nexus/internal/morloccorpus"
 )
 
 var updateMorloc = flag.Bool("update-morloc", false, "rewrite testdata/morloc/*/morloc.*: morloc's derived --mcp-tools output and exclusion notes")
@@ -23,22 +21,15 @@ const corpusDir = "../../testdata/morloc"
 
 func corpusPrograms(t *testing.T) []string {
 	t.Helper()
-	manifests, err := filepath.Glob(filepath.Join(corpusDir, "*", "manifest.json"))
+	progs, err := morloccorpus.Programs(corpusDir)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var progs []string
-	for _, m := range manifests {
-		progs = append(progs, filepath.Base(filepath.Dir(m)))
-	}
-	if len(progs) < 10 {
-		t.Fatalf("%d programs in %s, want the corpus", len(progs), corpusDir)
 	}
 	return progs
 }
 
 // TestMorlocRefCalibration: the port of morloc's --mcp-tools
-// (morlocref_test.go) prints, for json-help's manifest, what morloc 0.98.2
+// (package morloccorpus) prints, for json-help's manifest, what morloc 0.98.2
 // itself printed (json-help.tools.golden.json), byte for byte. This is
 // what makes the port's output for the corpus an expectation to trust.
 func TestMorlocRefCalibration(t *testing.T) {
@@ -46,7 +37,7 @@ func TestMorlocRefCalibration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, notes, err := morlocMCPTools(raw)
+	out, notes, err := morloccorpus.MCPTools(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,143 +50,65 @@ func TestMorlocRefCalibration(t *testing.T) {
 	}
 }
 
-// A port that ignores what it should read would pass the calibration by
-// luck only on json-help's shapes: each rule it ports shows here.
-func TestMorlocRefRules(t *testing.T) {
-	for _, c := range []struct{ schema, want string }{
-		{"?j", `{"type":["integer","null"]}`},
-		{"<dict>m21af81b?s", `{"type":"object","properties":{"a":{"type":"number"},"b":{"type":["string","null"]}},"required":["a"],"additionalProperties":false}`},
-		{"t2sj", `{"type":"array","prefixItems":[{"type":"string"},{"type":"integer"}],"minItems":2,"maxItems":2}`},
-		{"&4Treem23valj8childrena^4Tree", `{"type":"object","properties":{"val":{"type":"integer"},"children":{"type":"array","items":{"type":"object"}}},"required":["val","children"],"additionalProperties":false}`},
-		{"&5Chainm24words4next?^5Chain", `{"type":"object","properties":{"word":{"type":"string"},"next":{"type":["object","null"]}},"required":["word"],"additionalProperties":false}`},
-		{"T:21xj1ys", `{"type":"array","items":{"type":"object","properties":{"x":{"type":"integer"},"y":{"type":"string"}},"required":["x","y"],"additionalProperties":false}}`},
-		{"I", `{"type":"string"}`},
-	} {
-		s, err := refParseSchema(c.schema)
-		if err != nil {
-			t.Errorf("%s: %v", c.schema, err)
-			continue
-		}
-		got := strings.Join(strings.Fields(refPretty(refSchemaToJSONSchema(s))), "")
-		if got != c.want {
-			t.Errorf("%s: %s, want %s", c.schema, got, c.want)
-		}
-	}
-}
-
-// The port reads a manifest as lib.rs's serde derive does: the argument
-// fields (source, form, checks, list_*, format) and the top-level fields
-// load or refuse the manifest as there, and change no tool: a `source:
-// file` positional is still its value's schema (command_to_tool_shape
-// reads none of them).
-func TestMorlocRefReads(t *testing.T) {
-	manifestWith := func(top, arg string) []byte {
-		return []byte(`{"name":"m","build":{"path":".","time":0,"morloc_version":"0.98.2"}` + top +
-			`,"commands":[{"name":"f","type":"pure","args":[{"kind":"pos","schema":"aj"` + arg + `}],"return":{"schema":"j"}}]}`)
-	}
-	const tool = `{"tools":[{"name":"f","description":"","inputSchema":{"type":"object","properties":{"_1":{"type":"array","items":{"type":"integer"}}},"required":["_1"],"additionalProperties":false}}]}`
-	for _, c := range []struct {
-		name, top, arg string
-		ok             bool
-	}{
-		{"no fields", "", "", true},
-		{"every field", "", `,"source":"file","form":"list","checks":[{"kind":"path","value":"r"}],"list_source":"file","list_form":"packet","list_checks":[],"format":"path to a text file"`, true},
-		{"bytes-only", "", `,"form":"bytes-only"`, true},
-		{"unknown source", "", `,"source":"stdin"`, false},
-		{"null source", "", `,"source":null`, false},
-		{"snake-case form", "", `,"form":"bytes_only"`, false},
-		{"unknown list_form", "", `,"list_form":"table"`, false},
-		{"unknown check", "", `,"checks":[{"kind":"regex","value":"x"}]`, false},
-		{"check value not a string", "", `,"checks":[{"kind":"path","value":1}]`, false},
-		{"format not a string", "", `,"format":1`, false},
-		{"constraint without its type", "", `,"constraints":[{"value":1}]`, false},
-		{"top-level fields", `,"epilogues":[["a"]],"unsafe_skip_null_check":true,"inline_size":4096,"no_shm":true,"tmpdir":"/t","run_log":{"prologue":"p"},"capabilities":["log"]`, "", true},
-		{"inline_size as text", `,"inline_size":"4k"`, "", false},
-		{"capabilities not a list", `,"capabilities":"log"`, "", false},
-		{"run_log template not a string", `,"run_log":{"prologue":1}`, "", false},
-	} {
-		out, _, err := morlocMCPTools(manifestWith(c.top, c.arg))
-		switch {
-		case c.ok && err != nil:
-			t.Errorf("%s: morloc reads it, the port refuses it: %v", c.name, err)
-		case !c.ok && err == nil:
-			t.Errorf("%s: morloc refuses it, the port reads it", c.name)
-		case c.ok && strings.Join(strings.Fields(out), "") != tool:
-			t.Errorf("%s: %s, want %s", c.name, out, tool)
-		}
-	}
-}
-
 // Deliberate differences between nexus's tool surface and morloc's
 // (testdata/morloc/README.md, "Deliberate differences"), mapped back here:
 //
-//  1. a Real's schema admits "NaN", "Infinity" and "-Infinity" (issue 18):
-//     narrowReals maps it back to {"type":"number"};
+//  1. a Real's schema admits "NaN", "Infinity" and "-Infinity":
+//     morloccorpus.NarrowReals maps it back to {"type":"number"};
 //  2. a recursive record's back-reference is {"$ref":"#/$defs/T"}, with the
 //     record under the schema's "$defs", where morloc writes
-//     {"type":"object"} (issue 20 §5): collapseRefs maps it back;
+//     {"type":"object"}: morloccorpus.CollapseRefs maps it back;
 //  3. (commands nexus leaves out: TestMorlocCorpus, deliberateExclusions);
-//  4. a sized integer's schema carries its range (issue 10 §4):
-//     unboundInts drops a minimum/maximum pair that is exactly one sized
-//     integer type's range;
+//  4. a sized integer's schema carries its range: morloccorpus.UnboundInts
+//     drops a minimum/maximum pair that is exactly one sized integer
+//     type's range;
 //  5. a `source: file` argument's property is the path of the file on
-//     nexus's machine, {"type":"string"} with pathSentence at the end of
-//     its description, where morloc writes the value's schema (issue 20
-//     §2): unpath maps exactly that form back, for those arguments only.
-func morlocView(t *Tool) Object {
-	o := unpath(t, t.Object(FullView).clone())
-	v, _ := narrowReals(o)
-	return collapseRefs(unboundInts(v)).(Object)
+//     nexus's machine, {"type":"string"} with morloccorpus.PathSentence at
+//     the end of its description, where morloc writes the value's schema:
+//     unpath maps exactly that form back, for those arguments only.
+func morlocView(t *testing.T, tl *Tool) any {
+	return morloccorpus.MorlocView(unpath(t, tl, corpusValue(t, tl.Object(FullView))))
 }
 
-// pathSentence is what nexus appends to a `source: file` argument's
-// description: the value is a path on nexus's machine, with the
-// compiler's format hint unless it says only that.
-func pathSentence(a *manifest.Arg) string {
-	s := "Path of a file on the machine nexus runs on; nexus reads it, and its content is the value"
-	if a.Format != nil && *a.Format != "" && *a.Format != "read the value from the file at this path" {
-		s += " (" + *a.Format + ")"
+// corpusValue is v as morloccorpus reads JSON: ordered objects, numbers as
+// their text.
+func corpusValue(t *testing.T, v any) any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return s + "."
+	d, err := morloccorpus.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
 
 // unpath maps each `source: file` argument's property (a positional or an
-// option, or an unrolled group's entry) back to morloc's: the value's
-// schema, and the description without pathSentence. A property not in
-// exactly nexus's path form is left as it is, for the comparison to show.
-func unpath(t *Tool, tool Object) Object {
-	in, _ := tool.Get("inputSchema")
-	pv, _ := in.(Object).Get("properties")
-	props := pv.(Object)
+// option, or an unrolled group's entry) of tool, a tool object as
+// corpusValue gives it, back to morloc's: the value's schema, and the
+// description without the path sentence.
+func unpath(t *testing.T, tl *Tool, tool any) any {
+	in, _ := tool.(morloccorpus.Object).Get("inputSchema")
+	pv, _ := in.(morloccorpus.Object).Get("properties")
+	props := pv.(morloccorpus.Object)
 	back := func(prop string, a *manifest.Arg, value, surface *manifest.Type) {
-		v, ok := props.Get(prop)
+		p, ok := props.Get(prop)
 		if !ok {
 			return
 		}
-		p := v.(Object)
-		desc, hasDesc := p.Get("description")
-		text, _ := desc.(string)
-		var rest Object
-		for _, m := range p {
-			if m.Key != "description" {
-				rest = append(rest, m)
-			}
+		format := ""
+		if a.Format != nil {
+			format = *a.Format
 		}
-		if !hasDesc || !reflect.DeepEqual(rest, typeSchema(surface)) {
-			return
+		surfaceSchema := corpusValue(t, typeSchema(surface)).(morloccorpus.Object)
+		valueSchema := corpusValue(t, typeSchema(value)).(morloccorpus.Object)
+		if out, ok := morloccorpus.UnpathProperty(p.(morloccorpus.Object), surfaceSchema, valueSchema, format); ok {
+			props.Insert(prop, out)
 		}
-		sentence := pathSentence(a)
-		out := typeSchema(value)
-		switch {
-		case text == sentence:
-		case strings.HasSuffix(text, " "+sentence):
-			out = append(out, Member{"description", strings.TrimSuffix(text, " "+sentence)})
-		default:
-			return
-		}
-		props.set(prop, out)
 	}
-	for _, sl := range t.plan.slots {
+	for _, sl := range tl.plan.slots {
 		switch {
 		case (sl.kind == manifest.KindPos || sl.kind == manifest.KindOpt) && sl.arg.IsPath():
 			back(sl.prop, sl.arg, argType(sl.arg), surfaceType(sl.arg))
@@ -210,123 +123,33 @@ func unpath(t *Tool, tool Object) Object {
 	return tool
 }
 
-// sizedRanges are the ranges of morloc's sized integers (i1..i8, u1..u8),
-// written out here rather than taken from schema.go.
-var sizedRanges = map[[2]string]bool{
-	{"-128", "127"}: true, {"-32768", "32767"}: true,
-	{"-2147483648", "2147483647"}: true, {"-9223372036854775808", "9223372036854775807"}: true,
-	{"0", "255"}: true, {"0", "65535"}: true, {"0", "4294967295"}: true, {"0", "18446744073709551615"}: true,
-}
-
-// unboundInts drops "minimum" and "maximum" from an integer schema (or an
-// optional one) whose pair is one sized integer type's range.
-func unboundInts(v any) any {
-	switch x := v.(type) {
-	case Object:
-		lo, hasLo := x.Get("minimum")
-		hi, hasHi := x.Get("maximum")
-		typ, _ := x.Get("type")
-		integer := typ == "integer" || reflect.DeepEqual(typ, []any{"integer", "null"})
-		drop := integer && hasLo && hasHi && sizedRanges[[2]string{fmt.Sprint(lo), fmt.Sprint(hi)}]
-		out := Object{}
-		for _, m := range x {
-			if drop && (m.Key == "minimum" || m.Key == "maximum") {
-				continue
-			}
-			out = append(out, Member{m.Key, unboundInts(m.Value)})
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = unboundInts(e)
-		}
-		return out
-	}
-	return v
-}
-
-// collapseRefs replaces each {"$ref":...} with {"type":"object"}, an
-// optional one ({"anyOf":[{"$ref":...},{"type":"null"}]}) with
-// {"type":["object","null"]}, and drops "$defs".
-func collapseRefs(v any) any {
-	switch x := v.(type) {
-	case Object:
-		if _, ok := x.Get("$ref"); ok && len(x) == 1 {
-			return Object{{"type", "object"}}
-		}
-		out := Object{}
-		for _, m := range x {
-			if m.Key == "$defs" {
-				continue
-			}
-			if m.Key == "anyOf" {
-				if alts, _ := m.Value.([]any); len(alts) == 2 {
-					ref, _ := alts[0].(Object)
-					null, _ := alts[1].(Object)
-					if _, isRef := ref.Get("$ref"); isRef && len(null) == 1 && null[0].Key == "type" && null[0].Value == "null" {
-						out = append(out, Member{"type", []any{"object", "null"}})
-						continue
-					}
-				}
-			}
-			out = append(out, Member{m.Key, collapseRefs(m.Value)})
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = collapseRefs(e)
-		}
-		return out
-	}
-	return v
-}
-
 // deliberateExclusions are the reasons for which nexus leaves out a
 // command that morloc serves (testdata/morloc/README.md, "Deliberate
 // differences" 3), by Exclusion.Reason exactly. Only those a corpus
 // program shows are here: a command that writes to nexus's stdout, which
-// is the protocol's (issue 20 §4). The README's others (an option whose
-// default nexus cannot read, a pure expression nexus cannot evaluate)
-// join when a program has one.
+// is the protocol's. The README's others (an option whose default nexus
+// cannot read, a pure expression nexus cannot evaluate) join when a
+// program has one.
 var deliberateExclusions = map[string]bool{reasonStdout: true}
 
 // morlocServed is morloc's --mcp-tools output less the tools of the
 // commands nexus deliberately leaves out, each of which must be among
-// them, in the encoding of payloadOf (which, with nothing left out,
-// must give morloc's bytes back).
-func morlocServed(t *testing.T, morlocTools []byte, leftOut map[string]bool) []byte {
+// them, printed again (which, with nothing left out, must give morloc's
+// bytes back).
+func morlocServed(t *testing.T, morlocTools []byte, leftOut map[string]bool) string {
 	t.Helper()
-	var doc struct {
-		Tools []json.RawMessage `json:"tools"`
-	}
-	if err := json.Unmarshal(morlocTools, &doc); err != nil {
+	doc, err := morloccorpus.Decode(morlocTools)
+	if err != nil {
 		t.Fatal(err)
 	}
-	var all, kept []any
-	seen := map[string]bool{reasonStdout: true}
-	for _, raw := range doc.Tools {
-		var tool struct{ Name string }
-		if err := json.Unmarshal(raw, &tool); err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, raw)
-		if leftOut[tool.Name] {
-			seen[tool.Name] = true
-			continue
-		}
-		kept = append(kept, raw)
-	}
-	if got := payloadOf(t, all); !bytes.Equal(got, morlocTools) {
+	if got := morloccorpus.Pretty(doc); got != string(morlocTools) {
 		t.Fatalf("re-encoding morloc's tools changes them\n--- re-encoded\n%s\n--- morloc\n%s", got, morlocTools)
 	}
-	for name := range leftOut {
-		if !seen[name] {
-			t.Errorf("nexus deliberately leaves out %q, which morloc does not serve either: the note must give morloc's reason", name)
-		}
+	kept, notServed := morloccorpus.WithoutTools(doc, leftOut)
+	for _, name := range notServed {
+		t.Errorf("nexus deliberately leaves out %q, which morloc does not serve either: the note must give morloc's reason", name)
 	}
-	return payloadOf(t, kept)
+	return morloccorpus.Pretty(kept)
 }
 
 // TestMorlocCorpus: for every program of the corpus, (1) the checked-in
@@ -343,7 +166,7 @@ func TestMorlocCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, notes, err := morlocMCPTools(raw)
+			out, notes, err := morloccorpus.MCPTools(raw)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -370,12 +193,12 @@ func TestMorlocCorpus(t *testing.T) {
 			}
 
 			tools, excluded := Tools(loadManifest(t, filepath.Join(dir, "manifest.json")))
-			var objects []any
+			objects := []any{}
 			for _, tl := range tools {
-				objects = append(objects, morlocView(tl))
+				objects = append(objects, morlocView(t, tl))
 			}
 			var gotNotes []string
-			deliberate := map[string]bool{reasonStdout: true}
+			deliberate := map[string]bool{}
 			for _, e := range excluded {
 				if deliberateExclusions[e.Reason] {
 					deliberate[e.Command] = true
@@ -383,7 +206,7 @@ func TestMorlocCorpus(t *testing.T) {
 				}
 				gotNotes = append(gotNotes, strings.Replace(e.String(), "nexus mcp:", "morloc mcp:", 1))
 			}
-			if got, want := payloadOf(t, objects), morlocServed(t, wantTools, deliberate); !bytes.Equal(got, want) {
+			if got, want := morloccorpus.Pretty(morloccorpus.Object{{Key: "tools", Value: objects}}), morlocServed(t, wantTools, deliberate); got != want {
 				t.Errorf("nexus's tools, deliberate differences mapped back, differ from morloc's\n--- nexus\n%s\n--- morloc\n%s", got, want)
 			}
 			wantLines := strings.Split(strings.TrimSuffix(string(wantNotes), "\n"), "\n")

@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"unicode/utf8"
+
+	"github.com/nexus-mcp/nexus/internal/jsontext"
 )
 
 // Object is a JSON object that keeps its key order when marshalled (SPEC §4.5
@@ -160,58 +161,9 @@ func writeJSON(b *bytes.Buffer, v any) error {
 	return nil
 }
 
-const hexDigits = "0123456789abcdef"
-
-// writeString writes s as a JSON string: quotes, backslashes and control
-// characters escaped, invalid UTF-8 replaced by U+FFFD, HTML left alone.
+// writeString writes s as a JSON string, by the one rule nexus writes
+// strings with (jsontext.AppendString: as encoding/json without HTML
+// escaping, invalid UTF-8 as U+FFFD, U+2028 and U+2029 escaped).
 func writeString(b *bytes.Buffer, s string) {
-	b.Write(appendString(b.AvailableBuffer(), s))
-}
-
-// appendString writes s as a JSON string: '"', '\\' and control characters
-// escaped, invalid UTF-8 as \ufffd, everything else as it is.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, `\n`...)
-			case '\r':
-				b = append(b, `\r`...)
-			case '\t':
-				b = append(b, `\t`...)
-			case '\b':
-				b = append(b, `\b`...)
-			case '\f':
-				b = append(b, `\f`...)
-			default:
-				b = append(b, `\u00`...)
-				b = append(b, hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+	b.Write(jsontext.AppendQuoted(b.AvailableBuffer(), s))
 }

@@ -1,7 +1,9 @@
 package argmap
 
 import (
+	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -34,5 +36,26 @@ func TestObjectMarshalAnyValue(t *testing.T) {
 	}
 	if _, err := (Object{{Key: "c", Value: make(chan int)}}).MarshalJSON(); err == nil {
 		t.Error("a channel was encoded")
+	}
+}
+
+// An Object writes its strings, keys and values alike, by the rule
+// encoding/json's Encoder follows without HTML escaping, the rule of its
+// own fallback for other values: one rule whichever way a string goes out.
+func TestObjectStringsAsEncodingJSON(t *testing.T) {
+	for _, s := range []string{"plain", "q\"b\\", "\x00\x01\x1f\b\f\n\r\t\x7f", "line\u2028para\u2029end", "bad\xffutf8\xc3", "<a&b>", "é€𝄞"} {
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(map[string]string{s: s}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Object{{Key: s, Value: s}}.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != strings.TrimSuffix(want.String(), "\n") {
+			t.Errorf("%q:\n got %s\nwant %s", s, got, want.Bytes())
+		}
 	}
 }

@@ -666,7 +666,7 @@ func (w *resultWriter) record(t *manifest.Type, i int) (int, error) {
 		} else {
 			seenWord |= 1 << k
 		}
-		w.out = appendString(w.out, f.Key)
+		w.out = jsontext.AppendQuoted(w.out, f.Key)
 		w.out = append(w.out, ':')
 		if track {
 			w.path = append(w.path[:mark], pathElem{key: f.Key, idx: -1})
@@ -707,7 +707,7 @@ func (w *resultWriter) pairs(pair *manifest.Type, i int) (int, int, error) {
 			name = jsontext.Unquote(key)
 		}
 		w.out = append(w.out, '[')
-		w.out = appendString(w.out, name)
+		w.out = jsontext.AppendQuoted(w.out, name)
 		w.out = append(w.out, ',')
 		if track {
 			w.path = append(w.path[:mark], pathElem{key: name, idx: -1})

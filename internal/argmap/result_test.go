@@ -1,7 +1,6 @@
 package argmap
 
 import (
-	"encoding/binary"
 	"errors"
 	"math"
 	"strings"
@@ -9,23 +8,8 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/manifest"
 	"github.com/nexus-mcp/nexus/internal/ndarray"
+	"github.com/nexus-mcp/nexus/internal/ndarray/ndarraytest"
 )
-
-func i8s(vals ...int64) []byte {
-	var b []byte
-	for _, v := range vals {
-		b = binary.LittleEndian.AppendUint64(b, uint64(v))
-	}
-	return b
-}
-
-func f8s(vals ...float64) []byte {
-	var b []byte
-	for _, v := range vals {
-		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
-	}
-	return b
-}
 
 // Arrays in a result are written where their paths say, as the same
 // numbers sent as JSON would be.
@@ -35,26 +19,26 @@ func TestResultValueArrays(t *testing.T) {
 		arrays       []ndarray.Array
 		want, err    string
 	}{
-		{"aj", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.I8, Shape: []int{3}, Data: i8s(1, -2, 1<<62)}}, `[1,-2,4611686018427387904]`, ""},
-		{"aaf8", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.F8, Shape: []int{2, 2}, Data: f8s(1, 0.1, 1e21, math.Copysign(0, -1))}}, `[[1,0.1],[1e+21,-0]]`, ""},
-		{"aj", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.F8, Shape: []int{2}, Data: f8s(2, 1e300)}}, `[2,1` + strings.Repeat("0", 300) + `]`, ""},
-		{"aj", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.F8, Shape: []int{3}, Data: f8s(2, 1e300, 2.5)}}, "", "the number 2.5 where its type says integer"},
-		{"ai1", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.I8, Shape: []int{2}, Data: i8s(5, 300)}}, "", "the integer 300 where its type says an integer from -128 to 127 (i1)"},
-		{"s", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.I8, Shape: []int{1}, Data: i8s(5)}}, "", "an array of rank 1 where its type says string"},
+		{"aj", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.I8, Shape: []int{3}, Data: ndarraytest.I8(1, -2, 1<<62)}}, `[1,-2,4611686018427387904]`, ""},
+		{"aaf8", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.F8, Shape: []int{2, 2}, Data: ndarraytest.F8(1, 0.1, 1e21, math.Copysign(0, -1))}}, `[[1,0.1],[1e+21,-0]]`, ""},
+		{"aj", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.F8, Shape: []int{2}, Data: ndarraytest.F8(2, 1e300)}}, `[2,1` + strings.Repeat("0", 300) + `]`, ""},
+		{"aj", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.F8, Shape: []int{3}, Data: ndarraytest.F8(2, 1e300, 2.5)}}, "", "the number 2.5 where its type says integer"},
+		{"ai1", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.I8, Shape: []int{2}, Data: ndarraytest.I8(5, 300)}}, "", "the integer 300 where its type says an integer from -128 to 127 (i1)"},
+		{"s", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.I8, Shape: []int{1}, Data: ndarraytest.I8(5)}}, "", "an array of rank 1 where its type says string"},
 		{"af8", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.I4, Shape: []int{2}, Data: []byte{7, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}}}, `[7,-1]`, ""},
 		{"aaj", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.I8, Shape: []int{2, 0}, Data: nil}}, `[[],[]]`, ""},
-		{"m21xaf81ys", `{"y":"s","x":null}`, []ndarray.Array{{Path: []any{"x"}, DType: ndarray.F8, Shape: []int{1}, Data: f8s(3)}}, `{"y":"s","x":[3]}`, ""},
-		{"<dict>at2saj", `{"k":null}`, []ndarray.Array{{Path: []any{"k"}, DType: ndarray.I8, Shape: []int{1}, Data: i8s(5)}}, `[["k",[5]]]`, ""},
-		{"am11vaf8", `[{"v":[1]},{"v":null}]`, []ndarray.Array{{Path: []any{1, "v"}, DType: ndarray.F8, Shape: []int{1}, Data: f8s(2)}}, `[{"v":[1]},{"v":[2]}]`, ""},
-		{"af8", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.F8, Shape: []int{3}, Data: f8s(1, math.NaN(), math.Inf(-1))}}, `[1,"NaN","-Infinity"]`, ""},
-		{"aj", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.F8, Shape: []int{2}, Data: f8s(1, math.NaN())}}, "", "NaN or an infinity"},
-		{"af8", `[1]`, []ndarray.Array{{Path: []any{}, DType: ndarray.F8, Shape: []int{1}, Data: f8s(1)}}, "", "at no null"},
-		{"af8", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.F8, Shape: []int{3}, Data: f8s(1)}}, "", "needs 24 bytes, the blob has 8"},
-		{"a:2a:3j", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.I8, Shape: []int{2, 3}, Data: i8s(1, 2, 3, 4, 5, 6)}}, `[[1,2,3],[4,5,6]]`, ""},
-		{"a:2a:3j", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.I8, Shape: []int{3, 2}, Data: i8s(1, 2, 3, 4, 5, 6)}}, "", "an array of 3 items where its type says a list of exactly 2"},
-		{"a:2a:3j", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.I8, Shape: []int{2, 2}, Data: i8s(1, 2, 3, 4)}}, "", "an array of 2 items at [0] where its type says a list of exactly 3"},
+		{"m21xaf81ys", `{"y":"s","x":null}`, []ndarray.Array{{Path: []any{"x"}, DType: ndarray.F8, Shape: []int{1}, Data: ndarraytest.F8(3)}}, `{"y":"s","x":[3]}`, ""},
+		{"<dict>at2saj", `{"k":null}`, []ndarray.Array{{Path: []any{"k"}, DType: ndarray.I8, Shape: []int{1}, Data: ndarraytest.I8(5)}}, `[["k",[5]]]`, ""},
+		{"am11vaf8", `[{"v":[1]},{"v":null}]`, []ndarray.Array{{Path: []any{1, "v"}, DType: ndarray.F8, Shape: []int{1}, Data: ndarraytest.F8(2)}}, `[{"v":[1]},{"v":[2]}]`, ""},
+		{"af8", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.F8, Shape: []int{3}, Data: ndarraytest.F8(1, math.NaN(), math.Inf(-1))}}, `[1,"NaN","-Infinity"]`, ""},
+		{"aj", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.F8, Shape: []int{2}, Data: ndarraytest.F8(1, math.NaN())}}, "", "NaN or an infinity"},
+		{"af8", `[1]`, []ndarray.Array{{Path: []any{}, DType: ndarray.F8, Shape: []int{1}, Data: ndarraytest.F8(1)}}, "", "at no null"},
+		{"af8", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.F8, Shape: []int{3}, Data: ndarraytest.F8(1)}}, "", "needs 24 bytes, the blob has 8"},
+		{"a:2a:3j", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.I8, Shape: []int{2, 3}, Data: ndarraytest.I8(1, 2, 3, 4, 5, 6)}}, `[[1,2,3],[4,5,6]]`, ""},
+		{"a:2a:3j", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.I8, Shape: []int{3, 2}, Data: ndarraytest.I8(1, 2, 3, 4, 5, 6)}}, "", "an array of 3 items where its type says a list of exactly 2"},
+		{"a:2a:3j", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.I8, Shape: []int{2, 2}, Data: ndarraytest.I8(1, 2, 3, 4)}}, "", "an array of 2 items at [0] where its type says a list of exactly 3"},
 		{"aa:3j", `null`, []ndarray.Array{{Path: []any{}, DType: ndarray.I8, Shape: []int{0, 0}, Data: nil}}, `[]`, ""},
-		{"*", `{"x":null}`, []ndarray.Array{{Path: []any{"x"}, DType: ndarray.I8, Shape: []int{1}, Data: i8s(5)}}, "", "at no null"},
+		{"*", `{"x":null}`, []ndarray.Array{{Path: []any{"x"}, DType: ndarray.I8, Shape: []int{1}, Data: ndarraytest.I8(5)}}, "", "at no null"},
 	}
 	for _, tt := range tests {
 		ty, err := manifest.ParseType(tt.schema)
@@ -189,7 +173,7 @@ func TestResultNonFinite(t *testing.T) {
 		}
 	}
 	ty, _ := manifest.ParseType("aaf8")
-	arr := []ndarray.Array{{Path: []any{}, DType: ndarray.F8, Shape: []int{2, 2}, Data: f8s(math.Inf(1), 0.5, math.NaN(), math.Inf(-1))}}
+	arr := []ndarray.Array{{Path: []any{}, DType: ndarray.F8, Shape: []int{2, 2}, Data: ndarraytest.F8(math.Inf(1), 0.5, math.NaN(), math.Inf(-1))}}
 	if got, err := CLIResultValue(&manifest.Return{T: ty}, ndarray.Value{JSON: []byte(`null`), Arrays: arr}); err != nil || string(got) != `[["inf",0.5],["nan","-inf"]]` {
 		t.Errorf("CLI array: %s, %v", got, err)
 	}

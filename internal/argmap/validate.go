@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/nexus-mcp/nexus/internal/jsontext"
 )
 
 // A tool's arguments are checked against its validation schema
@@ -678,7 +680,7 @@ func (t *Tool) describeFault(f *fault, args map[string]any) error {
 	case "enum":
 		quoted := make([]string, len(n.enum))
 		for i, e := range n.enum {
-			quoted[i] = string(appendString(nil, e))
+			quoted[i] = string(jsontext.AppendQuoted(nil, e))
 		}
 		return &ArgError{Tool: t.Name, Arg: path, Msg: fmt.Sprintf("expected one of %s, got %s", strings.Join(quoted, ", "), shortJSON(inst))}
 	}

@@ -68,6 +68,18 @@ const (
 	ScopeProject = "project"
 )
 
+// inHomeOrProject is where a client keeps file in its own folder dir: in
+// the user's home for the user scope, at the project's root for a project.
+func inHomeOrProject(dir, file string) func(string, Locator) string {
+	return func(scope string, l Locator) string {
+		base := l.Home
+		if scope == ScopeProject {
+			base = l.Project
+		}
+		return filepath.Join(base, dir, file)
+	}
+}
+
 // Clients are the clients nexus installs into, by name.
 var Clients = []*Client{
 	{
@@ -98,13 +110,8 @@ var Clients = []*Client{
 		Name: "cursor", Title: "Cursor", Servers: []string{"mcpServers"},
 		Scopes: []string{ScopeUser, ScopeProject},
 		Docs:   "cursor.com/docs/mcp: ~/.cursor/mcp.json, or .cursor/mcp.json in a project",
-		path: func(scope string, l Locator) string {
-			if scope == ScopeProject {
-				return filepath.Join(l.Project, ".cursor", "mcp.json")
-			}
-			return filepath.Join(l.Home, ".cursor", "mcp.json")
-		},
-		marks: func(l Locator) []string { return []string{filepath.Join(l.Home, ".cursor")} },
+		path:   inHomeOrProject(".cursor", "mcp.json"),
+		marks:  func(l Locator) []string { return []string{filepath.Join(l.Home, ".cursor")} },
 	},
 	{
 		Name: "vscode", Title: "VS Code", Servers: []string{"servers"}, JSONC: true, Typed: true,
@@ -131,13 +138,8 @@ var Clients = []*Client{
 		Name: "gemini", Title: "Gemini CLI", Servers: []string{"mcpServers"}, JSONC: true,
 		Scopes: []string{ScopeUser, ScopeProject},
 		Docs:   "geminicli.com/docs/tools/mcp-server: mcpServers in ~/.gemini/settings.json, or .gemini/settings.json in a project",
-		path: func(scope string, l Locator) string {
-			if scope == ScopeProject {
-				return filepath.Join(l.Project, ".gemini", "settings.json")
-			}
-			return filepath.Join(l.Home, ".gemini", "settings.json")
-		},
-		marks: func(l Locator) []string { return []string{filepath.Join(l.Home, ".gemini")} },
+		path:   inHomeOrProject(".gemini", "settings.json"),
+		marks:  func(l Locator) []string { return []string{filepath.Join(l.Home, ".gemini")} },
 	},
 	{
 		Name: "codex", Title: "Codex", Servers: []string{"mcp_servers"}, TOML: true,
@@ -249,6 +251,21 @@ type existing struct {
 	fromNexus bool // nexus mcp on the same manifest (an older install)
 }
 
+// change is what writing the entry over ex does: nothing when ex is that
+// entry already, an update of nexus's own older one, and over another
+// server's a replacement only with force (else a TakenError).
+func (ex *existing) change(name string, force bool) (Change, error) {
+	switch {
+	case ex.sameAs:
+		return Unchanged, nil
+	case ex.fromNexus:
+		return Updated, nil
+	case !force:
+		return "", &TakenError{Name: name, Command: ex.command}
+	}
+	return Replaced, nil
+}
+
 func classify(command string, args []string, same bool, manifest string) *existing {
 	return &existing{command: command, args: args, sameAs: same,
 		fromNexus: len(args) == 2 && args[0] == "mcp" && args[1] == manifest}
@@ -357,18 +374,17 @@ func (c *Client) addJSON(src []byte, name string, e Entry, manifest string, forc
 	if err != nil {
 		return nil, "", err
 	}
-	switch {
-	case ex != nil && ex.sameAs:
-		return src, Unchanged, nil
-	case ex != nil && !ex.fromNexus && !force:
-		return nil, "", &TakenError{Name: name, Command: ex.command}
-	case ex != nil:
-		change := Updated
-		if !ex.fromNexus {
-			change = Replaced
+	if ex != nil {
+		change, err := ex.change(name, force)
+		if err != nil {
+			return nil, "", err
+		}
+		if change == Unchanged {
+			return src, Unchanged, nil
 		}
 		return d.replaceValue(servers, &servers.members[i], value), change, nil
-	case servers != nil:
+	}
+	if servers != nil {
 		return d.insertMember(servers, name, value), Added, nil
 	}
 	// Create the missing objects on the path, in the deepest one there is.
@@ -442,15 +458,12 @@ func (c *Client) addTOML(src []byte, name string, e Entry, manifest string, forc
 		return nil, "", fmt.Errorf("%w: %v", ErrParse, err)
 	}
 	change := Added
-	switch {
-	case ex != nil && ex.sameAs:
-		return src, Unchanged, nil
-	case ex != nil && !ex.fromNexus && !force:
-		return nil, "", &TakenError{Name: name, Command: ex.command}
-	case ex != nil:
-		change = Updated
-		if !ex.fromNexus {
-			change = Replaced
+	if ex != nil {
+		if change, err = ex.change(name, force); err != nil {
+			return nil, "", err
+		}
+		if change == Unchanged {
+			return src, Unchanged, nil
 		}
 		cut, err := d.removeServer(name)
 		if err != nil {

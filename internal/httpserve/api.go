@@ -10,10 +10,8 @@ import (
 	"time"
 
 	"github.com/nexus-mcp/nexus/internal/argmap"
-	"github.com/nexus-mcp/nexus/internal/eval"
 	"github.com/nexus-mcp/nexus/internal/manifest"
 	"github.com/nexus-mcp/nexus/internal/mcp"
-	"github.com/nexus-mcp/nexus/internal/pool"
 )
 
 // The plain JSON API (SPEC §5) answers {"status":"ok","result":...} or
@@ -115,22 +113,19 @@ func (s *Server) serveCall(w http.ResponseWriter, r *http.Request) {
 	raw, err := p.Caller.Call(r.Context(), call, mcp.CallHooks{})
 	outcome = mcp.OutcomeOf(r.Context(), err)
 	if err != nil {
-		var ce *pool.CallError
-		var ee *eval.Error
+		var ff mcp.FunctionFailure
 		var ie *argmap.InputError
 		switch {
 		case r.Context().Err() != nil:
 			apiError(w, http.StatusServiceUnavailable, "call to '%s' was cancelled", command)
 		case errors.As(err, &ie):
 			// A file argument nexus could not read, a path that failed its
-			// check (issue 20 §2): the caller's input.
+			// check: the caller's input.
 			apiError(w, http.StatusBadRequest, "%s", err)
-		case errors.As(err, &ce):
-			apiError(w, http.StatusInternalServerError, "%s", ce.Message)
-		case errors.As(err, &ee):
-			// A pure command's evaluation failed (@throw, ...): the
-			// function raised, as morloc's daemon reports it (PURE.md §4).
-			apiError(w, http.StatusInternalServerError, "%s", ee.Msg)
+		case errors.As(err, &ff) && ff.FunctionFailed():
+			// The function raised, or a pure command's evaluation failed
+			// (@throw, ...) as morloc's daemon reports it: its own message.
+			apiError(w, http.StatusInternalServerError, "%s", ff.Error())
 		default:
 			apiError(w, http.StatusBadGateway, "%s", err)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -165,14 +164,8 @@ func TestGracefulShutdown(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, stop := context.WithCancel(context.Background())
-			served := make(chan error, 1)
-			go func() { served <- s.Serve(ctx, ln) }()
-			url := "http://" + ln.Addr().String()
+			addr, stop, served := serveLoopback(t, s, nil)
+			url := "http://" + addr
 
 			type result struct {
 				status int
@@ -225,14 +218,8 @@ func TestShutdownEndsSessionStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(ctx, ln) }()
-	url := "http://" + ln.Addr().String() + "/mcp"
+	addr, stop, served := serveLoopback(t, s, nil)
+	url := "http://" + addr + "/mcp"
 	resp, err := http.Post(url, "application/json", strings.NewReader(initBody))
 	if err != nil {
 		t.Fatal(err)

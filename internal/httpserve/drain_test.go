@@ -2,7 +2,6 @@ package httpserve
 
 import (
 	"bufio"
-	"context"
 	"io"
 	"net"
 	"net/http"
@@ -21,15 +20,11 @@ func TestDrainServesAcceptedConnections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	accepts := &acceptSignal{Listener: ln, accepted: make(chan struct{}, 8)}
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(ctx, accepts) }()
+	var accepts *acceptSignal
+	addr, stop, served := serveLoopback(t, s, func(ln net.Listener) net.Listener {
+		accepts = &acceptSignal{Listener: ln, accepted: make(chan struct{}, 8)}
+		return accepts
+	})
 
 	// idle has served a request and waits, kept alive; early is accepted
 	// but has sent nothing yet.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -21,7 +22,6 @@ import (
 	"github.com/nexus-mcp/nexus/internal/manifest"
 	"github.com/nexus-mcp/nexus/internal/mcp"
 	"github.com/nexus-mcp/nexus/internal/ndarray"
-	"github.com/nexus-mcp/nexus/internal/pool"
 )
 
 // fakeCaller stands in for a program's pools: it runs a few of the shapes
@@ -80,7 +80,7 @@ func (f *fakeCaller) call(ctx context.Context, cmd *manifest.Command, args []jso
 		}
 		return json.Marshal(strings.ToUpper(s) + "!" + f.label)
 	case "fail":
-		return nil, &pool.CallError{Lang: "py", Message: "ValueError: boom"}
+		return nil, raised{"ValueError: boom"}
 	case "sleepMs":
 		// Ten steps of progress, then the value; ends early when cancelled.
 		var ms int
@@ -115,6 +115,13 @@ func (f *fakeCaller) call(ctx context.Context, cmd *manifest.Command, args []jso
 	f.mu.Unlock()
 	return zeroOf(cmd.Return.T), nil
 }
+
+// raised is a function's own failure, as a pool's or the evaluator's error
+// reports it (mcp.FunctionFailure), so these tests need neither package.
+type raised struct{ msg string }
+
+func (e raised) Error() string        { return e.msg }
+func (e raised) FunctionFailed() bool { return true }
 
 // waitBegan waits until a sleepMs call has begun (began must be set).
 func (f *fakeCaller) waitBegan(t *testing.T) {
@@ -301,4 +308,23 @@ func compact(s string) string {
 		return s
 	}
 	return b.String()
+}
+
+// serveLoopback runs s on a port of its own on the loopback interface
+// (through wrap, when given) until stop is called: the port's address,
+// stop, and what Serve returns then.
+func serveLoopback(t *testing.T, s *Server, wrap func(net.Listener) net.Listener) (addr string, stop context.CancelFunc, served <-chan error) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr = ln.Addr().String()
+	if wrap != nil {
+		ln = wrap(ln)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	return addr, stop, done
 }

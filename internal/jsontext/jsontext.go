@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // MaxDepth is the deepest nesting Value accepts, as encoding/json's.
@@ -579,6 +580,12 @@ func AppendString(dst, s []byte) []byte {
 	return append(dst, '"')
 }
 
+// AppendQuoted is AppendString for a Go string. It reads s in place
+// rather than copying it into a []byte: AppendStringBody only reads.
+func AppendQuoted(dst []byte, s string) []byte {
+	return AppendString(dst, unsafe.Slice(unsafe.StringData(s), len(s)))
+}
+
 // Plain reports whether s goes into a JSON string as it is: ASCII from
 // 0x20 up, no '"' or '\\' (AppendStringBody would copy it unchanged).
 func Plain(s []byte) bool {
@@ -600,14 +607,19 @@ func Plain(s []byte) bool {
 // text may be escaped in pieces, split where a rune begins.
 func AppendStringBody(dst, s []byte) []byte {
 	start := 0
+	block := 0 // where the next test of eight bytes at once may be made
 	for i := 0; i < len(s); {
 		// Eight plain ASCII bytes at a time: the text of a large value is
-		// mostly digits and punctuation that pass as they are.
-		for i+8 <= len(s) && plainASCII8(binary.LittleEndian.Uint64(s[i:])) {
-			i += 8
-		}
-		if i >= len(s) {
-			break
+		// mostly digits and punctuation that pass as they are. Past a block
+		// that is not all plain, its bytes go one at a time before the next
+		// block is tried, so that escapes and non-ASCII text pay one block
+		// test per eight bytes, not one per byte.
+		if i >= block {
+			if i+8 <= len(s) && plainASCII8(binary.LittleEndian.Uint64(s[i:])) {
+				i += 8
+				continue
+			}
+			block = i + 8
 		}
 		c := s[i]
 		if c < utf8.RuneSelf {
@@ -660,11 +672,11 @@ const hexDigits = "0123456789abcdef"
 
 // plainASCII8 reports whether eight bytes are all ASCII from 0x20 up and
 // none is '"' or '\\' (the classic "has a zero byte" bit tricks).
+// Written out, without helper closures, so that it inlines.
 func plainASCII8(w uint64) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	hasLess := func(x uint64, n uint64) uint64 { return (x - ones*n) & ^x & highs }
-	hasZero := func(x uint64) uint64 { return (x - ones) & ^x & highs }
-	bad := w&highs | hasLess(w, 0x20) | hasZero(w^(ones*'"')) | hasZero(w^(ones*'\\'))
+	q, b := w^(ones*'"'), w^(ones*'\\')
+	bad := w&highs | (w-ones*0x20)&^w&highs | (q-ones)&^q&highs | (b-ones)&^b&highs
 	return bad == 0
 }
 

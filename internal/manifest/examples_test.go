@@ -123,21 +123,8 @@ func TestShapesProgram(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	arg := func(cmd string, i int) Arg {
-		t.Helper()
-		c := m.Command(cmd)
-		if c == nil || i >= len(c.Args) {
-			t.Fatalf("%s has no argument %d", cmd, i)
-		}
-		return c.Args[i]
-	}
+	arg := func(cmd string, i int) Arg { t.Helper(); return argOf(t, m, cmd, i) }
 	ret := func(cmd string) string { return m.Command(cmd).Return.Schema }
-	deref := func(s *string) string {
-		if s == nil {
-			return "<nil>"
-		}
-		return *s
-	}
 
 	tests := []struct {
 		what      string
@@ -193,4 +180,22 @@ func pureExpr(t *testing.T, raw json.RawMessage) string {
 		t.Fatalf("expr %s: %v", raw, err)
 	}
 	return strings.Join([]string{e.Tag, e.Schema, e.LitType, e.Value}, " ")
+}
+
+// argOf is argument i of command cmd of m, which must have it.
+func argOf(t *testing.T, m *Manifest, cmd string, i int) Arg {
+	t.Helper()
+	c := m.Command(cmd)
+	if c == nil || i >= len(c.Args) {
+		t.Fatalf("%s has no argument %d", cmd, i)
+	}
+	return c.Args[i]
+}
+
+// deref is *s, "<nil>" for nil.
+func deref(s *string) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return *s
 }

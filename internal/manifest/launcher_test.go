@@ -107,20 +107,7 @@ func TestVersion1Conversion(t *testing.T) {
 	if m.Name != "main" || m.Build.Path != "/tmp/mf-build/py" || m.Build.Time == 0 || m.Build.MorlocVersion != "" || m.Version() != "0.0.0" {
 		t.Errorf("name %q build %+v version %s", m.Name, m.Build, m.Version())
 	}
-	deref := func(s *string) string {
-		if s == nil {
-			return "<nil>"
-		}
-		return *s
-	}
-	arg := func(cmd string, i int) Arg {
-		t.Helper()
-		c := m.Command(cmd)
-		if c == nil || i >= len(c.Args) {
-			t.Fatalf("%s has no argument %d", cmd, i)
-		}
-		return c.Args[i]
-	}
+	arg := func(cmd string, i int) Arg { t.Helper(); return argOf(t, m, cmd, i) }
 	cfg := arg("configure", 0)
 	tests := []struct {
 		what      string

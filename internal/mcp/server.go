@@ -163,6 +163,16 @@ const (
 // does), so that mcp need not know the pool's types.
 type timeoutReporter interface{ Timeout() bool }
 
+// FunctionFailure is how a Caller's error says that the function itself
+// failed (it raised, or a pure command threw): a tool error, as opposed to
+// its pool or nexus failing around it. Its text is the function's own
+// message. mcp and httpserve tell it apart by this, not by the pool's or
+// the evaluator's types.
+type FunctionFailure interface {
+	error
+	FunctionFailed() bool
+}
+
 // OutcomeOf classifies what a Caller returned for a call whose context is ctx.
 func OutcomeOf(ctx context.Context, err error) Outcome {
 	var te timeoutReporter

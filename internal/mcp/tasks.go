@@ -185,12 +185,7 @@ func (st *taskStore) get(id, owner string) *task {
 
 // remove drops a task (its TTL passed, or its owner left) and stops its call.
 func (st *taskStore) remove(t *task) {
-	st.mu.Lock()
-	if st.byID[t.id] == t {
-		delete(st.byID, t.id)
-	}
-	st.mu.Unlock()
-	t.expiry.Stop()
+	st.discard(t)
 	t.stop("the task ended (its ttl passed, or its session ended)", false)
 }
 
@@ -409,18 +404,13 @@ func (s *Server) startTask(ctx context.Context, r *Request, c client, owner stri
 	return view, nil
 }
 
-// functionFailure is how a Caller's error says that the function itself
-// failed (it raised): a tool error, as opposed to its pool or nexus
-// failing around it.
-type functionFailure interface{ FunctionFailed() bool }
-
 // finish stores the call's outcome and settles the status: a cancelled
 // task stays cancelled (2025-11-25 "Task Cancellation"). In 2025-11-25 an
 // isError result is a failed task; in the 2026-07-28 extension it is a
 // completed one, and failed means the call did not produce a tool result
 // (a JSON-RPC error, or its pool or nexus failed: SEP-2663 error semantics).
 func (t *task) finish(ctx context.Context, res *CallToolResult, rpcErr *Error) {
-	var ff functionFailure
+	var ff FunctionFailure
 	t.mu.Lock()
 	t.result, t.rpcErr = res, rpcErr
 	changed := !terminal(t.status)

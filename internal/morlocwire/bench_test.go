@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -45,12 +44,7 @@ func rptrResult(b *testing.B, data []byte) (*Packet, *Memory) {
 	region := binary.LittleEndian.AppendUint64(nil, benchN)
 	region = binary.LittleEndian.AppendUint64(region, 16)
 	region = append(region, data...)
-	h := make([]byte, C.ShmHeaderSize)
-	binary.LittleEndian.PutUint32(h, shmMagic)
-	binary.LittleEndian.PutUint64(h[136:], uint64(len(region)))
-	if err := os.WriteFile(filepath.Join(dir, VolumeName(basename, 0)), append(h, region...), 0o600); err != nil {
-		b.Fatal(err)
-	}
+	writeVolume(b, dir, basename, 0, C, region)
 	p := &Packet{Header: Header{Magic: Magic, Command: [8]byte{TypeData, SourceRptr, FormatVoidstar}, Length: 8}, Payload: make([]byte, 8)}
 	return p, OpenMemory(basename, dir, C)
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,22 +32,10 @@ func TestLayoutRustCrossCheck(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n.width != tt.width || !equalInts(n.offs, tt.offs) {
+		if n.width != tt.width || !slices.Equal(n.offs, tt.offs) {
 			t.Errorf("%s: width %d offsets %v, want %d %v", tt.schema, n.width, n.offs, tt.width, tt.offs)
 		}
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestLayoutDialects: where the two runtimes lay the same schema out
@@ -80,10 +69,10 @@ func TestLayoutDialects(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.width != tt.cWidth || !equalInts(c.offs, tt.cOffs) || c.align != tt.cAlign {
+		if c.width != tt.cWidth || !slices.Equal(c.offs, tt.cOffs) || c.align != tt.cAlign {
 			t.Errorf("%s in 0.69: width %d offsets %v align %d, want %d %v %d", tt.schema, c.width, c.offs, c.align, tt.cWidth, tt.cOffs, tt.cAlign)
 		}
-		if r.width != tt.rustWidth || !equalInts(r.offs, tt.rustOffs) || r.align != tt.rustAlign {
+		if r.width != tt.rustWidth || !slices.Equal(r.offs, tt.rustOffs) || r.align != tt.rustAlign {
 			t.Errorf("%s in 0.98: width %d offsets %v align %d, want %d %v %d", tt.schema, r.width, r.offs, r.align, tt.rustWidth, tt.rustOffs, tt.rustAlign)
 		}
 	}
@@ -308,14 +297,7 @@ func TestResultFaults(t *testing.T) {
 func TestMemoryVolumeIndexed(t *testing.T) {
 	dir := t.TempDir()
 	basename := "morloc-memtest-" + filepath.Base(dir)
-	write := func(i int, d Dialect, data []byte) {
-		h := make([]byte, d.ShmHeaderSize)
-		binary.LittleEndian.PutUint32(h, shmMagic)
-		binary.LittleEndian.PutUint64(h[136:], uint64(len(data)))
-		if err := os.WriteFile(filepath.Join(dir, VolumeName(basename, i)), append(h, data...), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(i int, d Dialect, data []byte) { writeVolume(t, dir, basename, i, d, data) }
 	vol := func(size int, fill byte) []byte { return bytes.Repeat([]byte{fill}, size) }
 	write(0, Rust, vol(0x10000, 0xa0))
 	write(1, Rust, vol(0x2000, 0xa1))

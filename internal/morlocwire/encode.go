@@ -456,13 +456,7 @@ func (e *encoder) list(n *node, i int) (int, error) {
 		return ve, nil
 	}, 1)
 	e.path = e.path[:mark]
-	if err != nil {
-		return end, err
-	}
-	if n.fixedLen > 0 && count != n.fixedLen {
-		return end, refuse(fmt.Sprintf("a list of %d items where its type says exactly %d", count, n.fixedLen))
-	}
-	return end, e.closeArray(at, count)
+	return e.closeCounted(n, at, count, end, err, "a list of %d items")
 }
 
 // pairs writes a Map given as an object ({"k": v}) as the list of [key,
@@ -491,11 +485,18 @@ func (e *encoder) pairs(n *node, i int) (int, error) {
 		return ve, nil
 	}, 1)
 	e.path = e.path[:mark]
+	return e.closeCounted(n, at, count, end, err, "a map of %d entries")
+}
+
+// closeCounted ends a list or a Map's pairs begun at at, of count items
+// read up to end (or failed there with err), refusing a count other than
+// the fixed length its type declares; what words the count.
+func (e *encoder) closeCounted(n *node, at, count, end int, err error, what string) (int, error) {
 	if err != nil {
 		return end, err
 	}
 	if n.fixedLen > 0 && count != n.fixedLen {
-		return end, refuse(fmt.Sprintf("a map of %d entries where its type says exactly %d", count, n.fixedLen))
+		return end, refuse(fmt.Sprintf(what+" where its type says exactly %d", count, n.fixedLen))
 	}
 	return end, e.closeArray(at, count)
 }

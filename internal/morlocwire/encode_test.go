@@ -11,6 +11,7 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/manifest"
 	"github.com/nexus-mcp/nexus/internal/ndarray"
+	"github.com/nexus-mcp/nexus/internal/ndarray/ndarraytest"
 )
 
 func mustType(t testing.TB, s string) *manifest.Type {
@@ -241,22 +242,6 @@ func TestEncodeRefusals(t *testing.T) {
 	}
 }
 
-func f8Array(path []any, shape []int, xs ...float64) ndarray.Array {
-	a := ndarray.Array{Path: path, DType: ndarray.F8, Shape: shape}
-	for _, x := range xs {
-		a.Data = binary.LittleEndian.AppendUint64(a.Data, math.Float64bits(x))
-	}
-	return a
-}
-
-func i8Array(path []any, shape []int, xs ...int64) ndarray.Array {
-	a := ndarray.Array{Path: path, DType: ndarray.I8, Shape: shape}
-	for _, x := range xs {
-		a.Data = binary.LittleEndian.AppendUint64(a.Data, uint64(x))
-	}
-	return a
-}
-
 // TestEncodeArrays: arrays (nexus's parsed numeric lists) encode as the
 // same msgpack as the JSON they stand for.
 func TestEncodeArrays(t *testing.T) {
@@ -266,16 +251,16 @@ func TestEncodeArrays(t *testing.T) {
 		arrays []ndarray.Array
 		same   string // the same value as JSON
 	}{
-		{"af8", `null`, []ndarray.Array{f8Array(nil, []int{3}, 1.5, -2, math.Inf(1))}, `[1.5,-2,"Infinity"]`},
-		{"af4", `null`, []ndarray.Array{f8Array(nil, []int{2}, 0.1, 3)}, `[0.1,3]`},
-		{"ai4", `null`, []ndarray.Array{i8Array(nil, []int{3}, 1, -70000, 2147483647)}, `[1,-70000,2147483647]`},
-		{"ai8", `null`, []ndarray.Array{f8Array(nil, []int{2}, 3, -4)}, `[3,-4]`},
-		{"af8", `null`, []ndarray.Array{i8Array(nil, []int{2}, 3, -4)}, `[3,-4]`},
-		{"aaf8", `null`, []ndarray.Array{f8Array(nil, []int{2, 2}, 1, 2, 3, 4)}, `[[1,2],[3,4]]`},
-		{"aaf8", `null`, []ndarray.Array{f8Array(nil, []int{0, 5})}, `[]`},
-		{"f8", `null`, []ndarray.Array{f8Array(nil, []int{}, math.NaN())}, `"NaN"`},
-		{"m21xaf8 1ys", `{"y":"a","x":null}`, []ndarray.Array{f8Array([]any{"x"}, []int{2}, 1, 2)}, `{"x":[1,2],"y":"a"}`},
-		{"at2sf8", `[["a",null],["b",null]]`, []ndarray.Array{f8Array([]any{1, 1}, []int{}, math.Inf(-1)), f8Array([]any{0, 1}, []int{}, 2)}, `[["a",2],["b","-Infinity"]]`},
+		{"af8", `null`, []ndarray.Array{ndarraytest.F8Array(nil, []int{3}, 1.5, -2, math.Inf(1))}, `[1.5,-2,"Infinity"]`},
+		{"af4", `null`, []ndarray.Array{ndarraytest.F8Array(nil, []int{2}, 0.1, 3)}, `[0.1,3]`},
+		{"ai4", `null`, []ndarray.Array{ndarraytest.I8Array(nil, []int{3}, 1, -70000, 2147483647)}, `[1,-70000,2147483647]`},
+		{"ai8", `null`, []ndarray.Array{ndarraytest.F8Array(nil, []int{2}, 3, -4)}, `[3,-4]`},
+		{"af8", `null`, []ndarray.Array{ndarraytest.I8Array(nil, []int{2}, 3, -4)}, `[3,-4]`},
+		{"aaf8", `null`, []ndarray.Array{ndarraytest.F8Array(nil, []int{2, 2}, 1, 2, 3, 4)}, `[[1,2],[3,4]]`},
+		{"aaf8", `null`, []ndarray.Array{ndarraytest.F8Array(nil, []int{0, 5})}, `[]`},
+		{"f8", `null`, []ndarray.Array{ndarraytest.F8Array(nil, []int{}, math.NaN())}, `"NaN"`},
+		{"m21xaf8 1ys", `{"y":"a","x":null}`, []ndarray.Array{ndarraytest.F8Array([]any{"x"}, []int{2}, 1, 2)}, `{"x":[1,2],"y":"a"}`},
+		{"at2sf8", `[["a",null],["b",null]]`, []ndarray.Array{ndarraytest.F8Array([]any{1, 1}, []int{}, math.Inf(-1)), ndarraytest.F8Array([]any{0, 1}, []int{}, 2)}, `[["a",2],["b","-Infinity"]]`},
 	}
 	for _, tt := range tests {
 		schema := strings.ReplaceAll(tt.schema, " ", "")
@@ -305,12 +290,12 @@ func TestEncodeArrays(t *testing.T) {
 		a      ndarray.Array
 		want   string
 	}{
-		{"ai4", i8Array(nil, []int{2}, 1, 1<<31), "at [1]: 2147483648 does not fit i4"},
-		{"ai4", f8Array(nil, []int{2}, 1, 2.5), "at [1]: 2.5 is not an integer"},
-		{"af4", f8Array(nil, []int{1}, 1e39), "at [0]: 1e+39 does not fit f4"},
-		{"as", f8Array(nil, []int{1}, 1), "an array of numbers where a string (s) belongs"},
-		{"af8", f8Array(nil, []int{1, 1}, 1), "an array of rank 2 where a list belongs"},
-		{"a:3f8", f8Array(nil, []int{2}, 1, 2), "a list of 2 items where its type says exactly 3"},
+		{"ai4", ndarraytest.I8Array(nil, []int{2}, 1, 1<<31), "at [1]: 2147483648 does not fit i4"},
+		{"ai4", ndarraytest.F8Array(nil, []int{2}, 1, 2.5), "at [1]: 2.5 is not an integer"},
+		{"af4", ndarraytest.F8Array(nil, []int{1}, 1e39), "at [0]: 1e+39 does not fit f4"},
+		{"as", ndarraytest.F8Array(nil, []int{1}, 1), "an array of numbers where a string (s) belongs"},
+		{"af8", ndarraytest.F8Array(nil, []int{1, 1}, 1), "an array of rank 2 where a list belongs"},
+		{"a:3f8", ndarraytest.F8Array(nil, []int{2}, 1, 2), "a list of 2 items where its type says exactly 3"},
 		{"af8", ndarray.Array{DType: ndarray.F8, Shape: []int{2}, Data: make([]byte, 8)}, "has 8 bytes, not 16"},
 		{"af8", ndarray.Array{DType: "x", Shape: []int{1}}, `unknown dtype "x"`},
 	}
@@ -321,12 +306,12 @@ func TestEncodeArrays(t *testing.T) {
 		}
 	}
 	// A call's arrays, split by argument.
-	call := []ndarray.Array{f8Array([]any{1, "x"}, []int{1}, 1), f8Array([]any{0}, []int{}, 2), f8Array([]any{1}, []int{}, 3)}
+	call := []ndarray.Array{ndarraytest.F8Array([]any{1, "x"}, []int{1}, 1), ndarraytest.F8Array([]any{0}, []int{}, 2), ndarraytest.F8Array([]any{1}, []int{}, 3)}
 	if got := ArgArrays(call, 1); len(got) != 2 || len(got[0].Path) != 1 || got[0].Path[0] != "x" || len(got[1].Path) != 0 || len(call[0].Path) != 2 {
 		t.Errorf("ArgArrays: %+v", got)
 	}
 	// An array at a place the value does not have.
-	_, err := AppendArgArrays(nil, mustType(t, "ai4"), json.RawMessage(`[1]`), []ndarray.Array{i8Array([]any{5}, []int{1}, 1)}, C)
+	_, err := AppendArgArrays(nil, mustType(t, "ai4"), json.RawMessage(`[1]`), []ndarray.Array{ndarraytest.I8Array([]any{5}, []int{1}, 1)}, C)
 	if err == nil || !strings.Contains(err.Error(), "have no null place") {
 		t.Errorf("misplaced array: %v", err)
 	}

@@ -32,13 +32,7 @@ func heldVolume(t testing.TB, count uint32, xs ...float64) (*Packet, *Memory, st
 	region = binary.LittleEndian.AppendUint32(region, count)
 	region = binary.LittleEndian.AppendUint64(region, uint64(len(value)))
 	region = append(region, value...)
-	h := make([]byte, C.ShmHeaderSize)
-	binary.LittleEndian.PutUint32(h, shmMagic)
-	binary.LittleEndian.PutUint64(h[136:], uint64(len(region)))
-	path := filepath.Join(dir, VolumeName(basename, 0))
-	if err := os.WriteFile(path, append(h, region...), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := writeVolume(t, dir, basename, 0, C, region)
 	p := &Packet{Header: Header{Magic: Magic, Command: [8]byte{TypeData, SourceRptr, FormatVoidstar}, Length: 8},
 		Payload: binary.LittleEndian.AppendUint64(nil, at)}
 	m := OpenMemory(basename, dir, C)

@@ -24,13 +24,7 @@ func TestLargeResultLeavesSharedMemory(t *testing.T) {
 	for i := range n {
 		region = binary.LittleEndian.AppendUint64(region, math.Float64bits(float64(i)*1.5))
 	}
-	h := make([]byte, C.ShmHeaderSize)
-	binary.LittleEndian.PutUint32(h, shmMagic)
-	binary.LittleEndian.PutUint64(h[136:], uint64(len(region)))
-	path := filepath.Join(dir, VolumeName(basename, 0))
-	if err := os.WriteFile(path, append(h, region...), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := writeVolume(t, dir, basename, 0, C, region)
 	p := &Packet{Header: Header{Magic: Magic, Command: [8]byte{TypeData, SourceRptr, FormatVoidstar}, Length: 8}, Payload: make([]byte, 8)}
 	mem := OpenMemory(basename, dir, C)
 	defer mem.Close()
@@ -76,4 +70,18 @@ func mappingRss(t *testing.T, path string) (int, bool) {
 	}
 	t.Fatalf("no mapping of %s in /proc/self/smaps", path)
 	return 0, false
+}
+
+// writeVolume writes data as shared-memory volume i of basename in dir,
+// behind the volume header d's runtime writes, and returns its path.
+func writeVolume(t testing.TB, dir, basename string, i int, d Dialect, data []byte) string {
+	t.Helper()
+	h := make([]byte, d.ShmHeaderSize)
+	binary.LittleEndian.PutUint32(h, shmMagic)
+	binary.LittleEndian.PutUint64(h[136:], uint64(len(data)))
+	path := filepath.Join(dir, VolumeName(basename, i))
+	if err := os.WriteFile(path, append(h, data...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -644,25 +644,34 @@ func floatOf(v any) (float64, error) {
 	return 0, fmt.Errorf("expected a number, got %v", v)
 }
 
-func putInt(b []byte, p prim, v any) error {
+// integer is v, a decoded JSON number, as the integer it must be.
+func integer(v any) (*big.Int, error) {
 	num, ok := v.(json.Number)
 	if !ok {
-		return fmt.Errorf("expected an integer, got %v", v)
+		return nil, fmt.Errorf("expected an integer, got %v", v)
 	}
 	i, ok := new(big.Int).SetString(string(num), 10)
 	if !ok {
-		return fmt.Errorf("expected an integer, got %s", num)
+		return nil, fmt.Errorf("expected an integer, got %s", num)
+	}
+	return i, nil
+}
+
+func putInt(b []byte, p prim, v any) error {
+	i, err := integer(v)
+	if err != nil {
+		return err
 	}
 	lo, hi, _ := intRange(p)
 	if p == pU8 {
 		if i.Sign() < 0 || i.BitLen() > 64 {
-			return fmt.Errorf("%s does not fit u8", num)
+			return fmt.Errorf("%s does not fit u8", v)
 		}
 		binary.LittleEndian.PutUint64(b, i.Uint64())
 		return nil
 	}
 	if !i.IsInt64() || i.Int64() < lo || i.Int64() > hi {
-		return fmt.Errorf("%s does not fit %s", num, primName(p))
+		return fmt.Errorf("%s does not fit %s", v, primName(p))
 	}
 	x := i.Int64()
 	switch primWidth(p) {
@@ -691,13 +700,9 @@ func primName(p prim) string {
 // two's-complement little-endian u64 limbs; one limb inline {1, value},
 // more behind a relative pointer {n, relptr}.
 func (e *vsEncoder) bigInt(v any, at int) error {
-	num, ok := v.(json.Number)
-	if !ok {
-		return fmt.Errorf("expected an integer, got %v", v)
-	}
-	i, ok := new(big.Int).SetString(string(num), 10)
-	if !ok {
-		return fmt.Errorf("expected an integer, got %s", num)
+	i, err := integer(v)
+	if err != nil {
+		return err
 	}
 	limbs := twosLimbs(i)
 	binary.LittleEndian.PutUint64(e.buf[at:], uint64(len(limbs)))

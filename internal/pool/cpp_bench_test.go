@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // The C++ runtime's costs against its floors, measured in the pool
@@ -65,11 +67,10 @@ func (p *benchPool) call(b *testing.B, mid int, args string, blob []byte, extra 
 // cpu is the CPU time the process has used, all its threads (dead ones
 // too) included.
 func (p *benchPool) cpu(b *testing.B) time.Duration {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	f, err := testenv.ProcStat(p.cmd.Process.Pid)
 	if err != nil {
 		b.Skip("no /proc: ", err)
 	}
-	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
 	utime, _ := strconv.Atoi(f[11])
 	stime, _ := strconv.Atoi(f[12])
 	return time.Duration(utime+stime) * 10 * time.Millisecond // USER_HZ is 100 on Linux

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -601,4 +602,188 @@ func testCppShutdown(t *testing.T, exe string) {
 
 func testCppStandalone(t *testing.T, exe string) {
 	testRefusesStandalone(t, "cpp", exec.Command(exe))
+}
+
+// TestCppRuntime checks what the C++ runtime does besides converting
+// values and arrays (arrays_test.go has its arrays): its ready message,
+// vectors read straight from a call message, and the worker threads that
+// run calls.
+func TestCppRuntime(t *testing.T) {
+	testenv.Long(t)
+	exe := buildCppTestPool(t)
+	t.Run("ready", func(t *testing.T) { testCppArraysReady(t, exe) })
+	t.Run("vectors in JSON", func(t *testing.T) { testCppVectorsInJSON(t, exe) })
+	t.Run("worker threads", func(t *testing.T) { testCppWorkers(t, exe) })
+}
+
+func startRawCppPool(t *testing.T, exe string) *rawPool {
+	t.Helper()
+	return startRawProcess(t, &rawPool{recvWait: 30 * time.Second, exitWait: 10 * time.Second, useNumber: true},
+		"cpp", filepath.Dir(exe), []string{exe}, nil)
+}
+
+func testCppArraysReady(t *testing.T, exe string) {
+	p := startRawCppPool(t, exe)
+	got := p.recv(t)
+	mids := p.mids(cppPoolMids)
+	want := map[string]any{"type": "ready", "protocol": json.Number("2"), "lang": "cpp", "pid": json.Number(strconv.Itoa(p.cmd.Process.Pid)),
+		"mids": mids, "concurrent": true, "arrays": []any{"i4", "i8", "f8"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ready = %v, want %v", got, want)
+	}
+}
+
+// testCppVectorsInJSON checks that a vector parameter read straight from
+// the message (nexus's member order: type and mid before args) gets what
+// the json route gives (the same call with args first, which that route
+// reads), errors included. The runtime reads only messages of 4 KiB or
+// more that way: a member it ignores pads them.
+func testCppVectorsInJSON(t *testing.T, exe string) {
+	p := startRawCppPool(t, exe)
+	p.recv(t) // ready
+	pad := `"pad":"` + strings.Repeat("x", 4096) + `"`
+	var long strings.Builder
+	long.WriteString("[[")
+	for i := 0; i < 100000; i++ {
+		if i > 0 {
+			long.WriteByte(',')
+		}
+		long.WriteString(strconv.FormatInt(int64(i)*92233720368547-4611686018427387904, 10))
+	}
+	long.WriteString("]]")
+	tests := []struct {
+		mid       int
+		args      string
+		wantValue string // or the error
+		wantError string
+	}{
+		{cppEchoI64s, `[[1,-2,9223372036854775807,-9223372036854775808,0]]`, `[1,-2,9223372036854775807,-9223372036854775808,0]`, ""},
+		{cppEchoI64s, `[[]]`, `[]`, ""},
+		{cppEchoI64s, long.String(), "", ""},
+		{cppEchoI64s, `[[9223372036854775808]]`, "", "argument 1 at [0]: 9223372036854775808 does not fit in int64_t"},
+		{cppEchoI64s, `[[1.0,2]]`, `[1,2]`, ""},
+		{cppEchoI64s, `[[1,1.5]]`, "", "argument 1 at [1]: expected an integer (int64_t), got 1.5"},
+		{cppEchoI64s, `[[1,"x"]]`, "", `argument 1 at [1]: expected an integer (int64_t), got the string "x"`},
+		{cppEchoI64s, `[null]`, "", "argument 1: expected an array (vector<int64_t>), got null"},
+		{cppEchoI64s, `[[[1]]]`, "", "argument 1 at [0]: expected an integer (int64_t), got an array of 1"},
+		{cppEchoI64s, `[[1,{"a":1}]]`, "", "argument 1 at [1]: expected an integer (int64_t), got an object"},
+		{cppEchoI64s, `[[1],[2]]`, "", "expected 1 argument, got 2"},
+		{cppEchoInts, `[[2147483647,-2147483648]]`, `[2147483647,-2147483648]`, ""},
+		{cppEchoInts, `[[0,-2147483649]]`, "", "argument 1 at [1]: -2147483649 does not fit in int32_t"},
+		{cppEchoU64s, `[[18446744073709551615,0]]`, `[18446744073709551615,0]`, ""},
+		{cppEchoU64s, `[[-1]]`, "", "argument 1 at [0]: -1 does not fit in uint64_t"},
+		{cppEchoDoubles, `[[1,-1,0.1,1e308,18446744073709551615,-0.0]]`, `[1.0,-1.0,0.1,1e+308,1.8446744073709552e+19,-0.0]`, ""},
+		{cppEchoDoubles, `[[true]]`, "", "argument 1 at [0]: expected a number (double), got true"},
+		{cppEchoFloats, `[[0.1,1e30,3]]`, `[0.1,1e+30,3.0]`, ""},
+		{cppEchoFloats, `[[0,1e300]]`, "", "argument 1 at [1]: 1e+300 does not fit in float"},
+		{cppEchoGrid, `[[[1,2],[3]]]`, `[[1.0,2.0],[3.0]]`, ""},
+		{cppEchoGrid, `[[[],[]]]`, `[[],[]]`, ""},
+		{cppEchoGrid, `[[]]`, `[]`, ""},
+		{cppEchoGrid, `[[1,2]]`, "", "argument 1 at [0]: expected an array (vector<double>), got 1"},
+		{cppEchoGrid, `[[[1],[[2]]]]`, "", "argument 1 at [1][0]: expected a number (double), got an array of 1"},
+		{cppEchoGrid, `[[[1],null]]`, "", "argument 1 at [1]: expected an array (vector<double>), got null"},
+		{cppEchoCube, `[[[[1,2],[3]],[[4]],[]]]`, `[[[1,2],[3]],[[4]],[]]`, ""},
+		{cppEchoCube, `[[[[1,2],[2147483648]]]]`, "", "argument 1 at [0][1][0]: 2147483648 does not fit in int32_t"},
+		{cppEchoIntGrid, `[[[1,2],[3,4]]]`, `[[1,2],[3,4]]`, ""},
+		{cppMixArgs, `[[0.5],3,[1,2]]`, `[[0.5],3,[1,2]]`, ""},
+		{cppMixArgs, `[[0.5],"x",[1,2]]`, "", `argument 2: expected an integer (int32_t), got the string "x"`},
+		{cppMixArgs, `[[0.5],3,[1,"y"]]`, "", `argument 3 at [1]: expected an integer (int64_t), got the string "y"`},
+		{cppMixArgs, `[[1.5]]`, "", "expected 3 arguments, got 1"},
+		{cppEchoMaybeDoubles, `[[1,2]]`, `[1.0,2.0]`, ""},
+		{cppSumVec, `[[1,2,3]]`, `6`, ""},
+	}
+	for i, tt := range tests {
+		name := tt.args
+		if len(name) > 40 {
+			name = name[:40]
+		}
+		t.Run(fmt.Sprintf("%d %s", tt.mid, name), func(t *testing.T) {
+			p.send(t, fmt.Sprintf(`{"type":"call","id":%d,"mid":%d,"args":%s,"progress":false,%s}`, 2*i+1, tt.mid, tt.args, pad))
+			direct := p.recv(t)
+			p.send(t, fmt.Sprintf(`{"args":%s,"progress":false,"id":%d,"mid":%d,"type":"call",%s}`, tt.args, 2*i+2, tt.mid, pad))
+			sameReplies(t, "read directly and through json", direct, p.recv(t))
+			if !isResult(t, direct, tt.wantError) {
+				return
+			}
+			if got := jsonText(t, direct["value"]); tt.wantValue != "" && got != tt.wantValue {
+				t.Errorf("value %s, want %s", got, tt.wantValue)
+			}
+		})
+	}
+	// A repeated args member: the last one counts, as json::parse has it.
+	p.send(t, `{"type":"call","id":100,"mid":42,"args":[[1,2]],"args":[[3]],`+pad+`}`)
+	if got := jsonText(t, p.recv(t)["value"]); got != `[3]` {
+		t.Errorf("with two args members the value is %s, want [3]", got)
+	}
+}
+
+func testCppWorkers(t *testing.T, exe string) {
+	p := startCppPool(t, exe, Options{})
+	threads := func() int {
+		t.Helper()
+		n, err := strconv.Atoi(p.mustCall(t, cppThreadCount, `[]`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := threads()
+	for i := 0; i < 50; i++ {
+		if got := p.mustCall(t, cppAddInts, fmt.Sprintf("[%d,1]", i)); got != strconv.Itoa(i+1) {
+			t.Fatalf("addInts(%d, 1) = %s", i, got)
+		}
+	}
+	if after := threads(); after > before {
+		t.Errorf("50 calls one after another grew the pool from %d threads to %d", before, after)
+	}
+
+	// 32 calls that return only once all 32 are running at once.
+	const n = 32
+	var wg sync.WaitGroup
+	met := make([]string, n)
+	errs := make([]error, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			v, err := p.Call(ctx, 0, cppMeet, cppArgs(t, fmt.Sprintf("[%d]", n)), Hooks{})
+			met[i], errs[i] = string(v), err
+		}()
+	}
+	wg.Wait()
+	for i := range met {
+		if errs[i] != nil || met[i] != strconv.Itoa(n) {
+			t.Fatalf("call %d of meet(%d) = %s, %v: the calls did not run at once", i, n, met[i], errs[i])
+		}
+	}
+	peak := threads()
+	if peak < n+1 {
+		t.Errorf("%d threads after %d calls at once", peak, n)
+	}
+
+	// A thread that ran a cancelled call runs the next one uncancelled.
+	ctx, cancel := context.WithCancel(context.Background())
+	done := p.startCall(t, ctx, cppWaitCancel, cppArgs(t, `[60000]`))
+	cancel()
+	<-done
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.mustCall(t, cppLastEvent, `[]`), "cancelled"); {
+		if time.Now().After(deadline) {
+			t.Fatal("waitCancel never saw its cancel")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for i := 0; i < 5; i++ {
+		if got := p.mustCall(t, cppWaitCancel, `[1]`); !strings.HasPrefix(got, `"wait timeout after`) {
+			t.Errorf("waitCancel(1) after a cancelled call = %s, want a timeout", got)
+		}
+	}
+
+	// Idle workers end.
+	for deadline := time.Now().Add(time.Minute); threads() > 3; time.Sleep(500 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("still %d threads a minute after %d calls at once ended", threads(), n)
+		}
+	}
 }

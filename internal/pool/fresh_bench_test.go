@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // BenchmarkPoolFreshMemory measures what a large echo costs each runtime
@@ -71,7 +73,7 @@ func freshPool(b *testing.B, lang string) (p *rawPool, intsMid, matrixMid int) {
 		p = startRawProcess(b, &rawPool{}, "py", testdataPath(b, "pools"), []string{"python3", "arrays.py"}, nil)
 		intsMid, matrixMid = 2, 2
 	case "r":
-		if why := rMissing(); why != "" {
+		if why := testenv.RMissing(); why != "" {
 			b.Skip(why)
 		}
 		p = startRawProcess(b, &rawPool{}, "r", rTestdata(b), []string{"Rscript", "arrays.R"}, nil)
@@ -118,11 +120,10 @@ type procCounters struct {
 }
 
 func readCounters(b *testing.B, pid int) procCounters {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	f, err := testenv.ProcStat(pid)
 	if err != nil {
 		b.Skip("no /proc: ", err)
 	}
-	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
 	// f[0] is field 3 (state): minflt is field 10, utime 14, stime 15.
 	var c procCounters
 	c.minflt, _ = strconv.ParseUint(f[7], 10, 64)

@@ -535,3 +535,20 @@ func startHost(t *testing.T, env ...string) (*exec.Cmd, string, error) {
 	line, err := bufio.NewReader(out).ReadString('\n')
 	return host, line, err
 }
+
+// atOnce runs each call in a goroutine of its own, all at once, and fails
+// the test with every error they return.
+func atOnce(t *testing.T, calls ...func() error) {
+	t.Helper()
+	errs := make([]error, len(calls))
+	var wg sync.WaitGroup
+	for i, call := range calls {
+		wg.Go(func() { errs[i] = call() })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // The morloc driver against testdata/morloc/fakepool.py, which speaks
@@ -35,7 +37,7 @@ type fakeMorlocSet struct {
 // added to nexus's environment.
 func startFakeMorloc(t *testing.T, spec Spec, opts Options, env ...string) *fakeMorlocSet {
 	t.Helper()
-	needPython(t)
+	testenv.NeedPython(t)
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		t.Setenv(k, v)

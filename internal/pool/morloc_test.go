@@ -359,26 +359,19 @@ func TestMorlocConcurrentCalls(t *testing.T) {
 	testenv.Long(t)
 	ts := startMorlocSet(t, Options{}, nil)
 	const n = 40
-	errs := make(chan error, 2*n)
-	var wg sync.WaitGroup
+	var calls []func() error
 	for i := range n {
 		for _, name := range []string{"add", "cadd"} {
-			wg.Go(func() {
+			calls = append(calls, func() error {
 				got, err := ts.call(t, name, i, 1000)
 				if err == nil && got != strconv.Itoa(i+1000) {
 					err = fmt.Errorf("%s(%d, 1000) = %s", name, i, got)
 				}
-				errs <- err
+				return err
 			})
 		}
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Error(err)
-		}
-	}
+	atOnce(t, calls...)
 }
 
 // Many calls at once to one pool, each answered through shared memory (a
@@ -390,10 +383,9 @@ func TestMorlocConcurrentSharedResults(t *testing.T) {
 	const calls, n = 24, 20_000 // 80 KB of i4 each
 	for _, name := range []string{"seq", "cseq"} {
 		t.Run(name, func(t *testing.T) {
-			errs := make(chan error, calls)
-			var wg sync.WaitGroup
+			var each []func() error
 			for k := range calls {
-				wg.Go(func() {
+				each = append(each, func() error {
 					got, err := ts.call(t, name, k, n)
 					var xs []int
 					if err == nil {
@@ -410,16 +402,10 @@ func TestMorlocConcurrentSharedResults(t *testing.T) {
 					if err != nil {
 						err = fmt.Errorf("%s(%d, %d): %w", name, k, n, err)
 					}
-					errs <- err
+					return err
 				})
 			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				if err != nil {
-					t.Error(err)
-				}
-			}
+			atOnce(t, each...)
 		})
 	}
 }
@@ -675,22 +661,8 @@ func morlocLeftovers(pids []int, tmpdir, basename string, wait time.Duration) []
 // orphans here may take a moment) of process group pgid.
 func groupMembers(pgid int) []int {
 	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		i := strings.LastIndexByte(string(stat), ')')
-		if i < 0 {
-			continue
-		}
-		fields := strings.Fields(string(stat[i+1:])) // state ppid pgrp ...
-		if len(fields) > 2 && fields[2] == strconv.Itoa(pgid) && fields[0] != "Z" && fields[0] != "X" {
+	for _, pid := range testenv.Pids() {
+		if f, err := testenv.ProcStat(pid); err == nil && f[2] == strconv.Itoa(pgid) && f[0] != "Z" && f[0] != "X" {
 			pids = append(pids, pid)
 		}
 	}

@@ -259,31 +259,23 @@ func TestInlineCallBesideOrdinaryCalls(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	slow := ts.startCall(t, ctx, midSleepUntilCancelled, rawArgs(t, filepath.Join(t.TempDir(), "marker")))
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
+	var calls []func() error
 	for i := range 4 {
-		wg.Go(func() {
+		calls = append(calls, func() error {
 			got, err := ts.inlineCall(context.Background(), t, ci, CallOptions{}, midAddOne, 100+i)
 			if err == nil && got != strings.TrimSpace(string(rawArgs(t, 101+i)[0])) {
 				err = errors.New("add_one(" + string(rawArgs(t, 100+i)[0]) + ") = " + got)
 			}
-			errs <- err
-		})
-		wg.Go(func() {
+			return err
+		}, func() error {
 			got, err := ts.call(t, midAddOne, 200+i)
 			if err == nil && string(got) != string(rawArgs(t, 201+i)[0]) {
 				err = errors.New("add_one(" + string(rawArgs(t, 200+i)[0]) + ") = " + string(got))
 			}
-			errs <- err
+			return err
 		})
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Error(err)
-		}
-	}
+	atOnce(t, calls...)
 	cancel()
 	waitCancelled(t, slow)
 }

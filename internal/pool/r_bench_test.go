@@ -19,6 +19,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // rBenchPool is testdata/r/arrays.R on bare pipes.
@@ -26,7 +28,7 @@ type rBenchPool struct{ *rawPool }
 
 func startRBench(b *testing.B) *rBenchPool {
 	b.Helper()
-	if why := rMissing(); why != "" {
+	if why := testenv.RMissing(); why != "" {
 		b.Skip(why)
 	}
 	p := &rBenchPool{startRawProcess(b, &rawPool{}, "r", rTestdata(b), []string{"Rscript", "arrays.R"}, nil)}

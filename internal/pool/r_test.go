@@ -5,7 +5,6 @@ package pool
 // what the Set does not show (cancel replies, exit statuses).
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -23,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nexus-mcp/nexus/internal/ndarray"
+	"github.com/nexus-mcp/nexus/internal/ndarray/ndarraytest"
 	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
@@ -55,24 +56,6 @@ const (
 	rPoolMids = iota // how many functions pool.R has
 )
 
-// rMissing says why R pools cannot run here, or "" when they can.
-var rMissing = sync.OnceValue(func() string {
-	if _, err := exec.LookPath("Rscript"); err != nil {
-		return "Rscript is not installed"
-	}
-	if err := exec.Command("Rscript", "-e", `quit(status = !requireNamespace("jsonlite", quietly = TRUE))`).Run(); err != nil {
-		return "R's jsonlite package is not installed"
-	}
-	return ""
-})
-
-func needR(t *testing.T) {
-	t.Helper()
-	if why := rMissing(); why != "" {
-		testenv.MissingTool(t, why)
-	}
-}
-
 // rSet runs an R pool; its calls take each argument as JSON text.
 type rSet struct{ *poolUnderTest }
 
@@ -83,7 +66,7 @@ func rTestdata(t testing.TB) string { return testdataPath(t, "r") }
 // "[pool r] ".
 func startRSet(t *testing.T, spec Spec, opts Options) *rSet {
 	t.Helper()
-	needR(t)
+	testenv.NeedR(t)
 	spec.Lang = "r"
 	if spec.Exec == nil {
 		spec.Exec = []string{"Rscript", "pool.R"}
@@ -510,7 +493,7 @@ func startRRawPool(t *testing.T, extraEnv ...string) *rawPool {
 // startRRawPoolWith lets setup change the command before it starts.
 func startRRawPoolWith(t *testing.T, setup func(*exec.Cmd)) *rawPool {
 	t.Helper()
-	needR(t)
+	testenv.NeedR(t)
 	return startRawProcess(t, &rawPool{recvWait: 60 * time.Second, exitWait: 20 * time.Second, useNumber: true},
 		"r", rTestdata(t), []string{"Rscript", "pool.R"}, setup)
 }
@@ -654,34 +637,21 @@ func TestRLeavesNoChildren(t *testing.T) {
 		t.Fatalf("spawn_child replied %v", reply)
 	}
 	defer syscall.Kill(child, syscall.SIGKILL)
-	if !rProcessRunning(child) {
+	if !testenv.Running(child) {
 		t.Fatalf("the child %d is not running before the pool goes", child)
 	}
 	p.in.Close()
 	p.exitCode(t)
-	for deadline := time.Now().Add(10 * time.Second); rProcessRunning(child); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); testenv.Running(child); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the child %d outlived its pool", child)
 		}
 	}
 }
 
-// rProcessRunning reports whether pid is alive: a zombie is not.
-func rProcessRunning(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true // no /proc: trust kill
-	}
-	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-	return len(fields) == 0 || fields[0] != "Z"
-}
-
 // Run by hand, an R pool says what it is instead of hanging on a missing pipe.
 func TestRPoolRefusesToRunStandalone(t *testing.T) {
-	needR(t)
+	testenv.NeedR(t)
 	cmd := exec.Command("Rscript", "pool.R")
 	cmd.Dir = rTestdata(t)
 	testRefusesStandalone(t, "r", cmd)
@@ -768,6 +738,34 @@ func TestRCancelBeforeStart(t *testing.T) {
 		`{"id":1,"type":"result","value":"slow"}`,
 		`{"cancelled":true,"id":2,"message":"cancelled","type":"error"}`,
 		`{"id":3,"type":"result","value":"ran"}`,
+	} {
+		if got := jsonText(t, p.recv(t)); got != want {
+			t.Errorf("reply %s, want %s", got, want)
+		}
+	}
+}
+
+// A blob that arrives while a call runs is kept for the call it belongs
+// to, and a call with arrays queued behind a running one can be cancelled.
+func TestRArraysWhileBusy(t *testing.T) {
+	p := startRRawPool(t)
+	p.recv(t) // ready
+	marker := t.TempDir() + "/marker"
+	p.send(t, fmt.Sprintf(`{"type":"call","id":1,"mid":%d,"args":[%s],"progress":true}`, rSleepUntilCancelled, jsonText(t, marker)))
+	if got := p.recv(t); got["type"] != "progress" {
+		t.Fatalf("first frame %v, want progress", got)
+	}
+	ints := ndarraytest.I4Array([]any{0}, []int{1000}, gen(1000, func(i int) int32 { return int32(i) })...)
+	for id := 2; id <= 3; id++ {
+		p.sendBlob(t, ints.Data)
+		p.send(t, callFrame(id, rTotal, `[null]`, []ndarray.Array{ints}, ""))
+	}
+	p.send(t, `{"type":"cancel","id":2}`)
+	p.send(t, `{"type":"cancel","id":1}`)
+	for _, want := range []string{
+		`{"cancelled":true,"id":1,"message":"cancelled","type":"error"}`,
+		`{"cancelled":true,"id":2,"message":"cancelled","type":"error"}`,
+		`{"id":3,"type":"result","value":499500}`,
 	} {
 		if got := jsonText(t, p.recv(t)); got != want {
 			t.Errorf("reply %s, want %s", got, want)

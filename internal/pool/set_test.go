@@ -1,7 +1,6 @@
 package pool
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -54,7 +53,7 @@ func testdataDir(t *testing.T) string { return testdataPath(t, "pools") }
 // startTestSet starts one Python pool (index 0) running script.
 func startTestSet(t *testing.T, spec Spec, opts Options) *testSet {
 	t.Helper()
-	needPython(t)
+	testenv.NeedPython(t)
 	if spec.Lang == "" {
 		spec.Lang = "py"
 	}
@@ -65,13 +64,6 @@ func startTestSet(t *testing.T, spec Spec, opts Options) *testSet {
 		opts.StartTimeout = 20 * time.Second
 	}
 	return &testSet{startPoolUnderTest(t, spec, opts, 30*time.Second)}
-}
-
-func needPython(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		testenv.MissingTool(t, "python3 is not installed")
-	}
 }
 
 func startTestPool(t *testing.T) *testSet {
@@ -523,13 +515,8 @@ func TestCloseLeavesNoProcess(t *testing.T) {
 // more, and reaping an orphan is init's business.
 func processGone(pid int, wait time.Duration) bool {
 	for deadline := time.Now().Add(wait); ; time.Sleep(10 * time.Millisecond) {
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		if !testenv.Running(pid) {
 			return true
-		}
-		if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
-			if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) && (stat[i+2] == 'Z' || stat[i+2] == 'X') {
-				return true
-			}
 		}
 		if time.Now().After(deadline) {
 			return false
@@ -561,7 +548,7 @@ func TestCloseFailsCallsInFlight(t *testing.T) {
 
 // Run by hand, a pool says what it is instead of hanging on a missing pipe.
 func TestPoolRefusesToRunStandalone(t *testing.T) {
-	needPython(t)
+	testenv.NeedPython(t)
 	cmd := exec.Command("python3", "pool.py")
 	cmd.Dir = testdataDir(t)
 	testRefusesStandalone(t, "py", cmd)
@@ -590,7 +577,7 @@ func runTestHost() {
 // children its functions started: the Python runtime kills its process
 // group when nexus goes; for a runtime that does not, the reaper does.
 func TestPoolDiesWithNexus(t *testing.T) {
-	needPython(t)
+	testenv.NeedPython(t)
 	tests := []struct {
 		name   string
 		pool   string // NEXUS_POOL_TEST_POOL

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // launched reports whether pool index's first worker has begun a start.
@@ -31,7 +33,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // With StartDelay, a call's pool starts alone; the others start once it is
 // ready; with no call, every pool starts when the delay has passed.
 func TestStartDelay(t *testing.T) {
-	needPython(t)
+	testenv.NeedPython(t)
 	specs := func() []Spec {
 		return []Spec{
 			{Index: 0, Lang: "py", Exec: []string{"python3", "pool.py"}, Dir: testdataDir(t)},
@@ -91,7 +93,7 @@ func TestStartDelay(t *testing.T) {
 // Stopping a pool that is still starting does not wait for it to notice:
 // it has nothing to finish.
 func TestCloseWhileStarting(t *testing.T) {
-	needPython(t)
+	testenv.NeedPython(t)
 	s := Start(context.Background(), []Spec{{Index: 0, Lang: "py", Exec: []string{"python3", "silent.py"}, Dir: testdataDir(t)}},
 		Options{StartTimeout: time.Minute, StopGrace: 10 * time.Second, Logger: slog.New(slog.DiscardHandler)})
 	waitFor(t, "the pool to start starting", func() bool { return launched(s, 0) })

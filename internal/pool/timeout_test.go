@@ -240,7 +240,7 @@ func TestCancelWhileThePipeIsFull(t *testing.T) {
 // queued call is seen still waiting.
 func TestQueuedCallOutlivesASlowReplacement(t *testing.T) {
 	testenv.Long(t)
-	needPython(t)
+	testenv.NeedPython(t)
 	steer := t.TempDir()
 	logs := &syncBuffer{}
 	dir := testdataDir(t)

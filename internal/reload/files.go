@@ -110,24 +110,9 @@ func (w *FileWatcher) Close() error {
 }
 
 func (w *FileWatcher) loop() {
-	defer close(w.done)
-	for {
-		select {
-		case ev, ok := <-w.fs.Events:
-			if !ok {
-				return
-			}
-			if ev.Op == fsnotify.Chmod {
-				continue // a touch, a chmod: the contents are the same
-			}
-			w.poke(filepath.Clean(ev.Name))
-		case err, ok := <-w.fs.Errors:
-			if !ok {
-				return
-			}
-			w.log.Warn("watching subscribed resources", "err", err)
-		}
-	}
+	readEvents(w.fs, w.done, w.log, "watching subscribed resources", func(ev fsnotify.Event) {
+		w.poke(filepath.Clean(ev.Name))
+	})
 }
 
 // poke (re)starts path's debounce timer, if path is watched.

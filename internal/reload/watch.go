@@ -109,33 +109,41 @@ func (w *Watcher) Close() error {
 }
 
 func (w *Watcher) loop() {
-	defer close(w.done)
+	readEvents(w.fs, w.done, w.log, "watching the program's files", func(ev fsnotify.Event) {
+		if w.relevant(ev) {
+			w.log.Debug("watched file changed", "file", ev.Name, "op", ev.Op.String())
+			w.debounce.poke()
+		}
+	})
+}
+
+// readEvents hands each of fs's events to onEvent, but a change of mode or
+// times alone (a touch, a chmod: the contents are the same), and logs its
+// errors, saying what it was watching, until fs is closed; then it closes
+// done.
+func readEvents(fs *fsnotify.Watcher, done chan<- struct{}, log *slog.Logger, what string, onEvent func(fsnotify.Event)) {
+	defer close(done)
 	for {
 		select {
-		case ev, ok := <-w.fs.Events:
+		case ev, ok := <-fs.Events:
 			if !ok {
 				return
 			}
-			if w.relevant(ev) {
-				w.log.Debug("watched file changed", "file", ev.Name, "op", ev.Op.String())
-				w.debounce.poke()
+			if ev.Op != fsnotify.Chmod {
+				onEvent(ev)
 			}
-		case err, ok := <-w.fs.Errors:
+		case err, ok := <-fs.Errors:
 			if !ok {
 				return
 			}
-			w.log.Warn("watching the program's files", "err", err)
+			log.Warn(what, "err", err)
 		}
 	}
 }
 
-// relevant reports whether an event may change a watched file: a write,
-// a creation or a rename onto it, its removal; not a change of mode or
-// times alone (a touch, a chmod).
+// relevant reports whether an event (a write, a creation or a rename onto
+// a file, its removal) is about a watched file.
 func (w *Watcher) relevant(ev fsnotify.Event) bool {
-	if ev.Op == fsnotify.Chmod {
-		return false
-	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.files[filepath.Clean(ev.Name)]

@@ -1,8 +1,8 @@
-// Package testenv owns the two rules by which nexus's tests meet this
-// machine (issue 12): what a test does when a tool it needs is missing, and
-// which tests the fast tier (go test -short ./...) leaves out; and where the
-// tools that are not on PATH live (morloc 0.69.0, issue 19). Only tests
-// import it.
+// Package testenv owns the rules by which nexus's tests meet this machine:
+// what a test does when a tool it needs is missing, which tests the fast
+// tier (go test -short ./...) leaves out, where the tools that are not on
+// PATH live (morloc 0.69.0), and what its processes are (/proc), for the
+// tests that check that nexus leaves none behind. Only tests import it.
 package testenv
 
 import (

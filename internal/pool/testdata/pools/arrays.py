@@ -1,5 +1,5 @@
 # The test pool for protocol 2's arrays and for the Python runtime's worker
-# threads (internal/pool/python_arrays_test.go).
+# threads (internal/pool/arrays_test.go, runtime_python_test.go).
 import os
 import threading
 import time

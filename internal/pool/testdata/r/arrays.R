@@ -1,5 +1,5 @@
 # The R test pool for arrays (protocol 2) and the R benchmarks
-# (r_arrays_test.go, r_bench_test.go). mids follow the table at the end.
+# (arrays_test.go, r_bench_test.go). mids follow the table at the end.
 source(file.path(Sys.getenv("NEXUS_RUNTIME_DIR"), "r", "nexus.R"))
 
 echo <- function(x) x

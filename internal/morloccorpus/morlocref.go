@@ -1,8 +1,8 @@
-package argmap
+package morloccorpus
 
-// morlocRef is a port, line for line, of what morloc 0.98.2's nexus prints
+// MCPTools is a port, line for line, of what morloc 0.98.2's nexus prints
 // for `--mcp-tools`, kept apart from nexus's own code so that it can check
-// it: nothing here calls argmap. The Rust it follows, in morloc's source
+// it: nothing here calls nexus's packages. The Rust it follows, in morloc's source
 // (data/rust/):
 //
 //   - morloc-nexus/src/json_help.rs: print_mcp_tools, build_tool_shapes,
@@ -16,12 +16,12 @@ package argmap
 //   - serde_json's to_string_pretty with preserve_order (Cargo.toml), which
 //     prints members in insertion order, two-space indented.
 //
-// It is calibrated on morloc's own output (TestMorlocRefCalibration).
+// It is calibrated on morloc's own output (argmap's
+// TestMorlocRefCalibration).
 
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -130,11 +130,11 @@ type refArg struct {
 		Arg refArg `json:"arg"`
 	} `json:"entries"`
 	Constraints json.RawMessage `json:"constraints"`
-	// The shape of a positional's or an option's value (argument fields,
-	// issue 20 §2), which lib.rs reads for those two kinds only (a flag or
-	// a group ignores them, as serde ignores unknown fields).
-	// command_to_tool_shape uses none of them: a tool's property is the
-	// value's schema whatever its source, form or checks.
+	// The shape of a positional's or an option's value (its argument
+	// fields: testdata/morloc/README.md), which lib.rs reads for those two
+	// kinds only (a flag or a group ignores them, as serde ignores unknown
+	// fields). command_to_tool_shape uses none of them: a tool's property
+	// is the value's schema whatever its source, form or checks.
 	Source     json.RawMessage `json:"source"`
 	Form       json.RawMessage `json:"form"`
 	Checks     json.RawMessage `json:"checks"`
@@ -364,142 +364,29 @@ func refParseSchemaAt(s string, pos int, declared map[string]bool) (*refSchema, 
 	return nil, 0, fmt.Errorf("unknown schema character '%c' at position %d", c, pos)
 }
 
-// ---- ordered JSON values, printed as serde_json's to_string_pretty ----
-
-type refMember struct {
-	key string
-	val any
-}
-
-// refObj is a JSON object in insertion order (serde_json's preserve_order).
-type refObj []refMember
-
-func (o refObj) get(k string) (any, bool) {
-	for _, m := range o {
-		if m.key == k {
-			return m.val, true
-		}
-	}
-	return nil, false
-}
-
-// insert replaces a present key where it stands (IndexMap::insert), else
-// appends it.
-func (o refObj) insert(k string, v any) refObj {
-	for i := range o {
-		if o[i].key == k {
-			o[i].val = v
-			return o
-		}
-	}
-	return append(o, refMember{k, v})
-}
-
-func refPretty(v any) string {
-	var b strings.Builder
-	refWrite(&b, v, "")
-	return b.String()
-}
-
-func refWrite(b *strings.Builder, v any, indent string) {
-	switch x := v.(type) {
-	case nil:
-		b.WriteString("null")
-	case bool:
-		b.WriteString(strconv.FormatBool(x))
-	case int:
-		b.WriteString(strconv.Itoa(x))
-	case string:
-		refWriteString(b, x)
-	case []any:
-		if len(x) == 0 {
-			b.WriteString("[]")
-			return
-		}
-		b.WriteString("[\n")
-		for i, e := range x {
-			if i > 0 {
-				b.WriteString(",\n")
-			}
-			b.WriteString(indent + "  ")
-			refWrite(b, e, indent+"  ")
-		}
-		b.WriteString("\n" + indent + "]")
-	case refObj:
-		if len(x) == 0 {
-			b.WriteString("{}")
-			return
-		}
-		b.WriteString("{\n")
-		for i, m := range x {
-			if i > 0 {
-				b.WriteString(",\n")
-			}
-			b.WriteString(indent + "  ")
-			refWriteString(b, m.key)
-			b.WriteString(": ")
-			refWrite(b, m.val, indent+"  ")
-		}
-		b.WriteString("\n" + indent + "}")
-	default:
-		panic(fmt.Sprintf("refWrite: %T", v))
-	}
-}
-
-// refWriteString escapes as serde_json does: \" \\ \b \f \n \r \t, other
-// control characters as \u00XX, everything else (non-ASCII included) as is.
-func refWriteString(b *strings.Builder, s string) {
-	b.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		default:
-			if r < 0x20 {
-				fmt.Fprintf(b, `\u%04x`, r)
-			} else {
-				b.WriteRune(r)
-			}
-		}
-	}
-	b.WriteByte('"')
-}
-
 // ---- json_help.rs ----
 
 // refSchemaToJSONSchema is schema_to_json_schema.
-func refSchemaToJSONSchema(s *refSchema) refObj {
+func refSchemaToJSONSchema(s *refSchema) Object {
 	switch s.kind {
 	case 'z':
-		return refObj{{"type", "null"}}
+		return Object{{"type", "null"}}
 	case 'b':
-		return refObj{{"type", "boolean"}}
+		return Object{{"type", "boolean"}}
 	case 'i', 'u', 'j':
-		return refObj{{"type", "integer"}}
+		return Object{{"type", "integer"}}
 	case 'f':
-		return refObj{{"type", "number"}}
+		return Object{{"type", "number"}}
 	case 's', 'F', 'O', 'I': // stream handles surface as their path string
-		return refObj{{"type", "string"}}
+		return Object{{"type", "string"}}
 	case 'a':
-		return refObj{{"type", "array"}, {"items", refSchemaToJSONSchema(s.params[0])}}
+		return Object{{"type", "array"}, {"items", refSchemaToJSONSchema(s.params[0])}}
 	case 't':
 		prefix := []any{}
 		for _, p := range s.params {
 			prefix = append(prefix, refSchemaToJSONSchema(p))
 		}
-		return refObj{{"type", "array"}, {"prefixItems", prefix}, {"minItems", len(prefix)}, {"maxItems", len(prefix)}}
+		return Object{{"type", "array"}, {"prefixItems", prefix}, {"minItems", len(prefix)}, {"maxItems", len(prefix)}}
 	case 'm':
 		return refObjectSchema(s.keys, s.params)
 	case 'T': // each column's Array peeled to its element
@@ -510,18 +397,18 @@ func refSchemaToJSONSchema(s *refSchema) refObj {
 				cols[i] = p.params[0]
 			}
 		}
-		return refObj{{"type", "array"}, {"items", refObjectSchema(s.keys, cols)}}
+		return Object{{"type", "array"}, {"items", refObjectSchema(s.keys, cols)}}
 	case '?':
 		return refWithNull(refSchemaToJSONSchema(s.params[0]))
 	case 'R': // a back-reference into a recursive record: not expanded
-		return refObj{{"type", "object"}}
+		return Object{{"type", "object"}}
 	}
 	panic("refSchemaToJSONSchema: " + string(s.kind))
 }
 
 // refObjectSchema is object_schema: a field is required unless Optional.
-func refObjectSchema(keys []string, fields []*refSchema) refObj {
-	props := refObj{}
+func refObjectSchema(keys []string, fields []*refSchema) Object {
+	props := Object{}
 	required := []any{}
 	for i, f := range fields {
 		key := fmt.Sprintf("field%d", i)
@@ -531,28 +418,28 @@ func refObjectSchema(keys []string, fields []*refSchema) refObj {
 		if f.kind != '?' {
 			required = append(required, key)
 		}
-		props = props.insert(key, refSchemaToJSONSchema(f))
+		props = props.Insert(key, refSchemaToJSONSchema(f))
 	}
-	return refObj{{"type", "object"}, {"properties", props}, {"required", required}, {"additionalProperties", false}}
+	return Object{{"type", "object"}, {"properties", props}, {"required", required}, {"additionalProperties", false}}
 }
 
 // refWithNull is with_null: "null" joins the type (a string or an array);
 // a schema with no type is left as it is.
-func refWithNull(o refObj) refObj {
-	t, ok := o.get("type")
+func refWithNull(o Object) Object {
+	t, ok := o.Get("type")
 	if !ok {
 		return o
 	}
 	switch x := t.(type) {
 	case string:
-		return o.insert("type", []any{x, "null"})
+		return o.Insert("type", []any{x, "null"})
 	case []any:
 		for _, e := range x {
 			if e == "null" {
 				return o
 			}
 		}
-		return o.insert("type", append(x, "null"))
+		return o.Insert("type", append(x, "null"))
 	}
 	return o
 }
@@ -592,22 +479,22 @@ func refStrExcluded(schema *string) bool {
 }
 
 // refMCPType is mcp_type.
-func refMCPType(schema *string, many bool) refObj {
-	base := refObj{}
+func refMCPType(schema *string, many bool) Object {
+	base := Object{}
 	if p := refParsed(schema); p != nil {
 		base = refSchemaToJSONSchema(p)
 	}
 	if many {
-		if t, _ := base.get("type"); t == "array" {
+		if t, _ := base.Get("type"); t == "array" {
 			return base
 		}
-		return refObj{{"type", "array"}, {"items", base}}
+		return Object{{"type", "array"}, {"items", base}}
 	}
 	return base
 }
 
 // refSetDescription is set_description.
-func refSetDescription(prop refObj, desc []string, def *string) refObj {
+func refSetDescription(prop Object, desc []string, def *string) Object {
 	var parts []string
 	for _, l := range desc {
 		if l != "" {
@@ -620,7 +507,7 @@ func refSetDescription(prop refObj, desc []string, def *string) refObj {
 	if len(parts) == 0 {
 		return prop
 	}
-	return prop.insert("description", strings.Join(parts, " "))
+	return prop.Insert("description", strings.Join(parts, " "))
 }
 
 func refOptName(long, short *string) string {
@@ -635,7 +522,7 @@ func refOptName(long, short *string) string {
 
 // refToolShape is command_to_tool_shape: the tool object, or why the
 // command is excluded.
-func refToolShape(c *refCommand) (refObj, string) {
+func refToolShape(c *refCommand) (Object, string) {
 	for i := range c.Args {
 		a := &c.Args[i]
 		if a.Kind == "pos" && a.Stdin {
@@ -648,13 +535,13 @@ func refToolShape(c *refCommand) (refObj, string) {
 	if c.Return.Schema != "" && refStrExcluded(&c.Return.Schema) {
 		return nil, "return has an Arrow Table or stream-handle type"
 	}
-	props := refObj{}
+	props := Object{}
 	required := []any{}
-	insert := func(name string, prop refObj) string {
-		if _, dup := props.get(name); dup {
+	insert := func(name string, prop Object) string {
+		if _, dup := props.Get(name); dup {
 			return fmt.Sprintf("property name collision on '%s'", name)
 		}
-		props = append(props, refMember{name, prop})
+		props = append(props, Member{name, prop})
 		return ""
 	}
 	pos := 0
@@ -677,7 +564,7 @@ func refToolShape(c *refCommand) (refObj, string) {
 			prop := refSetDescription(refMCPType(a.Schema, a.Many), a.Desc, a.Default)
 			why = insert(refOptName(a.Long, a.Short), prop)
 		case "flag":
-			prop := refSetDescription(refObj{{"type", "boolean"}}, a.Desc, a.Default)
+			prop := refSetDescription(Object{{"type", "boolean"}}, a.Desc, a.Default)
 			why = insert(refOptName(a.Long, a.Short), prop)
 		case "grp":
 			parsed := refParsed(a.Schema)
@@ -686,7 +573,7 @@ func refToolShape(c *refCommand) (refObj, string) {
 				if a.Type != nil {
 					name = strings.ToLower(*a.Type)
 				}
-				prop := refObj{{"type", "object"}}
+				prop := Object{{"type", "object"}}
 				if parsed != nil {
 					prop = refSchemaToJSONSchema(parsed)
 				}
@@ -704,7 +591,7 @@ func refToolShape(c *refCommand) (refObj, string) {
 						break
 					}
 				}
-				prop := refObj{}
+				prop := Object{}
 				if field != nil {
 					prop = refSchemaToJSONSchema(field)
 				}
@@ -730,27 +617,27 @@ func refToolShape(c *refCommand) (refObj, string) {
 		for _, t := range c.Terminals {
 			enum = append(enum, t.Long)
 		}
-		if why := insert("_render", refObj{
+		if why := insert("_render", Object{
 			{"type", "string"}, {"enum", enum}, {"default", "raw"},
 			{"description", "Output projection: 'raw' returns the underlying typed value; a renderer name returns that projection (e.g. an image)."},
 		}); why != "" {
 			return nil, why
 		}
 	}
-	tool := refObj{
+	tool := Object{
 		{"name", c.Name},
 		{"description", strings.Join(c.Desc, "\n")},
-		{"inputSchema", refObj{{"type", "object"}, {"properties", props}, {"required", required}, {"additionalProperties", false}}},
+		{"inputSchema", Object{{"type", "object"}, {"properties", props}, {"required", required}, {"additionalProperties", false}}},
 	}
 	if ret := refParsed(&c.Return.Schema); ret != nil && ret.kind == 'm' {
-		tool = append(tool, refMember{"outputSchema", refSchemaToJSONSchema(ret)})
+		tool = append(tool, Member{"outputSchema", refSchemaToJSONSchema(ret)})
 	}
 	return tool, ""
 }
 
-// morlocMCPTools is print_mcp_tools for a manifest.json's bytes: what
+// MCPTools is print_mcp_tools for a manifest.json's bytes: what
 // morloc prints on stdout, and its exclusion notes on stderr.
-func morlocMCPTools(manifestJSON []byte) (stdout, stderr string, err error) {
+func MCPTools(manifestJSON []byte) (stdout, stderr string, err error) {
 	var m refManifest
 	if err := json.Unmarshal(manifestJSON, &m); err != nil {
 		return "", "", err
@@ -785,5 +672,5 @@ func morlocMCPTools(manifestJSON []byte) (stdout, stderr string, err error) {
 		}
 		tools = append(tools, tool)
 	}
-	return refPretty(refObj{{"tools", tools}}) + "\n", notes.String(), nil
+	return Pretty(Object{{"tools", tools}}), notes.String(), nil
 }
