@@ -45,7 +45,7 @@ var uiMetaRE = regexp.MustCompile(`,"_meta":\{"ui":\{"resourceUri":"ui://views/[
 // one that declares it gets the same list with _meta.ui on each tool
 // that has a view.
 func TestViewsOnlyForTheExtension(t *testing.T) {
-	requirePython(t)
+	testenv.NeedPython(t)
 	plainInit := strings.Replace(appsInit, `"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}`, ``, 1)
 	initOn, plain := viewsOnStdio(t, plainInit)
 	initOff, off := viewsOnStdio(t, plainInit, "--views=false")
@@ -81,7 +81,7 @@ func TestViewsOnlyForTheExtension(t *testing.T) {
 // Every view is readable as text/html;profile=mcp-app, at most 300 KB,
 // with no http(s) URL in it.
 func TestViewsAreReadable(t *testing.T) {
-	requirePython(t)
+	testenv.NeedPython(t)
 	srv := startHTTP(t, nil, "serve", "--port", "0", program("views"))
 	resp, body := srv.rpc(appsInit)
 	sid := resp.Header.Get("Mcp-Session-Id")
@@ -126,7 +126,7 @@ func TestViewsAreReadable(t *testing.T) {
 // GET / is the page, behind the server's token: the browser's Basic
 // challenge, the token as password.
 func TestPageIsServed(t *testing.T) {
-	requirePython(t)
+	testenv.NeedPython(t)
 	srv := startHTTP(t, []string{"NEXUS_AUTH_TOKEN=e2e-page-token"}, "serve", "--port", "0", program("views"))
 	get := func(auth string) *http.Response {
 		req, _ := http.NewRequest("GET", srv.base+"/", nil)
@@ -153,7 +153,7 @@ func TestPageIsServed(t *testing.T) {
 func requireBrowser(t *testing.T) string {
 	t.Helper()
 	testenv.Long(t) // Chromium takes seconds to start
-	requirePython(t)
+	testenv.NeedPython(t)
 	node, err := exec.LookPath("node")
 	if err != nil {
 		testenv.MissingTool(t, "node is not installed: the view tests cannot drive Chromium")
