@@ -43,6 +43,7 @@ const (
 	midFailUnprintably
 	midPlot
 	midSegfault
+	midDieOnCue
 	testPoolMids = iota // how many functions pool.py has
 )
 
