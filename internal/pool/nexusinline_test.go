@@ -147,6 +147,12 @@ func TestInlineCallsReadTheirOwnReplies(t *testing.T) {
 // the caller's input over (Yield) and waits the ordinary way: input on the
 // caller's descriptor, its cancellation, its timeout, its pool's death.
 // Progress read inline reaches its hook. The pool serves on afterwards.
+//
+// Each function reports progress and then waits for the test: a call
+// reads fd 4 inline only from the moment it asks for it, after sending
+// itself, and a pool that died before that leaves fd 4 to readLoop, which
+// reads the pool's last output (process.release); that call rightly waits
+// the ordinary way.
 func TestInlineCallLeavesTheInlineWait(t *testing.T) {
 	holdReclaim(t)
 	ts := startTestPool(t)
@@ -154,46 +160,56 @@ func TestInlineCallLeavesTheInlineWait(t *testing.T) {
 		name    string
 		mid     int
 		timeout time.Duration
-		act     func(ci *callerInput, cancel context.CancelFunc) // once the function runs
-		check   func(t *testing.T, err error)
+		// act runs once the function runs; marker is the function's argument.
+		act   func(ci *callerInput, cancel context.CancelFunc, marker string) error
+		check func(t *testing.T, err error)
+		// wrote is what the function writes to marker before it ends, if
+		// anything: the subtest waits for it, so that the pool never
+		// writes into a temporary directory being removed.
+		wrote string
 	}{
 		{"input on the caller's descriptor", midSleepUntilCancelled, 0,
-			func(ci *callerInput, cancel context.CancelFunc) {
-				ci.w.Write([]byte("{}\n"))
+			func(ci *callerInput, cancel context.CancelFunc, _ string) error {
+				if _, err := ci.w.Write([]byte("{}\n")); err != nil {
+					return err
+				}
 				go func() {
 					for ci.yields.Load() == 0 {
 						time.Sleep(time.Millisecond)
 					}
 					cancel() // then, yielded, it is cancelled the ordinary way
 				}()
+				return nil
 			},
 			func(t *testing.T, err error) {
 				if !errors.Is(err, context.Canceled) {
 					t.Errorf("err = %v, want context.Canceled", err)
 				}
-			}},
+			}, "cancelled"},
 		{"cancelled", midSleepUntilCancelled, 0,
-			func(_ *callerInput, cancel context.CancelFunc) { cancel() },
+			func(_ *callerInput, cancel context.CancelFunc, _ string) error { cancel(); return nil },
 			func(t *testing.T, err error) {
 				if !errors.Is(err, context.Canceled) {
 					t.Errorf("err = %v, want context.Canceled", err)
 				}
-			}},
+			}, "cancelled"},
 		{"timed out", midSleepUntilCancelled, 300 * time.Millisecond,
-			func(*callerInput, context.CancelFunc) {},
+			func(*callerInput, context.CancelFunc, string) error { return nil },
 			func(t *testing.T, err error) {
 				var te *TimeoutError
 				if !errors.As(err, &te) {
 					t.Errorf("err = %v, want a *TimeoutError", err)
 				}
-			}},
-		{"the pool died", midDie, 0,
-			func(*callerInput, context.CancelFunc) {},
+			}, "cancelled"},
+		{"the pool died", midDieOnCue, 0,
+			func(_ *callerInput, _ context.CancelFunc, cue string) error {
+				return os.WriteFile(cue, nil, 0o644)
+			},
 			func(t *testing.T, err error) {
 				if err == nil || !strings.Contains(err.Error(), "died (exit status 3)") {
 					t.Errorf("err = %v, want the pool's death", err)
 				}
-			}},
+			}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -203,21 +219,21 @@ func TestInlineCallLeavesTheInlineWait(t *testing.T) {
 			_, takes := p.rdState()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
+			marker := filepath.Join(t.TempDir(), "marker")
 			var mu sync.Mutex
 			progressed := 0
 			opts := CallOptions{Timeout: tt.timeout, Hooks: Hooks{Progress: func(float64, *float64, string) {
 				mu.Lock()
 				progressed++
 				mu.Unlock()
-				tt.act(ci, cancel)
+				if err := tt.act(ci, cancel, marker); err != nil {
+					t.Error(err)
+					cancel()
+				}
 			}}}
-			arg := any(filepath.Join(t.TempDir(), "marker"))
-			if tt.mid == midDie {
-				arg = "the dice rolled off the table"
-			}
 			done := make(chan error, 1)
 			go func() {
-				_, err := ts.inlineCall(ctx, t, ci, opts, tt.mid, arg)
+				_, err := ts.inlineCall(ctx, t, ci, opts, tt.mid, marker)
 				done <- err
 			}()
 			select {
@@ -229,15 +245,16 @@ func TestInlineCallLeavesTheInlineWait(t *testing.T) {
 			if _, after := p.rdState(); after != takes+1 {
 				t.Errorf("the call did not wait inline (%d takes, want %d)", after, takes+1)
 			}
-			if tt.mid != midDie {
-				mu.Lock()
-				if progressed != 1 {
-					t.Errorf("%d progress reports reached the hook, want 1", progressed)
-				}
-				mu.Unlock()
+			mu.Lock()
+			if progressed != 1 {
+				t.Errorf("%d progress reports reached the hook, want 1", progressed)
 			}
+			mu.Unlock()
 			if ci.yields.Load() == 0 {
 				t.Error("Yield never called: the ordinary wait does not watch the caller's input")
+			}
+			if tt.wrote != "" {
+				waitForFile(t, marker, tt.wrote)
 			}
 			if got := ts.mustCall(t, midAddOne, 41); string(got) != "42" {
 				t.Errorf("then add_one(41) = %s", got)

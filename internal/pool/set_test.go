@@ -42,6 +42,7 @@ const (
 	midFailUnprintably
 	midPlot
 	midSegfault
+	midDieOnCue
 	testPoolMids = iota // how many functions pool.py has
 )
 

@@ -59,6 +59,14 @@ def die(message):
     os._exit(3)
 
 
+def die_on_cue(cue):
+    """Exits with status 3 once cue exists; says it started through progress."""
+    nexus.progress(0)
+    while not os.path.exists(cue):
+        time.sleep(0.005)
+    die("the dice rolled off the table")
+
+
 def count(n):
     for i in range(1, n + 1):
         nexus.progress(i, n, "step %d" % i)
@@ -138,4 +146,5 @@ nexus.serve({
     16: fail_unprintably,
     17: plot,
     18: segfault,
+    19: die_on_cue,
 })
