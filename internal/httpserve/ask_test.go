@@ -12,7 +12,7 @@ import (
 // A function's question in a handshake-era session goes to the client on
 // the calling POST's SSE stream; the client POSTs its response, answered
 // 202, and the call's result follows on the same stream (MCP Streamable
-// HTTP; issue 11 §2).
+// HTTP; docs/spec.md §6.3).
 func TestServerRequestOnCallStream(t *testing.T) {
 	fc := &fakeCaller{label: "ask"}
 	s, err := New(Config{Logger: quietLogger(), AllowNoAuth: true}, []Program{loadProgram(t, "shapes", fc)})

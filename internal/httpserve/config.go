@@ -18,7 +18,7 @@ import (
 const (
 	DefaultHost        = "127.0.0.1"
 	DefaultPort        = 9000
-	DefaultMaxBody     = 64 << 20 // as SPEC §4.1's line cap on stdio
+	DefaultMaxBody     = 64 << 20 // as docs/spec.md §4.1's line cap on stdio
 	DefaultMaxSessions = 1000
 	DefaultSessionIdle = 30 * time.Minute
 	DefaultGrace       = 30 * time.Second
@@ -123,7 +123,8 @@ func (c *Config) setDefaults() {
 	}
 }
 
-// ErrNeedsToken refuses a non-loopback bind without a token (SPEC §5).
+// ErrNeedsToken refuses a non-loopback bind without a token (docs/spec.md
+// §5).
 var ErrNeedsToken = errors.New("refusing to serve on a non-loopback address without --auth-token (or NEXUS_AUTH_TOKEN) or --auth-issuer; pass --allow-no-auth to do it anyway")
 
 // ErrTokenAndIssuer refuses a static token beside OAuth: a token that

@@ -69,7 +69,7 @@ func (f *fakeCaller) call(ctx context.Context, cmd *manifest.Command, args []jso
 		var s string
 		json.Unmarshal(args[0], &s)
 		if f.label == "ask" {
-			// The function asks the client for the word to shout (issue 11).
+			// The function asks the client for the word to shout.
 			res, err := h.Ask(ctx, mcp.Question{Kind: "elicit", Params: json.RawMessage(`{"message":"` + s + `","requestedSchema":{"type":"object","properties":{"word":{"type":"string"}}}}`)})
 			if err != nil {
 				return nil, err

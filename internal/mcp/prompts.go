@@ -14,12 +14,12 @@ import (
 	"github.com/nexus-mcp/nexus/internal/manifest"
 )
 
-// MCP prompts (issue 21; MCP server/prompts): a program declares prompts
-// in its manifest (metadata.prompts: messages with {argument}
+// MCP prompts (docs/spec.md §6.1; MCP server/prompts): a program declares
+// prompts in its manifest (metadata.prompts: messages with {argument}
 // placeholders, embedded resources and images), or a command computes one
-// (its metadata.prompt): the prompt's arguments are the command's, and
-// its function returns the text of one user message, a list of {role,
-// content} messages, or content blocks (each a user message).
+// (its metadata.prompt): the prompt's arguments are the command's, and its
+// function returns the text of one user message, a list of {role, content}
+// messages, or content blocks (each a user message).
 
 // promptItem is one entry of prompts/list (MCP Prompt).
 type promptItem struct {

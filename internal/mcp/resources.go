@@ -12,13 +12,13 @@ import (
 	"github.com/nexus-mcp/nexus/internal/argmap"
 )
 
-// MCP resources (issue 21; MCP server/resources): the files a program
-// ships (its metadata.resources), the files its functions write (files.go)
-// and the resources its commands compute (a command's metadata.resource, a
-// URI template). resources/list pages through the first two,
-// resources/templates/list through the templates, and resources/read reads
-// any of them: a file from disk, a template's URI by calling its command
-// through the path tools/call takes (invoke.go).
+// MCP resources (docs/spec.md §6.1; MCP server/resources): the files a
+// program ships (its metadata.resources), the files its functions write
+// (files.go) and the resources its commands compute (a command's
+// metadata.resource, a URI template). resources/list pages through the
+// first two, resources/templates/list through the templates, and
+// resources/read reads any of them: a file from disk, a template's URI by
+// calling its command through the path tools/call takes (invoke.go).
 
 type listParams struct {
 	Cursor *string `json:"cursor"`

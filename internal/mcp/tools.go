@@ -103,8 +103,8 @@ func (v valueText) appendJSON(b []byte) []byte {
 
 func (v valueText) MarshalJSON() ([]byte, error) { return v.appendJSON(nil), nil }
 
-// CallToolResult is the result of tools/call (SPEC §4.7), keys in the order
-// the seed's transcripts show; resultType and _meta only in 2026-07-28.
+// CallToolResult is the result of tools/call, keys in docs/spec.md §4.7's
+// order; resultType and _meta only in 2026-07-28.
 type CallToolResult struct {
 	// Content holds the content blocks: text blocks, or those the function
 	// answered with (raw JSON objects).
@@ -374,7 +374,8 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observe
 			return errorResult("call to '" + tool.Name + "' was cancelled"), nil
 		}
 		s.callFailed(tool.Name, err, notify, logLevel)
-		// SPEC §4.4: a function that raises or a pool that fails is a result, not a protocol error.
+		// docs/spec.md §4.4: a function that raises or a pool that fails is
+		// a result, not a protocol error.
 		return errorResult(err.Error()), nil
 	}
 	content := blocks.get()
@@ -408,7 +409,8 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observe
 			return errorResult("tool '" + tool.Name + "' returned content nexus cannot read: " + err.Error()), nil
 		}
 	} else if fr != nil {
-		// Issue 21: the function wrote a file; the client gets a link to it.
+		// The function wrote a file; the client gets a link to it
+		// (docs/spec.md §6.1).
 		if res.Content, err = s.fileLink(fr, value, f, c.session, notify); err != nil {
 			return errorResult("tool '" + tool.Name + "' returns a file, but " + err.Error()), nil
 		}
@@ -420,7 +422,7 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observe
 		res.one[0] = valueText(value)
 		res.Content = res.one[:]
 	}
-	// SPEC §4.7: a record return also fills structuredContent, matching
+	// docs/spec.md §4.7: a record return also fills structuredContent, matching
 	// outputSchema; both came with 2025-06-18.
 	if structured && value != nil && !isNull(value) {
 		res.StructuredContent = value
@@ -435,7 +437,7 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observe
 func (s *Server) unreadableResult(tool string, err error) *CallToolResult {
 	var tm *argmap.TypeMismatch
 	if errors.As(err, &tm) {
-		// Issue 10: a result is checked against its declared type.
+		// docs/spec.md §4.7: a result is checked against its declared type.
 		return errorResult("'" + tool + "' returned " + tm.Error())
 	}
 	return errorResult("tool '" + tool + "' returned a value nexus cannot read: " + err.Error())
@@ -522,7 +524,7 @@ func blobResource(uri, mime, data string) *resourceBlock {
 }
 
 // mimeContent turns a `mime` return (the bytes, base64 in a JSON string)
-// into one content block (SPEC §4.7): image/* an image, audio/* audio
+// into one content block (docs/spec.md §4.7): image/* an image, audio/* audio
 // (an embedded resource before 2025-03-26, which has no audio blocks),
 // text/* text when it is UTF-8, anything else an embedded resource blob.
 func mimeContent(value json.RawMessage, mime string, f features, uri string) ([]any, error) {

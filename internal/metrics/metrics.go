@@ -1,10 +1,10 @@
 // Package metrics owns what `nexus serve` reports at GET /metrics, in
-// Prometheus's text format (issue 12): calls by program, tool and outcome,
-// their latency, calls in flight, pool starts, restarts and crashes by
-// language, live MCP sessions, HTTP requests by status, and with OAuth the
-// requests accepted by subject and refused by reason (auth.go). It knows the
-// names and labels; httpserve and cmd/nexus feed it through the small
-// functions here, and it imports nothing of nexus's.
+// Prometheus's text format (docs/deploy.md, "Metrics"): calls by program,
+// tool and outcome, their latency, calls in flight, pool starts, restarts
+// and crashes by language, live MCP sessions, HTTP requests by status, and
+// with OAuth the requests accepted by subject and refused by reason
+// (auth.go). It knows the names and labels; httpserve and cmd/nexus feed it
+// through the small functions here, and it imports nothing of nexus's.
 package metrics
 
 import (

@@ -43,7 +43,7 @@ func TestDebounce(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			// The debouncer is judged on the pokes as they came: on a loaded
 			// machine a gap meant to be short may stretch past the interval
-			// (issue 18), and such a run shows nothing; it is run again.
+			// and such a run shows nothing; it is run again.
 			for try := 1; !debounceRun(t, after, tt.gaps, tt.want, tt.early); try++ {
 				if try == 5 {
 					t.Fatalf("in 5 runs the pokes never came as fast as scheduled (gaps under %v)", after*3/4)
