@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
-	"runtime"
 
 	"github.com/spf13/cobra"
 
@@ -28,20 +26,6 @@ func (f *installFlags) register(c *cobra.Command, verb string) {
 	fl.BoolVar(&f.force, "force", false, verb+" even a server of that name that nexus did not write for this program")
 }
 
-// locator is where this user's files are: the home directory, this
-// directory as the project.
-func locator() (clientconfig.Locator, error) {
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return clientconfig.Locator{}, fmt.Errorf("no home directory: %w", err)
-	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		return clientconfig.Locator{}, err
-	}
-	return clientconfig.Locator{GOOS: runtime.GOOS, Home: home, Getenv: os.Getenv, Project: cwd}, nil
-}
-
 func newInstallCmd(o *program.Options) *cobra.Command {
 	f := &installFlags{}
 	c := &cobra.Command{
@@ -52,12 +36,12 @@ func newInstallCmd(o *program.Options) *cobra.Command {
 			"never overwritten: other servers and settings stay as they were, a backup is kept beside it\n" +
 			"(" + install.BackupSuffix + "), and running it again changes nothing.",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := locator()
+			ic, err := install.NewCommand(f.dryRun)
 			if err != nil {
 				return err
 			}
 			if f.list {
-				return listClients(l, args)
+				return listClients(ic, args)
 			}
 			if len(args) != 1 {
 				return program.Usagef("missing program: usage: nexus install TARGET --client NAME")
@@ -66,14 +50,7 @@ func newInstallCmd(o *program.Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if r.Client.Name == "claude-desktop" && clientconfig.UnderWSL() {
-				fmt.Fprintln(os.Stderr, "nexus: this is WSL: this installs into a Linux Claude Desktop; Claude Desktop on Windows needs the entry of `nexus run TARGET --mcp-config --wsl` in %APPDATA%\\Claude\\claude_desktop_config.json")
-			}
-			p, err := install.Install(l, r)
-			if err != nil {
-				return err
-			}
-			return finish(f, r, p)
+			return ic.Install(r)
 		},
 	}
 	f.register(c, "replace")
@@ -90,7 +67,7 @@ func newUninstallCmd(o *program.Options) *cobra.Command {
 			"leaving everything else as it was. Without TARGET, --name names the server; it is removed\n" +
 			"if it runs `nexus mcp` (--force: whatever it runs).",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := locator()
+			ic, err := install.NewCommand(f.dryRun)
 			if err != nil {
 				return err
 			}
@@ -106,11 +83,7 @@ func newUninstallCmd(o *program.Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			p, err := install.Uninstall(l, r)
-			if err != nil {
-				return err
-			}
-			return finish(f, r, p)
+			return ic.Uninstall(r)
 		},
 	}
 	f.register(c, "remove")
@@ -149,43 +122,8 @@ func installRequest(o *program.Options, f *installFlags, target string, needProg
 	return r, nil
 }
 
-// finish prints a dry run's diff, or applies the plan and says what it did.
-func finish(f *installFlags, r install.Request, p *install.Plan) error {
-	where := fmt.Sprintf("%s (%s)", r.Client.Title, p.Path)
-	if f.dryRun {
-		if !p.Changed() {
-			fmt.Fprintf(os.Stderr, "nexus: %s: no change (%s)\n", where, p.Change)
-			return nil
-		}
-		_, err := os.Stdout.WriteString(p.Diff())
-		return err
-	}
-	if err := p.Apply(); err != nil {
-		return err
-	}
-	switch p.Change {
-	case clientconfig.Unchanged:
-		fmt.Fprintf(os.Stderr, "nexus: %s is already in %s: nothing changed\n", r.Server.Name, where)
-	case clientconfig.Absent:
-		fmt.Fprintf(os.Stderr, "nexus: no server named %s in %s: nothing changed\n", r.Server.Name, where)
-	default:
-		prep := map[clientconfig.Change]string{clientconfig.Added: "to", clientconfig.Removed: "from"}[p.Change]
-		if prep == "" {
-			prep = "in"
-		}
-		fmt.Fprintf(os.Stderr, "nexus: %s %s %s %s (the file as it was: %s%s)\n", p.Change, r.Server.Name, prep, where, p.Path, install.BackupSuffix)
-		if p.Change != clientconfig.Removed {
-			fmt.Fprintf(os.Stderr, "nexus: restart %s to load it", r.Client.Title)
-			if r.Client.Name == "claude-code" && r.Scope == clientconfig.ScopeProject {
-				fmt.Fprint(os.Stderr, "; Claude Code asks you to approve a project's servers the first time it starts there")
-			}
-			fmt.Fprintln(os.Stderr)
-		}
-	}
-	return nil
-}
-
-func listClients(l clientconfig.Locator, args []string) error {
+// listClients is `nexus install --list [TARGET]`.
+func listClients(ic *install.Command, args []string) error {
 	var name, path string
 	switch len(args) {
 	case 0:
@@ -198,12 +136,5 @@ func listClients(l clientconfig.Locator, args []string) error {
 	default:
 		return program.Usagef("usage: nexus install --list [TARGET]")
 	}
-	found := install.List(l, name, path)
-	err := install.WriteList(os.Stdout, found, name)
-	for _, f := range found {
-		if f.Err != nil && !errors.Is(f.Err, clientconfig.ErrParse) {
-			fmt.Fprintf(os.Stderr, "nexus: %s: %v\n", f.Path, f.Err)
-		}
-	}
-	return err
+	return ic.List(name, path)
 }
