@@ -26,20 +26,31 @@ func (f *installFlags) register(c *cobra.Command, verb string) {
 	fl.BoolVar(&f.force, "force", false, verb+" even a server of that name that nexus did not write for this program")
 }
 
-func newInstallCmd(o *program.Options) *cobra.Command {
+// newEditCmd is install or uninstall: the flags both take, and run given
+// an install.Command for this user.
+func newEditCmd(use, short, long, verb string, run func(ic *install.Command, f *installFlags, args []string) error) (*cobra.Command, *installFlags) {
 	f := &installFlags{}
-	c := &cobra.Command{
-		Use:   "install TARGET --client NAME [--scope user|project] [--name N] [--dry-run] [--force] | install --list [TARGET]",
-		Short: "Add a program to an MCP client's configuration (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Gemini CLI, Codex)",
-		Long: "Add a program to an MCP client's configuration file, with the entry --mcp-config prints\n" +
-			"(absolute paths, and the PATH and interpreter variables of this shell). The file is merged,\n" +
-			"never overwritten: other servers and settings stay as they were, a backup is kept beside it\n" +
-			"(" + install.BackupSuffix + "), and running it again changes nothing.",
+	c := &cobra.Command{Use: use, Short: short, Long: long,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ic, err := install.NewCommand(f.dryRun)
 			if err != nil {
 				return err
 			}
+			return run(ic, f, args)
+		},
+	}
+	f.register(c, verb)
+	return c, f
+}
+
+func newInstallCmd(o *program.Options) *cobra.Command {
+	c, f := newEditCmd("install TARGET --client NAME [--scope user|project] [--name N] [--dry-run] [--force] | install --list [TARGET]",
+		"Add a program to an MCP client's configuration (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Gemini CLI, Codex)",
+		"Add a program to an MCP client's configuration file, with the entry --mcp-config prints\n"+
+			"(absolute paths, and the PATH and interpreter variables of this shell). The file is merged,\n"+
+			"never overwritten: other servers and settings stay as they were, a backup is kept beside it\n"+
+			"("+install.BackupSuffix+"), and running it again changes nothing.",
+		"replace", func(ic *install.Command, f *installFlags, args []string) error {
 			if f.list {
 				return listClients(ic, args)
 			}
@@ -51,27 +62,20 @@ func newInstallCmd(o *program.Options) *cobra.Command {
 				return err
 			}
 			return ic.Install(r)
-		},
-	}
-	f.register(c, "replace")
+		})
 	c.Flags().BoolVar(&f.list, "list", false, "list the clients found on this machine (and, given TARGET, whether each has the program)")
 	return c
 }
 
 func newUninstallCmd(o *program.Options) *cobra.Command {
-	f := &installFlags{}
-	c := &cobra.Command{
-		Use:   "uninstall [TARGET] --client NAME [--scope user|project] [--name N] [--dry-run] [--force]",
-		Short: "Remove a program from an MCP client's configuration",
-		Long: "Remove the server nexus installed for a program from a client's configuration file,\n" +
-			"leaving everything else as it was. Without TARGET, --name names the server; it is removed\n" +
+	c, _ := newEditCmd("uninstall [TARGET] --client NAME [--scope user|project] [--name N] [--dry-run] [--force]",
+		"Remove a program from an MCP client's configuration",
+		"Remove the server nexus installed for a program from a client's configuration file,\n"+
+			"leaving everything else as it was. Without TARGET, --name names the server; it is removed\n"+
 			"if it runs `nexus mcp` (--force: whatever it runs).",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ic, err := install.NewCommand(f.dryRun)
-			if err != nil {
-				return err
-			}
+		"remove", func(ic *install.Command, f *installFlags, args []string) error {
 			var r install.Request
+			var err error
 			switch {
 			case len(args) == 1:
 				r, err = installRequest(o, f, args[0], false)
@@ -84,9 +88,7 @@ func newUninstallCmd(o *program.Options) *cobra.Command {
 				return err
 			}
 			return ic.Uninstall(r)
-		},
-	}
-	f.register(c, "remove")
+		})
 	return c
 }
 
