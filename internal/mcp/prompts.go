@@ -51,15 +51,7 @@ func (s *Server) listPrompts(ctx context.Context, params json.RawMessage, versio
 			items = append(items, it)
 		}
 	}
-	start, end, rpcErr := s.pageOf(sf, "prompts/list", p, len(items))
-	if rpcErr != nil {
-		return nil, rpcErr
-	}
-	page := items[start:end]
-	if page == nil {
-		page = []promptItem{}
-	}
-	return s.listResult(ctx, sf, "prompts/list", object{{Key: "prompts", Value: page}}, end, len(items), version, s.opts.CacheTTL.Milliseconds()), nil
+	return listPage(ctx, s, sf, "prompts/list", "prompts", p, items, version, s.opts.CacheTTL.Milliseconds())
 }
 
 // untitled drops the arguments' titles for a version that has none.

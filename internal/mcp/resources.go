@@ -79,6 +79,20 @@ func (sf *surface) decodeListCursor(method, c string, n int) (int, bool) {
 	return offset, true
 }
 
+// listPage answers a list method with the page p asks for of items, as
+// the member key: an empty list, never null.
+func listPage[T any](ctx context.Context, s *Server, sf *surface, method, key string, p listParams, items []T, version string, ttl int64) (any, *Error) {
+	start, end, rpcErr := s.pageOf(sf, method, p, len(items))
+	if rpcErr != nil {
+		return nil, rpcErr
+	}
+	page := items[start:end]
+	if page == nil {
+		page = []T{}
+	}
+	return s.listResult(ctx, sf, method, object{{Key: key, Value: page}}, end, len(items), version, ttl), nil
+}
+
 // listResult finishes a list result: nextCursor when there is more, and in
 // 2026-07-28 the caching hints (ttl: how long the list stays as it is).
 func (s *Server) listResult(ctx context.Context, sf *surface, method string, res object, end, n int, version string, ttl int64) object {
@@ -141,22 +155,15 @@ func (s *Server) listResources(ctx context.Context, params json.RawMessage, vers
 	sf := s.current()
 	f := featuresOf(version)
 	items := s.resourceItems(sf, f)
-	start, end, rpcErr := s.pageOf(sf, "resources/list", p, len(items))
-	if rpcErr != nil {
-		return nil, rpcErr
-	}
-	if ss != nil {
-		ss.listedResources.Store(true)
-	}
-	page := items[start:end]
-	if page == nil {
-		page = []resourceItem{}
-	}
 	ttl := s.opts.CacheTTL.Milliseconds()
 	if sf.catalog.hasFiles() {
 		ttl = 0 // a function may add a file at any moment
 	}
-	return s.listResult(ctx, sf, "resources/list", object{{Key: "resources", Value: page}}, end, len(items), version, ttl), nil
+	res, rpcErr := listPage(ctx, s, sf, "resources/list", "resources", p, items, version, ttl)
+	if rpcErr == nil && ss != nil {
+		ss.listedResources.Store(true)
+	}
+	return res, rpcErr
 }
 
 // templateItem is one entry of resources/templates/list (MCP ResourceTemplate).
@@ -185,15 +192,7 @@ func (s *Server) listTemplates(ctx context.Context, params json.RawMessage, vers
 			items = append(items, it)
 		}
 	}
-	start, end, rpcErr := s.pageOf(sf, "resources/templates/list", p, len(items))
-	if rpcErr != nil {
-		return nil, rpcErr
-	}
-	page := items[start:end]
-	if page == nil {
-		page = []templateItem{}
-	}
-	return s.listResult(ctx, sf, "resources/templates/list", object{{Key: "resourceTemplates", Value: page}}, end, len(items), version, s.opts.CacheTTL.Milliseconds()), nil
+	return listPage(ctx, s, sf, "resources/templates/list", "resourceTemplates", p, items, version, s.opts.CacheTTL.Milliseconds())
 }
 
 type uriParams struct {
@@ -340,36 +339,24 @@ func firstOf(a, b string) string {
 // resource contents: text as text, images and audio as blobs, embedded
 // resources as they are.
 func blockContents(uri, mime string, blocks json.RawMessage) ([]contents, error) {
-	var raw []json.RawMessage
-	if err := json.Unmarshal(blocks, &raw); err != nil {
-		return nil, err
+	type head struct {
+		Type, Text, Data, MimeType string
+		Resource                   *contents
 	}
-	out := make([]contents, 0, len(raw))
-	for _, b := range raw {
-		var head struct {
-			Type, Text, Data, MimeType string
-			Resource                   *contents
-		}
-		if err := json.Unmarshal(b, &head); err != nil {
-			return nil, err
-		}
-		switch head.Type {
+	return mapBlocks(blocks, func(_ json.RawMessage, h head) (contents, error) {
+		switch h.Type {
 		case "text":
-			t := head.Text
-			out = append(out, contents{URI: uri, MimeType: firstOf(mime, "text/plain"), Text: &t})
+			return contents{URI: uri, MimeType: firstOf(mime, "text/plain"), Text: &h.Text}, nil
 		case "image", "audio":
-			d := head.Data
-			out = append(out, contents{URI: uri, MimeType: head.MimeType, Blob: &d})
+			return contents{URI: uri, MimeType: h.MimeType, Blob: &h.Data}, nil
 		case "resource":
-			if head.Resource == nil || head.Resource.URI == "" {
-				return nil, errors.New("an embedded resource block without a resource")
+			if h.Resource == nil || h.Resource.URI == "" {
+				return contents{}, errors.New("an embedded resource block without a resource")
 			}
-			out = append(out, *head.Resource)
-		default:
-			return nil, errors.New("a " + strconv.Quote(head.Type) + " block is no resource contents")
+			return *h.Resource, nil
 		}
-	}
-	return out, nil
+		return contents{}, errors.New("a " + strconv.Quote(h.Type) + " block is no resource contents")
+	})
 }
 
 // isFeatureMethod reports whether feature serves method (or, for

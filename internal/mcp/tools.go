@@ -45,17 +45,7 @@ func (s *Server) listTools(ctx context.Context, params json.RawMessage, version 
 	for _, t := range tools[start:end] {
 		page = append(page, t.Object(view))
 	}
-	res := object{{Key: "tools", Value: page}}
-	if end < len(tools) {
-		res = append(res, member{Key: "nextCursor", Value: sf.encodeListCursor("tools/list", end)})
-	}
-	if f.stateless {
-		res = append(res,
-			member{Key: "ttlMs", Value: s.opts.CacheTTL.Milliseconds()},
-			member{Key: "cacheScope", Value: cacheScope(ctx)})
-		res = sf.statelessResult(res)
-	}
-	return res, nil
+	return s.listResult(ctx, sf, "tools/list", object{{Key: "tools", Value: page}}, end, len(tools), version, s.opts.CacheTTL.Milliseconds()), nil
 }
 
 // cursorPrefix starts every list cursor (pageOf); clients must treat a
@@ -552,29 +542,41 @@ func mimeContent(value json.RawMessage, mime string, f features, uri string) ([]
 // them: audio before 2025-03-26 becomes an embedded resource blob, and a
 // resource_link before 2025-06-18 a text block naming its URI.
 func contentFor(blocks json.RawMessage, f features, uri string) ([]any, error) {
+	type head struct {
+		Type     string `json:"type"`
+		Data     string `json:"data"`
+		MimeType string `json:"mimeType"`
+		URI      string `json:"uri"`
+	}
+	return mapBlocks(blocks, func(b json.RawMessage, h head) (any, error) {
+		switch {
+		case h.Type == "audio" && !f.annotations:
+			return blobResource(uri, h.MimeType, h.Data), nil
+		case h.Type == "resource_link" && !f.title:
+			return &textBlock{Type: "text", Text: h.URI}, nil
+		}
+		return b, nil
+	})
+}
+
+// mapBlocks maps each of a function's content blocks (a JSON array of
+// objects) to an R, given the block and the fields of it H reads.
+func mapBlocks[H, R any](blocks json.RawMessage, each func(json.RawMessage, H) (R, error)) ([]R, error) {
 	var raw []json.RawMessage
 	if err := json.Unmarshal(blocks, &raw); err != nil {
 		return nil, err
 	}
-	out := make([]any, 0, len(raw))
+	out := make([]R, 0, len(raw))
 	for _, b := range raw {
-		var head struct {
-			Type     string `json:"type"`
-			Data     string `json:"data"`
-			MimeType string `json:"mimeType"`
-			URI      string `json:"uri"`
-		}
-		if err := json.Unmarshal(b, &head); err != nil {
+		var h H
+		if err := json.Unmarshal(b, &h); err != nil {
 			return nil, err
 		}
-		switch {
-		case head.Type == "audio" && !f.annotations:
-			out = append(out, blobResource(uri, head.MimeType, head.Data))
-		case head.Type == "resource_link" && !f.title:
-			out = append(out, &textBlock{Type: "text", Text: head.URI})
-		default:
-			out = append(out, b)
+		r, err := each(b, h)
+		if err != nil {
+			return nil, err
 		}
+		out = append(out, r)
 	}
 	return out, nil
 }

@@ -131,14 +131,7 @@ func TestWatcher(t *testing.T) {
 	if err := os.WriteFile(file, []byte("v1"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	w, err := New(50*time.Millisecond, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	if err := w.Watch([]string{file}); err != nil {
-		t.Fatal(err)
-	}
+	w := watching(t, 50*time.Millisecond, file)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if err := tt.change(); err != nil {
@@ -151,17 +144,24 @@ func TestWatcher(t *testing.T) {
 	}
 }
 
-// Watch replaces the set: a file no longer watched reports nothing.
-func TestWatchReplacesSet(t *testing.T) {
-	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
-	w, err := New(30*time.Millisecond, slog.New(slog.DiscardHandler))
+// watching is a Watcher on files, closed when the test ends.
+func watching(t *testing.T, debounce time.Duration, files ...string) *Watcher {
+	t.Helper()
+	w, err := New(debounce, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
-	if err := w.Watch([]string{a}); err != nil {
+	t.Cleanup(func() { w.Close() })
+	if err := w.Watch(files); err != nil {
 		t.Fatal(err)
 	}
+	return w
+}
+
+// Watch replaces the set: a file no longer watched reports nothing.
+func TestWatchReplacesSet(t *testing.T) {
+	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	w := watching(t, 30*time.Millisecond, a)
 	if err := w.Watch([]string{b}); err != nil {
 		t.Fatal(err)
 	}
