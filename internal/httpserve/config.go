@@ -91,35 +91,27 @@ func (c *Config) setDefaults() {
 	if c.Host == "" {
 		c.Host = DefaultHost
 	}
-	if c.MaxBody <= 0 {
-		c.MaxBody = DefaultMaxBody
-	}
-	if c.MaxSessions <= 0 {
-		c.MaxSessions = DefaultMaxSessions
-	}
-	if c.SessionIdle <= 0 {
-		c.SessionIdle = DefaultSessionIdle
-	}
-	if c.MaxCalls <= 0 {
-		c.MaxCalls = DefaultMaxCalls
-	}
-	if c.ReadHeaderTimeout <= 0 {
-		c.ReadHeaderTimeout = 10 * time.Second
-	}
-	if c.ReadTimeout <= 0 {
-		c.ReadTimeout = 5 * time.Minute
-	}
-	if c.IdleTimeout <= 0 {
-		c.IdleTimeout = 2 * time.Minute
-	}
-	if c.Grace <= 0 {
-		c.Grace = DefaultGrace
-	}
+	positiveOr(&c.MaxBody, DefaultMaxBody)
+	positiveOr(&c.MaxSessions, DefaultMaxSessions)
+	positiveOr(&c.SessionIdle, DefaultSessionIdle)
+	positiveOr(&c.MaxCalls, DefaultMaxCalls)
+	positiveOr(&c.ReadHeaderTimeout, 10*time.Second)
+	positiveOr(&c.ReadTimeout, 5*time.Minute)
+	positiveOr(&c.IdleTimeout, 2*time.Minute)
+	positiveOr(&c.Grace, DefaultGrace)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
 	if c.MCP.Logger == nil {
 		c.MCP.Logger = c.Logger
+	}
+}
+
+// positiveOr sets *v to d unless it is positive: zero (and a negative
+// value, which no cap or timeout means) is "the default".
+func positiveOr[T int | int64 | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
 	}
 }
 

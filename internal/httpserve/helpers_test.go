@@ -192,6 +192,20 @@ func newTestServer(t *testing.T, cfg Config) (*Server, *httptest.Server, *fakeCa
 	return s, ts, fc
 }
 
+// reqCase is one request of a table test (headers are name, value, ...)
+// and what its answer must be: the status, and want in the body.
+type reqCase struct {
+	name, method, path, body string
+	headers                  []string
+	status                   int
+	want                     string
+}
+
+// plus is headers with more after them, headers itself left as it is.
+func plus(headers []string, more ...string) []string {
+	return append(headers[:len(headers):len(headers)], more...)
+}
+
 // post sends body to path with the given headers (name, value, ...).
 func post(t *testing.T, ts *httptest.Server, path, body string, headers ...string) *http.Response {
 	t.Helper()

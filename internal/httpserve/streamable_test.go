@@ -25,7 +25,7 @@ func TestMCPStatusCodes(t *testing.T) {
 	toolsList := `{"jsonrpc":"2.0","id":7,"method":"tools/list"}`
 	stateless := func(method, params string) string { return statelessBody(9, method, params) }
 	hdr2026 := []string{"MCP-Protocol-Version", "2026-07-28"}
-	with := func(extra ...string) []string { return append(append([]string{}, hdr2026...), extra...) }
+	with := func(extra ...string) []string { return plus(hdr2026, extra...) }
 	tests := []struct {
 		name    string
 		method  string

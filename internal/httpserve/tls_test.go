@@ -147,15 +147,7 @@ func TestHTTP3(t *testing.T) {
 		{"HTTPS over TCP", srv.tcp, 2, wantAltSvc},
 	} {
 		t.Run(tr.name, func(t *testing.T) {
-			for _, tc := range []struct {
-				name    string
-				method  string
-				path    string
-				body    string
-				headers []string
-				status  int
-				want    string // in the body
-			}{
+			for _, tc := range []reqCase{
 				{"call", "POST", "/call/shapes/addInt", "[41]", auth, 200, `"result":42`},
 				{"stateless tools/call", "POST", "/mcp", statelessBody(1, "tools/call", `"name":"addInt","arguments":{"_1":1}`),
 					append([]string{"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "addInt"}, auth...), 200, `"text":"2"`},

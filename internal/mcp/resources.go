@@ -79,18 +79,28 @@ func (sf *surface) decodeListCursor(method, c string, n int) (int, bool) {
 	return offset, true
 }
 
-// listPage answers a list method with the page p asks for of items, as
-// the member key: an empty list, never null.
-func listPage[T any](ctx context.Context, s *Server, sf *surface, method, key string, p listParams, items []T, version string, ttl int64) (any, *Error) {
-	start, end, rpcErr := s.pageOf(sf, method, p, len(items))
+// listPage answers a list method: the page params ask for of the items
+// ctx's client may see in sf, as version shows them, as the member key.
+func listPage[T any](ctx context.Context, s *Server, sf *surface, params json.RawMessage, method, key, version string, ttl int64,
+	items func(context.Context, *surface, features) []T) (any, *Error) {
+	p, rpcErr := readListParams(method, params)
 	if rpcErr != nil {
 		return nil, rpcErr
 	}
-	page := items[start:end]
-	if page == nil {
-		page = []T{}
+	all := items(ctx, sf, featuresOf(version))
+	start, end, rpcErr := s.pageOf(sf, method, p, len(all))
+	if rpcErr != nil {
+		return nil, rpcErr
 	}
-	return s.listResult(ctx, sf, method, object{{Key: key, Value: page}}, end, len(items), version, ttl), nil
+	return s.listResult(ctx, sf, method, object{{Key: key, Value: orEmpty(all[start:end])}}, end, len(all), version, ttl), nil
+}
+
+// orEmpty is list, or an empty one for nil: a JSON list is [], never null.
+func orEmpty[T any](list []T) []T {
+	if list == nil {
+		return []T{}
+	}
+	return list
 }
 
 // listResult finishes a list result: nextCursor when there is more, and in
@@ -127,7 +137,7 @@ func fileSize(path string) *int64 {
 
 // resourceItems lists every resource: the program's files, then the files
 // functions wrote, in the order they first appeared.
-func (s *Server) resourceItems(sf *surface, f features) []resourceItem {
+func (s *Server) resourceItems(_ context.Context, sf *surface, f features) []resourceItem {
 	var items []resourceItem
 	if sf.catalog != nil {
 		for _, r := range sf.catalog.resources {
@@ -148,18 +158,12 @@ func (s *Server) resourceItems(sf *surface, f features) []resourceItem {
 // listResources answers resources/list. A session that lists resources
 // is told when a function adds one (notifications/resources/list_changed).
 func (s *Server) listResources(ctx context.Context, params json.RawMessage, version string, ss *Session) (any, *Error) {
-	p, rpcErr := readListParams("resources/list", params)
-	if rpcErr != nil {
-		return nil, rpcErr
-	}
 	sf := s.current()
-	f := featuresOf(version)
-	items := s.resourceItems(sf, f)
 	ttl := s.opts.CacheTTL.Milliseconds()
 	if sf.catalog.hasFiles() {
 		ttl = 0 // a function may add a file at any moment
 	}
-	res, rpcErr := listPage(ctx, s, sf, "resources/list", "resources", p, items, version, ttl)
+	res, rpcErr := listPage(ctx, s, sf, params, "resources/list", "resources", version, ttl, s.resourceItems)
 	if rpcErr == nil && ss != nil {
 		ss.listedResources.Store(true)
 	}
@@ -176,12 +180,12 @@ type templateItem struct {
 }
 
 func (s *Server) listTemplates(ctx context.Context, params json.RawMessage, version string) (any, *Error) {
-	p, rpcErr := readListParams("resources/templates/list", params)
-	if rpcErr != nil {
-		return nil, rpcErr
-	}
-	sf := s.current()
-	f := featuresOf(version)
+	return listPage(ctx, s, s.current(), params, "resources/templates/list", "resourceTemplates", version, s.opts.CacheTTL.Milliseconds(), templateItems)
+}
+
+// templateItems lists the resource templates ctx's client may read, as f
+// shows them.
+func templateItems(ctx context.Context, sf *surface, f features) []templateItem {
 	var items []templateItem
 	if sf.catalog != nil {
 		for _, t := range visible(ctx, sf.catalog.templates, func(t *template) *argmap.Tool { return t.tool }) {
@@ -192,7 +196,7 @@ func (s *Server) listTemplates(ctx context.Context, params json.RawMessage, vers
 			items = append(items, it)
 		}
 	}
-	return listPage(ctx, s, sf, "resources/templates/list", "resourceTemplates", p, items, version, s.opts.CacheTTL.Milliseconds())
+	return items
 }
 
 type uriParams struct {
@@ -395,17 +399,6 @@ func (s *Server) feature(ctx context.Context, r *Request, c client, ss *Session)
 // program's files) and every resource template, as the latest version
 // shows them.
 func (s *Server) ResourcesPayload() any {
-	sf := s.current()
-	f := featuresOf(LatestVersion)
-	items := s.resourceItems(sf, f)
-	if items == nil {
-		items = []resourceItem{}
-	}
-	templates := []templateItem{}
-	if sf.catalog != nil {
-		for _, t := range sf.catalog.templates {
-			templates = append(templates, templateItem{URITemplate: t.URITemplate, Name: t.Name, Title: t.Title, Description: t.Description, MimeType: t.MimeType})
-		}
-	}
-	return object{{Key: "resources", Value: items}, {Key: "resourceTemplates", Value: templates}}
+	ctx, sf, f := context.Background(), s.current(), featuresOf(LatestVersion)
+	return object{{Key: "resources", Value: orEmpty(s.resourceItems(ctx, sf, f))}, {Key: "resourceTemplates", Value: orEmpty(templateItems(ctx, sf, f))}}
 }
