@@ -234,14 +234,8 @@ func TestShutdownEndsSessionStreams(t *testing.T) {
 	}
 	defer stream.Body.Close()
 	stop()
-	select { // held by the stream, shutdown would take the whole 20s grace
-	case err := <-served:
-		if err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("shutdown waited on the open GET stream")
-	}
+	// Held by the stream, shutdown would take the whole 20s grace.
+	waitServed(t, served, 10*time.Second, "shutdown waited on the open GET stream")
 	if _, err := io.ReadAll(stream.Body); err != nil {
 		t.Errorf("the stream did not end cleanly: %v", err)
 	}

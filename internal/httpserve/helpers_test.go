@@ -324,6 +324,22 @@ func compact(s string) string {
 	return b.String()
 }
 
+// waitServed waits up to within for Serve to return, failing the test
+// with late if it does not; Serve's error fails it too, and is returned.
+func waitServed(t *testing.T, served <-chan error, within time.Duration, late string) error {
+	t.Helper()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		return err
+	case <-time.After(within):
+		t.Fatal(late)
+		return nil
+	}
+}
+
 // serveLoopback runs s on a port of its own on the loopback interface
 // (through wrap, when given) until stop is called: the port's address,
 // stop, and what Serve returns then.

@@ -269,15 +269,7 @@ func TestHTTP3GracefulShutdown(t *testing.T) {
 			srv.fc.waitBegan(t) // the call is running
 			start := time.Now()
 			srv.stop()
-			select {
-			case err := <-srv.served:
-				srv.served <- err // for the cleanup
-				if err != nil {
-					t.Errorf("Serve: %v", err)
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("Serve did not return")
-			}
+			srv.served <- waitServed(t, srv.served, 10*time.Second, "Serve did not return") // again, for the cleanup
 			// Held by the idle QUIC connection, shutdown would take the whole
 			// grace; a loaded machine may take a few seconds more than the
 			// call and the linger, not the 20s.
