@@ -27,7 +27,7 @@ func TestServerRequestOnCallStream(t *testing.T) {
 	post(t, ts, "/mcp", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, "Mcp-Session-Id", sid)
 
 	call := post(t, ts, "/mcp", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"shout","arguments":{"_1":"which word?"}}}`,
-		"Mcp-Session-Id", sid, "Accept", "application/json, text/event-stream")
+		"Mcp-Session-Id", sid, "Accept", mcpAccept)
 	if ct := call.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		t.Fatalf("the call answered %s, not an event stream", ct)
 	}

@@ -38,11 +38,7 @@ func TestGuard(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			resp := do(t, ts, tc.method, tc.path, tc.body, tc.headers...)
-			body := readBody(t, resp)
-			if resp.StatusCode != tc.status {
-				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.status, body)
-			}
+			resp, body := tc.run(t, ts)
 			switch tc.status {
 			case 401:
 				if !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {

@@ -201,25 +201,33 @@ type reqCase struct {
 	want                     string
 }
 
+// run sends c to ts and checks the status: the answer and its body.
+func (c reqCase) run(t *testing.T, ts *httptest.Server) (*http.Response, string) {
+	t.Helper()
+	resp := do(t, ts, c.method, c.path, c.body, c.headers...)
+	body := readBody(t, resp)
+	if resp.StatusCode != c.status {
+		t.Fatalf("status %d, want %d: %s", resp.StatusCode, c.status, body)
+	}
+	return resp, body
+}
+
 // plus is headers with more after them, headers itself left as it is.
 func plus(headers []string, more ...string) []string {
 	return append(headers[:len(headers):len(headers)], more...)
 }
 
-// post sends body to path with the given headers (name, value, ...).
-func post(t *testing.T, ts *httptest.Server, path, body string, headers ...string) *http.Response {
-	t.Helper()
-	return do(t, ts, http.MethodPost, path, body, headers...)
-}
+// mcpAccept is what an MCP client accepts: JSON, or an event stream.
+const mcpAccept = "application/json, text/event-stream"
 
-func do(t *testing.T, ts *httptest.Server, method, path, body string, headers ...string) *http.Response {
+// request is a request of method to url with body and header pairs (name,
+// value, ...), a later pair overriding an earlier one; "Host" sets the
+// request's host.
+func request(t *testing.T, method, url, body string, headers ...string) *http.Request {
 	t.Helper()
-	req, err := http.NewRequest(method, ts.URL+path, strings.NewReader(body))
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
 	}
 	for i := 0; i+1 < len(headers); i += 2 {
 		if headers[i] == "Host" {
@@ -228,7 +236,23 @@ func do(t *testing.T, ts *httptest.Server, method, path, body string, headers ..
 		}
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	resp, err := ts.Client().Do(req)
+	return req
+}
+
+// post sends body to path with the given headers (name, value, ...).
+func post(t *testing.T, ts *httptest.Server, path, body string, headers ...string) *http.Response {
+	t.Helper()
+	return do(t, ts, http.MethodPost, path, body, headers...)
+}
+
+// do sends a request to ts (request); a body is JSON unless the headers
+// say otherwise.
+func do(t *testing.T, ts *httptest.Server, method, path, body string, headers ...string) *http.Response {
+	t.Helper()
+	if body != "" {
+		headers = plus([]string{"Content-Type", "application/json"}, headers...)
+	}
+	resp, err := ts.Client().Do(request(t, method, ts.URL+path, body, headers...))
 	if err != nil {
 		t.Fatal(err)
 	}

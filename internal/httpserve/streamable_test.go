@@ -160,7 +160,7 @@ func TestProgressStreamsAsSSE(t *testing.T) {
 	_, ts, _ := newTestServer(t, Config{})
 	sid := initialize(t, ts)
 	call := `{"jsonrpc":"2.0","id":"p1","method":"tools/call","params":{"name":"sleepMs","arguments":{"_1":50},"_meta":{"progressToken":"tok"}}}`
-	resp := post(t, ts, "/mcp", call, "Mcp-Session-Id", sid, "Accept", "application/json, text/event-stream")
+	resp := post(t, ts, "/mcp", call, "Mcp-Session-Id", sid, "Accept", mcpAccept)
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Fatalf("Content-Type %q, want text/event-stream", ct)
 	}
