@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 )
@@ -92,11 +91,11 @@ func TestScratchCache(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run", "^TestChildCache$", "-test.v")
 	cmd.Env = append(os.Environ(), "TESTENV_CHILD=1", "XDG_CACHE_HOME="+given)
 	out, err := cmd.CombinedOutput()
-	m := regexp.MustCompile(`cache=(\S+)`).FindSubmatch(out)
-	if err != nil || m == nil {
+	_, logged, found := strings.Cut(string(out), "cache=")
+	if err != nil || !found {
 		t.Fatalf("child: %v\n%s", err, out)
 	}
-	cache := string(m[1])
+	cache := strings.Fields(logged)[0]
 	if cache == given || !strings.HasPrefix(filepath.Base(cache), "nexus-testenv-test-cache-") {
 		t.Errorf("the tests ran with XDG_CACHE_HOME=%s, want a fresh nexus-testenv-test-cache-* (given %s)", cache, given)
 	}
