@@ -24,12 +24,7 @@ func newBundleCmd(o *program.Options) *cobra.Command {
 			"The platform nexus runs on is packed with this nexus; others need\n" +
 			"--binary OS/ARCH=PATH (GOOS=darwin GOARCH=arm64 go build -o PATH ./cmd/nexus).\n" +
 			"The same inputs give the same bytes. See docs/bundles.md.",
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return program.Usagef("missing program: usage: nexus bundle TARGET [-o PROG.mcpb]")
-			}
-			return nil
-		},
+		Args: oneProgram("nexus bundle TARGET [-o PROG.mcpb]"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			target, err := bundle.ProgramTarget(args[0])
 			if err != nil {

@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
-	"runtime"
 
 	"github.com/spf13/cobra"
 
@@ -28,36 +26,33 @@ func (f *installFlags) register(c *cobra.Command, verb string) {
 	fl.BoolVar(&f.force, "force", false, verb+" even a server of that name that nexus did not write for this program")
 }
 
-// locator is where this user's files are: the home directory, this
-// directory as the project.
-func locator() (clientconfig.Locator, error) {
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return clientconfig.Locator{}, fmt.Errorf("no home directory: %w", err)
-	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		return clientconfig.Locator{}, err
-	}
-	return clientconfig.Locator{GOOS: runtime.GOOS, Home: home, Getenv: os.Getenv, Project: cwd}, nil
-}
-
-func newInstallCmd(o *program.Options) *cobra.Command {
+// newEditCmd is install or uninstall: the flags both take, and run given
+// an install.Command for this user.
+func newEditCmd(use, short, long, verb string, run func(ic *install.Command, f *installFlags, args []string) error) (*cobra.Command, *installFlags) {
 	f := &installFlags{}
-	c := &cobra.Command{
-		Use:   "install TARGET --client NAME [--scope user|project] [--name N] [--dry-run] [--force] | install --list [TARGET]",
-		Short: "Add a program to an MCP client's configuration (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Gemini CLI, Codex)",
-		Long: "Add a program to an MCP client's configuration file, with the entry --mcp-config prints\n" +
-			"(absolute paths, and the PATH and interpreter variables of this shell). The file is merged,\n" +
-			"never overwritten: other servers and settings stay as they were, a backup is kept beside it\n" +
-			"(" + install.BackupSuffix + "), and running it again changes nothing.",
+	c := &cobra.Command{Use: use, Short: short, Long: long,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := locator()
+			ic, err := install.NewCommand(f.dryRun)
 			if err != nil {
 				return err
 			}
+			return run(ic, f, args)
+		},
+	}
+	f.register(c, verb)
+	return c, f
+}
+
+func newInstallCmd(o *program.Options) *cobra.Command {
+	c, f := newEditCmd("install TARGET --client NAME [--scope user|project] [--name N] [--dry-run] [--force] | install --list [TARGET]",
+		"Add a program to an MCP client's configuration (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Gemini CLI, Codex)",
+		"Add a program to an MCP client's configuration file, with the entry --mcp-config prints\n"+
+			"(absolute paths, and the PATH and interpreter variables of this shell). The file is merged,\n"+
+			"never overwritten: other servers and settings stay as they were, a backup is kept beside it\n"+
+			"("+install.BackupSuffix+"), and running it again changes nothing.",
+		"replace", func(ic *install.Command, f *installFlags, args []string) error {
 			if f.list {
-				return listClients(l, args)
+				return listClients(ic, args)
 			}
 			if len(args) != 1 {
 				return program.Usagef("missing program: usage: nexus install TARGET --client NAME")
@@ -66,35 +61,21 @@ func newInstallCmd(o *program.Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if r.Client.Name == "claude-desktop" && clientconfig.UnderWSL() {
-				fmt.Fprintln(os.Stderr, "nexus: this is WSL: this installs into a Linux Claude Desktop; Claude Desktop on Windows needs the entry of `nexus run TARGET --mcp-config --wsl` in %APPDATA%\\Claude\\claude_desktop_config.json")
-			}
-			p, err := install.Install(l, r)
-			if err != nil {
-				return err
-			}
-			return finish(f, r, p)
-		},
-	}
-	f.register(c, "replace")
+			return ic.Install(r)
+		})
 	c.Flags().BoolVar(&f.list, "list", false, "list the clients found on this machine (and, given TARGET, whether each has the program)")
 	return c
 }
 
 func newUninstallCmd(o *program.Options) *cobra.Command {
-	f := &installFlags{}
-	c := &cobra.Command{
-		Use:   "uninstall [TARGET] --client NAME [--scope user|project] [--name N] [--dry-run] [--force]",
-		Short: "Remove a program from an MCP client's configuration",
-		Long: "Remove the server nexus installed for a program from a client's configuration file,\n" +
-			"leaving everything else as it was. Without TARGET, --name names the server; it is removed\n" +
+	c, _ := newEditCmd("uninstall [TARGET] --client NAME [--scope user|project] [--name N] [--dry-run] [--force]",
+		"Remove a program from an MCP client's configuration",
+		"Remove the server nexus installed for a program from a client's configuration file,\n"+
+			"leaving everything else as it was. Without TARGET, --name names the server; it is removed\n"+
 			"if it runs `nexus mcp` (--force: whatever it runs).",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := locator()
-			if err != nil {
-				return err
-			}
+		"remove", func(ic *install.Command, f *installFlags, args []string) error {
 			var r install.Request
+			var err error
 			switch {
 			case len(args) == 1:
 				r, err = installRequest(o, f, args[0], false)
@@ -106,14 +87,8 @@ func newUninstallCmd(o *program.Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			p, err := install.Uninstall(l, r)
-			if err != nil {
-				return err
-			}
-			return finish(f, r, p)
-		},
-	}
-	f.register(c, "remove")
+			return ic.Uninstall(r)
+		})
 	return c
 }
 
@@ -149,43 +124,8 @@ func installRequest(o *program.Options, f *installFlags, target string, needProg
 	return r, nil
 }
 
-// finish prints a dry run's diff, or applies the plan and says what it did.
-func finish(f *installFlags, r install.Request, p *install.Plan) error {
-	where := fmt.Sprintf("%s (%s)", r.Client.Title, p.Path)
-	if f.dryRun {
-		if !p.Changed() {
-			fmt.Fprintf(os.Stderr, "nexus: %s: no change (%s)\n", where, p.Change)
-			return nil
-		}
-		_, err := os.Stdout.WriteString(p.Diff())
-		return err
-	}
-	if err := p.Apply(); err != nil {
-		return err
-	}
-	switch p.Change {
-	case clientconfig.Unchanged:
-		fmt.Fprintf(os.Stderr, "nexus: %s is already in %s: nothing changed\n", r.Server.Name, where)
-	case clientconfig.Absent:
-		fmt.Fprintf(os.Stderr, "nexus: no server named %s in %s: nothing changed\n", r.Server.Name, where)
-	default:
-		prep := map[clientconfig.Change]string{clientconfig.Added: "to", clientconfig.Removed: "from"}[p.Change]
-		if prep == "" {
-			prep = "in"
-		}
-		fmt.Fprintf(os.Stderr, "nexus: %s %s %s %s (the file as it was: %s%s)\n", p.Change, r.Server.Name, prep, where, p.Path, install.BackupSuffix)
-		if p.Change != clientconfig.Removed {
-			fmt.Fprintf(os.Stderr, "nexus: restart %s to load it", r.Client.Title)
-			if r.Client.Name == "claude-code" && r.Scope == clientconfig.ScopeProject {
-				fmt.Fprint(os.Stderr, "; Claude Code asks you to approve a project's servers the first time it starts there")
-			}
-			fmt.Fprintln(os.Stderr)
-		}
-	}
-	return nil
-}
-
-func listClients(l clientconfig.Locator, args []string) error {
+// listClients is `nexus install --list [TARGET]`.
+func listClients(ic *install.Command, args []string) error {
 	var name, path string
 	switch len(args) {
 	case 0:
@@ -198,12 +138,5 @@ func listClients(l clientconfig.Locator, args []string) error {
 	default:
 		return program.Usagef("usage: nexus install --list [TARGET]")
 	}
-	found := install.List(l, name, path)
-	err := install.WriteList(os.Stdout, found, name)
-	for _, f := range found {
-		if f.Err != nil && !errors.Is(f.Err, clientconfig.ErrParse) {
-			fmt.Fprintf(os.Stderr, "nexus: %s: %v\n", f.Path, f.Err)
-		}
-	}
-	return err
+	return ic.List(name, path)
 }

@@ -16,12 +16,7 @@ func newLauncherCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "launcher TARGET -o PATH",
 		Short: "Write a launcher script so that ./PATH runs the program (./prog --mcp-tools, ./prog CMD ARGS)",
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return program.Usagef("missing program: usage: nexus launcher TARGET -o PATH")
-			}
-			return nil
-		},
+		Args:  oneProgram("nexus launcher TARGET -o PATH"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return program.Usagef("launcher: -o PATH is required")

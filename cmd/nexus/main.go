@@ -54,3 +54,14 @@ func newRootCmd(o *program.Options) *cobra.Command {
 	root.AddCommand(newServeCmd(o), newBundleCmd(o), newInstallCmd(o), newUninstallCmd(o))
 	return root
 }
+
+// oneProgram takes exactly one TARGET; anything else is a usage error
+// (exit 2) that shows usage.
+func oneProgram(usage string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			return program.Usagef("missing program: usage: %s", usage)
+		}
+		return nil
+	}
+}

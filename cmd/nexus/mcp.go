@@ -15,12 +15,7 @@ func newMCPCmd(o *program.Options) *cobra.Command {
 		Short: "Serve a program's functions as MCP tools on stdin/stdout",
 		Long: "Serve a program as an MCP server over stdio (one JSON-RPC message per line).\n" +
 			"TARGET is a manifest file, a directory holding manifest.json, or a launcher script.",
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return program.Usagef("missing program: usage: nexus mcp TARGET")
-			}
-			return nil
-		},
+		Args: oneProgram("nexus mcp TARGET"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("http-port") {
 				// The single-program shorthand of `nexus serve`.

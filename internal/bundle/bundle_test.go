@@ -22,22 +22,7 @@ import (
 func program(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "combat")
-	src := filepath.Join("..", "..", "testdata", "combat")
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dir, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dir, rel), b, 0o644)
-	})
-	if err != nil {
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "testdata", "combat"))); err != nil {
 		t.Fatal(err)
 	}
 	outside := filepath.Join(filepath.Dir(dir), "secret.txt")
@@ -55,12 +40,7 @@ func program(t *testing.T) string {
 		if filepath.IsAbs(name) {
 			p = name
 		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		write(t, p, text)
 	}
 	if err := os.Symlink(outside, filepath.Join(dir, "data", "link-out")); err != nil {
 		t.Fatal(err)

@@ -1,7 +1,7 @@
 // Package clientconfig owns what `--mcp-config` prints: the JSON an MCP
 // client (Claude Desktop, Claude Code, ...) needs to start or reach a nexus
-// server (SPEC §3 and §5), with the environment the user's pools need, and
-// the matching `claude mcp add` line.
+// server (docs/spec.md §3 and §5), with the environment the user's pools
+// need, and the matching `claude mcp add` line.
 //
 // Clients start servers with a minimal environment: Claude Desktop's PATH
 // finds the system python3, not the conda or pyenv interpreter that holds

@@ -1,10 +1,11 @@
 // Package generation swaps an immutable value while the users of the old
-// one finish with it: the primitive of hot reload (issue 12 §4). A server
-// keeps its program (tools, pools, callers) in a Cell; a call Acquires the
-// current generation, which stays usable until it Releases it, and a
-// reload Swaps in a new one and learns from the old one's Drained when the
-// last call on it has ended, so that its pools can be stopped. Acquire is
-// one atomic load and one compare-and-swap; nothing is allocated.
+// one finish with it: the primitive of hot reload (docs/spec.md §6.4). A
+// server keeps its program (tools, pools, callers) in a Cell; a call
+// Acquires the current generation, which stays usable until it Releases it,
+// and a reload Swaps in a new one and learns from the old one's Drained
+// when the last call on it has ended, so that its pools can be stopped.
+// Acquire is one atomic load and one compare-and-swap; nothing is
+// allocated.
 package generation
 
 import "sync/atomic"

@@ -14,8 +14,8 @@ import (
 	"github.com/nexus-mcp/nexus/internal/mcp"
 )
 
-// The plain JSON API (SPEC §5) answers {"status":"ok","result":...} or
-// {"status":"error","error":"..."}.
+// The plain JSON API (docs/spec.md §5) answers {"status":"ok","result":...}
+// or {"status":"error","error":"..."}.
 type apiReply struct {
 	Status string          `json:"status"`
 	Result json.RawMessage `json:"result,omitempty"`

@@ -21,48 +21,40 @@ func TestCallAPI(t *testing.T) {
 	_, ts, fc := newTestServer(t, Config{MaxBody: 1024})
 	// want is part of the reply, or "pool got X": the positional call the
 	// fake pool got (it answers a value of the command's return type).
-	tests := []struct {
-		name, method, path, body string
-		status                   int
-		want                     string
-	}{
-		{"array", "POST", "/call/shapes/addInt", `[41]`, 200, `{"status":"ok","result":42}`},
-		{"args object", "POST", "/call/shapes/addInt", `{"args":[1]}`, 200, `{"status":"ok","result":2}`},
-		{"string result", "POST", "/call/shapes/shout", `["hi"]`, 200, `{"status":"ok","result":"HI!"}`},
-		{"function raised", "POST", "/call/shapes/fail", `["x"]`, 500, `{"status":"error","error":"ValueError: boom"}`},
-		{"missing argument", "POST", "/call/shapes/addInt", `[]`, 400, `missing required argument '_1' of 'addInt'`},
-		{"wrong type", "POST", "/call/shapes/addInt", `["x"]`, 400, `argument '_1' of 'addInt'`},
-		{"default filled", "POST", "/call/shapes/scale", `[3]`, 200, `pool got [3.0,2.5]`},
-		{"null takes the default", "POST", "/call/shapes/scale", `[3,null]`, 200, `pool got [3.0,2.5]`},
-		{"option given", "POST", "/call/shapes/scale", `[3,4]`, 200, `pool got [3.0,4.0]`},
-		{"map as pairs reaches the pool as an object", "POST", "/call/shapes/mapSize", `[[["a",1],["b",2]]]`, 200, `pool got [{"a":1,"b":2}]`},
-		{"unrolled group as a record", "POST", "/call/shapes/configure", `[{"numThreads":4}]`, 200, `pool got [{"tmpDir":"/tmp","numThreads":4,"removeCaches":false}]`},
-		{"unrolled group, not a record", "POST", "/call/shapes/configure", `[7]`, 400, `must be a record object`},
-		{"flag", "POST", "/call/shapes/verbose", `[true]`, 200, `pool got [true]`},
-		{"too many arguments", "POST", "/call/shapes/addInt", `[1,2]`, 400, `takes 1 positional argument(s) (_1: Int), got 2`},
-		{"not JSON", "POST", "/call/shapes/addInt", `[1`, 400, `not valid JSON`},
-		{"not an array", "POST", "/call/shapes/addInt", `7`, 400, `expected an array`},
-		{"other object", "POST", "/call/shapes/addInt", `{"argz":[1]}`, 400, `{\"args\":[...]}`},
-		{"body over the cap", "POST", "/call/shapes/shout", `["` + strings.Repeat("a", 2000) + `"]`, 413, `too large`},
-		{"unknown module", "POST", "/call/nope/addInt", `[1]`, 404, `unknown module 'nope' (served: shapes)`},
-		{"unknown command", "POST", "/call/shapes/nope", `[1]`, 404, `unknown command 'nope'`},
-		{"excluded command", "POST", "/call/shapes/readStdin", `[""]`, 404, `is not served (reads from @stdin)`},
-		{"no command", "POST", "/call/shapes", `[]`, 404, `/call/<module>/<command>`},
-		{"GET a call", "GET", "/call/shapes/addInt", ``, 405, `use POST`},
-		{"discover all", "GET", "/discover", ``, 200, `"modules":[{"name":"shapes"`},
-		{"discover a module", "GET", "/discover/shapes", ``, 200, `{"name":"addInt","tool":"addInt","description":`},
-		{"discover an unknown module", "GET", "/discover/nope", ``, 404, `unknown module 'nope'`},
-		{"POST discover", "POST", "/discover", `[]`, 405, `use GET`},
-		{"health", "GET", "/health", ``, 200, `{"status":"ok"}`},
-		{"unknown path", "GET", "/nope", ``, 404, `not found: /nope`},
+	tests := []reqCase{
+		{"array", "POST", "/call/shapes/addInt", `[41]`, nil, 200, `{"status":"ok","result":42}`},
+		{"args object", "POST", "/call/shapes/addInt", `{"args":[1]}`, nil, 200, `{"status":"ok","result":2}`},
+		{"string result", "POST", "/call/shapes/shout", `["hi"]`, nil, 200, `{"status":"ok","result":"HI!"}`},
+		{"function raised", "POST", "/call/shapes/fail", `["x"]`, nil, 500, `{"status":"error","error":"ValueError: boom"}`},
+		{"missing argument", "POST", "/call/shapes/addInt", `[]`, nil, 400, `missing required argument '_1' of 'addInt'`},
+		{"wrong type", "POST", "/call/shapes/addInt", `["x"]`, nil, 400, `argument '_1' of 'addInt'`},
+		{"default filled", "POST", "/call/shapes/scale", `[3]`, nil, 200, `pool got [3.0,2.5]`},
+		{"null takes the default", "POST", "/call/shapes/scale", `[3,null]`, nil, 200, `pool got [3.0,2.5]`},
+		{"option given", "POST", "/call/shapes/scale", `[3,4]`, nil, 200, `pool got [3.0,4.0]`},
+		{"map as pairs reaches the pool as an object", "POST", "/call/shapes/mapSize", `[[["a",1],["b",2]]]`, nil, 200, `pool got [{"a":1,"b":2}]`},
+		{"unrolled group as a record", "POST", "/call/shapes/configure", `[{"numThreads":4}]`, nil, 200, `pool got [{"tmpDir":"/tmp","numThreads":4,"removeCaches":false}]`},
+		{"unrolled group, not a record", "POST", "/call/shapes/configure", `[7]`, nil, 400, `must be a record object`},
+		{"flag", "POST", "/call/shapes/verbose", `[true]`, nil, 200, `pool got [true]`},
+		{"too many arguments", "POST", "/call/shapes/addInt", `[1,2]`, nil, 400, `takes 1 positional argument(s) (_1: Int), got 2`},
+		{"not JSON", "POST", "/call/shapes/addInt", `[1`, nil, 400, `not valid JSON`},
+		{"not an array", "POST", "/call/shapes/addInt", `7`, nil, 400, `expected an array`},
+		{"other object", "POST", "/call/shapes/addInt", `{"argz":[1]}`, nil, 400, `{\"args\":[...]}`},
+		{"body over the cap", "POST", "/call/shapes/shout", `["` + strings.Repeat("a", 2000) + `"]`, nil, 413, `too large`},
+		{"unknown module", "POST", "/call/nope/addInt", `[1]`, nil, 404, `unknown module 'nope' (served: shapes)`},
+		{"unknown command", "POST", "/call/shapes/nope", `[1]`, nil, 404, `unknown command 'nope'`},
+		{"excluded command", "POST", "/call/shapes/readStdin", `[""]`, nil, 404, `is not served (reads from @stdin)`},
+		{"no command", "POST", "/call/shapes", `[]`, nil, 404, `/call/<module>/<command>`},
+		{"GET a call", "GET", "/call/shapes/addInt", ``, nil, 405, `use POST`},
+		{"discover all", "GET", "/discover", ``, nil, 200, `"modules":[{"name":"shapes"`},
+		{"discover a module", "GET", "/discover/shapes", ``, nil, 200, `{"name":"addInt","tool":"addInt","description":`},
+		{"discover an unknown module", "GET", "/discover/nope", ``, nil, 404, `unknown module 'nope'`},
+		{"POST discover", "POST", "/discover", `[]`, nil, 405, `use GET`},
+		{"health", "GET", "/health", ``, nil, 200, `{"status":"ok"}`},
+		{"unknown path", "GET", "/nope", ``, nil, 404, `not found: /nope`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			resp := do(t, ts, tc.method, tc.path, tc.body)
-			body := readBody(t, resp)
-			if resp.StatusCode != tc.status {
-				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.status, body)
-			}
+			resp, body := tc.run(t, ts)
 			if got, ok := strings.CutPrefix(tc.want, "pool got "); ok {
 				if last := fc.lastCall(); last != got {
 					t.Errorf("the pool got %s, want %s", last, got)
@@ -225,23 +217,14 @@ func TestShutdownEndsSessionStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	req, _ := http.NewRequest(http.MethodGet, url, nil)
-	req.Header.Set("Mcp-Session-Id", resp.Header.Get("Mcp-Session-Id"))
-	req.Header.Set("Accept", "text/event-stream")
-	stream, err := http.DefaultClient.Do(req)
+	stream, err := http.DefaultClient.Do(request(t, http.MethodGet, url, "", "Mcp-Session-Id", resp.Header.Get("Mcp-Session-Id"), "Accept", "text/event-stream"))
 	if err != nil || stream.StatusCode != 200 {
 		t.Fatalf("GET stream: %v %v", err, stream)
 	}
 	defer stream.Body.Close()
 	stop()
-	select { // held by the stream, shutdown would take the whole 20s grace
-	case err := <-served:
-		if err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("shutdown waited on the open GET stream")
-	}
+	// Held by the stream, shutdown would take the whole 20s grace.
+	waitServed(t, served, 10*time.Second, "shutdown waited on the open GET stream")
 	if _, err := io.ReadAll(stream.Body); err != nil {
 		t.Errorf("the stream did not end cleanly: %v", err)
 	}

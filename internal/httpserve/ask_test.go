@@ -12,7 +12,7 @@ import (
 // A function's question in a handshake-era session goes to the client on
 // the calling POST's SSE stream; the client POSTs its response, answered
 // 202, and the call's result follows on the same stream (MCP Streamable
-// HTTP; issue 11 §2).
+// HTTP; docs/spec.md §6.3).
 func TestServerRequestOnCallStream(t *testing.T) {
 	fc := &fakeCaller{label: "ask"}
 	s, err := New(Config{Logger: quietLogger(), AllowNoAuth: true}, []Program{loadProgram(t, "shapes", fc)})
@@ -27,7 +27,7 @@ func TestServerRequestOnCallStream(t *testing.T) {
 	post(t, ts, "/mcp", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, "Mcp-Session-Id", sid)
 
 	call := post(t, ts, "/mcp", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"shout","arguments":{"_1":"which word?"}}}`,
-		"Mcp-Session-Id", sid, "Accept", "application/json, text/event-stream")
+		"Mcp-Session-Id", sid, "Accept", mcpAccept)
 	if ct := call.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		t.Fatalf("the call answered %s, not an event stream", ct)
 	}

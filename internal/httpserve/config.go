@@ -18,7 +18,7 @@ import (
 const (
 	DefaultHost        = "127.0.0.1"
 	DefaultPort        = 9000
-	DefaultMaxBody     = 64 << 20 // as SPEC §4.1's line cap on stdio
+	DefaultMaxBody     = 64 << 20 // as docs/spec.md §4.1's line cap on stdio
 	DefaultMaxSessions = 1000
 	DefaultSessionIdle = 30 * time.Minute
 	DefaultGrace       = 30 * time.Second
@@ -91,30 +91,14 @@ func (c *Config) setDefaults() {
 	if c.Host == "" {
 		c.Host = DefaultHost
 	}
-	if c.MaxBody <= 0 {
-		c.MaxBody = DefaultMaxBody
-	}
-	if c.MaxSessions <= 0 {
-		c.MaxSessions = DefaultMaxSessions
-	}
-	if c.SessionIdle <= 0 {
-		c.SessionIdle = DefaultSessionIdle
-	}
-	if c.MaxCalls <= 0 {
-		c.MaxCalls = DefaultMaxCalls
-	}
-	if c.ReadHeaderTimeout <= 0 {
-		c.ReadHeaderTimeout = 10 * time.Second
-	}
-	if c.ReadTimeout <= 0 {
-		c.ReadTimeout = 5 * time.Minute
-	}
-	if c.IdleTimeout <= 0 {
-		c.IdleTimeout = 2 * time.Minute
-	}
-	if c.Grace <= 0 {
-		c.Grace = DefaultGrace
-	}
+	positiveOr(&c.MaxBody, DefaultMaxBody)
+	positiveOr(&c.MaxSessions, DefaultMaxSessions)
+	positiveOr(&c.SessionIdle, DefaultSessionIdle)
+	positiveOr(&c.MaxCalls, DefaultMaxCalls)
+	positiveOr(&c.ReadHeaderTimeout, 10*time.Second)
+	positiveOr(&c.ReadTimeout, 5*time.Minute)
+	positiveOr(&c.IdleTimeout, 2*time.Minute)
+	positiveOr(&c.Grace, DefaultGrace)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -123,7 +107,16 @@ func (c *Config) setDefaults() {
 	}
 }
 
-// ErrNeedsToken refuses a non-loopback bind without a token (SPEC §5).
+// positiveOr sets *v to d unless it is positive: zero (and a negative
+// value, which no cap or timeout means) is "the default".
+func positiveOr[T int | int64 | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
+}
+
+// ErrNeedsToken refuses a non-loopback bind without a token (docs/spec.md
+// §5).
 var ErrNeedsToken = errors.New("refusing to serve on a non-loopback address without --auth-token (or NEXUS_AUTH_TOKEN) or --auth-issuer; pass --allow-no-auth to do it anyway")
 
 // ErrTokenAndIssuer refuses a static token beside OAuth: a token that

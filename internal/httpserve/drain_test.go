@@ -82,14 +82,7 @@ func TestDrainServesAcceptedConnections(t *testing.T) {
 	if n, err := idleReader.Read(make([]byte, 1)); err == nil {
 		t.Errorf("the idle keep-alive connection is still open during the drain (read %d bytes)", n)
 	}
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Serve did not return once its connections closed")
-	}
+	waitServed(t, served, 5*time.Second, "Serve did not return once its connections closed")
 }
 
 // acceptSignal tells of each connection the server has accepted.

@@ -12,44 +12,33 @@ import (
 func TestGuard(t *testing.T) {
 	_, ts, _ := newTestServer(t, Config{AuthToken: "s3cret-token", AllowedOrigins: []string{"https://app.example.com"}, AllowedHosts: []string{"nexus.internal"}})
 	auth := []string{"Authorization", "Bearer s3cret-token"}
-	with := func(extra ...string) []string { return append(append([]string{}, auth...), extra...) }
-	tests := []struct {
-		name    string
-		method  string
-		path    string
-		body    string
-		headers []string
-		status  int
-	}{
-		{"token", "POST", "/mcp", initBody, auth, 200},
-		{"token, scheme in lower case", "POST", "/mcp", initBody, []string{"Authorization", "bearer s3cret-token"}, 200},
-		{"no token", "POST", "/mcp", initBody, nil, 401},
-		{"wrong token", "POST", "/mcp", initBody, []string{"Authorization", "Bearer s3cret-tokem"}, 401},
-		{"token prefix", "POST", "/mcp", initBody, []string{"Authorization", "Bearer s3cret"}, 401},
-		{"basic auth", "POST", "/mcp", initBody, []string{"Authorization", "Basic czNjcmV0LXRva2Vu"}, 401},
-		{"API needs the token too", "GET", "/discover", "", nil, 401},
-		{"API with the token", "GET", "/discover", "", auth, 200},
-		{"health is open", "GET", "/health", "", nil, 200},
-		{"health from a foreign Host", "GET", "/health", "", []string{"Host", "evil.example.com"}, 200},
-		{"preflight is open", "OPTIONS", "/mcp", "", []string{"Origin", "http://localhost:5173", "Access-Control-Request-Method", "POST"}, 204},
-		{"preflight from a foreign origin", "OPTIONS", "/mcp", "", []string{"Origin", "http://evil.example.com", "Access-Control-Request-Method", "POST"}, 403},
-		{"loopback origin", "POST", "/mcp", initBody, with("Origin", "http://127.0.0.1:3000"), 200},
-		{"allowed origin", "POST", "/mcp", initBody, with("Origin", "https://app.example.com"), 200},
-		{"foreign origin", "POST", "/mcp", initBody, with("Origin", "http://evil.example.com"), 403},
-		{"null origin", "POST", "/mcp", initBody, with("Origin", "null"), 403},
-		{"foreign Host", "POST", "/mcp", initBody, with("Host", "evil.example.com"), 403},
-		{"foreign Host with port", "POST", "/mcp", initBody, with("Host", "evil.example.com:9000"), 403},
-		{"localhost Host", "POST", "/mcp", initBody, with("Host", "localhost:9000"), 200},
-		{"IPv6 loopback Host", "POST", "/mcp", initBody, with("Host", "[::1]:9000"), 200},
-		{"allowed Host", "POST", "/mcp", initBody, with("Host", "nexus.internal:9000"), 200},
+	with := func(extra ...string) []string { return plus(auth, extra...) }
+	tests := []reqCase{
+		{"token", "POST", "/mcp", initBody, auth, 200, ""},
+		{"token, scheme in lower case", "POST", "/mcp", initBody, []string{"Authorization", "bearer s3cret-token"}, 200, ""},
+		{"no token", "POST", "/mcp", initBody, nil, 401, ""},
+		{"wrong token", "POST", "/mcp", initBody, []string{"Authorization", "Bearer s3cret-tokem"}, 401, ""},
+		{"token prefix", "POST", "/mcp", initBody, []string{"Authorization", "Bearer s3cret"}, 401, ""},
+		{"basic auth", "POST", "/mcp", initBody, []string{"Authorization", "Basic czNjcmV0LXRva2Vu"}, 401, ""},
+		{"API needs the token too", "GET", "/discover", "", nil, 401, ""},
+		{"API with the token", "GET", "/discover", "", auth, 200, ""},
+		{"health is open", "GET", "/health", "", nil, 200, ""},
+		{"health from a foreign Host", "GET", "/health", "", []string{"Host", "evil.example.com"}, 200, ""},
+		{"preflight is open", "OPTIONS", "/mcp", "", []string{"Origin", "http://localhost:5173", "Access-Control-Request-Method", "POST"}, 204, ""},
+		{"preflight from a foreign origin", "OPTIONS", "/mcp", "", []string{"Origin", "http://evil.example.com", "Access-Control-Request-Method", "POST"}, 403, ""},
+		{"loopback origin", "POST", "/mcp", initBody, with("Origin", "http://127.0.0.1:3000"), 200, ""},
+		{"allowed origin", "POST", "/mcp", initBody, with("Origin", "https://app.example.com"), 200, ""},
+		{"foreign origin", "POST", "/mcp", initBody, with("Origin", "http://evil.example.com"), 403, ""},
+		{"null origin", "POST", "/mcp", initBody, with("Origin", "null"), 403, ""},
+		{"foreign Host", "POST", "/mcp", initBody, with("Host", "evil.example.com"), 403, ""},
+		{"foreign Host with port", "POST", "/mcp", initBody, with("Host", "evil.example.com:9000"), 403, ""},
+		{"localhost Host", "POST", "/mcp", initBody, with("Host", "localhost:9000"), 200, ""},
+		{"IPv6 loopback Host", "POST", "/mcp", initBody, with("Host", "[::1]:9000"), 200, ""},
+		{"allowed Host", "POST", "/mcp", initBody, with("Host", "nexus.internal:9000"), 200, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			resp := do(t, ts, tc.method, tc.path, tc.body, tc.headers...)
-			body := readBody(t, resp)
-			if resp.StatusCode != tc.status {
-				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.status, body)
-			}
+			resp, body := tc.run(t, ts)
 			switch tc.status {
 			case 401:
 				if !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {

@@ -69,7 +69,7 @@ func (f *fakeCaller) call(ctx context.Context, cmd *manifest.Command, args []jso
 		var s string
 		json.Unmarshal(args[0], &s)
 		if f.label == "ask" {
-			// The function asks the client for the word to shout (issue 11).
+			// The function asks the client for the word to shout.
 			res, err := h.Ask(ctx, mcp.Question{Kind: "elicit", Params: json.RawMessage(`{"message":"` + s + `","requestedSchema":{"type":"object","properties":{"word":{"type":"string"}}}}`)})
 			if err != nil {
 				return nil, err
@@ -192,20 +192,42 @@ func newTestServer(t *testing.T, cfg Config) (*Server, *httptest.Server, *fakeCa
 	return s, ts, fc
 }
 
-// post sends body to path with the given headers (name, value, ...).
-func post(t *testing.T, ts *httptest.Server, path, body string, headers ...string) *http.Response {
-	t.Helper()
-	return do(t, ts, http.MethodPost, path, body, headers...)
+// reqCase is one request of a table test (headers are name, value, ...)
+// and what its answer must be: the status, and want in the body.
+type reqCase struct {
+	name, method, path, body string
+	headers                  []string
+	status                   int
+	want                     string
 }
 
-func do(t *testing.T, ts *httptest.Server, method, path, body string, headers ...string) *http.Response {
+// run sends c to ts and checks the status: the answer and its body.
+func (c reqCase) run(t *testing.T, ts *httptest.Server) (*http.Response, string) {
 	t.Helper()
-	req, err := http.NewRequest(method, ts.URL+path, strings.NewReader(body))
+	resp := do(t, ts, c.method, c.path, c.body, c.headers...)
+	body := readBody(t, resp)
+	if resp.StatusCode != c.status {
+		t.Fatalf("status %d, want %d: %s", resp.StatusCode, c.status, body)
+	}
+	return resp, body
+}
+
+// plus is headers with more after them, headers itself left as it is.
+func plus(headers []string, more ...string) []string {
+	return append(headers[:len(headers):len(headers)], more...)
+}
+
+// mcpAccept is what an MCP client accepts: JSON, or an event stream.
+const mcpAccept = "application/json, text/event-stream"
+
+// request is a request of method to url with body and header pairs (name,
+// value, ...), a later pair overriding an earlier one; "Host" sets the
+// request's host.
+func request(t *testing.T, method, url, body string, headers ...string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
 	}
 	for i := 0; i+1 < len(headers); i += 2 {
 		if headers[i] == "Host" {
@@ -214,7 +236,23 @@ func do(t *testing.T, ts *httptest.Server, method, path, body string, headers ..
 		}
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	resp, err := ts.Client().Do(req)
+	return req
+}
+
+// post sends body to path with the given headers (name, value, ...).
+func post(t *testing.T, ts *httptest.Server, path, body string, headers ...string) *http.Response {
+	t.Helper()
+	return do(t, ts, http.MethodPost, path, body, headers...)
+}
+
+// do sends a request to ts (request); a body is JSON unless the headers
+// say otherwise.
+func do(t *testing.T, ts *httptest.Server, method, path, body string, headers ...string) *http.Response {
+	t.Helper()
+	if body != "" {
+		headers = plus([]string{"Content-Type", "application/json"}, headers...)
+	}
+	resp, err := ts.Client().Do(request(t, method, ts.URL+path, body, headers...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,6 +346,22 @@ func compact(s string) string {
 		return s
 	}
 	return b.String()
+}
+
+// waitServed waits up to within for Serve to return, failing the test
+// with late if it does not; Serve's error fails it too, and is returned.
+func waitServed(t *testing.T, served <-chan error, within time.Duration, late string) error {
+	t.Helper()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		return err
+	case <-time.After(within):
+		t.Fatal(late)
+		return nil
+	}
 }
 
 // serveLoopback runs s on a port of its own on the loopback interface

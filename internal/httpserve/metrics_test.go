@@ -25,9 +25,9 @@ func metricValue(t *testing.T, page, series string) float64 {
 	return v
 }
 
-// GET /metrics (issue 12 §6): calls by program, tool and outcome over MCP
-// and /call, their latency, calls in flight, sessions and HTTP statuses,
-// behind the same auth as every other endpoint.
+// GET /metrics (docs/deploy.md, "Metrics"): calls by program, tool and
+// outcome over MCP and /call, their latency, calls in flight, sessions and
+// HTTP statuses, behind the same auth as every other endpoint.
 func TestMetrics(t *testing.T) {
 	_, ts, _ := newTestServer(t, Config{AuthToken: "tok", Metrics: metrics.New()})
 	auth := []string{"Authorization", "Bearer tok"}

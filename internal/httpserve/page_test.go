@@ -118,7 +118,7 @@ func TestPageOrigin(t *testing.T) {
 // A fetch from the page (same origin) is answered like any MCP request.
 func TestPageCallsAreMCP(t *testing.T) {
 	_, ts, _ := newTestServer(t, Config{})
-	resp := do(t, ts, "POST", "/mcp", initBody, "Origin", ts.URL, "Accept", "application/json, text/event-stream")
+	resp := do(t, ts, "POST", "/mcp", initBody, "Origin", ts.URL, "Accept", mcpAccept)
 	if body := readBody(t, resp); resp.StatusCode != http.StatusOK || !strings.Contains(body, `"serverInfo"`) {
 		t.Errorf("initialize from the page: %d %s", resp.StatusCode, body)
 	}

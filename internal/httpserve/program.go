@@ -23,7 +23,7 @@ type Program struct {
 }
 
 // ToolSeparator joins module and command in a tool name when several
-// programs share a server (SPEC §5).
+// programs share a server (docs/spec.md §5).
 const ToolSeparator = "__"
 
 // program is a Program as the server keeps it.

@@ -51,7 +51,7 @@ func TestReload(t *testing.T) {
 	callEvents := make(chan []string, 1)
 	go func() {
 		resp := post(t, ts, "/mcp", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"sleepMs","arguments":{"_1":1000}}}`,
-			"Mcp-Session-Id", calling, "Accept", "application/json, text/event-stream")
+			"Mcp-Session-Id", calling, "Accept", mcpAccept)
 		var got []string
 		for e := range sseLines(resp) {
 			got = append(got, e)

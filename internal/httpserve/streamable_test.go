@@ -25,7 +25,7 @@ func TestMCPStatusCodes(t *testing.T) {
 	toolsList := `{"jsonrpc":"2.0","id":7,"method":"tools/list"}`
 	stateless := func(method, params string) string { return statelessBody(9, method, params) }
 	hdr2026 := []string{"MCP-Protocol-Version", "2026-07-28"}
-	with := func(extra ...string) []string { return append(append([]string{}, hdr2026...), extra...) }
+	with := func(extra ...string) []string { return plus(hdr2026, extra...) }
 	tests := []struct {
 		name    string
 		method  string
@@ -160,7 +160,7 @@ func TestProgressStreamsAsSSE(t *testing.T) {
 	_, ts, _ := newTestServer(t, Config{})
 	sid := initialize(t, ts)
 	call := `{"jsonrpc":"2.0","id":"p1","method":"tools/call","params":{"name":"sleepMs","arguments":{"_1":50},"_meta":{"progressToken":"tok"}}}`
-	resp := post(t, ts, "/mcp", call, "Mcp-Session-Id", sid, "Accept", "application/json, text/event-stream")
+	resp := post(t, ts, "/mcp", call, "Mcp-Session-Id", sid, "Accept", mcpAccept)
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Fatalf("Content-Type %q, want text/event-stream", ct)
 	}

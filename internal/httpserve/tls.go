@@ -15,7 +15,8 @@ import (
 	"github.com/quic-go/quic-go/http3"
 )
 
-// checkTLS refuses half a TLS setup (issue 12 §3).
+// checkTLS refuses half a TLS setup, which would serve plain HTTP where the
+// user asked for HTTPS (docs/http.md, "HTTPS and HTTP/3").
 func (c *Config) checkTLS() error {
 	switch {
 	case c.TLSCert != "" && c.TLSKey == "":

@@ -75,16 +75,7 @@ func startTLS(t *testing.T, cfg Config) *tlsServer {
 
 func send(t *testing.T, c *http.Client, method, url, body string, headers ...string) (*http.Response, string) {
 	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := c.Do(req)
+	resp, err := c.Do(request(t, method, url, body, plus([]string{"Content-Type", "application/json", "Accept", mcpAccept}, headers...)...))
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
 	}
@@ -147,15 +138,7 @@ func TestHTTP3(t *testing.T) {
 		{"HTTPS over TCP", srv.tcp, 2, wantAltSvc},
 	} {
 		t.Run(tr.name, func(t *testing.T) {
-			for _, tc := range []struct {
-				name    string
-				method  string
-				path    string
-				body    string
-				headers []string
-				status  int
-				want    string // in the body
-			}{
+			for _, tc := range []reqCase{
 				{"call", "POST", "/call/shapes/addInt", "[41]", auth, 200, `"result":42`},
 				{"stateless tools/call", "POST", "/mcp", statelessBody(1, "tools/call", `"name":"addInt","arguments":{"_1":1}`),
 					append([]string{"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "addInt"}, auth...), 200, `"text":"2"`},
@@ -187,13 +170,8 @@ func TestHTTP3StreamsProgress(t *testing.T) {
 	srv := startTLS(t, Config{HTTP3: true})
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleepMs","arguments":{"_1":1000},` +
 		`"_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
-	req, _ := http.NewRequest("POST", srv.base+"/mcp", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", "sleepMs")
-	resp, err := srv.h3.Do(req)
+	resp, err := srv.h3.Do(request(t, "POST", srv.base+"/mcp", body, "Content-Type", "application/json", "Accept", mcpAccept,
+		"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "sleepMs"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,15 +255,7 @@ func TestHTTP3GracefulShutdown(t *testing.T) {
 			srv.fc.waitBegan(t) // the call is running
 			start := time.Now()
 			srv.stop()
-			select {
-			case err := <-srv.served:
-				srv.served <- err // for the cleanup
-				if err != nil {
-					t.Errorf("Serve: %v", err)
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("Serve did not return")
-			}
+			srv.served <- waitServed(t, srv.served, 10*time.Second, "Serve did not return") // again, for the cleanup
 			// Held by the idle QUIC connection, shutdown would take the whole
 			// grace; a loaded machine may take a few seconds more than the
 			// call and the linger, not the 20s.

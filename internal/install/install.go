@@ -3,7 +3,8 @@
 // (or take it out), and writes the result safely: a backup beside the file,
 // a write that replaces the file whole or not at all, nothing written when
 // nothing changes, a read-only or unparsable file left untouched with an
-// error that names it. It also finds which clients a machine has.
+// error that names it. It also finds which clients a machine has, and
+// tells the user what it did and what is left to do (Command).
 package install
 
 import (

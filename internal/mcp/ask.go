@@ -8,12 +8,12 @@ import (
 	"sync"
 )
 
-// A running function may ask the client three things (issue 11, through
-// CallHooks.Ask): kind "elicit" is MCP's elicitation/create, "sample"
-// sampling/createMessage and "roots" roots/list. In the handshake era
-// nexus sends these as server requests on the call's own stream and waits
-// for the client's response (this file); in 2026-07-28 the call ends with
-// an input_required result instead, and the client's retry carries the
+// A running function may ask the client three things (docs/spec.md §6.3,
+// through CallHooks.Ask): kind "elicit" is MCP's elicitation/create,
+// "sample" sampling/createMessage and "roots" roots/list. In the handshake
+// era nexus sends these as server requests on the call's own stream and
+// waits for the client's response (this file); in 2026-07-28 the call ends
+// with an input_required result instead, and the client's retry carries the
 // answers (mrtr.go).
 
 // askKind describes one kind of question: its MCP method, the client

@@ -67,7 +67,7 @@ func acceptName(name string) func(string, json.RawMessage) *Answer {
 
 // TestAskHandshakeEra: in the handshake era a function's question goes to
 // the client as a server request on the call's stream, and the client's
-// response comes back to the function (issue 11 §2).
+// response comes back to the function (docs/spec.md §6.3).
 func TestAskHandshakeEra(t *testing.T) {
 	const call = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"greet","arguments":{"_1":"Who are you?"}}}`
 	tests := []struct {
@@ -194,7 +194,7 @@ const allCaps = `{"elicitation":{},"sampling":{},"roots":{}}`
 
 // TestInputRequired: a 2026-07-28 call whose function asks ends with
 // input_required; the retry with the answers and the state completes it
-// (SEP-2322, issue 11 §2).
+// (SEP-2322; docs/spec.md §6.3).
 func TestInputRequired(t *testing.T) {
 	srv, pool := newAskServer(t, Options{})
 	first := mrtrResult(t, mrtrCall(t, srv, allCaps, `"name":"greet","arguments":{"_1":"Name?"}`))

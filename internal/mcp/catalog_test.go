@@ -59,10 +59,13 @@ const catalogManifest = `{"name":"cat","build":{"morloc_version":"1.2.3"},
                 {"content":{"type":"image","path":"dot.png"}}]}]}}`
 
 // catalogProgram writes the fixture's program and returns its manifest.
-func catalogProgram(t testing.TB) *manifest.Manifest {
+func catalogProgram(t testing.TB) *manifest.Manifest { return catalogProgramOf(t, catalogManifest) }
+
+// catalogProgramOf writes the fixture's program with manifest text text.
+func catalogProgramOf(t testing.TB, text string) *manifest.Manifest {
 	t.Helper()
 	dir := t.TempDir()
-	for name, body := range map[string]string{"manifest.json": catalogManifest, "notes.txt": "buy milk\n", "dot.png": "\x89PNG\r\n\x1a\n\x00"} {
+	for name, body := range map[string]string{"manifest.json": text, "notes.txt": "buy milk\n", "dot.png": "\x89PNG\r\n\x1a\n\x00"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -567,33 +570,22 @@ func TestNewCatalogRefuses(t *testing.T) {
 		!strings.Contains(err.Error(), `resource "notes://today" is served by another program too`) {
 		t.Errorf("two programs, one URI: %v", err)
 	}
-	// The completer must take one string and return strings.
-	bad := strings.Replace(catalogManifest, `"return":{"schema":"as","type":"[Str]"`, `"return":{"schema":"aj","type":"[Int]"`, 1)
-	dir := t.TempDir()
-	for name, body := range map[string]string{"manifest.json": bad, "notes.txt": "x", "dot.png": "x"} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
+	for _, tt := range []struct{ name, old, new, want string }{
+		{"a completer returning integers", // the completer must take one string and return strings
+			`"return":{"schema":"as","type":"[Str]"`, `"return":{"schema":"aj","type":"[Int]"`,
+			"completer names must return a list of strings ([Str]), not [Int]"},
+		{"a template missing a required argument",
+			`"uriTemplate":"stats://{sample}"`, `"uriTemplate":"stats://all"`,
+			`stats needs its argument "sample", which the template "stats://all" does not give`},
+	} {
+		bad := strings.Replace(catalogManifest, tt.old, tt.new, 1)
+		if bad == catalogManifest {
+			t.Fatalf("%s: the fixture has no %s", tt.name, tt.old)
 		}
-	}
-	bm, err := manifest.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	btools, _ := argmap.Tools(bm)
-	if _, err := NewCatalog([]CatalogProgram{{Manifest: bm, Tools: btools}}); err == nil || !strings.Contains(err.Error(), "completer names must return a list of strings ([Str]), not [Int]") {
-		t.Errorf("a completer returning integers: %v", err)
-	}
-	// A required argument the template does not give.
-	bad = strings.Replace(catalogManifest, `"uriTemplate":"stats://{sample}"`, `"uriTemplate":"stats://all"`, 1)
-	if err := os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(bad), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bm, err = manifest.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	btools, _ = argmap.Tools(bm)
-	if _, err := NewCatalog([]CatalogProgram{{Manifest: bm, Tools: btools}}); err == nil || !strings.Contains(err.Error(), `stats needs its argument "sample", which the template "stats://all" does not give`) {
-		t.Errorf("a template missing a required argument: %v", err)
+		bm := catalogProgramOf(t, bad)
+		btools, _ := argmap.Tools(bm)
+		if _, err := NewCatalog([]CatalogProgram{{Manifest: bm, Tools: btools}}); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v", tt.name, err)
+		}
 	}
 }

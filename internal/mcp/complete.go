@@ -7,10 +7,10 @@ import (
 	"strings"
 )
 
-// completion/complete (issue 21; MCP server/utilities/completion): the
-// values a prompt's argument or a template's variable may take, given what
-// the user typed so far. They come from the manifest: a fixed list
-// (a declared argument's "values", a command's metadata.completions, an
+// completion/complete (docs/spec.md §6.1; MCP server/utilities/completion):
+// the values a prompt's argument or a template's variable may take, given
+// what the user typed so far. They come from the manifest: a fixed list (a
+// declared argument's "values", a command's metadata.completions, an
 // enumerated property such as a Bool or _render), filtered by prefix; or a
 // completer command, which gets the partial value and returns the list.
 

@@ -6,9 +6,10 @@ import (
 	"testing"
 )
 
-// oracleDecodeLine is decodeLine as it was before the one-pass decoder: the
-// oracle of FuzzDecodeLine. It parses one line: a single message or a batch (JSON-RPC 2.0 §6).
-// It never fails: faults become replies.
+// oracleDecodeLine is decodeLine written plainly with encoding/json, with
+// no one-pass decoder: the oracle of FuzzDecodeLine. It parses one line: a
+// single message or a batch (JSON-RPC 2.0 §6). It never fails: faults
+// become replies.
 func oracleDecodeLine(line []byte) (items []Item, batch bool) {
 	trimmed := bytes.TrimLeft(line, " \t\r\n")
 	if len(trimmed) > 0 && trimmed[0] == '[' {

@@ -5,14 +5,14 @@ import (
 	"slices"
 )
 
-// Protocol versions of the handshake era, newest first (SPEC §4.2).
+// Protocol versions of the handshake era, newest first (docs/spec.md §4.2).
 var handshakeVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // LatestVersion is answered to an initialize asking for a version nexus lacks.
 var LatestVersion = handshakeVersions[0]
 
-// StatelessVersion is the protocol without a handshake (SPEC §4.3): every
-// request names its version in params._meta.
+// StatelessVersion is the protocol without a handshake (docs/spec.md
+// §4.3): every request names its version in params._meta.
 const StatelessVersion = "2026-07-28"
 
 // Keys of params._meta in the stateless era.
@@ -38,7 +38,7 @@ func IsInitialize(r *Request) bool { return r.Method == "initialize" }
 // 2026-07-28 rather than by a handshake session: server/discover, or any
 // request whose params._meta carries the per-request protocol fields
 // (a version or client capabilities; one without the other is then a
-// -32602) (SPEC §4.3).
+// -32602) (docs/spec.md §4.3).
 func IsStateless(r *Request) bool {
 	if r.Method == "server/discover" {
 		return true

@@ -24,9 +24,9 @@ func TestInitializeNegotiation(t *testing.T) {
 			ss := srv.NewSession(nil)
 			defer ss.Close()
 			got := reply(t, ss, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+tt.asked+`","capabilities":{}}}`)
-			// SPEC §4.2's result, tools alone, up to 2025-06-18 (the seed's
-			// transcript); from 2025-11-25 also logging. This program has no
-			// prompts or resources, so none are declared (issue 21).
+			// docs/spec.md §4.2's result, tools alone, up to 2025-06-18 (as
+			// morloc's manual shows it); from 2025-11-25 also logging. This
+			// program has no prompts or resources, so none are declared.
 			caps := `{"tools":{"listChanged":false}}`
 			if tt.want >= "2025-11-25" {
 				caps = `{"logging":{},"tools":{"listChanged":false}}`

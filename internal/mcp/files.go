@@ -13,15 +13,16 @@ import (
 	"github.com/nexus-mcp/nexus/internal/manifest"
 )
 
-// Files that functions write (issue 21): a command whose metadata says
-// "result": "file" returns the path of a file it wrote. nexus serves the
-// file as a resource under a URI it makes, nexus://<program>/files/<path
-// in the program's directory> or nexus://<program>/output/<path in nexus's
-// output directory>, answers the call with a resource_link to it, and
-// lists it in resources/list from then on. Only files below the program's
-// own directory (or its pools' working directory) or below nexus's output
-// directory are served: the path is checked when the function returns it
-// and again, symbolic links resolved, each time the file is read.
+// Files that functions write (docs/spec.md §6.1): a command whose metadata
+// says "result": "file" returns the path of a file it wrote. nexus serves
+// the file as a resource under a URI it makes,
+// nexus://<program>/files/<path in the program's directory> or
+// nexus://<program>/output/<path in nexus's output directory>, answers the
+// call with a resource_link to it, and lists it in resources/list from then
+// on. Only files below the program's own directory (or its pools' working
+// directory) or below nexus's output directory are served: the path is
+// checked when the function returns it and again, symbolic links resolved,
+// each time the file is read.
 
 // producedFile is a file a function returned.
 type producedFile struct {

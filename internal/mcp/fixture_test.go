@@ -83,7 +83,7 @@ var testManifest = fixtureManifest("t",
 )
 
 // askManifest has functions that put questions to the client through
-// CallHooks.Ask (issue 11).
+// CallHooks.Ask.
 var askManifest = fixtureManifest("t",
 	remote{"greet", "Ask a name", []string{arg("s", "Str", "prompt")}, strRet, ""},
 	remote{"all3", "Ask three things at once", nil, strRet, ""},

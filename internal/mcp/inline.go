@@ -10,13 +10,13 @@ import (
 // A tools/call over stdio may run on the goroutine that reads stdin, with
 // the pool call waiting for its reply and for stdin in one poll(2): with
 // one call in flight, no goroutine is woken between the request line and
-// the reply line, which is where a small call's CPU went (issue 23 §2,
-// docs/performance.md). The rule that keeps every request answered: stdin
+// the reply line, which is where a small call's CPU went
+// (docs/performance.md). The rule that keeps every request answered: stdin
 // is read by someone at all times a request may wait. So the call either
 // waits inline, watching stdin, and hands stdin to another goroutine (a
 // follower) as soon as it has input, or hands it over before it waits at
-// all. Only a Caller that promises this (InlineCaller) is given the
-// chance; for any other, stdin is handed over first.
+// all. Only a Caller that promises this (InlineCaller) is given the chance;
+// for any other, stdin is handed over first.
 
 // InlineWait lets a call wait for its reply on the goroutine that reads
 // stdin (CallHooks.Inline). Fd is stdin's descriptor: the call may poll it

@@ -78,7 +78,7 @@ func stdioPipes(t *testing.T, srv *Server) (send func(string), next func() strin
 // A tools/call runs on the stdin reader when alone in flight; a Caller
 // that cannot watch stdin (not an InlineCaller) gets it handed to another
 // reader first, so a ping and the call's cancellation still get through
-// while it waits (SPEC §4.1: every request gets its reply).
+// while it waits (docs/spec.md §4.1: every request gets its reply).
 func TestStdioHandsStdinOverBeforeAnOrdinaryCallerWaits(t *testing.T) {
 	pool := newFakePool()
 	pool.started = make(chan string, 1)

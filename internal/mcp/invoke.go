@@ -11,11 +11,11 @@ import (
 	"github.com/nexus-mcp/nexus/internal/argmap"
 )
 
-// Besides tools/call, three requests run a program's function (issue 21):
-// resources/read of a URI a template's command computes, prompts/get of a
-// prompt a command computes, and completion/complete of an argument whose
-// completer is a command. They take the path tools/call takes (runTool):
-// the arguments are checked against the command's tool and made
+// Besides tools/call, three requests run a program's function (docs/spec.md
+// §6.1): resources/read of a URI a template's command computes, prompts/get
+// of a prompt a command computes, and completion/complete of an argument
+// whose completer is a command. They take the path tools/call takes
+// (runTool): the arguments are checked against the command's tool and made
 // positional (argmap), the call goes through the surface's caller to the
 // pool (the command's timeout, cancellation with the request), and the
 // function may report progress, log, answer with content blocks, and ask

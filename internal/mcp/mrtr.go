@@ -75,14 +75,15 @@ type requestState struct {
 // argsDigest identifies a call's arguments so that a state cannot be
 // replayed with others: the CRC-32C and length of their canonical form
 // (jsontext.Canonical: members sorted by key, no space, strings decoded,
-// numbers by exact value), which a state holds as argsDigest.String().
-// A retry that sends the same arguments in another key order, with other
+// numbers by exact value), which a state holds as argsDigest.String(). A
+// retry that sends the same arguments in another key order, with other
 // space or escapes, or 1e2 for 100, is the same call; any other value is
-// not, integers beyond 2^53 included (issue 18 §4; README, "Functions
-// that talk back"). CRC-32C (hardware, ~20 GB/s) adds nothing
-// to the canonical pass; it guards against a retry with other arguments
-// by mistake, not against a client forging a collision, which would gain
-// it nothing: the answers in the state are the client's own.
+// not, integers beyond 2^53 included: a client or proxy may write the
+// arguments again, but must not change them (docs/mcp.md, "Talk-back:
+// elicitation, sampling, roots"). CRC-32C (hardware, ~20 GB/s) adds nothing
+// to the canonical pass; it guards against a retry with other arguments by
+// mistake, not against a client forging a collision, which would gain it
+// nothing: the answers in the state are the client's own.
 type argsDigest struct {
 	crc uint32
 	n   int

@@ -5,10 +5,10 @@ import (
 	"testing"
 )
 
-// An MRTR retry is bound to the value of its arguments, not their bytes
-// (issue 18 §4): a client or proxy that writes them again in another key
-// order, with other space and escapes, or a number in another form, gets
-// its call completed; any other value, however close, is refused.
+// An MRTR retry is bound to the value of its arguments, not their bytes: a
+// client or proxy that writes them again in another key order, with other
+// space and escapes, or a number in another form, gets its call completed;
+// any other value, however close, is refused.
 func TestRetryBoundToArgumentsValue(t *testing.T) {
 	srv := newFixtureServer(t, confirmManifest, newFakePool(), Options{})
 	const first = `{"n":9007199254740993,"s":"caf\u00e9","opts":{"a":[1,2],"b":0.5}}`

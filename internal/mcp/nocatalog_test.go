@@ -2,9 +2,9 @@ package mcp
 
 import "testing"
 
-// A program without resources or prompts (no catalog) answers their
-// methods in both eras with empty lists (issue 5), never -32601; what names
-// a resource, prompt or completion it does not have is -32602.
+// A program without resources or prompts (no catalog) answers their methods
+// in both eras with empty lists (clients ask anyway), never -32601; what
+// names a resource, prompt or completion it does not have is -32602.
 func TestNoCatalog(t *testing.T) {
 	srv := newTestServer(t, &fakePool{}, Options{})
 	st := func(method, params string) string {
@@ -55,7 +55,7 @@ func TestNoCatalog(t *testing.T) {
 			}
 		})
 	}
-	// Before the handshake they are gated like tools/* (SPEC §4.2).
+	// Before the handshake they are gated like tools/* (docs/spec.md §4.2).
 	ss := srv.NewSession(nil)
 	defer ss.Close()
 	want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"session not initialized: send initialize before prompts/list`

@@ -14,12 +14,12 @@ import (
 	"github.com/nexus-mcp/nexus/internal/manifest"
 )
 
-// MCP prompts (issue 21; MCP server/prompts): a program declares prompts
-// in its manifest (metadata.prompts: messages with {argument}
+// MCP prompts (docs/spec.md §6.1; MCP server/prompts): a program declares
+// prompts in its manifest (metadata.prompts: messages with {argument}
 // placeholders, embedded resources and images), or a command computes one
-// (its metadata.prompt): the prompt's arguments are the command's, and
-// its function returns the text of one user message, a list of {role,
-// content} messages, or content blocks (each a user message).
+// (its metadata.prompt): the prompt's arguments are the command's, and its
+// function returns the text of one user message, a list of {role, content}
+// messages, or content blocks (each a user message).
 
 // promptItem is one entry of prompts/list (MCP Prompt).
 type promptItem struct {
@@ -30,12 +30,11 @@ type promptItem struct {
 }
 
 func (s *Server) listPrompts(ctx context.Context, params json.RawMessage, version string) (any, *Error) {
-	p, rpcErr := readListParams("prompts/list", params)
-	if rpcErr != nil {
-		return nil, rpcErr
-	}
-	sf := s.current()
-	f := featuresOf(version)
+	return listPage(ctx, s, s.current(), params, "prompts/list", "prompts", version, s.opts.CacheTTL.Milliseconds(), promptItems)
+}
+
+// promptItems lists the prompts ctx's client may get, as f shows them.
+func promptItems(ctx context.Context, sf *surface, f features) []promptItem {
 	var items []promptItem
 	if sf.catalog != nil {
 		for _, pr := range visible(ctx, sf.catalog.prompts, func(pr *prompt) *argmap.Tool { return pr.tool }) {
@@ -51,15 +50,7 @@ func (s *Server) listPrompts(ctx context.Context, params json.RawMessage, versio
 			items = append(items, it)
 		}
 	}
-	start, end, rpcErr := s.pageOf(sf, "prompts/list", p, len(items))
-	if rpcErr != nil {
-		return nil, rpcErr
-	}
-	page := items[start:end]
-	if page == nil {
-		page = []promptItem{}
-	}
-	return s.listResult(ctx, sf, "prompts/list", object{{Key: "prompts", Value: page}}, end, len(items), version, s.opts.CacheTTL.Milliseconds()), nil
+	return items
 }
 
 // untitled drops the arguments' titles for a version that has none.
@@ -326,20 +317,6 @@ func forVersion(content any, f features, uri string) any {
 // PromptsPayload is what `--mcp-prompts` prints: every prompt, as the
 // latest version shows it.
 func (s *Server) PromptsPayload() any {
-	res, _ := s.listPromptsAll()
-	return res
-}
-
-func (s *Server) listPromptsAll() (any, *Error) {
-	items := []promptItem{}
-	if cat := s.current().catalog; cat != nil {
-		for _, pr := range cat.prompts {
-			args := pr.args
-			if args == nil {
-				args = []promptArg{}
-			}
-			items = append(items, promptItem{Name: pr.name, Title: pr.def.Title, Description: pr.def.Description, Arguments: args})
-		}
-	}
-	return object{{Key: "prompts", Value: items}}, nil
+	items := promptItems(context.Background(), s.current(), featuresOf(LatestVersion))
+	return object{{Key: "prompts", Value: orEmpty(items)}}
 }

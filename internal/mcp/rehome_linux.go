@@ -6,11 +6,12 @@ import (
 	"syscall"
 )
 
-// RehomeStdout keeps the protocol stream to itself (SPEC §4.1): it copies
-// descriptor 1 to a private close-on-exec descriptor, returned for the
-// protocol, and points descriptor 1 at stderr, so any stray write by a Go
-// library, a pool's print, a C++ std::cout or a child process of a pool
-// (which inherit descriptor 1) lands on stderr. Call it before any pool starts.
+// RehomeStdout keeps the protocol stream to itself (docs/spec.md §4.1): it
+// copies descriptor 1 to a private close-on-exec descriptor, returned for
+// the protocol, and points descriptor 1 at stderr, so any stray write by a
+// Go library, a pool's print, a C++ std::cout or a child process of a pool
+// (which inherit descriptor 1) lands on stderr. Call it before any pool
+// starts.
 func RehomeStdout() (*os.File, error) {
 	fd, err := syscall.Dup(1)
 	if err != nil {

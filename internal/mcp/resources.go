@@ -12,13 +12,13 @@ import (
 	"github.com/nexus-mcp/nexus/internal/argmap"
 )
 
-// MCP resources (issue 21; MCP server/resources): the files a program
-// ships (its metadata.resources), the files its functions write (files.go)
-// and the resources its commands compute (a command's metadata.resource, a
-// URI template). resources/list pages through the first two,
-// resources/templates/list through the templates, and resources/read reads
-// any of them: a file from disk, a template's URI by calling its command
-// through the path tools/call takes (invoke.go).
+// MCP resources (docs/spec.md §6.1; MCP server/resources): the files a
+// program ships (its metadata.resources), the files its functions write
+// (files.go) and the resources its commands compute (a command's
+// metadata.resource, a URI template). resources/list pages through the
+// first two, resources/templates/list through the templates, and
+// resources/read reads any of them: a file from disk, a template's URI by
+// calling its command through the path tools/call takes (invoke.go).
 
 type listParams struct {
 	Cursor *string `json:"cursor"`
@@ -79,6 +79,30 @@ func (sf *surface) decodeListCursor(method, c string, n int) (int, bool) {
 	return offset, true
 }
 
+// listPage answers a list method: the page params ask for of the items
+// ctx's client may see in sf, as version shows them, as the member key.
+func listPage[T any](ctx context.Context, s *Server, sf *surface, params json.RawMessage, method, key, version string, ttl int64,
+	items func(context.Context, *surface, features) []T) (any, *Error) {
+	p, rpcErr := readListParams(method, params)
+	if rpcErr != nil {
+		return nil, rpcErr
+	}
+	all := items(ctx, sf, featuresOf(version))
+	start, end, rpcErr := s.pageOf(sf, method, p, len(all))
+	if rpcErr != nil {
+		return nil, rpcErr
+	}
+	return s.listResult(ctx, sf, method, object{{Key: key, Value: orEmpty(all[start:end])}}, end, len(all), version, ttl), nil
+}
+
+// orEmpty is list, or an empty one for nil: a JSON list is [], never null.
+func orEmpty[T any](list []T) []T {
+	if list == nil {
+		return []T{}
+	}
+	return list
+}
+
 // listResult finishes a list result: nextCursor when there is more, and in
 // 2026-07-28 the caching hints (ttl: how long the list stays as it is).
 func (s *Server) listResult(ctx context.Context, sf *surface, method string, res object, end, n int, version string, ttl int64) object {
@@ -113,7 +137,7 @@ func fileSize(path string) *int64 {
 
 // resourceItems lists every resource: the program's files, then the files
 // functions wrote, in the order they first appeared.
-func (s *Server) resourceItems(sf *surface, f features) []resourceItem {
+func (s *Server) resourceItems(_ context.Context, sf *surface, f features) []resourceItem {
 	var items []resourceItem
 	if sf.catalog != nil {
 		for _, r := range sf.catalog.resources {
@@ -134,29 +158,16 @@ func (s *Server) resourceItems(sf *surface, f features) []resourceItem {
 // listResources answers resources/list. A session that lists resources
 // is told when a function adds one (notifications/resources/list_changed).
 func (s *Server) listResources(ctx context.Context, params json.RawMessage, version string, ss *Session) (any, *Error) {
-	p, rpcErr := readListParams("resources/list", params)
-	if rpcErr != nil {
-		return nil, rpcErr
-	}
 	sf := s.current()
-	f := featuresOf(version)
-	items := s.resourceItems(sf, f)
-	start, end, rpcErr := s.pageOf(sf, "resources/list", p, len(items))
-	if rpcErr != nil {
-		return nil, rpcErr
-	}
-	if ss != nil {
-		ss.listedResources.Store(true)
-	}
-	page := items[start:end]
-	if page == nil {
-		page = []resourceItem{}
-	}
 	ttl := s.opts.CacheTTL.Milliseconds()
 	if sf.catalog.hasFiles() {
 		ttl = 0 // a function may add a file at any moment
 	}
-	return s.listResult(ctx, sf, "resources/list", object{{Key: "resources", Value: page}}, end, len(items), version, ttl), nil
+	res, rpcErr := listPage(ctx, s, sf, params, "resources/list", "resources", version, ttl, s.resourceItems)
+	if rpcErr == nil && ss != nil {
+		ss.listedResources.Store(true)
+	}
+	return res, rpcErr
 }
 
 // templateItem is one entry of resources/templates/list (MCP ResourceTemplate).
@@ -169,12 +180,12 @@ type templateItem struct {
 }
 
 func (s *Server) listTemplates(ctx context.Context, params json.RawMessage, version string) (any, *Error) {
-	p, rpcErr := readListParams("resources/templates/list", params)
-	if rpcErr != nil {
-		return nil, rpcErr
-	}
-	sf := s.current()
-	f := featuresOf(version)
+	return listPage(ctx, s, s.current(), params, "resources/templates/list", "resourceTemplates", version, s.opts.CacheTTL.Milliseconds(), templateItems)
+}
+
+// templateItems lists the resource templates ctx's client may read, as f
+// shows them.
+func templateItems(ctx context.Context, sf *surface, f features) []templateItem {
 	var items []templateItem
 	if sf.catalog != nil {
 		for _, t := range visible(ctx, sf.catalog.templates, func(t *template) *argmap.Tool { return t.tool }) {
@@ -185,15 +196,7 @@ func (s *Server) listTemplates(ctx context.Context, params json.RawMessage, vers
 			items = append(items, it)
 		}
 	}
-	start, end, rpcErr := s.pageOf(sf, "resources/templates/list", p, len(items))
-	if rpcErr != nil {
-		return nil, rpcErr
-	}
-	page := items[start:end]
-	if page == nil {
-		page = []templateItem{}
-	}
-	return s.listResult(ctx, sf, "resources/templates/list", object{{Key: "resourceTemplates", Value: page}}, end, len(items), version, s.opts.CacheTTL.Milliseconds()), nil
+	return items
 }
 
 type uriParams struct {
@@ -340,36 +343,24 @@ func firstOf(a, b string) string {
 // resource contents: text as text, images and audio as blobs, embedded
 // resources as they are.
 func blockContents(uri, mime string, blocks json.RawMessage) ([]contents, error) {
-	var raw []json.RawMessage
-	if err := json.Unmarshal(blocks, &raw); err != nil {
-		return nil, err
+	type head struct {
+		Type, Text, Data, MimeType string
+		Resource                   *contents
 	}
-	out := make([]contents, 0, len(raw))
-	for _, b := range raw {
-		var head struct {
-			Type, Text, Data, MimeType string
-			Resource                   *contents
-		}
-		if err := json.Unmarshal(b, &head); err != nil {
-			return nil, err
-		}
-		switch head.Type {
+	return mapBlocks(blocks, func(_ json.RawMessage, h head) (contents, error) {
+		switch h.Type {
 		case "text":
-			t := head.Text
-			out = append(out, contents{URI: uri, MimeType: firstOf(mime, "text/plain"), Text: &t})
+			return contents{URI: uri, MimeType: firstOf(mime, "text/plain"), Text: &h.Text}, nil
 		case "image", "audio":
-			d := head.Data
-			out = append(out, contents{URI: uri, MimeType: head.MimeType, Blob: &d})
+			return contents{URI: uri, MimeType: h.MimeType, Blob: &h.Data}, nil
 		case "resource":
-			if head.Resource == nil || head.Resource.URI == "" {
-				return nil, errors.New("an embedded resource block without a resource")
+			if h.Resource == nil || h.Resource.URI == "" {
+				return contents{}, errors.New("an embedded resource block without a resource")
 			}
-			out = append(out, *head.Resource)
-		default:
-			return nil, errors.New("a " + strconv.Quote(head.Type) + " block is no resource contents")
+			return *h.Resource, nil
 		}
-	}
-	return out, nil
+		return contents{}, errors.New("a " + strconv.Quote(h.Type) + " block is no resource contents")
+	})
 }
 
 // isFeatureMethod reports whether feature serves method (or, for
@@ -408,17 +399,6 @@ func (s *Server) feature(ctx context.Context, r *Request, c client, ss *Session)
 // program's files) and every resource template, as the latest version
 // shows them.
 func (s *Server) ResourcesPayload() any {
-	sf := s.current()
-	f := featuresOf(LatestVersion)
-	items := s.resourceItems(sf, f)
-	if items == nil {
-		items = []resourceItem{}
-	}
-	templates := []templateItem{}
-	if sf.catalog != nil {
-		for _, t := range sf.catalog.templates {
-			templates = append(templates, templateItem{URITemplate: t.URITemplate, Name: t.Name, Title: t.Title, Description: t.Description, MimeType: t.MimeType})
-		}
-	}
-	return object{{Key: "resources", Value: items}, {Key: "resourceTemplates", Value: templates}}
+	ctx, sf, f := context.Background(), s.current(), featuresOf(LatestVersion)
+	return object{{Key: "resources", Value: orEmpty(s.resourceItems(ctx, sf, f))}, {Key: "resourceTemplates", Value: orEmpty(templateItems(ctx, sf, f))}}
 }

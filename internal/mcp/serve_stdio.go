@@ -11,10 +11,10 @@ import (
 	"time"
 )
 
-// ServeStdio runs one session over newline-delimited JSON-RPC (SPEC §4.1):
-// requests from r, replies and notifications to w. It returns nil at the
-// end of input, once in-flight requests have been answered (or DrainTimeout
-// has passed), and the read error otherwise.
+// ServeStdio runs one session over newline-delimited JSON-RPC (docs/spec.md
+// §4.1): requests from r, replies and notifications to w. It returns nil at
+// the end of input, once in-flight requests have been answered (or
+// DrainTimeout has passed), and the read error otherwise.
 func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
 	out := &lineWriter{w: w}
 	var writeFailed atomic.Bool
@@ -105,7 +105,8 @@ func (l *stdioLoop) run() {
 	for {
 		line, err := l.lr.Next()
 		if errors.Is(err, ErrLineTooLong) {
-			// SPEC §4.1: an oversized line gets -32600 and the server keeps serving.
+			// docs/spec.md §4.1, §4.4: an oversized line gets -32600 and the
+			// server keeps serving.
 			send(&Response{Error: errorf(CodeInvalidRequest, "invalid request: message longer than the %d-byte limit", s.opts.MaxLine)})
 			continue
 		}
@@ -118,7 +119,7 @@ func (l *stdioLoop) run() {
 			return
 		}
 		if len(trimSpace(line)) == 0 {
-			continue // SPEC §4.1: blank lines are skipped
+			continue // docs/spec.md §4.1: blank lines are skipped
 		}
 		collectIfLarge(len(line)) // the pieces it was read in are garbage
 		items, batch := decodeLine(line, true)
@@ -237,10 +238,11 @@ func trimSpace(b []byte) []byte {
 	return b[i:j]
 }
 
-// Once runs a single method in a fresh session and returns the reply: the
-// `--once` debug helper of LuCLI (SPEC §3). The session is initialized
-// first, except for initialize and ping; a 2026-07-28 method (server/discover)
-// gets default per-request _meta when params carry none.
+// Once runs a single method in a fresh session and returns the reply, for
+// `nexus mcp T --once` (docs/spec.md §3), a debug helper as LuCLI's MCP
+// modules have. The session is initialized first, except for initialize
+// and ping; a 2026-07-28 method (server/discover) gets default per-request
+// _meta when params carry none.
 func (s *Server) Once(ctx context.Context, method string, params json.RawMessage) *Response {
 	ss := s.NewSession(nil)
 	defer ss.Close()

@@ -29,7 +29,7 @@
 //     notifications/message), so HTTP can answer that request with an SSE
 //     stream; nil means the session's notify. Session.HandleBatch does the
 //     same for a batch, replies in request order.
-//   - Eras (SPEC §4.3): a request opened by initialize belongs to the
+//   - Eras (docs/spec.md §4.3): a request opened by initialize belongs to the
 //     handshake era and a session keeps its rules; IsStateless(req) is true
 //     for server/discover and for any request naming a version in
 //     params._meta, and Session.Handle serves those statelessly whatever the

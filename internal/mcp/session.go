@@ -87,7 +87,7 @@ func isSlow(r *Request) bool {
 //
 // A request that names a protocol version in params._meta (IsStateless) is
 // served by the stateless rules of 2026-07-28 whatever the session's state;
-// any other by the handshake rules (SPEC §4.3).
+// any other by the handshake rules (docs/spec.md §4.3).
 func (ss *Session) Handle(ctx context.Context, r *Request, notify func(*Notification)) *Response {
 	return ss.start(ctx, r, notify)()
 }
@@ -158,7 +158,7 @@ func errorResponse(r *Request, rpcErr *Error) *Response {
 	return &Response{ID: r.ID, Error: rpcErr}
 }
 
-// dispatch serves a request by the handshake-era rules (SPEC §4.2).
+// dispatch serves a request by the handshake-era rules (docs/spec.md §4.2).
 func (ss *Session) dispatch(ctx context.Context, r *Request) (any, *Error) {
 	switch r.Method {
 	case "ping":
@@ -173,7 +173,7 @@ func (ss *Session) dispatch(ctx context.Context, r *Request) (any, *Error) {
 	switch {
 	case r.Method == "tools/list", r.Method == "tools/call", r.Method == "logging/setLevel", isFeatureMethod(r.Method), isTaskMethod(r.Method):
 		if !ready {
-			// SPEC §4.2: tools/* before the handshake are rejected with -32600.
+			// docs/spec.md §4.2: tools/* before the handshake are rejected with -32600.
 			return nil, errorf(CodeInvalidRequest, "session not initialized: send initialize before %s (or, with protocol %s, name the version in params._meta[%q])", r.Method, StatelessVersion, MetaProtocolVersion)
 		}
 	}
@@ -231,7 +231,8 @@ func (ss *Session) initialize(params json.RawMessage) (any, *Error) {
 			return nil, errorf(CodeInvalidParams, "invalid initialize params: %v", err)
 		}
 	}
-	// SPEC §4.2: echo the client's version when supported, else answer the latest.
+	// docs/spec.md §4.2: echo the client's version when supported, else
+	// answer the latest.
 	version := LatestVersion
 	if slices.Contains(handshakeVersions, p.ProtocolVersion) {
 		version = p.ProtocolVersion
@@ -252,14 +253,14 @@ func (ss *Session) initialize(params json.RawMessage) (any, *Error) {
 // never changes (unless --watch), and logging (logging/setLevel,
 // notifications/message) from 2025-11-25 on (2026-07-28 sets the level per
 // request instead). Prompts, resources and completions are declared when
-// the program has them (issue 21): resources.subscribe where a file may be
+// the program has them (docs/spec.md §4.2): resources.subscribe where a file may be
 // subscribed to, listChanged where a function may add one (or --watch may
 // change everything). A program without them still answers their list
 // methods, with empty lists: clients ask anyway.
 //
 // Before 2025-11-25, a program without resources or prompts declares tools
-// alone: SPEC §4.2 and the seed's 2025-06-18 transcript fix that
-// initialize result byte for byte.
+// alone: docs/spec.md §4.2 fixes that initialize result byte for byte, as
+// morloc's manual shows it for 2025-06-18.
 func (s *Server) capabilities(version string) map[string]any {
 	f := featuresOf(version)
 	cat := s.current().catalog

@@ -10,7 +10,7 @@ import (
 	"sync"
 )
 
-// DefaultMaxLine is the cap on one stdio message (SPEC §4.1).
+// DefaultMaxLine is the cap on one stdio message (docs/spec.md §4.1).
 const DefaultMaxLine = 64 << 20
 
 // ErrLineTooLong is returned by LineReader.Next for a line over the cap; the
@@ -89,7 +89,7 @@ const joinRelease = 32 << 20
 // join joins a line's pieces into one buffer, letting the pieces go as
 // they are copied: the pages of the pieces of a line longer than any
 // before (lineMark) are given back every joinRelease bytes and at the
-// end, so that the line is in memory about once, not twice (issue 23: the
+// end, so that the line is in memory about once, not twice (the
 // pieces' 96 MB beside the line's were the peak of a 100 MB matrix's
 // echo).
 func join(pieces [][]byte) []byte {

@@ -11,7 +11,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/reload"
 )
 
-// Resource subscriptions and change notifications (issue 21):
+// Resource subscriptions and change notifications (docs/spec.md §6.1):
 //
 //   - handshake era (2025-11-25 and before): resources/subscribe and
 //     resources/unsubscribe; notifications/resources/updated goes to the

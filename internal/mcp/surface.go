@@ -68,7 +68,7 @@ func newSurface(in Surface) surface {
 func (s *Server) current() *surface { return &s.surface.Load().Value }
 
 // SetTools replaces the server's identity, tools and caller (a reload,
-// issue 12 §4): calls from now on go to caller, while calls in flight
+// docs/spec.md §6.4): calls from now on go to caller, while calls in flight
 // finish on the old one. The channel returned closes once the last of them
 // has ended; then what the old caller holds (its pools) may be stopped.
 // Sessions are not told: see NotifyToolsChanged.

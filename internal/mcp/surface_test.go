@@ -116,7 +116,7 @@ func TestNotifyToolsChanged(t *testing.T) {
 
 // With ListChanged (nexus --watch) initialize declares tools.listChanged
 // and 2026-07-28 results do not let clients cache the surface; without it
-// both are as SPEC §4.2 and §4.3 fix them.
+// both are as docs/spec.md §4.2 and §4.3 fix them.
 func TestListChangedOption(t *testing.T) {
 	tests := []struct {
 		name       string

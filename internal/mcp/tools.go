@@ -45,17 +45,7 @@ func (s *Server) listTools(ctx context.Context, params json.RawMessage, version 
 	for _, t := range tools[start:end] {
 		page = append(page, t.Object(view))
 	}
-	res := object{{Key: "tools", Value: page}}
-	if end < len(tools) {
-		res = append(res, member{Key: "nextCursor", Value: sf.encodeListCursor("tools/list", end)})
-	}
-	if f.stateless {
-		res = append(res,
-			member{Key: "ttlMs", Value: s.opts.CacheTTL.Milliseconds()},
-			member{Key: "cacheScope", Value: cacheScope(ctx)})
-		res = sf.statelessResult(res)
-	}
-	return res, nil
+	return s.listResult(ctx, sf, "tools/list", object{{Key: "tools", Value: page}}, end, len(tools), version, s.opts.CacheTTL.Milliseconds()), nil
 }
 
 // cursorPrefix starts every list cursor (pageOf); clients must treat a
@@ -103,8 +93,8 @@ func (v valueText) appendJSON(b []byte) []byte {
 
 func (v valueText) MarshalJSON() ([]byte, error) { return v.appendJSON(nil), nil }
 
-// CallToolResult is the result of tools/call (SPEC §4.7), keys in the order
-// the seed's transcripts show; resultType and _meta only in 2026-07-28.
+// CallToolResult is the result of tools/call, keys in docs/spec.md §4.7's
+// order; resultType and _meta only in 2026-07-28.
 type CallToolResult struct {
 	// Content holds the content blocks: text blocks, or those the function
 	// answered with (raw JSON objects).
@@ -374,7 +364,8 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observe
 			return errorResult("call to '" + tool.Name + "' was cancelled"), nil
 		}
 		s.callFailed(tool.Name, err, notify, logLevel)
-		// SPEC §4.4: a function that raises or a pool that fails is a result, not a protocol error.
+		// docs/spec.md §4.4: a function that raises or a pool that fails is
+		// a result, not a protocol error.
 		return errorResult(err.Error()), nil
 	}
 	content := blocks.get()
@@ -408,7 +399,8 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observe
 			return errorResult("tool '" + tool.Name + "' returned content nexus cannot read: " + err.Error()), nil
 		}
 	} else if fr != nil {
-		// Issue 21: the function wrote a file; the client gets a link to it.
+		// The function wrote a file; the client gets a link to it
+		// (docs/spec.md §6.1).
 		if res.Content, err = s.fileLink(fr, value, f, c.session, notify); err != nil {
 			return errorResult("tool '" + tool.Name + "' returns a file, but " + err.Error()), nil
 		}
@@ -420,7 +412,7 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observe
 		res.one[0] = valueText(value)
 		res.Content = res.one[:]
 	}
-	// SPEC §4.7: a record return also fills structuredContent, matching
+	// docs/spec.md §4.7: a record return also fills structuredContent, matching
 	// outputSchema; both came with 2025-06-18.
 	if structured && value != nil && !isNull(value) {
 		res.StructuredContent = value
@@ -435,7 +427,7 @@ func (s *Server) runTool(ctx context.Context, r *Request, c client, obs *observe
 func (s *Server) unreadableResult(tool string, err error) *CallToolResult {
 	var tm *argmap.TypeMismatch
 	if errors.As(err, &tm) {
-		// Issue 10: a result is checked against its declared type.
+		// docs/spec.md §4.7: a result is checked against its declared type.
 		return errorResult("'" + tool + "' returned " + tm.Error())
 	}
 	return errorResult("tool '" + tool + "' returned a value nexus cannot read: " + err.Error())
@@ -522,7 +514,7 @@ func blobResource(uri, mime, data string) *resourceBlock {
 }
 
 // mimeContent turns a `mime` return (the bytes, base64 in a JSON string)
-// into one content block (SPEC §4.7): image/* an image, audio/* audio
+// into one content block (docs/spec.md §4.7): image/* an image, audio/* audio
 // (an embedded resource before 2025-03-26, which has no audio blocks),
 // text/* text when it is UTF-8, anything else an embedded resource blob.
 func mimeContent(value json.RawMessage, mime string, f features, uri string) ([]any, error) {
@@ -550,29 +542,41 @@ func mimeContent(value json.RawMessage, mime string, f features, uri string) ([]
 // them: audio before 2025-03-26 becomes an embedded resource blob, and a
 // resource_link before 2025-06-18 a text block naming its URI.
 func contentFor(blocks json.RawMessage, f features, uri string) ([]any, error) {
+	type head struct {
+		Type     string `json:"type"`
+		Data     string `json:"data"`
+		MimeType string `json:"mimeType"`
+		URI      string `json:"uri"`
+	}
+	return mapBlocks(blocks, func(b json.RawMessage, h head) (any, error) {
+		switch {
+		case h.Type == "audio" && !f.annotations:
+			return blobResource(uri, h.MimeType, h.Data), nil
+		case h.Type == "resource_link" && !f.title:
+			return &textBlock{Type: "text", Text: h.URI}, nil
+		}
+		return b, nil
+	})
+}
+
+// mapBlocks maps each of a function's content blocks (a JSON array of
+// objects) to an R, given the block and the fields of it H reads.
+func mapBlocks[H, R any](blocks json.RawMessage, each func(json.RawMessage, H) (R, error)) ([]R, error) {
 	var raw []json.RawMessage
 	if err := json.Unmarshal(blocks, &raw); err != nil {
 		return nil, err
 	}
-	out := make([]any, 0, len(raw))
+	out := make([]R, 0, len(raw))
 	for _, b := range raw {
-		var head struct {
-			Type     string `json:"type"`
-			Data     string `json:"data"`
-			MimeType string `json:"mimeType"`
-			URI      string `json:"uri"`
-		}
-		if err := json.Unmarshal(b, &head); err != nil {
+		var h H
+		if err := json.Unmarshal(b, &h); err != nil {
 			return nil, err
 		}
-		switch {
-		case head.Type == "audio" && !f.annotations:
-			out = append(out, blobResource(uri, head.MimeType, head.Data))
-		case head.Type == "resource_link" && !f.title:
-			out = append(out, &textBlock{Type: "text", Text: head.URI})
-		default:
-			out = append(out, b)
+		r, err := each(b, h)
+		if err != nil {
+			return nil, err
 		}
+		out = append(out, r)
 	}
 	return out, nil
 }

@@ -1,10 +1,11 @@
 // Package memmark owns the high-water marks by which nexus decides when a
-// large buffer is worth giving free pages back to the OS for (issue 23):
-// only before a buffer larger than any before it. On a process's first
-// call of a size, the buffers of its earlier steps are free but still
-// resident and too small to reuse, so the new buffer would go into fresh
-// pages beside them; a buffer no larger than one before finds free pages
-// of its size, and refaulting them would cost CPU for nothing.
+// large buffer is worth giving free pages back to the OS for: only before
+// a buffer larger than any before it (docs/performance.md, "Fresh
+// memory"). On a process's first call of a size, the buffers of its
+// earlier steps are free but still resident and too small to reuse, so the
+// new buffer would go into fresh pages beside them; a buffer no larger
+// than one before finds free pages of its size, and refaulting them would
+// cost CPU for nothing.
 package memmark
 
 import "sync/atomic"

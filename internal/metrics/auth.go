@@ -23,14 +23,10 @@ type authMetrics struct {
 
 func newAuthMetrics() *authMetrics {
 	return &authMetrics{
-		accepted: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "nexus_auth_requests_total",
-			Help: "Requests whose access token was accepted, by the token's subject (\"other\" past 200 subjects).",
-		}, []string{"subject"}),
-		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "nexus_auth_refusals_total",
-			Help: "Requests refused for their credentials, by reason (missing, expired, audience, scope, ...).",
-		}, []string{"reason"}),
+		accepted: counter("nexus_auth_requests_total",
+			"Requests whose access token was accepted, by the token's subject (\"other\" past 200 subjects).", "subject"),
+		refused: counter("nexus_auth_refusals_total",
+			"Requests refused for their credentials, by reason (missing, expired, audience, scope, ...).", "reason"),
 		subjects: map[string]bool{},
 	}
 }

@@ -1,10 +1,10 @@
 // Package metrics owns what `nexus serve` reports at GET /metrics, in
-// Prometheus's text format (issue 12): calls by program, tool and outcome,
-// their latency, calls in flight, pool starts, restarts and crashes by
-// language, live MCP sessions, HTTP requests by status, and with OAuth the
-// requests accepted by subject and refused by reason (auth.go). It knows the
-// names and labels; httpserve and cmd/nexus feed it through the small
-// functions here, and it imports nothing of nexus's.
+// Prometheus's text format (docs/deploy.md, "Metrics"): calls by program,
+// tool and outcome, their latency, calls in flight, pool starts, restarts
+// and crashes by language, live MCP sessions, HTTP requests by status, and
+// with OAuth the requests accepted by subject and refused by reason
+// (auth.go). It knows the names and labels; httpserve and cmd/nexus feed it
+// through the small functions here, and it imports nothing of nexus's.
 package metrics
 
 import (
@@ -30,15 +30,19 @@ type Metrics struct {
 	auth     *authMetrics         // auth.go
 }
 
+// counter is a counter by labels.
+func counter(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+}
+
 // New makes a registry with nexus's metrics and Go's own (memory, GC,
 // goroutines) and the process's (CPU, RSS, open files).
 func New() *Metrics {
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
-		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "nexus_calls_total",
-			Help: "Tool calls by program, tool and outcome (ok, isError, protocol_error, timeout, cancelled), over MCP and the /call API.",
-		}, []string{"program", "tool", "outcome"}),
+		calls: counter("nexus_calls_total",
+			"Tool calls by program, tool and outcome (ok, isError, protocol_error, timeout, cancelled), over MCP and the /call API.",
+			"program", "tool", "outcome"),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "nexus_call_duration_seconds",
 			Help:    "How long tool calls took, from request to result, by program and tool.",
@@ -48,14 +52,8 @@ func New() *Metrics {
 			Name: "nexus_calls_in_flight",
 			Help: "Tool calls running now (or waiting for one of --max-calls slots), by program.",
 		}, []string{"program"}),
-		pools: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "nexus_pool_events_total",
-			Help: "Pool process starts, restarts and crashes, by language.",
-		}, []string{"lang", "event"}),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "nexus_http_requests_total",
-			Help: "HTTP requests answered, by status code.",
-		}, []string{"code"}),
+		pools:    counter("nexus_pool_events_total", "Pool process starts, restarts and crashes, by language.", "lang", "event"),
+		requests: counter("nexus_http_requests_total", "HTTP requests answered, by status code.", "code"),
 	}
 	m.auth = newAuthMetrics()
 	m.reg.MustRegister(m.calls, m.latency, m.inFlight, m.pools, m.requests, m.auth.accepted, m.auth.refused,

@@ -11,11 +11,11 @@ import (
 )
 
 // FileWatcher reports which of a set of files changed, file by file: the
-// resources a client subscribed to (MCP resources/subscribe, issue 21).
-// As Watcher does, it watches the directories holding the files, so that a
-// file replaced by a rename, or deleted and written again, is still seen;
-// each burst of events on one file becomes one report, debounce after the
-// last. A file deleted is a change too: onChange then finds it gone.
+// resources a client subscribed to (MCP resources/subscribe; docs/spec.md
+// §6.1). As Watcher does, it watches the directories holding the files, so
+// that a file replaced by a rename, or deleted and written again, is still
+// seen; each burst of events on one file becomes one report, debounce after
+// the last. A file deleted is a change too: onChange then finds it gone.
 type FileWatcher struct {
 	fs       *fsnotify.Watcher
 	log      *slog.Logger

@@ -1,7 +1,7 @@
 // Package reload notices when the files a served program is built from
-// change on disk, for nexus --watch (issue 12 §4): the manifest and the
-// pool files it names. Editors and compilers replace a file by writing a
-// new one and renaming it over the old, so the directories holding the
+// change on disk, for nexus --watch (docs/spec.md §6.4): the manifest and
+// the pool files it names. Editors and compilers replace a file by writing
+// a new one and renaming it over the old, so the directories holding the
 // files are watched (fsnotify), not the files themselves, and a burst of
 // events becomes one change, a debounce interval after the last. What a
 // change leads to (loading the program again, swapping it in) is the

@@ -43,7 +43,7 @@ func TestDebounce(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			// The debouncer is judged on the pokes as they came: on a loaded
 			// machine a gap meant to be short may stretch past the interval
-			// (issue 18), and such a run shows nothing; it is run again.
+			// and such a run shows nothing; it is run again.
 			for try := 1; !debounceRun(t, after, tt.gaps, tt.want, tt.early); try++ {
 				if try == 5 {
 					t.Fatalf("in 5 runs the pokes never came as fast as scheduled (gaps under %v)", after*3/4)
@@ -131,14 +131,7 @@ func TestWatcher(t *testing.T) {
 	if err := os.WriteFile(file, []byte("v1"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	w, err := New(50*time.Millisecond, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	if err := w.Watch([]string{file}); err != nil {
-		t.Fatal(err)
-	}
+	w := watching(t, 50*time.Millisecond, file)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if err := tt.change(); err != nil {
@@ -151,17 +144,24 @@ func TestWatcher(t *testing.T) {
 	}
 }
 
-// Watch replaces the set: a file no longer watched reports nothing.
-func TestWatchReplacesSet(t *testing.T) {
-	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
-	w, err := New(30*time.Millisecond, slog.New(slog.DiscardHandler))
+// watching is a Watcher on files, closed when the test ends.
+func watching(t *testing.T, debounce time.Duration, files ...string) *Watcher {
+	t.Helper()
+	w, err := New(debounce, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
-	if err := w.Watch([]string{a}); err != nil {
+	t.Cleanup(func() { w.Close() })
+	if err := w.Watch(files); err != nil {
 		t.Fatal(err)
 	}
+	return w
+}
+
+// Watch replaces the set: a file no longer watched reports nothing.
+func TestWatchReplacesSet(t *testing.T) {
+	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	w := watching(t, 30*time.Millisecond, a)
 	if err := w.Watch([]string{b}); err != nil {
 		t.Fatal(err)
 	}

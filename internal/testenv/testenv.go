@@ -1,7 +1,8 @@
 // Package testenv owns the rules by which nexus's tests meet this machine:
 // what a test does when a tool it needs is missing, which tests the fast
 // tier (go test -short ./...) leaves out, where the tools that are not on
-// PATH live (morloc 0.69.0), and what its processes are (/proc), for the
+// PATH live (morloc 0.69.0), the scratch cache a test binary runs with
+// (not the developer's), and what its processes are (/proc), for the
 // tests that check that nexus leaves none behind. Only tests import it.
 package testenv
 
