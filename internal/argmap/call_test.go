@@ -187,6 +187,10 @@ func TestToPositionalErrors(t *testing.T) {
 			`argument '_1[0].x' of 'f': expected number or one of "NaN", "Infinity", "-Infinity", got boolean`},
 		{"a Str is no Real", remote("f", "j", pos("t2sj", ``), ``), `{"_1":["NaN","NaN"]}`,
 			"argument '_1[1]' of 'f': expected integer, got string"},
+		{"an Int takes no NaN", remote("f", "j", pos("j", ``), ``), `{"_1":"NaN"}`,
+			"argument '_1' of 'f': expected integer, got string"},
+		{"an Int takes no infinity", remote("f", "j", pos("ai4", ``), ``), `{"_1":[1,"-Infinity"]}`,
+			"argument '_1[1]' of 'f': expected integer, got string"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -147,6 +147,65 @@ func TestRecursiveToolSchemas(t *testing.T) {
 	}
 }
 
+// An input schema shows a Real as morloc's --mcp-tools does,
+// {"type":"number"} (["number","null"] when optional), in every shape;
+// the schema nexus validates against widens each one to take "NaN",
+// "Infinity" and "-Infinity" too; an output schema keeps the widening
+// (docs/spec.md §4.5).
+func TestInputSchemaReals(t *testing.T) {
+	const (
+		num     = `{"type":"number"}`
+		enum    = `{"enum":["NaN","Infinity","-Infinity"]}`
+		wide    = `{"anyOf":[{"type":"number"},` + enum + `]}`
+		optWide = `{"anyOf":[{"type":["number","null"]},` + enum + `]}`
+	)
+	record := func(x, y string) string {
+		return `{"type":"object","properties":{"x":` + x + `,"y":` + y + `},"required":["x"],"additionalProperties":false}`
+	}
+	tree := func(data string) string {
+		return `{"type":"object","properties":{"data":` + data + `,"kids":{"type":"array","items":{"$ref":"#/$defs/Tree"}}},"required":["data","kids"],"additionalProperties":false}`
+	}
+	cases := []struct {
+		name, schema         string
+		input, validation    string // the property's schema in each document
+		inputDefs, validDefs string // the root's "$defs", "" for none
+	}{
+		{"[Real]", "af8", `{"type":"array","items":` + num + `}`, `{"type":"array","items":` + wide + `}`, "", ""},
+		{"?Real", "?f8", `{"type":["number","null"]}`, optWide, "", ""},
+		{"record with a Real", "m21xf81y?f4", record(num, `{"type":["number","null"]}`), record(wide, optWide), "", ""},
+		{"Real in $defs", "&4Treem24dataf84kidsa^4Tree", tree(num), tree(wide), `{"Tree":` + tree(num) + `}`, `{"Tree":` + tree(wide) + `}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tool := toolOf(t, remote("f", c.schema, pos(c.schema, ``), ``))
+			for _, doc := range []struct {
+				name       string
+				o          Object
+				prop, defs string
+			}{
+				{"inputSchema", tool.InputSchema, c.input, c.inputDefs},
+				{"validationSchema", tool.validationSchema(), c.validation, c.validDefs},
+			} {
+				props, _ := doc.o.Get("properties")
+				p, _ := props.(Object).Get("_1")
+				if got := mustJSON(t, p); got != doc.prop {
+					t.Errorf("%s property:\n got %s\nwant %s", doc.name, got, doc.prop)
+				}
+				defs, ok := doc.o.Get("$defs")
+				if got := mustJSON(t, defs); ok != (doc.defs != "") || ok && got != doc.defs {
+					t.Errorf("%s $defs:\n got %s\nwant %s", doc.name, got, doc.defs)
+				}
+			}
+			if strings.Contains(mustJSON(t, tool.InputSchema), "NaN") {
+				t.Errorf("input schema %s names NaN", mustJSON(t, tool.InputSchema))
+			}
+			if tool.OutputSchema != nil && !strings.Contains(mustJSON(t, tool.OutputSchema), enum) {
+				t.Errorf("output schema %s: a Real is not widened", mustJSON(t, tool.OutputSchema))
+			}
+		})
+	}
+}
+
 func compileSchema(t *testing.T, doc Object) *jsonschema.Schema {
 	t.Helper()
 	b, err := doc.MarshalJSON()

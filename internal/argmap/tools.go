@@ -290,7 +290,7 @@ func newTool(m *manifest.Manifest, c *manifest.Command) (*Tool, string) {
 	}
 	props := Object{}
 	required := []any{}
-	defs := &schemaDefs{} // the input schema's $defs, shared by its properties
+	defs := &schemaDefs{input: true} // the input schema's $defs, shared by its properties
 	add := func(name string, schema Object, req bool) string {
 		if _, dup := props.Get(name); dup {
 			return fmt.Sprintf(reasonCollision, name)
@@ -374,10 +374,12 @@ func newTool(m *manifest.Manifest, c *manifest.Command) (*Tool, string) {
 }
 
 // validationSchema is the input schema nexus validates against. It differs
-// from the advertised one in one place: a group passed whole may leave out
-// the fields that have defaults, which nexus fills in (SPEC §4.5).
+// from the advertised one in two ways (docs/spec.md §4.5): a Real also
+// takes "NaN", "Infinity" and "-Infinity" (widenReals), and a group passed
+// whole may leave out the fields that have defaults, which nexus fills in.
 func (t *Tool) validationSchema() Object {
 	doc := t.InputSchema.clone()
+	widenReals(doc)
 	pv, _ := doc.Get("properties")
 	props := pv.(Object)
 	for _, s := range t.plan.slots {

@@ -46,7 +46,7 @@ func TestToolObjects(t *testing.T) {
 				`{"kind":"opt","schema":"j","long":"plain","desc":[]}`, ``),
 			`{"name":"f","description":"Does f","inputSchema":{"type":"object","properties":{` +
 				`"tmp-dir":{"type":"string","description":"Scratch dir (default: \"/tmp\")"},` +
-				`"x":{"anyOf":[{"type":"number"},{"enum":["NaN","Infinity","-Infinity"]}],"description":"(default: 2.5)"},` +
+				`"x":{"type":"number","description":"(default: 2.5)"},` +
 				`"plain":{"type":"integer"}},"required":[],"additionalProperties":false}}`},
 		{"flag: short name, default true noted",
 			remote("f", "j", `{"kind":"flag","short":"v","default":"true","desc":["Talk"]}`, ``),
