@@ -136,7 +136,7 @@ func BenchmarkResultValueArrayReals(b *testing.B) {
 }
 
 // BenchmarkResultCheck measures what checking a result against its type
-// costs (issue 10 §4): the same JSON written with its declared type
+// costs: the same JSON written with its declared type
 // ("checked") and with none ("unchecked": still validated and compacted,
 // which any reply needs). The ratio checked/unchecked is the check's price.
 func BenchmarkResultCheck(b *testing.B) {

@@ -17,7 +17,7 @@ import (
 // Call is what to send to a pool: which command (the tool's own, or a
 // terminal's internal entry when _render is not "raw"), one JSON value per
 // manifest argument, the numeric arrays among them (their places in Args
-// hold null; docs/pool-protocol.md, "Arrays"), and whether the result may
+// hold null; docs/internals.md, "Arrays"), and whether the result may
 // come back as an array.
 type Call struct {
 	Command *manifest.Command

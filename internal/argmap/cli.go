@@ -81,19 +81,18 @@ func cliOptionTable(c *manifest.Command, p *plan) *cliOptions {
 // -inf among them, unless a short option takes the letter.
 var negativeNumber = regexp.MustCompile(`^-([0-9.]|(?i:inf|infinity)$)`)
 
-// FromCLI parses a command's argv (SPEC §3, CLI mode) into one JSON value
-// per manifest argument: positionals in order, each token read by its type
-// (a quoted Str argument takes the token as the string; other types read it
-// as JSON, a bare word being accepted for a Str); a variadic positional
-// collects the remaining tokens, each read as the element type;
-// `--long VALUE`, `--long=VALUE`, `-s VALUE`, `-sVALUE` options (an
-// option-form `many` given apart from its name takes the values after it
-// too: `--xs 1 2 3`, as in morloc);
-// `--flag`/`--no-flag` flags; a group's fields as their own options and the
-// whole record as JSON through its group option; `--` ends the options.
-// Arguments with a source, form or check are read as morloc reads them
-// (shape.go): files are read, paths checked; stdin is never read here
-// (CLICall reads it). An output projection (a terminal's flag) cannot be
+// FromCLI parses a command's argv (docs/spec.md §3, CLI runs) into one JSON
+// value per manifest argument: positionals in order, each token read by its
+// type (a quoted Str argument takes the token as the string; other types read
+// it as JSON, a bare word being accepted for a Str); a variadic positional
+// collects the remaining tokens, each read as the element type; `--long
+// VALUE`, `--long=VALUE`, `-s VALUE`, `-sVALUE` options (an option-form
+// `many` given apart from its name takes the values after it too: `--xs 1 2
+// 3`, as in morloc); `--flag`/`--no-flag` flags; a group's fields as their
+// own options and the whole record as JSON through its group option; `--`
+// ends the options. Arguments with a source, form or check are read as morloc
+// reads them (shape.go): files are read, paths checked; stdin is never read
+// here (CLICall reads it). An output projection (a terminal's flag) cannot be
 // expressed here: use CLICall.
 func FromCLI(c *manifest.Command, argv []string) ([]json.RawMessage, error) {
 	fs := osFS

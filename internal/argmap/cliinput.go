@@ -57,7 +57,7 @@ func fileError(path string, err error) error {
 // a variadic one, not a field), which is read from stdin or a file when
 // its source is auto, and which may become an array (with r.arrays on), as
 // over MCP (fastPositional), so that it reaches its pool as raw numbers
-// (docs/pool-protocol.md, "Arrays"; for a morloc pool, msgpack written
+// (docs/internals.md, "Arrays"; for a morloc pool, msgpack written
 // straight from them), with no JSON text of it kept. msg says what is
 // wrong.
 func (r *cliReader) value(a *manifest.Arg, t *manifest.Type, text string, index int) (json.RawMessage, string) {

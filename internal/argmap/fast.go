@@ -15,7 +15,7 @@ import (
 )
 
 // DefaultArrayMin is the fewest elements a numeric argument must have to
-// travel to a pool as an array rather than JSON (docs/pool-protocol.md,
+// travel to a pool as an array rather than JSON (docs/internals.md,
 // "Arrays"): below it JSON costs less than a blob.
 const DefaultArrayMin = 256
 

@@ -259,7 +259,8 @@ func TestMorlocLaunchersGolden(t *testing.T) {
 }
 
 // One program compiled by morloc 0.69 and written out as 0.75 and 0.96
-// would write it has one tool surface (issue 19 §4): 0.75 still writes Int
+// would write it has one tool surface (nexus reads every format,
+// docs/spec.md §2.7): 0.75 still writes Int
 // as i4, so its surface is the same to the byte; 0.96 writes j, so the
 // same but for the ranges of 0.69's 32-bit Int.
 func TestLauncherEraSurfacesAgree(t *testing.T) {

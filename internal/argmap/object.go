@@ -9,8 +9,8 @@ import (
 	"github.com/nexus-mcp/nexus/internal/jsontext"
 )
 
-// Object is a JSON object that keeps its key order when marshalled (SPEC §4.5
-// fixes the key order of tool objects and schemas).
+// Object is a JSON object that keeps its key order when marshalled
+// (docs/spec.md §4.5 fixes the key order of tool objects and schemas).
 type Object []Member
 
 // Member is one key/value pair of an Object.

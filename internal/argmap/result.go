@@ -13,7 +13,8 @@ import (
 )
 
 // TypeMismatch is a result that does not have its declared return type
-// (issue 10: every result is checked before it reaches a client). Its
+// (every result is checked before it reaches a client, so that a client
+// can trust a value to have its type; docs/spec.md §4.7). Its
 // Error is the part of a message after "'cmd' returned ".
 type TypeMismatch struct {
 	Found    string    // "a string", "the number 2.5", "an object without its field 'age'"
@@ -73,19 +74,18 @@ func found(tok []byte) string {
 // depth; numbers are written in one canonical form for their declared type
 // (a Real 1.0 as 1, 0.1 as 0.1, an Int 2.0 as 2), so that Python, R and C++
 // pools give the same text for the same value; the arrays of the result
-// (docs/pool-protocol.md, "Arrays") are written in their places as the same
+// (docs/internals.md, "Arrays") are written in their places as the same
 // numbers would be. On the way, the value is checked against its type: a
 // value that does not have it gives a *TypeMismatch. Without a type the
 // value passes through as it is. A NaN or an infinity where a Real is
 // declared (a pool sends the strings "NaN", "Infinity", "-Infinity") is
-// written as one of those strings (docs/pool-protocol.md, "NaN and
-// infinity").
+// written as one of those strings (docs/internals.md, "Values").
 func ResultValue(ret *manifest.Return, v ndarray.Value) (json.RawMessage, error) {
 	return resultValue(ret, v, ndarray.ClientSpelling)
 }
 
 // CLIResultValue is ResultValue for the CLI, which writes NaN and the
-// infinities as morloc does: "nan", "inf", "-inf" (PURE.md §2).
+// infinities as morloc does: "nan", "inf", "-inf" (docs/spec.md §7.2).
 func CLIResultValue(ret *manifest.Return, v ndarray.Value) (json.RawMessage, error) {
 	return resultValue(ret, v, ndarray.MorlocSpelling)
 }
@@ -105,8 +105,8 @@ func resultValue(ret *manifest.Return, v ndarray.Value, sp *ndarray.Spelling) (j
 // ResultText is a result checked against its type (as ResultValue checks
 // it) whose text is written only as it goes out, a piece at a time, its
 // arrays read from where the pool's frames left them: the text of a large
-// result never exists whole beside them (issue 23: 104 MB for a 100 MB
-// list of integers).
+// result never exists whole beside them (otherwise a 100 MB list of
+// integers would need 104 MB more).
 type ResultText struct {
 	text  []byte // the text with the arrays left out
 	holes []hole // where each array goes, in the order of the text

@@ -11,7 +11,8 @@ import (
 	"github.com/nexus-mcp/nexus/internal/manifest"
 )
 
-// TestTypeSchema covers every row of SPEC §4.5's type table.
+// TestTypeSchema covers every row of docs/spec.md §4.5's type table, as
+// an output schema writes it.
 func TestTypeSchema(t *testing.T) {
 	cases := []struct{ schema, want string }{
 		{"z", `{"type":"null"}`},
@@ -28,9 +29,9 @@ func TestTypeSchema(t *testing.T) {
 		{"u8", `{"type":"integer","minimum":0,"maximum":18446744073709551615}`},
 		{"<int>i4", `{"type":"integer","minimum":-2147483648,"maximum":2147483647}`},
 		{"?u1", `{"type":["integer","null"],"minimum":0,"maximum":255}`},
-		// A Real is a number or a string for NaN or an infinity (issue 18
-		// §3), wherever it is: alone, optional, in a list, a tuple, a Map,
-		// a record.
+		// In a result, a Real is a number or a string for NaN or an
+		// infinity, wherever it is: alone, optional, in a list, a tuple, a
+		// Map, a record.
 		{"f4", `{"anyOf":[{"type":"number"},{"enum":["NaN","Infinity","-Infinity"]}]}`},
 		{"f8", `{"anyOf":[{"type":"number"},{"enum":["NaN","Infinity","-Infinity"]}]}`},
 		{"s", `{"type":"string"}`},

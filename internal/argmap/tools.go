@@ -10,8 +10,9 @@ import (
 	"github.com/nexus-mcp/nexus/internal/manifest"
 )
 
-// Tool is one command as an MCP client sees it (SPEC §4.5), plus what nexus
-// needs to turn the client's named arguments back into a positional call.
+// Tool is one command as an MCP client sees it (docs/spec.md §4.5), plus what
+// nexus needs to turn the client's named arguments back into a positional
+// call.
 type Tool struct {
 	Name, Description string
 	InputSchema       Object
@@ -44,7 +45,7 @@ func (t *Tool) MarshalJSON() ([]byte, error) {
 	return t.Object(FullView).MarshalJSON()
 }
 
-// Exclusion is a command left off the tool surface and why (SPEC §4.6).
+// Exclusion is a command left off the tool surface and why (docs/spec.md §4.6).
 type Exclusion struct {
 	Command, Reason string
 }
@@ -95,7 +96,7 @@ func Tools(m *manifest.Manifest) ([]*Tool, []Exclusion) {
 	return tools, excluded
 }
 
-// exclusionReason applies the rules of SPEC §4.6 that need no schema.
+// exclusionReason applies the rules of docs/spec.md §4.6 that need no schema.
 func exclusionReason(c *manifest.Command) string {
 	for i := range c.Args {
 		if a := &c.Args[i]; a.Kind == manifest.KindPos && a.Stdin {
@@ -190,10 +191,10 @@ func argLabel(c *manifest.Command, i int) string {
 	return fmt.Sprintf("%d", i+1)
 }
 
-// PropertyName is the tool property that argument i of c maps to (SPEC
-// §4.5): a positional's name or _N, an option's or flag's long (else short)
-// name, a whole group's record type in lowercase. (An unrolled group maps to
-// one property per field, named by the field.)
+// PropertyName is the tool property that argument i of c maps to
+// (docs/spec.md §4.5): a positional's name or _N, an option's or flag's long
+// (else short) name, a whole group's record type in lowercase. (An unrolled
+// group maps to one property per field, named by the field.)
 func PropertyName(c *manifest.Command, i int) string {
 	a := &c.Args[i]
 	switch a.Kind {

@@ -6,7 +6,8 @@ import (
 )
 
 // TestToolObjects checks the tool object of one command per argument kind
-// (SPEC §4.5): property names, required, descriptions and defaults notes.
+// (docs/spec.md §4.5): property names, required, descriptions and defaults
+// notes.
 func TestToolObjects(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -165,7 +166,7 @@ func TestExclusionLeavesOthers(t *testing.T) {
 	}
 }
 
-// A pure command is a tool like a remote one (issue 10): the caller
+// A pure command is a tool like a remote one (docs/spec.md §7): the caller
 // evaluates it, and leaves off those it cannot run.
 func TestPureCommandIsATool(t *testing.T) {
 	tools, excl := Tools(manifestOf(t, `{"name":"x","type":"pure","desc":["Forty-two"],"args":[],"return":{"schema":"j"},"expr":{"tag":"lit","schema":"j","lit_type":"j","value":"42"}}`))

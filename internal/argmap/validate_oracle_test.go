@@ -24,8 +24,8 @@ import (
 // keyword location, and of an "anyOf" [S, {"type":"null"}] (a nullable
 // $ref) that a non-null value fails, only S's faults are described (a wrong
 // type of the value itself as "expected object or null"); of a Real's
-// "anyOf" [{"type":T}, {"enum":["NaN","Infinity","-Infinity"]}] (issue 18),
-// only the type's, saying that the strings would do.
+// "anyOf" [{"type":T}, {"enum":["NaN","Infinity","-Infinity"]}], only the
+// type's, saying that the strings would do.
 
 // oracleFullPositional is fullPositional with jsonschema doing the
 // validation; decoding, the number bounds and the conversion are shared.

@@ -10,7 +10,7 @@ type ErrorKind int
 
 const (
 	// Thrown is a user error: @throw, a failed @read, @save or @load.
-	// It is the only kind @catch intercepts (PURE.md §3.12).
+	// It is the only kind @catch intercepts (docs/spec.md §7.3.12).
 	Thrown ErrorKind = iota
 	// Internal is morloc's "internal error": an unbound variable, a pattern
 	// or bracket error, a @save level outside 0..9, a @show or @hash

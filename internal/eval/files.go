@@ -23,7 +23,7 @@ func (r *run) path(p string) string {
 	return p
 }
 
-// evalSave is @save, @savem and @savej (PURE.md §3.14): level, value and
+// evalSave is @save, @savem and @savej (docs/spec.md §7.3.14): level, value and
 // path are evaluated in that order; the level must be 0..9 whatever the
 // format; the file is written atomically.
 func (r *run) evalSave(n *node) (Value, error) {

@@ -10,7 +10,8 @@ import (
 	"testing"
 )
 
-// goldenCase is one fixture of testdata/golden: a row of PURE.md §6.
+// goldenCase is one fixture of testdata/golden: one of docs/spec.md §7.6's
+// golden cases.
 type goldenCase struct {
 	Case     int             `json:"case"`
 	Test     string          `json:"test"`
@@ -31,7 +32,8 @@ type goldenCommand struct {
 	Files       map[string]string `json:"files"`
 }
 
-// TestGolden evaluates every command of PURE.md §6 (testdata/golden) and
+// TestGolden evaluates every command of the golden cases (testdata/golden;
+// docs/spec.md §7.6) and
 // compares its output with morloc's, byte for byte.
 func TestGolden(t *testing.T) {
 	paths, err := filepath.Glob("testdata/golden/case*.json")

@@ -39,7 +39,8 @@ func (k kind) String() string {
 	return fmt.Sprintf("kind(%d)", int(k))
 }
 
-// Type is a parsed schema string (SPEC §2, PURE.md §1): the type of a value.
+// Type is a parsed schema string (docs/spec.md §2.5, §7.1): the type of a
+// value.
 // Back-references point at their declaration, so a recursive type is a
 // graph; manifest.ParseType rejects a recursion that no list, tuple, record
 // or table guards, so following back-references always reaches a

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 )
 
-// Output streams (PURE.md §3.15, issue 20 §3): the intrinsics a pure
+// Output streams (docs/spec.md §7.3.15): the intrinsics a pure
 // command writes with. `@open path :: OStream T` (tag open_ostream),
 // `@append`, `@stdout` and `@stderr` give a handle; `@write level h xs`
 // adds the list xs; `@flush h` commits what is buffered; `@close h`

@@ -9,7 +9,7 @@ import (
 // Kind is the shape of a Type node.
 type Kind int
 
-// The type codes of SPEC §2 "Type strings".
+// The type codes of docs/spec.md §2.5.
 const (
 	Nil       Kind = iota // z
 	Bool                  // b
@@ -216,10 +216,10 @@ func (e *TypeError) Error() string {
 	return fmt.Sprintf("type string %q at offset %d: %s", e.Schema, e.Offset, e.Msg)
 }
 
-// ParseType parses a whole type string (SPEC §2). Trailing characters are an
-// error, and so is a back-reference `^name` with no enclosing `&name`, or one
-// with no list, tuple, record or table between it and its declaration (such
-// a type has no finite values: `&1A?^1A`).
+// ParseType parses a whole type string (docs/spec.md §2.5). Trailing
+// characters are an error, and so is a back-reference `^name` with no
+// enclosing `&name`, or one with no list, tuple, record or table between it
+// and its declaration (such a type has no finite values: `&1A?^1A`).
 func ParseType(s string) (*Type, error) {
 	p := &typeParser{s: s}
 	t, err := p.parse()

@@ -13,7 +13,7 @@ import (
 
 // The benchmarks of a 1M-element [Real] and [Int] result and argument,
 // each beside encoding/json doing the same job on the same numbers: the
-// floor (docs/morloc-wire.md, "Speed").
+// floor (docs/performance.md, "Go micro-benchmarks").
 
 const benchN = 1 << 20
 

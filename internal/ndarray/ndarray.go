@@ -1,5 +1,5 @@
 // Package ndarray owns the binary form of numeric arrays that nexus and
-// pools exchange (docs/pool-protocol.md, "Arrays"): the dtypes, the
+// pools exchange (docs/internals.md, "Arrays"): the dtypes, the
 // descriptor that travels in a message beside each blob, and the JSON text
 // of an array's numbers, written exactly as nexus writes the same numbers
 // when they come as JSON. It imports nothing else from nexus.
@@ -235,7 +235,7 @@ func AppendJSONSpelled(dst []byte, a *Array, kind Number, sp *Spelling) ([]byte,
 // written straight into its own stretch of dst's spare capacity (grown
 // once to the estimated size if it is short), and the parts are then
 // moved down against each other in place: no buffer of its own per part,
-// which made a large result's memory half as large again (issue 23). A
+// which would make a large result's memory half as large again. A
 // part that outgrows its stretch (the estimate is a sample's) gets a
 // buffer of its own from append, and then the parts are joined in a new
 // buffer instead.
@@ -559,7 +559,7 @@ func AppendWhole(dst []byte, f float64) []byte {
 }
 
 // Value is a JSON value with arrays in it: each array's place in the JSON
-// holds null (docs/pool-protocol.md, "Arrays").
+// holds null (docs/internals.md, "Arrays").
 type Value struct {
 	JSON   json.RawMessage
 	Arrays []Array
@@ -569,7 +569,7 @@ type Value struct {
 // may come as an array (the declared return type is Rank nested lists of
 // numbers declared as Number; the call's "ret" member); and when Type is
 // set, the declared type itself (the call's "returns" member, JSON), by
-// which a runtime shapes the value (docs/pool-protocol.md, "Declared
+// which a runtime shapes the value (docs/internals.md, "Declared
 // types"). A Ret is shared by every call of its command: never modify one.
 type Ret struct {
 	Rank   int

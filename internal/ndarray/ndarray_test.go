@@ -239,7 +239,7 @@ func TestAppendJSONInParts(t *testing.T) {
 	}
 }
 
-// The parts are written into the buffer they end up in (issue 23): a
+// The parts are written into the buffer they end up in: a
 // buffer sized with JSONSize takes the whole array with nothing else of
 // its size allocated. When the estimate is short (one part's numbers far
 // longer than the sample's), the parts are joined anew and the text is
