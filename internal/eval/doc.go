@@ -14,12 +14,13 @@
 // morloc's structural @hash, and @save/@load in JSON and msgpack.
 //
 // It knows nothing of MCP, pools or the CLI, and imports nothing of nexus
-// but internal/manifest and internal/jsontext (which reads its JSON). Every
-// tag of docs/spec.md §7.3.1–§7.3.14 is supported, and of §7.3.15 the
-// output streams (@open of an OStream, @append, @stdout, @stderr, @write,
-// @flush, @close): the evaluator sequences them, and the Streams its caller
-// gives RunWith write them (streams.go). Refused, with a clear error: the
-// input handles and streams of §7.3.15 and morloc's binary voidstar format
+// but internal/manifest, internal/jsontext (which reads its JSON) and
+// internal/msgpack (which writes @savem's bytes). Every tag of
+// docs/spec.md §7.3.1–§7.3.14 is supported, and of §7.3.15 the output
+// streams (@open of an OStream, @append, @stdout, @stderr, @write, @flush,
+// @close): the evaluator sequences them, and the Streams its caller gives
+// RunWith write them (streams.go). Refused, with a clear error: the input
+// handles and streams of §7.3.15 and morloc's binary voidstar format
 // (Program.Refusal names them at compile time). Evaluation is bounded
 // (Limits: steps, memory, depth) and honours its context, so a hostile tree
 // gives an error, never a hang.
