@@ -2,7 +2,6 @@ package argmap
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nexus-mcp/nexus/internal/jsontext/jsontexttest"
 	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
@@ -172,13 +172,7 @@ func TestFastNumericTextAgrees(t *testing.T) {
 			t.Errorf("%s: the fast path declined it", tc.text)
 			continue
 		}
-		dec := json.NewDecoder(strings.NewReader(tc.text))
-		dec.UseNumber()
-		var v any
-		if err := dec.Decode(&v); err != nil {
-			t.Fatal(err)
-		}
-		generic, verr := toPool(ty, v)
+		generic, verr := toPool(ty, jsontexttest.Decode(t, []byte(tc.text)))
 		if verr != nil {
 			t.Errorf("%s: %v", tc.text, verr)
 			continue

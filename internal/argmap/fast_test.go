@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nexus-mcp/nexus/internal/jsontext/jsontexttest"
 	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
@@ -132,61 +133,20 @@ func checkFastAgainstFull(t *testing.T, tool *Tool, arrays bool, args []byte) {
 // sameValue compares two JSON values, numbers by value (a Real array
 // written back from its doubles may spell a number differently).
 func sameValue(t *testing.T, a, b []byte) bool {
-	decode := func(raw []byte) any {
-		d := json.NewDecoder(bytes.NewReader(raw))
-		d.UseNumber()
-		var v any
-		if err := d.Decode(&v); err != nil {
-			t.Fatalf("%s: %v", raw, err)
-		}
-		return v
-	}
-	var eq func(x, y any) bool
-	eq = func(x, y any) bool {
-		switch xv := x.(type) {
-		case json.Number:
-			yv, ok := y.(json.Number)
-			if !ok {
-				return false
-			}
-			if xv == yv {
-				return true
-			}
-			// Integers by value: an i8 array writes -0 back as 0.
-			xi, okx := new(big.Int).SetString(string(xv), 10)
-			yi, oky := new(big.Int).SetString(string(yv), 10)
-			if okx && oky {
-				return xi.Cmp(yi) == 0
-			}
-			xf, err1 := strconv.ParseFloat(string(xv), 64)
-			yf, err2 := strconv.ParseFloat(string(yv), 64)
-			return err1 == nil && err2 == nil && xf == yf && strings.ContainsAny(string(xv)+string(yv), ".eE")
-		case []any:
-			yv, ok := y.([]any)
-			if !ok || len(xv) != len(yv) {
-				return false
-			}
-			for i := range xv {
-				if !eq(xv[i], yv[i]) {
-					return false
-				}
-			}
-			return true
-		case map[string]any:
-			yv, ok := y.(map[string]any)
-			if !ok || len(xv) != len(yv) {
-				return false
-			}
-			for k := range xv {
-				if !eq(xv[k], yv[k]) {
-					return false
-				}
-			}
+	return jsontexttest.Same(jsontexttest.Decode(t, a), jsontexttest.Decode(t, b), func(x, y json.Number) bool {
+		if x == y {
 			return true
 		}
-		return x == y
-	}
-	return eq(decode(a), decode(b))
+		// Integers by value: an i8 array writes -0 back as 0.
+		xi, okx := new(big.Int).SetString(string(x), 10)
+		yi, oky := new(big.Int).SetString(string(y), 10)
+		if okx && oky {
+			return xi.Cmp(yi) == 0
+		}
+		xf, err1 := strconv.ParseFloat(string(x), 64)
+		yf, err2 := strconv.ParseFloat(string(y), 64)
+		return err1 == nil && err2 == nil && xf == yf && strings.ContainsAny(string(x)+string(y), ".eE")
+	})
 }
 
 // The fast path takes the calls clients really make; a change that made it

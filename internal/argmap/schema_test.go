@@ -8,6 +8,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
+	"github.com/nexus-mcp/nexus/internal/jsontext/jsontexttest"
 	"github.com/nexus-mcp/nexus/internal/manifest"
 )
 
@@ -139,10 +140,10 @@ func TestRecursiveToolSchemas(t *testing.T) {
 		{tool.OutputSchema, `{"head":1,"tail":{"head":2,"tail":null}}`, `{"head":1,"tail":{"head":"x"}}`},
 	} {
 		sch := compileSchema(t, c.doc)
-		if err := sch.Validate(decodeJSON(t, c.good)); err != nil {
+		if err := sch.Validate(jsontexttest.Decode(t, []byte(c.good))); err != nil {
 			t.Errorf("%s: %v", c.good, err)
 		}
-		if err := sch.Validate(decodeJSON(t, c.bad)); err == nil {
+		if err := sch.Validate(jsontexttest.Decode(t, []byte(c.bad))); err == nil {
 			t.Errorf("%s: accepted", c.bad)
 		}
 	}
@@ -223,17 +224,6 @@ func compileSchema(t *testing.T, doc Object) *jsonschema.Schema {
 		t.Fatalf("%s: %v", b, err)
 	}
 	return sch
-}
-
-func decodeJSON(t *testing.T, s string) any {
-	t.Helper()
-	d := json.NewDecoder(strings.NewReader(s))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		t.Fatal(err)
-	}
-	return v
 }
 
 func TestIsStrMap(t *testing.T) {
