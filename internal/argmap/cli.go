@@ -215,6 +215,25 @@ func parseCLI(c *manifest.Command, argv []string, rd *cliReader) ([]json.RawMess
 		values = append(values, cliValue{t, text})
 		return nil
 	}
+	// takeValue gives option t (argv[i]) its value: the one the token held
+	// (inline), else the next token and, for an option-form many, the values
+	// after it. It returns the index of the last token taken.
+	takeValue := func(t *cliTarget, i int, val string, inline bool) (int, error) {
+		if !inline {
+			if i+1 >= len(argv) {
+				return i, fail("option %s needs a value", t.name)
+			}
+			i++
+			val = argv[i]
+		}
+		if err := set(t, val); err != nil {
+			return i, err
+		}
+		if !inline {
+			i = takeManyValues(t, argv, i, set)
+		}
+		return i, nil
+	}
 	endOfOptions := false
 	for i := 0; i < len(argv); i++ {
 		tok := argv[i]
@@ -238,18 +257,8 @@ func parseCLI(c *manifest.Command, argv []string, rd *cliReader) ([]json.RawMess
 				}
 				continue
 			}
-			if !hasVal {
-				if i+1 >= len(argv) {
-					return nil, nil, nil, fail("option %s needs a value", t.name)
-				}
-				i++
-				val = argv[i]
-			}
-			if err := set(t, val); err != nil {
+			if i, err = takeValue(t, i, val, hasVal); err != nil {
 				return nil, nil, nil, err
-			}
-			if !hasVal {
-				i = takeManyValues(t, argv, i, set)
 			}
 		default:
 			t := opts.short[tok[1:2]]
@@ -273,19 +282,8 @@ func parseCLI(c *manifest.Command, argv []string, rd *cliReader) ([]json.RawMess
 				}
 				continue
 			}
-			val := strings.TrimPrefix(tok[2:], "=")
-			if len(tok) == 2 {
-				if i+1 >= len(argv) {
-					return nil, nil, nil, fail("option %s needs a value", t.name)
-				}
-				i++
-				val = argv[i]
-			}
-			if err := set(t, val); err != nil {
+			if i, err = takeValue(t, i, strings.TrimPrefix(tok[2:], "="), len(tok) > 2); err != nil {
 				return nil, nil, nil, err
-			}
-			if len(tok) == 2 {
-				i = takeManyValues(t, argv, i, set)
 			}
 		}
 	}
