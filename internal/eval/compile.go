@@ -322,10 +322,10 @@ func (c *compiler) sub(n *jnode, path, key string, scope []string) (*node, *Comp
 	return c.expr(f, path+"."+key, scope, ctxValue)
 }
 
-// refusedIntrinsics are the handle and stream intrinsics of docs/spec.md
-// §7.3.15 that read morloc's binary formats (input files and streams,
-// @concat), by tag, with the name a message gives them. The output streams
-// are not among them (streams.go).
+// refusedIntrinsics are the handle and stream intrinsics (docs/spec.md §7.3.15)
+// that read morloc's binary formats (input files and streams, @concat), by
+// tag, with the name a message gives them. The output streams are not among
+// them (streams.go).
 var refusedIntrinsics = map[string]string{
 	"open":         "@open",
 	"fschema":      "@fschema",

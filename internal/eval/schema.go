@@ -109,17 +109,19 @@ func parseSchema(s string) (*Type, error) {
 	return fromManifest(mt, nil), nil
 }
 
+// leafKinds are the kinds that carry nothing but themselves.
+var leafKinds = map[manifest.Kind]kind{
+	manifest.Nil: kNil, manifest.Bool: kBool, manifest.Str: kStr, manifest.Any: kAny,
+	manifest.File: kIFile, manifest.OutStream: kOStream, manifest.InStream: kIStream,
+}
+
 // fromManifest converts a parsed type; decls are the declarations
 // enclosing it, innermost last.
 func fromManifest(m *manifest.Type, decls []*Type) *Type {
 	t := &Type{}
 	switch m.Kind {
-	case manifest.Nil:
-		t.kind = kNil
-	case manifest.Bool:
-		t.kind = kBool
-	case manifest.Str:
-		t.kind = kStr
+	case manifest.Nil, manifest.Bool, manifest.Str, manifest.File, manifest.OutStream, manifest.InStream, manifest.Any:
+		t.kind = leafKinds[m.Kind]
 	case manifest.Int:
 		t.kind, t.code, t.signed = kInt, m.Code, m.Code[0] != 'u'
 		if m.Code != "j" {
@@ -127,14 +129,6 @@ func fromManifest(m *manifest.Type, decls []*Type) *Type {
 		}
 	case manifest.Float:
 		t.kind, t.code, t.bits = kFloat, m.Code, 8*int(m.Code[1]-'0')
-	case manifest.File:
-		t.kind = kIFile
-	case manifest.OutStream:
-		t.kind = kOStream
-	case manifest.InStream:
-		t.kind = kIStream
-	case manifest.Any:
-		t.kind = kAny
 	case manifest.List:
 		t.kind, t.length, t.elem = kList, m.Len, fromManifest(m.Elem, decls)
 	case manifest.Optional:

@@ -32,11 +32,10 @@ const manifestMarker = "### MANIFEST ###"
 // morloc launcher is two).
 const maxLauncherHops = 8
 
-// Resolve finds the file holding the manifest a target names (docs/spec.md
-// §3, Targets): a
-// manifest file, a directory holding manifest.json, a launcher embedding its
-// manifest (that launcher), or a launcher naming a manifest or another
-// launcher.
+// Resolve finds the file holding the manifest a target names
+// (docs/spec.md §3, Targets): a manifest file, a directory holding
+// manifest.json, a launcher embedding its manifest (that launcher), or a
+// launcher naming a manifest or another launcher.
 func Resolve(target string) (string, error) {
 	if strings.TrimSpace(target) == "" {
 		return "", fmt.Errorf("missing program: give a manifest file, a program directory or a launcher script")

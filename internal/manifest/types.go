@@ -152,33 +152,37 @@ func (t *Type) encode(b *strings.Builder) {
 		}
 	case Record:
 		b.WriteByte('m')
-		b.WriteByte(sizeDigits[len(t.Fields)])
-		for _, f := range t.Fields {
-			b.WriteByte(sizeDigits[len(f.Key)])
-			b.WriteString(f.Key)
-			f.Type.encode(b)
-		}
+		encodeFields(b, t.Fields)
 	case Table:
 		b.WriteByte('T')
 		if len(t.Fields) > 0 {
 			b.WriteByte(':')
-			b.WriteByte(sizeDigits[len(t.Fields)])
-			for _, f := range t.Fields {
-				b.WriteByte(sizeDigits[len(f.Key)])
-				b.WriteString(f.Key)
-				f.Type.encode(b)
-			}
+			encodeFields(b, t.Fields)
 		}
 	case Recursive:
 		b.WriteByte('&')
-		b.WriteByte(sizeDigits[len(t.Name)])
-		b.WriteString(t.Name)
+		encodeName(b, t.Name)
 		t.Elem.encode(b)
 	case BackRef:
 		b.WriteByte('^')
-		b.WriteByte(sizeDigits[len(t.Name)])
-		b.WriteString(t.Name)
+		encodeName(b, t.Name)
 	}
+}
+
+// encodeFields writes a record's or table's fields: their count, then each
+// field's sized key and type.
+func encodeFields(b *strings.Builder, fields []Field) {
+	b.WriteByte(sizeDigits[len(fields)])
+	for _, f := range fields {
+		encodeName(b, f.Key)
+		f.Type.encode(b)
+	}
+}
+
+// encodeName writes a key or a declaration's name, its size first.
+func encodeName(b *strings.Builder, name string) {
+	b.WriteByte(sizeDigits[len(name)])
+	b.WriteString(name)
 }
 
 // sizeDigits are the characters of a size (a count or a length) in a
