@@ -206,9 +206,9 @@ type resultWriter struct {
 	out    []byte
 	scope  []scoped // enclosing recursive declarations, innermost last
 	arrays []ndarray.Array
-	placed int        // arrays written so far
-	path   []pathElem // where the value being written is, while arrays remain
-	depth  int        // nesting of walk calls: a recursive type cannot make it unbounded
+	placed int            // arrays written so far
+	path   []ndarray.Step // where the value being written is, while arrays remain
+	depth  int            // nesting of walk calls: a recursive type cannot make it unbounded
 	// spelling writes a Real's NaN and infinities.
 	spelling *ndarray.Spelling
 	// lazy leaves the arrays out of out, checked, their places in holes
@@ -262,27 +262,7 @@ func (w *resultWriter) arrayHere() *ndarray.Array {
 	if w.placed == len(w.arrays) {
 		return nil
 	}
-next:
-	for i := range w.arrays {
-		a := &w.arrays[i]
-		if len(a.Path) != len(w.path) {
-			continue
-		}
-		for k, p := range a.Path {
-			switch x := p.(type) {
-			case int:
-				if w.path[k].idx != x {
-					continue next
-				}
-			case string:
-				if w.path[k].idx >= 0 || w.path[k].key != x {
-					continue next
-				}
-			}
-		}
-		return a
-	}
-	return nil
+	return ndarray.At(w.arrays, w.path)
 }
 
 func (w *resultWriter) compact(i int) (int, error) {
@@ -605,7 +585,7 @@ func (w *resultWriter) elements(i int, elem func(int) *manifest.Type) (int, erro
 			w.out = append(w.out, ',')
 		}
 		if track {
-			w.path = append(w.path[:mark], pathElem{idx: k})
+			w.path = append(w.path[:mark], ndarray.Step{Idx: k})
 		}
 		et := elem(k)
 		k++
@@ -669,7 +649,7 @@ func (w *resultWriter) record(t *manifest.Type, i int) (int, error) {
 		w.out = jsontext.AppendQuoted(w.out, f.Key)
 		w.out = append(w.out, ':')
 		if track {
-			w.path = append(w.path[:mark], pathElem{key: f.Key, idx: -1})
+			w.path = append(w.path[:mark], ndarray.Step{Key: f.Key, Idx: -1})
 		}
 		ve, err := w.walk(f.Type, vs)
 		return ve, under(err, pathSeg{key: f.Key, idx: -1})
@@ -710,7 +690,7 @@ func (w *resultWriter) pairs(pair *manifest.Type, i int) (int, int, error) {
 		w.out = jsontext.AppendQuoted(w.out, name)
 		w.out = append(w.out, ',')
 		if track {
-			w.path = append(w.path[:mark], pathElem{key: name, idx: -1})
+			w.path = append(w.path[:mark], ndarray.Step{Key: name, Idx: -1})
 		}
 		ve, err := w.walk(pair.Items[1], vs)
 		w.out = append(w.out, ']')

@@ -110,9 +110,9 @@ type encoder struct {
 	b      []byte // the JSON value
 	depth  int
 	arrays []ndarray.Array
-	placed int   // arrays written so far
-	path   []seg // where the value being written is, while arrays remain
-	orNull bool  // the value being written is an optional's: null would do too
+	placed int            // arrays written so far
+	path   []ndarray.Step // where the value being written is, while arrays remain
+	orNull bool           // the value being written is an optional's: null would do too
 }
 
 func (e *encoder) value(n *node, i int) (int, error) {
@@ -447,7 +447,7 @@ func (e *encoder) list(n *node, i int) (int, error) {
 	track := e.track()
 	end, err := jsontext.ArrayItems(e.b, i, func(vs int) (int, error) {
 		if track {
-			e.path = append(e.path[:mark], seg{idx: count})
+			e.path = append(e.path[:mark], ndarray.Step{Idx: count})
 		}
 		ve, err := e.value(n.elem, vs)
 		if err != nil {
@@ -475,7 +475,7 @@ func (e *encoder) pairs(n *node, i int) (int, error) {
 			name = jsontext.Unquote(key)
 		}
 		if track {
-			e.path = append(e.path[:mark], seg{key: name, idx: -1})
+			e.path = append(e.path[:mark], ndarray.Step{Key: name, Idx: -1})
 		}
 		e.out = append(msgpack.AppendStrHeader(append(e.out, 0x92), len(name)), name...)
 		ve, err := e.value(val, vs)
@@ -512,7 +512,7 @@ func (e *encoder) tuple(n *node, i int) (int, error) {
 			return vs, errTooMany
 		}
 		if track {
-			e.path = append(e.path[:mark], seg{idx: count})
+			e.path = append(e.path[:mark], ndarray.Step{Idx: count})
 		}
 		ve, err := e.value(n.items[count], vs)
 		if err != nil {
@@ -581,7 +581,7 @@ func (e *encoder) record(n *node, i int) (int, error) {
 			continue
 		}
 		if track {
-			e.path = append(e.path[:mark], seg{key: n.keys[k], idx: -1})
+			e.path = append(e.path[:mark], ndarray.Step{Key: n.keys[k], Idx: -1})
 		}
 		if _, err := e.value(f, starts[k]); err != nil {
 			e.path = e.path[:mark]
@@ -593,28 +593,4 @@ func (e *encoder) record(n *node, i int) (int, error) {
 }
 
 // arrayHere returns the array whose path is where the encoder is, if any.
-func (e *encoder) arrayHere() *ndarray.Array {
-next:
-	for k := range e.arrays {
-		a := &e.arrays[k]
-		if len(a.Path) != len(e.path) {
-			continue
-		}
-		for j, p := range a.Path {
-			switch x := p.(type) {
-			case int:
-				if e.path[j].idx != x {
-					continue next
-				}
-			case string:
-				if e.path[j].idx >= 0 || e.path[j].key != x {
-					continue next
-				}
-			default:
-				continue next
-			}
-		}
-		return a
-	}
-	return nil
-}
+func (e *encoder) arrayHere() *ndarray.Array { return ndarray.At(e.arrays, e.path) }

@@ -66,6 +66,40 @@ type Array struct {
 	Data  []byte
 }
 
+// Step is one step of a place in a value, as a writer walking the value
+// keeps it: an object's member Key (Idx -1), or a list's element Idx.
+type Step struct {
+	Key string
+	Idx int
+}
+
+// At returns the first of arrays whose Path is the place path, or nil.
+func At(arrays []Array, path []Step) *Array {
+next:
+	for i := range arrays {
+		a := &arrays[i]
+		if len(a.Path) != len(path) {
+			continue
+		}
+		for k, p := range a.Path {
+			switch x := p.(type) {
+			case int:
+				if path[k].Idx != x {
+					continue next
+				}
+			case string:
+				if path[k].Idx >= 0 || path[k].Key != x {
+					continue next
+				}
+			default:
+				continue next
+			}
+		}
+		return a
+	}
+	return nil
+}
+
 // MaxElements bounds an array's element count: no blob holds more.
 const MaxElements = 1 << 28
 
