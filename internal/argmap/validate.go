@@ -146,9 +146,7 @@ func (r *schemaReader) fill(n *schemaNode, doc Object, root bool) error {
 				}
 			}
 		case "enum":
-			if n.enum, err = appendStrings(n.enum, m); err != nil {
-				return err
-			}
+			n.enum, err = appendStrings(n.enum, m)
 		case "properties":
 			x, ok := m.Value.(Object)
 			if !ok {
@@ -168,9 +166,7 @@ func (r *schemaReader) fill(n *schemaNode, doc Object, root bool) error {
 				n.byName[p.Key] = c
 			}
 		case "required":
-			if n.required, err = appendStrings(n.required, m); err != nil {
-				return err
-			}
+			n.required, err = appendStrings(n.required, m)
 		case "additionalProperties":
 			x, ok := m.Value.(bool)
 			if !ok {
@@ -277,6 +273,9 @@ func (r *schemaReader) fill(n *schemaNode, doc Object, root bool) error {
 			// annotations: no part in validation
 		default:
 			return fmt.Errorf("keyword %q is not one nexus validates", m.Key)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	if n.minItems != n.maxItems {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/nexus-mcp/nexus/internal/manifest"
 	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
@@ -67,23 +68,12 @@ func BenchmarkDecodeReals1M(b *testing.B) {
 	for _, x := range xs {
 		data = binary.LittleEndian.AppendUint64(data, math.Float64bits(x))
 	}
-	p, mem := rptrResult(b, data)
-	defer mem.Close()
-	ty := mustType(b, "af8")
-	benchRun(b, "morlocwire/Result", 8*benchN, func() error {
-		_, err := p.Result(ty, C, mem)
-		return err
-	})
-	benchRun(b, "morlocwire/Value+JSON", 8*benchN, func() error {
+	benchDecode(b, "af8", xs, data, func(p *Packet, ty *manifest.Type, mem *Memory) error {
 		v, err := p.Value(ty, C, mem)
 		if err != nil {
 			return err
 		}
 		_, err = ndarray.AppendJSONSpelled(make([]byte, 0, ndarray.JSONSize(&v.Arrays[0], ndarray.Real)), &v.Arrays[0], ndarray.Real, ndarray.ClientSpelling)
-		return err
-	})
-	benchRun(b, "encoding-json/Marshal", 8*benchN, func() error {
-		_, err := json.Marshal(xs)
 		return err
 	})
 }
@@ -94,14 +84,25 @@ func BenchmarkDecodeInts1M(b *testing.B) {
 	for _, x := range xs {
 		data = binary.LittleEndian.AppendUint32(data, uint32(x))
 	}
+	benchDecode(b, "ai4", xs, data, nil)
+}
+
+// benchDecode measures reading data, the numbers xs as a pool's result of
+// type schema, beside encoding/json writing xs; valueJSON, when given, is
+// measured too, as "morlocwire/Value+JSON".
+func benchDecode(b *testing.B, schema string, xs any, data []byte, valueJSON func(*Packet, *manifest.Type, *Memory) error) {
 	p, mem := rptrResult(b, data)
 	defer mem.Close()
-	ty := mustType(b, "ai4")
-	benchRun(b, "morlocwire/Result", 4*benchN, func() error {
+	ty := mustType(b, schema)
+	n := int64(len(data))
+	benchRun(b, "morlocwire/Result", n, func() error {
 		_, err := p.Result(ty, C, mem)
 		return err
 	})
-	benchRun(b, "encoding-json/Marshal", 4*benchN, func() error {
+	if valueJSON != nil {
+		benchRun(b, "morlocwire/Value+JSON", n, func() error { return valueJSON(p, ty, mem) })
+	}
+	benchRun(b, "encoding-json/Marshal", n, func() error {
 		_, err := json.Marshal(xs)
 		return err
 	})

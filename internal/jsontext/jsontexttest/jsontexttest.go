@@ -7,16 +7,17 @@ package jsontexttest
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
+	"slices"
 	"testing"
 )
 
 // Decode reads the JSON value b holds, numbers as json.Number; t fails
 // when b is not JSON.
-func Decode(t testing.TB, b []byte) any {
+func Decode(t testing.TB, b []byte) (v any) {
 	t.Helper()
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
-	var v any
 	if err := d.Decode(&v); err != nil {
 		t.Fatalf("%s: %v", b, err)
 	}
@@ -24,35 +25,20 @@ func Decode(t testing.TB, b []byte) any {
 }
 
 // Same reports whether x and y, values as Decode gives them, have the same
-// arrays, objects, strings, booleans and nulls, and numbers sameNumber
-// takes for equal.
+// arrays, objects (the same keys), strings, booleans and nulls, and numbers
+// sameNumber takes for equal.
 func Same(x, y any, sameNumber func(a, b json.Number) bool) bool {
+	same := func(a, b any) bool { return Same(a, b, sameNumber) }
 	switch xv := x.(type) {
 	case json.Number:
 		yv, ok := y.(json.Number)
 		return ok && sameNumber(xv, yv)
 	case []any:
 		yv, ok := y.([]any)
-		if !ok || len(xv) != len(yv) {
-			return false
-		}
-		for i := range xv {
-			if !Same(xv[i], yv[i], sameNumber) {
-				return false
-			}
-		}
-		return true
+		return ok && slices.EqualFunc(xv, yv, same)
 	case map[string]any:
 		yv, ok := y.(map[string]any)
-		if !ok || len(xv) != len(yv) {
-			return false
-		}
-		for k := range xv {
-			if !Same(xv[k], yv[k], sameNumber) {
-				return false
-			}
-		}
-		return true
+		return ok && maps.EqualFunc(xv, yv, same)
 	}
 	return x == y
 }
