@@ -2,6 +2,7 @@ package argmap
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -59,14 +60,7 @@ func TestCLIArgumentFiles(t *testing.T) {
 		osFS.stdin = strings.NewReader(c.stdin)
 		call, err := CLICall(m, m.Command(c.cmd), c.argv)
 		osFS.stdin = os.Stdin
-		if c.err != "" {
-			if err == nil || !strings.Contains(err.Error(), c.err) {
-				t.Errorf("%s %v: error %v, want %q", c.cmd, c.argv, err, c.err)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("%s %v: %v", c.cmd, c.argv, err)
+		if !errAsWanted(t, fmt.Sprintf("%s %v", c.cmd, c.argv), err, c.err) {
 			continue
 		}
 		if got := joinArgs(call.Args); got != c.want {

@@ -141,45 +141,29 @@ func TestSurfaceIsMorlocsButForReals(t *testing.T) {
 // {"type":"number"} (["number","null"] when optional), keeping the members
 // beside it, and counts them.
 func narrowReals(v any) (any, int) {
-	switch x := v.(type) {
-	case Object:
-		n := 0
-		if alts, ok := x.Get("anyOf"); ok {
-			if branches, _ := alts.([]any); len(branches) == 2 {
-				number, _ := branches[0].(Object)
-				enum, _ := branches[1].(Object)
-				if isNonFiniteEnum(enum) && len(number) == 1 && number[0].Key == "type" {
-					out := Object{}
-					for _, m := range x {
-						if m.Key == "anyOf" {
-							out = append(out, number[0])
-						} else {
-							out = append(out, m)
-						}
-					}
-					return out, 1
-				}
+	n := 0
+	out := rewriteObjects(v, func(o Object) Object {
+		alts, _ := o.Get("anyOf")
+		branches, _ := alts.([]any)
+		if len(branches) != 2 {
+			return o
+		}
+		number, _ := branches[0].(Object)
+		enum, _ := branches[1].(Object)
+		if !isNonFiniteEnum(enum) || len(number) != 1 || number[0].Key != "type" {
+			return o
+		}
+		n++
+		out := Object{}
+		for _, m := range o {
+			if m.Key == "anyOf" {
+				m = number[0]
 			}
+			out = append(out, m)
 		}
-		out := make(Object, len(x))
-		for i, m := range x {
-			var k int
-			out[i].Key = m.Key
-			out[i].Value, k = narrowReals(m.Value)
-			n += k
-		}
-		return out, n
-	case []any:
-		n := 0
-		out := make([]any, len(x))
-		for i, e := range x {
-			var k int
-			out[i], k = narrowReals(e)
-			n += k
-		}
-		return out, n
-	}
-	return v, 0
+		return out
+	})
+	return out, n
 }
 
 // payloadOf is toolsPayload for tool objects.

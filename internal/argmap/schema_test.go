@@ -339,25 +339,13 @@ func TestV069SchemasMatchV098(t *testing.T) {
 
 // withoutRanges removes "minimum" and "maximum" from a schema, at any depth.
 func withoutRanges(v any) Object {
-	var strip func(v any) any
-	strip = func(v any) any {
-		switch x := v.(type) {
-		case Object:
-			out := Object{}
-			for _, m := range x {
-				if m.Key != "minimum" && m.Key != "maximum" {
-					out = append(out, Member{m.Key, strip(m.Value)})
-				}
+	return rewriteObjects(v, func(o Object) Object {
+		out := Object{}
+		for _, m := range o {
+			if m.Key != "minimum" && m.Key != "maximum" {
+				out = append(out, m)
 			}
-			return out
-		case []any:
-			out := make([]any, len(x))
-			for i, e := range x {
-				out[i] = strip(e)
-			}
-			return out
 		}
-		return v
-	}
-	return strip(v).(Object)
+		return out
+	}).(Object)
 }
