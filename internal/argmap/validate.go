@@ -147,6 +147,8 @@ func (r *schemaReader) fill(n *schemaNode, doc Object, root bool) error {
 			}
 		case "enum":
 			n.enum, err = appendStrings(n.enum, m)
+		case "required":
+			n.required, err = appendStrings(n.required, m)
 		case "properties":
 			x, ok := m.Value.(Object)
 			if !ok {
@@ -165,8 +167,6 @@ func (r *schemaReader) fill(n *schemaNode, doc Object, root bool) error {
 				n.props = append(n.props, schemaProp{p.Key, c})
 				n.byName[p.Key] = c
 			}
-		case "required":
-			n.required, err = appendStrings(n.required, m)
 		case "additionalProperties":
 			x, ok := m.Value.(bool)
 			if !ok {

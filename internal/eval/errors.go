@@ -28,11 +28,14 @@ const (
 
 var errorKindNames = [...]string{"thrown", "internal", "unsupported", "limit"}
 
-func (k ErrorKind) String() string {
-	if int(k) < len(errorKindNames) {
-		return errorKindNames[k]
+func (k ErrorKind) String() string { return nameIn(errorKindNames[:], int(k), "ErrorKind") }
+
+// nameIn is names[i], else typ(i): how an enumeration's String reads.
+func nameIn(names []string, i int, typ string) string {
+	if i >= 0 && i < len(names) {
+		return names[i]
 	}
-	return fmt.Sprintf("ErrorKind(%d)", int(k))
+	return fmt.Sprintf("%s(%d)", typ, i)
 }
 
 // Error is an evaluation failure. Its message is morloc's bare message:

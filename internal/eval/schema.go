@@ -32,12 +32,7 @@ const (
 var kindNames = [...]string{"unit", "boolean", "integer", "real", "string", "list", "tuple", "record",
 	"optional", "table", "file handle", "output stream", "input stream", "recursive type", "back-reference", "unknown type"}
 
-func (k kind) String() string {
-	if int(k) < len(kindNames) {
-		return kindNames[k]
-	}
-	return fmt.Sprintf("kind(%d)", int(k))
-}
+func (k kind) String() string { return nameIn(kindNames[:], int(k), "kind") }
 
 // Type is a parsed schema string (docs/spec.md §2.5, §7.1): the type of a
 // value.

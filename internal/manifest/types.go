@@ -308,6 +308,9 @@ func (p *typeParser) fields(what string) ([]Field, error) {
 	return fs, nil
 }
 
+// oneLetterKinds are the kinds whose type code is one letter alone.
+var oneLetterKinds = map[byte]Kind{'z': Nil, 'b': Bool, 's': Str, 'j': Int, 'F': File, 'I': InStream, 'O': OutStream, '*': Any}
+
 func (p *typeParser) parse() (*Type, error) {
 	p.depth++
 	defer func() { p.depth-- }()
@@ -331,20 +334,8 @@ func (p *typeParser) parse() (*Type, error) {
 	p.i++
 	t := &Type{Hint: hint}
 	switch c {
-	case 'z':
-		t.Kind, t.Code = Nil, "z"
-	case 'b':
-		t.Kind, t.Code = Bool, "b"
-	case 's':
-		t.Kind, t.Code = Str, "s"
-	case 'j':
-		t.Kind, t.Code = Int, "j"
-	case 'F':
-		t.Kind, t.Code = File, "F"
-	case 'I':
-		t.Kind, t.Code = InStream, "I"
-	case 'O':
-		t.Kind, t.Code = OutStream, "O"
+	case 'z', 'b', 's', 'j', 'F', 'I', 'O', '*':
+		t.Kind, t.Code = oneLetterKinds[c], p.s[start:p.i]
 	case 'i', 'u':
 		if p.i >= len(p.s) || !strings.ContainsRune("1248", rune(p.s[p.i])) {
 			return nil, p.fail("expected a width 1, 2, 4 or 8 after %q", c)
@@ -357,8 +348,6 @@ func (p *typeParser) parse() (*Type, error) {
 		}
 		t.Kind, t.Code = Float, p.s[start:p.i+1]
 		p.i++
-	case '*':
-		t.Kind, t.Code = Any, "*"
 	case 'a':
 		t.Kind = List
 		if p.i < len(p.s) && p.s[p.i] == ':' {
