@@ -56,11 +56,8 @@ func BenchmarkFullPositionalLargeList(b *testing.B) {
 	}
 }
 
-// BenchmarkFastPositionalMillionInts: a client's list of a million
-// integers, read into an array.
-func BenchmarkFastPositionalMillionInts(b *testing.B) {
-	tool := jsonHelpTool(b, "sumMany")
-	args := []byte(`{"_1":` + intList(1_000_000, millionInts) + `}`)
+// benchFast measures the fast path reading args, one array among them.
+func benchFast(b *testing.B, tool *Tool, args []byte) {
 	b.SetBytes(int64(len(args)))
 	for b.Loop() {
 		call, ok := tool.fastPositional(args)
@@ -68,6 +65,14 @@ func BenchmarkFastPositionalMillionInts(b *testing.B) {
 			b.Fatal("declined")
 		}
 	}
+}
+
+// BenchmarkFastPositionalMillionInts: a client's list of a million
+// integers, read into an array.
+func BenchmarkFastPositionalMillionInts(b *testing.B) {
+	tool := jsonHelpTool(b, "sumMany")
+	args := []byte(`{"_1":` + intList(1_000_000, millionInts) + `}`)
+	benchFast(b, tool, args)
 }
 
 // BenchmarkFastPositionalMatrix: a client's 1000 × 1000 matrix of reals.
@@ -90,26 +95,26 @@ func BenchmarkFastPositionalMatrix(b *testing.B) {
 	}
 	sb.WriteString(`]}`)
 	args := []byte(sb.String())
-	b.SetBytes(int64(len(args)))
-	for b.Loop() {
-		call, ok := tool.fastPositional(args)
-		if !ok || len(call.Arrays) != 1 {
-			b.Fatal("declined")
-		}
-	}
+	benchFast(b, tool, args)
 }
 
 // BenchmarkResultValueJSONInts: a pool's JSON result of a million
 // integers (as R and C++ send a list they do not send as an array).
 func BenchmarkResultValueJSONInts(b *testing.B) {
-	ty, err := manifest.ParseType("aj")
+	raw := []byte(intList(1_000_000, millionInts))
+	benchResult(b, "aj", ndarray.Value{JSON: raw}, len(raw))
+}
+
+// benchResult measures ResultValue on v, a result of type schema, n bytes
+// of it.
+func benchResult(b *testing.B, schema string, v ndarray.Value, n int) {
+	ty, err := manifest.ParseType(schema)
 	if err != nil {
 		b.Fatal(err)
 	}
-	raw := []byte(intList(1_000_000, millionInts))
-	b.SetBytes(int64(len(raw)))
+	b.SetBytes(int64(n))
 	for b.Loop() {
-		if _, err := ResultValue(&manifest.Return{T: ty}, ndarray.Value{JSON: raw}); err != nil {
+		if _, err := ResultValue(&manifest.Return{T: ty}, v); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -118,25 +123,16 @@ func BenchmarkResultValueJSONInts(b *testing.B) {
 // BenchmarkResultValueArrayReals: a 1000 × 1000 matrix of reals sent back
 // as an array.
 func BenchmarkResultValueArrayReals(b *testing.B) {
-	ty, err := manifest.ParseType("aaf8")
-	if err != nil {
-		b.Fatal(err)
-	}
 	var data []byte
 	for i := 0; i < 1_000_000; i++ {
 		data = binary.LittleEndian.AppendUint64(data, math.Float64bits(float64(i)*0.001234567))
 	}
 	v := ndarray.Value{JSON: []byte("null"), Arrays: []ndarray.Array{{Path: []any{}, DType: ndarray.F8, Shape: []int{1000, 1000}, Data: data}}}
-	b.SetBytes(int64(len(data)))
-	for b.Loop() {
-		if _, err := ResultValue(&manifest.Return{T: ty}, v); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchResult(b, "aaf8", v, len(data))
 }
 
 // BenchmarkResultCheck measures what checking a result against its type
-// costs (issue 10 §4): the same JSON written with its declared type
+// costs: the same JSON written with its declared type
 // ("checked") and with none ("unchecked": still validated and compacted,
 // which any reply needs). The ratio checked/unchecked is the check's price.
 func BenchmarkResultCheck(b *testing.B) {

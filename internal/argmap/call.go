@@ -17,7 +17,7 @@ import (
 // Call is what to send to a pool: which command (the tool's own, or a
 // terminal's internal entry when _render is not "raw"), one JSON value per
 // manifest argument, the numeric arrays among them (their places in Args
-// hold null; docs/pool-protocol.md, "Arrays"), and whether the result may
+// hold null; docs/internals.md, "Arrays"), and whether the result may
 // come back as an array.
 type Call struct {
 	Command *manifest.Command
@@ -240,35 +240,26 @@ func argType(a *manifest.Arg) *manifest.Type {
 // supplyGroup writes a group's fields into s; nonFinite reports whether a
 // Real among them is NaN or an infinity.
 func (t *Tool) supplyGroup(s *supplied, sl *slot, args map[string]any) (nonFinite bool, err error) {
+	// An unrolled group's fields are arguments; a whole one's are members
+	// of its property's object.
+	fields, prefix := args, ""
 	if sl.whole {
 		v, ok := args[sl.prop]
 		if !ok {
 			return false, nil
 		}
-		obj, _ := v.(map[string]any) // validated: an object
+		fields, _ = v.(map[string]any) // validated: an object
+		prefix = sl.prop + "."
 		s.wholeGiven[sl] = true
-		for _, f := range sl.fields {
-			fv, ok := obj[f.key]
-			if !ok {
-				continue
-			}
-			raw, saw, verr := argToPool(f.surface(), fv)
-			if verr != nil {
-				return false, &ArgError{Tool: t.Name, Arg: sl.prop + "." + f.key + verr.Path, Msg: verr.Msg}
-			}
-			s.fields[f] = raw
-			nonFinite = nonFinite || saw
-		}
-		return nonFinite, nil
 	}
 	for _, f := range sl.fields {
-		fv, ok := args[f.key]
+		fv, ok := fields[f.key]
 		if !ok {
 			continue
 		}
 		raw, saw, verr := argToPool(f.surface(), fv)
 		if verr != nil {
-			return false, &ArgError{Tool: t.Name, Arg: f.key + verr.Path, Msg: verr.Msg}
+			return false, &ArgError{Tool: t.Name, Arg: prefix + f.key + verr.Path, Msg: verr.Msg}
 		}
 		s.fields[f] = raw
 		nonFinite = nonFinite || saw

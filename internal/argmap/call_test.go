@@ -177,8 +177,8 @@ func TestToPositionalErrors(t *testing.T) {
 			`argument '_render' of 'f': expected one of "raw", "up", got "down"`},
 		{"first fault by argument order", remote("f", "j", pos("j", ``)+","+pos("j", ``)+","+pos("j", ``), ``), `{"_3":"c","_2":"b","_1":1}`,
 			"argument '_2' of 'f': expected integer, got string"},
-		// A Real takes a number or "NaN", "Infinity", "-Infinity" (issue 18
-		// §3), spelt exactly so: the schema's enum.
+		// A Real takes a number or "NaN", "Infinity", "-Infinity", spelt
+		// exactly so (JSON has no number for them).
 		{"a Real's NaN spelt otherwise", remote("f", "j", pos("f8", ``), ``), `{"_1":"nan"}`,
 			`argument '_1' of 'f': expected number or one of "NaN", "Infinity", "-Infinity", got string "nan"`},
 		{"an optional Real's", remote("f", "j", pos("?f8", ``), ``), `{"_1":"inf"}`,
@@ -186,6 +186,10 @@ func TestToPositionalErrors(t *testing.T) {
 		{"a Real in a record given a boolean", remote("f", "j", pos("am11xf4", ``), ``), `{"_1":[{"x":true}]}`,
 			`argument '_1[0].x' of 'f': expected number or one of "NaN", "Infinity", "-Infinity", got boolean`},
 		{"a Str is no Real", remote("f", "j", pos("t2sj", ``), ``), `{"_1":["NaN","NaN"]}`,
+			"argument '_1[1]' of 'f': expected integer, got string"},
+		{"an Int takes no NaN", remote("f", "j", pos("j", ``), ``), `{"_1":"NaN"}`,
+			"argument '_1' of 'f': expected integer, got string"},
+		{"an Int takes no infinity", remote("f", "j", pos("ai4", ``), ``), `{"_1":[1,"-Infinity"]}`,
 			"argument '_1[1]' of 'f': expected integer, got string"},
 	}
 	for _, c := range cases {
@@ -209,7 +213,7 @@ func TestToPositionalErrors(t *testing.T) {
 	}
 }
 
-// NaN and the infinities as tools/call arguments (issue 18 §3): where a
+// NaN and the infinities as tools/call arguments (docs/spec.md §4.5): where a
 // Real is declared, at any depth, "NaN", "Infinity" and "-Infinity" go to
 // the pool as rank-0 f8 arrays (null in their place), so that the function
 // gets the double, as from the CLI; by the fast path and the full one

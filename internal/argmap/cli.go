@@ -81,19 +81,18 @@ func cliOptionTable(c *manifest.Command, p *plan) *cliOptions {
 // -inf among them, unless a short option takes the letter.
 var negativeNumber = regexp.MustCompile(`^-([0-9.]|(?i:inf|infinity)$)`)
 
-// FromCLI parses a command's argv (SPEC §3, CLI mode) into one JSON value
-// per manifest argument: positionals in order, each token read by its type
-// (a quoted Str argument takes the token as the string; other types read it
-// as JSON, a bare word being accepted for a Str); a variadic positional
-// collects the remaining tokens, each read as the element type;
-// `--long VALUE`, `--long=VALUE`, `-s VALUE`, `-sVALUE` options (an
-// option-form `many` given apart from its name takes the values after it
-// too: `--xs 1 2 3`, as in morloc);
-// `--flag`/`--no-flag` flags; a group's fields as their own options and the
-// whole record as JSON through its group option; `--` ends the options.
-// Arguments with a source, form or check are read as morloc reads them
-// (shape.go): files are read, paths checked; stdin is never read here
-// (CLICall reads it). An output projection (a terminal's flag) cannot be
+// FromCLI parses a command's argv (docs/spec.md §3, CLI runs) into one JSON
+// value per manifest argument: positionals in order, each token read by its
+// type (a quoted Str argument takes the token as the string; other types read
+// it as JSON, a bare word being accepted for a Str); a variadic positional
+// collects the remaining tokens, each read as the element type; `--long
+// VALUE`, `--long=VALUE`, `-s VALUE`, `-sVALUE` options (an option-form
+// `many` given apart from its name takes the values after it too: `--xs 1 2
+// 3`, as in morloc); `--flag`/`--no-flag` flags; a group's fields as their
+// own options and the whole record as JSON through its group option; `--`
+// ends the options. Arguments with a source, form or check are read as morloc
+// reads them (shape.go): files are read, paths checked; stdin is never read
+// here (CLICall reads it). An output projection (a terminal's flag) cannot be
 // expressed here: use CLICall.
 func FromCLI(c *manifest.Command, argv []string) ([]json.RawMessage, error) {
 	fs := osFS
@@ -216,6 +215,25 @@ func parseCLI(c *manifest.Command, argv []string, rd *cliReader) ([]json.RawMess
 		values = append(values, cliValue{t, text})
 		return nil
 	}
+	// takeValue gives option t (argv[i]) its value: the one the token held
+	// (inline), else the next token and, for an option-form many, the values
+	// after it. It returns the index of the last token taken.
+	takeValue := func(t *cliTarget, i int, val string, inline bool) (int, error) {
+		if !inline {
+			if i+1 >= len(argv) {
+				return i, fail("option %s needs a value", t.name)
+			}
+			i++
+			val = argv[i]
+		}
+		if err := set(t, val); err != nil {
+			return i, err
+		}
+		if !inline {
+			i = takeManyValues(t, argv, i, set)
+		}
+		return i, nil
+	}
 	endOfOptions := false
 	for i := 0; i < len(argv); i++ {
 		tok := argv[i]
@@ -239,18 +257,8 @@ func parseCLI(c *manifest.Command, argv []string, rd *cliReader) ([]json.RawMess
 				}
 				continue
 			}
-			if !hasVal {
-				if i+1 >= len(argv) {
-					return nil, nil, nil, fail("option %s needs a value", t.name)
-				}
-				i++
-				val = argv[i]
-			}
-			if err := set(t, val); err != nil {
+			if i, err = takeValue(t, i, val, hasVal); err != nil {
 				return nil, nil, nil, err
-			}
-			if !hasVal {
-				i = takeManyValues(t, argv, i, set)
 			}
 		default:
 			t := opts.short[tok[1:2]]
@@ -274,19 +282,8 @@ func parseCLI(c *manifest.Command, argv []string, rd *cliReader) ([]json.RawMess
 				}
 				continue
 			}
-			val := strings.TrimPrefix(tok[2:], "=")
-			if len(tok) == 2 {
-				if i+1 >= len(argv) {
-					return nil, nil, nil, fail("option %s needs a value", t.name)
-				}
-				i++
-				val = argv[i]
-			}
-			if err := set(t, val); err != nil {
+			if i, err = takeValue(t, i, strings.TrimPrefix(tok[2:], "="), len(tok) > 2); err != nil {
 				return nil, nil, nil, err
-			}
-			if len(tok) == 2 {
-				i = takeManyValues(t, argv, i, set)
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package argmap
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -143,14 +144,7 @@ func TestCLICall(t *testing.T) {
 	}
 	for _, cs := range cases {
 		call, err := CLICall(m, c, cs.argv)
-		if cs.wantErrSub != "" {
-			if err == nil || !strings.Contains(err.Error(), cs.wantErrSub) {
-				t.Errorf("%v: error %v, want %q", cs.argv, err, cs.wantErrSub)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("%v: %v", cs.argv, err)
+		if !errAsWanted(t, fmt.Sprint(cs.argv), err, cs.wantErrSub) {
 			continue
 		}
 		if call.Command.Name != cs.cmd || joinArgs(call.Args) != cs.args {
@@ -183,14 +177,7 @@ func TestCLINonFinite(t *testing.T) {
 	}
 	for _, c := range cases {
 		call, err := CLICall(m, m.Command(c.cmd), c.argv)
-		if c.err != "" {
-			if err == nil || !strings.Contains(err.Error(), c.err) {
-				t.Errorf("%v: error %v, want %q", c.argv, err, c.err)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("%v: %v", c.argv, err)
+		if !errAsWanted(t, fmt.Sprint(c.argv), err, c.err) {
 			continue
 		}
 		if got := joinArgs(call.Args); got != c.args {

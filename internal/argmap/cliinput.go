@@ -10,6 +10,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/jsontext"
 	"github.com/nexus-mcp/nexus/internal/manifest"
 	"github.com/nexus-mcp/nexus/internal/morlocwire"
+	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
 // An unshaped argument whose source is auto (a list, a record: morloc's
@@ -57,7 +58,7 @@ func fileError(path string, err error) error {
 // a variadic one, not a field), which is read from stdin or a file when
 // its source is auto, and which may become an array (with r.arrays on), as
 // over MCP (fastPositional), so that it reaches its pool as raw numbers
-// (docs/pool-protocol.md, "Arrays"; for a morloc pool, msgpack written
+// (docs/internals.md, "Arrays"; for a morloc pool, msgpack written
 // straight from them), with no JSON text of it kept. msg says what is
 // wrong.
 func (r *cliReader) value(a *manifest.Arg, t *manifest.Type, text string, index int) (json.RawMessage, string) {
@@ -104,7 +105,7 @@ func (r *cliReader) value(a *manifest.Arg, t *manifest.Type, text string, index 
 	}
 	if _, _, nest := numericNest(t); nest {
 		if r.arrays && index >= 0 && len(data) >= cliArrayMinBytes && bytes.IndexByte(data, '"') < 0 {
-			e := &fastEncoder{b: data, arrayMin: DefaultArrayMin, path: []pathElem{{idx: index}}}
+			e := &fastEncoder{b: data, arrayMin: DefaultArrayMin, path: []ndarray.Step{{Idx: index}}}
 			if end, ok := e.value(t, jsontext.SkipSpace(data, 0), 0); ok && jsontext.SkipSpace(data, end) == len(data) && len(e.arrays) > 0 {
 				r.collected = append(r.collected, e.arrays...)
 				return e.out, ""

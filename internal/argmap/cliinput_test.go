@@ -2,7 +2,7 @@ package argmap
 
 import (
 	"encoding/binary"
-	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nexus-mcp/nexus/internal/jsontext/jsontexttest"
 	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
@@ -59,14 +60,7 @@ func TestCLIArgumentFiles(t *testing.T) {
 		osFS.stdin = strings.NewReader(c.stdin)
 		call, err := CLICall(m, m.Command(c.cmd), c.argv)
 		osFS.stdin = os.Stdin
-		if c.err != "" {
-			if err == nil || !strings.Contains(err.Error(), c.err) {
-				t.Errorf("%s %v: error %v, want %q", c.cmd, c.argv, err, c.err)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("%s %v: %v", c.cmd, c.argv, err)
+		if !errAsWanted(t, fmt.Sprintf("%s %v", c.cmd, c.argv), err, c.err) {
 			continue
 		}
 		if got := joinArgs(call.Args); got != c.want {
@@ -172,13 +166,7 @@ func TestFastNumericTextAgrees(t *testing.T) {
 			t.Errorf("%s: the fast path declined it", tc.text)
 			continue
 		}
-		dec := json.NewDecoder(strings.NewReader(tc.text))
-		dec.UseNumber()
-		var v any
-		if err := dec.Decode(&v); err != nil {
-			t.Fatal(err)
-		}
-		generic, verr := toPool(ty, v)
+		generic, verr := toPool(ty, jsontexttest.Decode(t, []byte(tc.text)))
 		if verr != nil {
 			t.Errorf("%s: %v", tc.text, verr)
 			continue

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/jsontext"
 	"github.com/nexus-mcp/nexus/internal/manifest"
+	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
 // readNumericFile reads what the in-memory fast path (fastEncoder.array)
@@ -85,7 +86,7 @@ func TestReadNumericFile(t *testing.T) {
 		{"empty rows", "[[],[]]", "aaf8"},
 	} {
 		tt := ty(c.schema)
-		want := &fastEncoder{b: []byte(c.text), arrayMin: 1, path: []pathElem{{idx: 3}}}
+		want := &fastEncoder{b: []byte(c.text), arrayMin: 1, path: []ndarray.Step{{Idx: 3}}}
 		_, wantOK, _ := want.array(tt, jsontext.SkipSpace(want.b, 0))
 		got, ok, err := readNumericFile(open(c.text), tt, 3)
 		if err != nil || !ok {

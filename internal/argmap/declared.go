@@ -6,7 +6,7 @@ import (
 )
 
 // declaredType writes a command's return type as a call's "returns" member
-// describes it to a pool (docs/pool-protocol.md, "Declared types"), so that
+// describes it to a pool (docs/internals.md, "Declared types"), so that
 // a runtime can give its language's values the declared shape (an R vector
 // of length one where a list is declared, a numpy array, a namedtuple where
 // a record is declared): "int", "real", "bool", "str", "null", "any";

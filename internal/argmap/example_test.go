@@ -32,8 +32,9 @@ func statsManifest() *manifest.Manifest {
 }
 
 // A command becomes a tool whose input schema names each argument: a
-// positional as _1, _2, ..., an option by its long name. A Real admits
-// NaN and the infinities as strings, since JSON has no numbers for them.
+// positional as _1, _2, ..., an option by its long name. A Real shows as
+// a number; an argument may also be "NaN", "Infinity" or "-Infinity",
+// since JSON has no numbers for them.
 func ExampleTools() {
 	tools, excluded := argmap.Tools(statsManifest())
 	fmt.Println(len(tools), "tool,", len(excluded), "excluded")
@@ -44,7 +45,7 @@ func ExampleTools() {
 	fmt.Printf("%s: %s\n", name, b)
 	// Output:
 	// 1 tool, 0 excluded
-	// scale: {"type":"object","properties":{"_1":{"type":"array","items":{"anyOf":[{"type":"number"},{"enum":["NaN","Infinity","-Infinity"]}]},"description":"The values"},"factor":{"type":"integer","description":"The factor (default: 2)"}},"required":["_1"],"additionalProperties":false}
+	// scale: {"type":"object","properties":{"_1":{"type":"array","items":{"type":"number"},"description":"The values"},"factor":{"type":"integer","description":"The factor (default: 2)"}},"required":["_1"],"additionalProperties":false}
 }
 
 // A tools/call's named arguments become the command's positional call:

@@ -15,7 +15,7 @@ import (
 )
 
 // DefaultArrayMin is the fewest elements a numeric argument must have to
-// travel to a pool as an array rather than JSON (docs/pool-protocol.md,
+// travel to a pool as an array rather than JSON (docs/internals.md,
 // "Arrays"): below it JSON costs less than a blob.
 const DefaultArrayMin = 256
 
@@ -76,11 +76,11 @@ func (t *Tool) fastPositional(arguments []byte) (Call, bool) {
 			if target.whole {
 				return e.group(sl, s, vs)
 			}
-			e.path = append(e.path[:0], pathElem{idx: sl.index})
+			e.path = append(e.path[:0], ndarray.Step{Idx: sl.index})
 			var ty *manifest.Type
 			if target.field != nil {
 				ty = target.field.t
-				e.path = append(e.path, pathElem{key: target.field.key, idx: -1})
+				e.path = append(e.path, ndarray.Step{Key: target.field.key, Idx: -1})
 			} else {
 				ty = argType(sl.arg)
 			}
@@ -194,12 +194,6 @@ func fixedLens(t *manifest.Type) []int {
 	return lens
 }
 
-// pathElem is one step of an array's path: a key, or an index (idx ≥ 0).
-type pathElem struct {
-	key string
-	idx int
-}
-
 // fastEncoder writes values in pool form from raw JSON.
 type fastEncoder struct {
 	b        []byte
@@ -207,9 +201,9 @@ type fastEncoder struct {
 	scope    []*manifest.Type // enclosing recursive declarations
 	arrayMin int              // 0: no arrays
 	arrays   []ndarray.Array
-	path     []pathElem // where the value being written is, for arrays
-	nums     []byte     // an array's elements, sized before they are read
-	numEnd   int        // where the array being read ends
+	path     []ndarray.Step // where the value being written is, for arrays
+	nums     []byte         // an array's elements, sized before they are read
+	numEnd   int            // where the array being read ends
 }
 
 // numericExtent finds the end of the list at b[i] and counts the commas
@@ -303,7 +297,7 @@ func (e *fastEncoder) group(sl *slot, s *supplied, vs int) (int, bool) {
 			return 0, false
 		}
 		seen[name] = true
-		e.path = append(e.path[:0], pathElem{idx: sl.index}, pathElem{key: f.key, idx: -1})
+		e.path = append(e.path[:0], ndarray.Step{Idx: sl.index}, ndarray.Step{Key: f.key, Idx: -1})
 		start := len(e.out)
 		end, ok := e.value(f.t, fs, 0)
 		if !ok {
@@ -507,7 +501,7 @@ func (e *fastEncoder) elements(i, depth int, elem func(int) *manifest.Type) (int
 		return i + 1, true
 	}
 	mark := len(e.path)
-	e.path = append(e.path, pathElem{})
+	e.path = append(e.path, ndarray.Step{})
 	for k := 0; ; k++ {
 		et := elem(k)
 		if et == nil {
@@ -516,7 +510,7 @@ func (e *fastEncoder) elements(i, depth int, elem func(int) *manifest.Type) (int
 		if k > 0 {
 			e.out = append(e.out, ',')
 		}
-		e.path[mark] = pathElem{idx: k}
+		e.path[mark] = ndarray.Step{Idx: k}
 		end, ok := e.value(et, i, depth+1)
 		if !ok {
 			return 0, false
@@ -574,7 +568,7 @@ func (e *fastEncoder) record(t *manifest.Type, i, depth int) (int, bool) {
 			e.out = append(e.out, "null"...)
 			continue
 		}
-		e.path = append(e.path[:mark], pathElem{key: f.Key, idx: -1})
+		e.path = append(e.path[:mark], ndarray.Step{Key: f.Key, Idx: -1})
 		if _, ok := e.value(f.Type, spans[k], depth+1); !ok {
 			return 0, false
 		}
@@ -620,7 +614,7 @@ func (e *fastEncoder) strMap(t *manifest.Type, i, depth int) (int, bool) {
 				e.out = jsontext.AppendQuoted(e.out, key)
 				e.out = append(e.out, ':')
 			case 2:
-				e.path = append(e.path[:mark], pathElem{key: key, idx: -1})
+				e.path = append(e.path[:mark], ndarray.Step{Key: key, Idx: -1})
 				if _, ok := e.value(pair.Items[1], vs, depth+2); !ok {
 					return errFast
 				}
@@ -753,10 +747,10 @@ func (e *fastEncoder) array(t *manifest.Type, i int) (end int, ok, tried bool) {
 func (e *fastEncoder) arrayPath() []any {
 	path := make([]any, len(e.path))
 	for k, p := range e.path {
-		if p.idx >= 0 {
-			path[k] = p.idx
+		if p.Idx >= 0 {
+			path[k] = p.Idx
 		} else {
-			path[k] = p.key
+			path[k] = p.Key
 		}
 	}
 	return path

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nexus-mcp/nexus/internal/jsontext/jsontexttest"
 	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
@@ -40,7 +41,7 @@ var fastSeeds = []string{
 	`{"_1":{"data":1,"kids":[{"data":2,"kids":[]}]}}`, `{"_1":[{"id":"a","m":[["x",1.5]]}],"_2":[true,null,"s"]}`,
 	`{"_1":[[1,2,3],[4,5,6]],"_2":[1,2,3,4],"_3":[[1,2],[3,4]],"_4":[[1],[2,3]]}`, `{"_1":[[1,2,3],[4,5]],"_2":[1,2,3],"_3":[[1,2,3]],"_4":[[]]}`,
 	`{"_1":[1,2],"_2":[[1,2,3],[4,5,6]],"_3":[null,{"x":true},null],"_4":[["k",1]]}`, `{"_1":[1,[2,[3,null]]],"_2":{"b":[[],[]]}}`,
-	// NaN and the infinities where a Real is declared (issue 18 §3).
+	// NaN and the infinities where a Real is declared.
 	`{"_1":[["NaN",2],[3,"-Infinity"]],"_2":[1,2]}`, `{"_1":{"x":[0.5,"Infinity"],"y":"s","z":[]},"_2":[{"v":["NaN"]}],"_3":[["a",["-Infinity",1]]]}`,
 	`{"_1":[["N\u0061N"]],"_2":[1]}`, `{"_1":[["nan"]],"_2":[1]}`, `{"_1":["NaN"]}`, `{"_1":[["NaN"]],"_2":["NaN"]}`,
 	`{"_1":[{"id":"a","m":[["x","NaN"]]}],"_2":[true,null,"s"]}`, `{"_3":"Infinity","_1":1,"_2":2}`, `{"x":"-Infinity"}`,
@@ -132,61 +133,20 @@ func checkFastAgainstFull(t *testing.T, tool *Tool, arrays bool, args []byte) {
 // sameValue compares two JSON values, numbers by value (a Real array
 // written back from its doubles may spell a number differently).
 func sameValue(t *testing.T, a, b []byte) bool {
-	decode := func(raw []byte) any {
-		d := json.NewDecoder(bytes.NewReader(raw))
-		d.UseNumber()
-		var v any
-		if err := d.Decode(&v); err != nil {
-			t.Fatalf("%s: %v", raw, err)
-		}
-		return v
-	}
-	var eq func(x, y any) bool
-	eq = func(x, y any) bool {
-		switch xv := x.(type) {
-		case json.Number:
-			yv, ok := y.(json.Number)
-			if !ok {
-				return false
-			}
-			if xv == yv {
-				return true
-			}
-			// Integers by value: an i8 array writes -0 back as 0.
-			xi, okx := new(big.Int).SetString(string(xv), 10)
-			yi, oky := new(big.Int).SetString(string(yv), 10)
-			if okx && oky {
-				return xi.Cmp(yi) == 0
-			}
-			xf, err1 := strconv.ParseFloat(string(xv), 64)
-			yf, err2 := strconv.ParseFloat(string(yv), 64)
-			return err1 == nil && err2 == nil && xf == yf && strings.ContainsAny(string(xv)+string(yv), ".eE")
-		case []any:
-			yv, ok := y.([]any)
-			if !ok || len(xv) != len(yv) {
-				return false
-			}
-			for i := range xv {
-				if !eq(xv[i], yv[i]) {
-					return false
-				}
-			}
-			return true
-		case map[string]any:
-			yv, ok := y.(map[string]any)
-			if !ok || len(xv) != len(yv) {
-				return false
-			}
-			for k := range xv {
-				if !eq(xv[k], yv[k]) {
-					return false
-				}
-			}
+	return jsontexttest.Same(jsontexttest.Decode(t, a), jsontexttest.Decode(t, b), func(x, y json.Number) bool {
+		if x == y {
 			return true
 		}
-		return x == y
-	}
-	return eq(decode(a), decode(b))
+		// Integers by value: an i8 array writes -0 back as 0.
+		xi, okx := new(big.Int).SetString(string(x), 10)
+		yi, oky := new(big.Int).SetString(string(y), 10)
+		if okx && oky {
+			return xi.Cmp(yi) == 0
+		}
+		xf, err1 := strconv.ParseFloat(string(x), 64)
+		yf, err2 := strconv.ParseFloat(string(y), 64)
+		return err1 == nil && err2 == nil && xf == yf && strings.ContainsAny(string(x)+string(y), ".eE")
+	})
 }
 
 // The fast path takes the calls clients really make; a change that made it

@@ -77,31 +77,44 @@ func TestShapesGolden(t *testing.T) {
 	checkGolden(t, "shapes.excluded.golden.txt", notes.Bytes())
 }
 
-// TestSurfaceIsMorlocsButForReals: nexus's tool surface is morloc's (SPEC
-// §4.5's table, which morloc's --mcp-tools prints) but for one widening: a
-// Real's {"type":"number"} is {"anyOf":[{"type":"number"},{"enum":["NaN",
-// "Infinity","-Infinity"]}]} (issue 18 §3). Mapped back, the surface is the
-// table's byte for byte: morloc's own output for json-help (which has no
-// Real), and for shapes and scientific nexus's output from before the
-// widening (*.spectable.golden.json, frozen: never -update them). And no
-// number is left unwidened.
+// TestSurfaceIsMorlocsButForReals: nexus's tool surface is morloc's
+// (--mcp-tools: {"type":"number"} for a Real) but for one widening: a Real
+// in an outputSchema is {"anyOf":[{"type":"number"},{"enum":["NaN",
+// "Infinity","-Infinity"]}]}, so that a client checking a result accepts a
+// NaN (docs/spec.md §4.5). Mapped back, the surface is morloc's byte for
+// byte: morloc's own output for json-help (which has no Real), and for
+// shapes and scientific nexus's output from before any widening
+// (*.spectable.golden.json, frozen: never -update them). No input Real is
+// widened, and no output Real is left unwidened.
 func TestSurfaceIsMorlocsButForReals(t *testing.T) {
 	for _, c := range []struct {
 		program, golden string
-		reals           bool
+		reals, outReals bool // a Real anywhere; one in an outputSchema
 	}{
-		{"json-help", "json-help.tools.golden.json", false},
-		{"shapes", "shapes.tools.spectable.golden.json", true},
-		{"scientific", "scientific.tools.spectable.golden.json", true},
+		{"json-help", "json-help.tools.golden.json", false, false},
+		{"shapes", "shapes.tools.spectable.golden.json", true, false},
+		{"scientific", "scientific.tools.spectable.golden.json", true, true},
 	} {
 		t.Run(c.program, func(t *testing.T) {
 			tools, _ := Tools(loadManifest(t, "../../testdata/"+c.program+"/manifest.json"))
 			var objects []any
-			widened := 0
+			widened, outNumbers := 0, 0
 			for _, tl := range tools {
-				o, n := narrowReals(tl.Object(FullView).clone())
+				o := tl.Object(FullView).clone()
+				for i, m := range o {
+					v, n := narrowReals(m.Value)
+					switch m.Key {
+					case "inputSchema":
+						if n > 0 {
+							t.Errorf("%s: %d Reals of the inputSchema widened, where morloc writes {\"type\":\"number\"}", tl.Name, n)
+						}
+					case "outputSchema":
+						o[i].Value = v
+						widened += n
+						outNumbers += strings.Count(mustJSON(t, v), `"number"`)
+					}
+				}
 				objects = append(objects, o)
-				widened += n
 			}
 			want, err := os.ReadFile(filepath.Join("testdata", c.golden))
 			if err != nil {
@@ -109,61 +122,48 @@ func TestSurfaceIsMorlocsButForReals(t *testing.T) {
 			}
 			got := payloadOf(t, objects)
 			if !bytes.Equal(got, want) {
-				t.Errorf("the surface with Reals mapped back differs from %s\n--- got\n%s", c.golden, got)
+				t.Errorf("the surface with output Reals mapped back differs from %s\n--- got\n%s", c.golden, got)
 			}
-			if c.reals != (widened > 0) {
-				t.Errorf("%d Real schemas widened", widened)
+			if has := bytes.Contains(got, []byte(`"number"`)); c.reals != has {
+				t.Errorf("Reals in the surface: %v, want %v", has, c.reals)
 			}
-			if left := bytes.Count(got, []byte(`"number"`)); left != widened {
-				t.Errorf("%d numbers in the mapped-back surface, %d of them widened: a Real's schema was left as it was", left, widened)
+			if c.outReals != (widened > 0) {
+				t.Errorf("%d output Reals widened", widened)
+			}
+			if outNumbers != widened {
+				t.Errorf("%d numbers in the mapped-back outputSchemas, %d of them widened: an output Real's schema was left as it was", outNumbers, widened)
 			}
 		})
 	}
 }
 
-// narrowReals maps every Real schema in v back to SPEC §4.5's
+// narrowReals maps every widened Real schema in v back to morloc's
 // {"type":"number"} (["number","null"] when optional), keeping the members
 // beside it, and counts them.
 func narrowReals(v any) (any, int) {
-	switch x := v.(type) {
-	case Object:
-		n := 0
-		if alts, ok := x.Get("anyOf"); ok {
-			if branches, _ := alts.([]any); len(branches) == 2 {
-				number, _ := branches[0].(Object)
-				enum, _ := branches[1].(Object)
-				if isNonFiniteEnum(enum) && len(number) == 1 && number[0].Key == "type" {
-					out := Object{}
-					for _, m := range x {
-						if m.Key == "anyOf" {
-							out = append(out, number[0])
-						} else {
-							out = append(out, m)
-						}
-					}
-					return out, 1
-				}
+	n := 0
+	out := rewriteObjects(v, func(o Object) Object {
+		alts, _ := o.Get("anyOf")
+		branches, _ := alts.([]any)
+		if len(branches) != 2 {
+			return o
+		}
+		number, _ := branches[0].(Object)
+		enum, _ := branches[1].(Object)
+		if !isNonFiniteEnum(enum) || len(number) != 1 || number[0].Key != "type" {
+			return o
+		}
+		n++
+		out := Object{}
+		for _, m := range o {
+			if m.Key == "anyOf" {
+				m = number[0]
 			}
+			out = append(out, m)
 		}
-		out := make(Object, len(x))
-		for i, m := range x {
-			var k int
-			out[i].Key = m.Key
-			out[i].Value, k = narrowReals(m.Value)
-			n += k
-		}
-		return out, n
-	case []any:
-		n := 0
-		out := make([]any, len(x))
-		for i, e := range x {
-			var k int
-			out[i], k = narrowReals(e)
-			n += k
-		}
-		return out, n
-	}
-	return v, 0
+		return out
+	})
+	return out, n
 }
 
 // payloadOf is toolsPayload for tool objects.
@@ -243,7 +243,8 @@ func TestMorlocLaunchersGolden(t *testing.T) {
 }
 
 // One program compiled by morloc 0.69 and written out as 0.75 and 0.96
-// would write it has one tool surface (issue 19 §4): 0.75 still writes Int
+// would write it has one tool surface (nexus reads every format,
+// docs/spec.md §2.7): 0.75 still writes Int
 // as i4, so its surface is the same to the byte; 0.96 writes j, so the
 // same but for the ranges of 0.69's 32-bit Int.
 func TestLauncherEraSurfacesAgree(t *testing.T) {

@@ -228,7 +228,7 @@ func nexusOptionsBlock(opts []NexusOption) string {
 // renderArgHelp is phase2.rs render_arg_help: the docstring lines, then
 // `type: T`, then `default: D` (flags only; options show clap's
 // [default: D]); then, nexus's addition, the argument's constraints that
-// have no JSON Schema form (issue 20 §2: kept and shown in help).
+// have no JSON Schema form, so that a reader still learns of them.
 func renderArgHelp(desc []string, typ, def string, cs []manifest.Constraint) string {
 	var lines []string
 	for _, d := range desc {

@@ -37,6 +37,44 @@ func toolOf(t testing.TB, commands ...string) *Tool {
 	return tools[0]
 }
 
+// errAsWanted checks a case's err against want, a part of the message it
+// expects ("" for none), failing t and naming the case when they disagree;
+// it reports whether the case has a result left to check.
+func errAsWanted(t *testing.T, name string, err error, want string) bool {
+	t.Helper()
+	switch {
+	case want != "":
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", name, err, want)
+		}
+		return false
+	case err != nil:
+		t.Errorf("%s: %v", name, err)
+		return false
+	}
+	return true
+}
+
+// rewriteObjects is a copy of v with f applied to each Object in it,
+// innermost first.
+func rewriteObjects(v any, f func(Object) Object) any {
+	switch x := v.(type) {
+	case Object:
+		out := make(Object, len(x))
+		for i, m := range x {
+			out[i] = Member{m.Key, rewriteObjects(m.Value, f)}
+		}
+		return f(out)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = rewriteObjects(e, f)
+		}
+		return out
+	}
+	return v
+}
+
 func mustJSON(t testing.TB, v any) string {
 	t.Helper()
 	b, err := json.Marshal(v)

@@ -29,8 +29,8 @@ type Invocation struct {
 	Nexus []string
 	// Leading is --mcp-tools, --mcp-resources, --mcp-prompts, --mcp-config
 	// or --json-help when it leads the command's part: morloc takes it
-	// there as a nexus option too; and nexus's own --explain (issue 20
-	// §2), which likewise needs no command.
+	// there as a nexus option too; and nexus's own --explain, which
+	// likewise needs no command.
 	// Rest is what follows it.
 	Leading string
 	Rest    []string

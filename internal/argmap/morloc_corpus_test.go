@@ -53,8 +53,9 @@ func TestMorlocRefCalibration(t *testing.T) {
 // Deliberate differences between nexus's tool surface and morloc's
 // (testdata/morloc/README.md, "Deliberate differences"), mapped back here:
 //
-//  1. a Real's schema admits "NaN", "Infinity" and "-Infinity":
-//     morloccorpus.NarrowReals maps it back to {"type":"number"};
+//  1. a Real's schema in an outputSchema admits "NaN", "Infinity" and
+//     "-Infinity": morloccorpus.NarrowReals maps it back to
+//     {"type":"number"} (an inputSchema's Real is morloc's already);
 //  2. a recursive record's back-reference is {"$ref":"#/$defs/T"}, with the
 //     record under the schema's "$defs", where morloc writes
 //     {"type":"object"}: morloccorpus.CollapseRefs maps it back;
@@ -102,8 +103,8 @@ func unpath(t *testing.T, tl *Tool, tool any) any {
 		if a.Format != nil {
 			format = *a.Format
 		}
-		surfaceSchema := corpusValue(t, typeSchema(surface)).(morloccorpus.Object)
-		valueSchema := corpusValue(t, typeSchema(value)).(morloccorpus.Object)
+		surfaceSchema := corpusValue(t, inputTypeSchema(surface)).(morloccorpus.Object)
+		valueSchema := corpusValue(t, inputTypeSchema(value)).(morloccorpus.Object)
 		if out, ok := morloccorpus.UnpathProperty(p.(morloccorpus.Object), surfaceSchema, valueSchema, format); ok {
 			props.Insert(prop, out)
 		}

@@ -10,7 +10,7 @@ import (
 
 // nonFiniteText is how a CLI Real argument of nan, inf or -inf is held in
 // a call's JSON until nonFiniteArrays moves it out: the wire's strings
-// (docs/pool-protocol.md, "NaN and infinity").
+// (docs/internals.md, "Values").
 func nonFiniteText(f float64) json.RawMessage {
 	return json.RawMessage(ndarray.ClientSpelling.Append(nil, f))
 }
@@ -22,7 +22,7 @@ func nonFiniteText(f float64) json.RawMessage {
 // is looked at, so a string argument "NaN" stays a string. The CLI calls
 // it for a plain Real and a record group's Real field (JSON arguments the
 // CLI took whole cannot hold one); a tools/call, for the "NaN",
-// "Infinity" and "-Infinity" its schema lets any Real be (issue 18 §3).
+// "Infinity" and "-Infinity" any Real may be (docs/spec.md §4.5).
 func nonFiniteArrays(c *manifest.Command, args []json.RawMessage) ([]json.RawMessage, []ndarray.Array) {
 	var arrays []ndarray.Array
 	for i, raw := range args {

@@ -9,8 +9,8 @@ import (
 	"github.com/nexus-mcp/nexus/internal/jsontext"
 )
 
-// Object is a JSON object that keeps its key order when marshalled (SPEC §4.5
-// fixes the key order of tool objects and schemas).
+// Object is a JSON object that keeps its key order when marshalled
+// (docs/spec.md §4.5 fixes the key order of tool objects and schemas).
 type Object []Member
 
 // Member is one key/value pair of an Object.
@@ -110,25 +110,9 @@ func writeJSON(b *bytes.Buffer, v any) error {
 		}
 		b.WriteByte('}')
 	case []any:
-		b.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if err := writeJSON(b, e); err != nil {
-				return err
-			}
-		}
-		b.WriteByte(']')
+		return writeArray(b, x)
 	case []string:
-		b.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeString(b, e)
-		}
-		b.WriteByte(']')
+		return writeArray(b, x)
 	case map[string]any:
 		keys := make([]string, 0, len(x))
 		for k := range x {
@@ -158,6 +142,21 @@ func writeJSON(b *bytes.Buffer, v any) error {
 		}
 		b.Write(bytes.TrimSuffix(tmp.Bytes(), []byte("\n")))
 	}
+	return nil
+}
+
+// writeArray writes xs as a JSON array, each element by writeJSON.
+func writeArray[E any](b *bytes.Buffer, xs []E) error {
+	b.WriteByte('[')
+	for i, e := range xs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if err := writeJSON(b, e); err != nil {
+			return err
+		}
+	}
+	b.WriteByte(']')
 	return nil
 }
 

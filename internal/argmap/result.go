@@ -13,7 +13,8 @@ import (
 )
 
 // TypeMismatch is a result that does not have its declared return type
-// (issue 10: every result is checked before it reaches a client). Its
+// (every result is checked before it reaches a client, so that a client
+// can trust a value to have its type; docs/spec.md §4.7). Its
 // Error is the part of a message after "'cmd' returned ".
 type TypeMismatch struct {
 	Found    string    // "a string", "the number 2.5", "an object without its field 'age'"
@@ -73,19 +74,18 @@ func found(tok []byte) string {
 // depth; numbers are written in one canonical form for their declared type
 // (a Real 1.0 as 1, 0.1 as 0.1, an Int 2.0 as 2), so that Python, R and C++
 // pools give the same text for the same value; the arrays of the result
-// (docs/pool-protocol.md, "Arrays") are written in their places as the same
+// (docs/internals.md, "Arrays") are written in their places as the same
 // numbers would be. On the way, the value is checked against its type: a
 // value that does not have it gives a *TypeMismatch. Without a type the
 // value passes through as it is. A NaN or an infinity where a Real is
 // declared (a pool sends the strings "NaN", "Infinity", "-Infinity") is
-// written as one of those strings (docs/pool-protocol.md, "NaN and
-// infinity").
+// written as one of those strings (docs/internals.md, "Values").
 func ResultValue(ret *manifest.Return, v ndarray.Value) (json.RawMessage, error) {
 	return resultValue(ret, v, ndarray.ClientSpelling)
 }
 
 // CLIResultValue is ResultValue for the CLI, which writes NaN and the
-// infinities as morloc does: "nan", "inf", "-inf" (PURE.md §2).
+// infinities as morloc does: "nan", "inf", "-inf" (docs/spec.md §7.2).
 func CLIResultValue(ret *manifest.Return, v ndarray.Value) (json.RawMessage, error) {
 	return resultValue(ret, v, ndarray.MorlocSpelling)
 }
@@ -105,8 +105,8 @@ func resultValue(ret *manifest.Return, v ndarray.Value, sp *ndarray.Spelling) (j
 // ResultText is a result checked against its type (as ResultValue checks
 // it) whose text is written only as it goes out, a piece at a time, its
 // arrays read from where the pool's frames left them: the text of a large
-// result never exists whole beside them (issue 23: 104 MB for a 100 MB
-// list of integers).
+// result never exists whole beside them (otherwise a 100 MB list of
+// integers would need 104 MB more).
 type ResultText struct {
 	text  []byte // the text with the arrays left out
 	holes []hole // where each array goes, in the order of the text
@@ -206,9 +206,9 @@ type resultWriter struct {
 	out    []byte
 	scope  []scoped // enclosing recursive declarations, innermost last
 	arrays []ndarray.Array
-	placed int        // arrays written so far
-	path   []pathElem // where the value being written is, while arrays remain
-	depth  int        // nesting of walk calls: a recursive type cannot make it unbounded
+	placed int            // arrays written so far
+	path   []ndarray.Step // where the value being written is, while arrays remain
+	depth  int            // nesting of walk calls: a recursive type cannot make it unbounded
 	// spelling writes a Real's NaN and infinities.
 	spelling *ndarray.Spelling
 	// lazy leaves the arrays out of out, checked, their places in holes
@@ -262,27 +262,7 @@ func (w *resultWriter) arrayHere() *ndarray.Array {
 	if w.placed == len(w.arrays) {
 		return nil
 	}
-next:
-	for i := range w.arrays {
-		a := &w.arrays[i]
-		if len(a.Path) != len(w.path) {
-			continue
-		}
-		for k, p := range a.Path {
-			switch x := p.(type) {
-			case int:
-				if w.path[k].idx != x {
-					continue next
-				}
-			case string:
-				if w.path[k].idx >= 0 || w.path[k].key != x {
-					continue next
-				}
-			}
-		}
-		return a
-	}
-	return nil
+	return ndarray.At(w.arrays, w.path)
 }
 
 func (w *resultWriter) compact(i int) (int, error) {
@@ -605,7 +585,7 @@ func (w *resultWriter) elements(i int, elem func(int) *manifest.Type) (int, erro
 			w.out = append(w.out, ',')
 		}
 		if track {
-			w.path = append(w.path[:mark], pathElem{idx: k})
+			w.path = append(w.path[:mark], ndarray.Step{Idx: k})
 		}
 		et := elem(k)
 		k++
@@ -669,7 +649,7 @@ func (w *resultWriter) record(t *manifest.Type, i int) (int, error) {
 		w.out = jsontext.AppendQuoted(w.out, f.Key)
 		w.out = append(w.out, ':')
 		if track {
-			w.path = append(w.path[:mark], pathElem{key: f.Key, idx: -1})
+			w.path = append(w.path[:mark], ndarray.Step{Key: f.Key, Idx: -1})
 		}
 		ve, err := w.walk(f.Type, vs)
 		return ve, under(err, pathSeg{key: f.Key, idx: -1})
@@ -710,7 +690,7 @@ func (w *resultWriter) pairs(pair *manifest.Type, i int) (int, int, error) {
 		w.out = jsontext.AppendQuoted(w.out, name)
 		w.out = append(w.out, ',')
 		if track {
-			w.path = append(w.path[:mark], pathElem{key: name, idx: -1})
+			w.path = append(w.path[:mark], ndarray.Step{Key: name, Idx: -1})
 		}
 		ve, err := w.walk(pair.Items[1], vs)
 		w.out = append(w.out, ']')

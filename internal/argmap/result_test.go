@@ -142,7 +142,7 @@ func TestResultTypeMismatch(t *testing.T) {
 
 // NaN and the infinities, which JSON has no numbers for, travel as
 // strings where a Real is declared: clients get "NaN", "Infinity",
-// "-Infinity"; the CLI morloc's "nan", "inf", "-inf" (PURE.md §2). A
+// "-Infinity"; the CLI morloc's "nan", "inf", "-inf" (docs/spec.md §7.2). A
 // string anywhere else is left alone.
 func TestResultNonFinite(t *testing.T) {
 	tests := []struct{ schema, in, client, cli string }{

@@ -3,16 +3,24 @@ package argmap
 import (
 	"encoding/json"
 	"math"
+	"reflect"
 	"strconv"
 
 	"github.com/nexus-mcp/nexus/internal/manifest"
 )
 
 // typeSchema is the JSON Schema of t as a document of its own (an output
-// schema): t's schema by the table of SPEC §4.5, with the $defs its
+// schema): t's schema by the table of docs/spec.md §4.5, with the $defs its
 // back-references need at its root.
 func typeSchema(t *manifest.Type) Object {
 	d := &schemaDefs{}
+	return d.root(d.schema(t))
+}
+
+// inputTypeSchema is typeSchema as an input schema shows t: a Real is
+// {"type":"number"}.
+func inputTypeSchema(t *manifest.Type) Object {
+	d := &schemaDefs{input: true}
 	return d.root(d.schema(t))
 }
 
@@ -27,6 +35,9 @@ func typeSchema(t *manifest.Type) Object {
 // under "$defs", a nested declaration maps to its own $ref too, so that no
 // body is copied into another.
 type schemaDefs struct {
+	// input: the document is an input schema, where a Real is
+	// {"type":"number"} as morloc writes it (realSchema otherwise).
+	input  bool
 	defs   Object                              // the "$defs" members, in the order first needed
 	keys   map[*manifest.Type]string           // each declaration's key in defs
 	byText map[string]string                   // a closed declaration's type string → its key
@@ -61,6 +72,9 @@ func (d *schemaDefs) walk(t *manifest.Type, scope []*manifest.Type, inDef bool) 
 		}
 		return Object{{"type", "integer"}}
 	case manifest.Float:
+		if d.input {
+			return Object{{"type", "number"}}
+		}
 		return realSchema()
 	case manifest.Str:
 		return Object{{"type", "string"}}
@@ -222,11 +236,11 @@ func (d *schemaDefs) record(fields []manifest.Field, scope []*manifest.Type, inD
 
 // nonFiniteNames are the strings that stand for NaN and the infinities
 // where a Real is declared, in results and arguments alike
-// (docs/pool-protocol.md, "NaN and infinity").
+// (docs/spec.md §4.5).
 var nonFiniteNames = [3]string{"NaN", "Infinity", "-Infinity"}
 
 // nonFiniteArg is the number a string argument stands for where a Real is
-// declared: exactly one of nonFiniteNames, as the schema's enum says.
+// declared: exactly one of nonFiniteNames.
 func nonFiniteArg(s string) (float64, bool) {
 	switch s {
 	case "NaN":
@@ -239,23 +253,56 @@ func nonFiniteArg(s string) (float64, bool) {
 	return 0, false
 }
 
-// realSchema is the schema of a Real: a number, or one of the strings
-// nexus writes for NaN and the infinities,
+// realSchema is the schema of a Real in a result: a number, or one of the
+// strings nexus writes for NaN and the infinities,
 //
 //	{"anyOf":[{"type":"number"},{"enum":["NaN","Infinity","-Infinity"]}]}
 //
-// SPEC §4.5's table says {"type":"number"}, and morloc's --mcp-tools
-// prints that; nexus widens it, in input and output schemas alike, so that
-// a client that checks a result against the tool's outputSchema accepts
-// the NaN nexus sends, and a client may send one (issue 18 §3). This is the
-// one place where nexus's tool surface differs from morloc's
-// (golden_test.go maps it back and compares).
-func realSchema() Object {
+// so that a client that checks a result against the tool's outputSchema
+// accepts the NaN nexus sends. An input schema shows a Real as morloc's
+// --mcp-tools does, {"type":"number"}, and nexus validates arguments
+// against its widened form (widenReals): the three strings are accepted,
+// unadvertised (docs/spec.md §4.5).
+func realSchema() Object { return Object{widenedReal("number")} }
+
+// widenedReal is the "anyOf" member of a Real whose number branch has the
+// type typ ("number", or ["number","null"] when optional).
+func widenedReal(typ any) Member {
 	enum := make([]any, len(nonFiniteNames))
 	for i, n := range nonFiniteNames {
 		enum[i] = n
 	}
-	return Object{{"anyOf", []any{Object{{"type", "number"}}, Object{{"enum", enum}}}}}
+	return Member{"anyOf", []any{Object{{"type", typ}}, Object{{"enum", enum}}}}
+}
+
+// widenReals turns, in place, each Real's {"type":"number"}
+// (["number","null"] when optional) in the input schema o into
+// widenedReal's anyOf, so that nexus's validator, and the oracle that
+// checks it, admit the non-finite strings. Only a Real maps to "number".
+func widenReals(o Object) {
+	each := func(v any) {
+		if s, ok := v.(Object); ok {
+			widenReals(s)
+		}
+	}
+	for i, m := range o {
+		switch m.Key {
+		case "type":
+			if m.Value == "number" || reflect.DeepEqual(m.Value, []any{"number", "null"}) {
+				o[i] = widenedReal(m.Value)
+			}
+		case "items":
+			each(m.Value)
+		case "properties", "$defs":
+			for _, p := range m.Value.(Object) {
+				each(p.Value)
+			}
+		case "prefixItems", "anyOf":
+			for _, e := range m.Value.([]any) {
+				each(e)
+			}
+		}
+	}
 }
 
 // isNonFiniteEnum reports whether o is realSchema's second branch.
@@ -275,10 +322,11 @@ func isNonFiniteEnum(o Object) bool {
 	return true
 }
 
-// withNull adds "null" to a schema's type (SPEC §4.5, `?T`). A $ref has no
-// type of its own: it becomes {"anyOf":[{"$ref":...},{"type":"null"}]}. A
-// Real's schema takes null in its number branch. A schema that takes
-// anything ({}, for `*`) takes null already.
+// withNull adds "null" to a schema's type (docs/spec.md §4.5, `?T`). A
+// $ref has no type of its own: it becomes
+// {"anyOf":[{"$ref":...},{"type":"null"}]}. A widened Real's schema takes
+// null in its number branch. A schema that takes anything ({}, for `*`)
+// takes null already.
 func withNull(o Object) Object {
 	v, ok := o.Get("type")
 	if !ok {

@@ -8,10 +8,12 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
+	"github.com/nexus-mcp/nexus/internal/jsontext/jsontexttest"
 	"github.com/nexus-mcp/nexus/internal/manifest"
 )
 
-// TestTypeSchema covers every row of SPEC §4.5's type table.
+// TestTypeSchema covers every row of docs/spec.md §4.5's type table, as
+// an output schema writes it.
 func TestTypeSchema(t *testing.T) {
 	cases := []struct{ schema, want string }{
 		{"z", `{"type":"null"}`},
@@ -28,9 +30,9 @@ func TestTypeSchema(t *testing.T) {
 		{"u8", `{"type":"integer","minimum":0,"maximum":18446744073709551615}`},
 		{"<int>i4", `{"type":"integer","minimum":-2147483648,"maximum":2147483647}`},
 		{"?u1", `{"type":["integer","null"],"minimum":0,"maximum":255}`},
-		// A Real is a number or a string for NaN or an infinity (issue 18
-		// §3), wherever it is: alone, optional, in a list, a tuple, a Map,
-		// a record.
+		// In a result, a Real is a number or a string for NaN or an
+		// infinity, wherever it is: alone, optional, in a list, a tuple, a
+		// Map, a record.
 		{"f4", `{"anyOf":[{"type":"number"},{"enum":["NaN","Infinity","-Infinity"]}]}`},
 		{"f8", `{"anyOf":[{"type":"number"},{"enum":["NaN","Infinity","-Infinity"]}]}`},
 		{"s", `{"type":"string"}`},
@@ -138,12 +140,71 @@ func TestRecursiveToolSchemas(t *testing.T) {
 		{tool.OutputSchema, `{"head":1,"tail":{"head":2,"tail":null}}`, `{"head":1,"tail":{"head":"x"}}`},
 	} {
 		sch := compileSchema(t, c.doc)
-		if err := sch.Validate(decodeJSON(t, c.good)); err != nil {
+		if err := sch.Validate(jsontexttest.Decode(t, []byte(c.good))); err != nil {
 			t.Errorf("%s: %v", c.good, err)
 		}
-		if err := sch.Validate(decodeJSON(t, c.bad)); err == nil {
+		if err := sch.Validate(jsontexttest.Decode(t, []byte(c.bad))); err == nil {
 			t.Errorf("%s: accepted", c.bad)
 		}
+	}
+}
+
+// An input schema shows a Real as morloc's --mcp-tools does,
+// {"type":"number"} (["number","null"] when optional), in every shape;
+// the schema nexus validates against widens each one to take "NaN",
+// "Infinity" and "-Infinity" too; an output schema keeps the widening
+// (docs/spec.md §4.5).
+func TestInputSchemaReals(t *testing.T) {
+	const (
+		num     = `{"type":"number"}`
+		enum    = `{"enum":["NaN","Infinity","-Infinity"]}`
+		wide    = `{"anyOf":[{"type":"number"},` + enum + `]}`
+		optWide = `{"anyOf":[{"type":["number","null"]},` + enum + `]}`
+	)
+	record := func(x, y string) string {
+		return `{"type":"object","properties":{"x":` + x + `,"y":` + y + `},"required":["x"],"additionalProperties":false}`
+	}
+	tree := func(data string) string {
+		return `{"type":"object","properties":{"data":` + data + `,"kids":{"type":"array","items":{"$ref":"#/$defs/Tree"}}},"required":["data","kids"],"additionalProperties":false}`
+	}
+	cases := []struct {
+		name, schema         string
+		input, validation    string // the property's schema in each document
+		inputDefs, validDefs string // the root's "$defs", "" for none
+	}{
+		{"[Real]", "af8", `{"type":"array","items":` + num + `}`, `{"type":"array","items":` + wide + `}`, "", ""},
+		{"?Real", "?f8", `{"type":["number","null"]}`, optWide, "", ""},
+		{"record with a Real", "m21xf81y?f4", record(num, `{"type":["number","null"]}`), record(wide, optWide), "", ""},
+		{"Real in $defs", "&4Treem24dataf84kidsa^4Tree", tree(num), tree(wide), `{"Tree":` + tree(num) + `}`, `{"Tree":` + tree(wide) + `}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tool := toolOf(t, remote("f", c.schema, pos(c.schema, ``), ``))
+			for _, doc := range []struct {
+				name       string
+				o          Object
+				prop, defs string
+			}{
+				{"inputSchema", tool.InputSchema, c.input, c.inputDefs},
+				{"validationSchema", tool.validationSchema(), c.validation, c.validDefs},
+			} {
+				props, _ := doc.o.Get("properties")
+				p, _ := props.(Object).Get("_1")
+				if got := mustJSON(t, p); got != doc.prop {
+					t.Errorf("%s property:\n got %s\nwant %s", doc.name, got, doc.prop)
+				}
+				defs, ok := doc.o.Get("$defs")
+				if got := mustJSON(t, defs); ok != (doc.defs != "") || ok && got != doc.defs {
+					t.Errorf("%s $defs:\n got %s\nwant %s", doc.name, got, doc.defs)
+				}
+			}
+			if strings.Contains(mustJSON(t, tool.InputSchema), "NaN") {
+				t.Errorf("input schema %s names NaN", mustJSON(t, tool.InputSchema))
+			}
+			if tool.OutputSchema != nil && !strings.Contains(mustJSON(t, tool.OutputSchema), enum) {
+				t.Errorf("output schema %s: a Real is not widened", mustJSON(t, tool.OutputSchema))
+			}
+		})
 	}
 }
 
@@ -163,17 +224,6 @@ func compileSchema(t *testing.T, doc Object) *jsonschema.Schema {
 		t.Fatalf("%s: %v", b, err)
 	}
 	return sch
-}
-
-func decodeJSON(t *testing.T, s string) any {
-	t.Helper()
-	d := json.NewDecoder(strings.NewReader(s))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		t.Fatal(err)
-	}
-	return v
 }
 
 func TestIsStrMap(t *testing.T) {
@@ -289,25 +339,13 @@ func TestV069SchemasMatchV098(t *testing.T) {
 
 // withoutRanges removes "minimum" and "maximum" from a schema, at any depth.
 func withoutRanges(v any) Object {
-	var strip func(v any) any
-	strip = func(v any) any {
-		switch x := v.(type) {
-		case Object:
-			out := Object{}
-			for _, m := range x {
-				if m.Key != "minimum" && m.Key != "maximum" {
-					out = append(out, Member{m.Key, strip(m.Value)})
-				}
+	return rewriteObjects(v, func(o Object) Object {
+		out := Object{}
+		for _, m := range o {
+			if m.Key != "minimum" && m.Key != "maximum" {
+				out = append(out, m)
 			}
-			return out
-		case []any:
-			out := make([]any, len(x))
-			for i, e := range x {
-				out[i] = strip(e)
-			}
-			return out
 		}
-		return v
-	}
-	return strip(v).(Object)
+		return out
+	}).(Object)
 }

@@ -783,7 +783,8 @@ func shapedPlan(p *plan) bool {
 
 // argDescription is an argument's tool description: text (its docstring
 // and default), then for a `source: file` argument that its value is a
-// path on nexus's machine, with the compiler's format hint (issue 20 §2).
+// path on nexus's machine, with the compiler's format hint: an MCP client
+// cannot hand nexus a file, so nexus reads it where it runs.
 // Other shapes leave the description as morloc writes it.
 func argDescription(a *manifest.Arg, text string) string {
 	if a == nil || !a.IsPath() {

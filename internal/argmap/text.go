@@ -8,12 +8,12 @@ import (
 	"github.com/nexus-mcp/nexus/internal/manifest"
 )
 
-// Some requests give a command its arguments as strings, not as JSON
-// values: MCP prompt arguments are strings, and so are the variables of a
-// URI template (issue 21). Each is read by its argument's type, as the
-// command line reads a token (a Str is taken as it is, an Int must be an
-// integer, ...), and the whole then goes through ToPositional like any
-// tools/call's arguments.
+// Some requests give a command its arguments as strings, not as JSON values:
+// MCP prompt arguments are strings, and so are the variables of a URI
+// template (docs/manifest.md, "Resources and prompts"). Each is read by its
+// argument's type, as the command line reads a token (a Str is taken as it
+// is, an Int must be an integer, ...), and the whole then goes through
+// ToPositional like any tools/call's arguments.
 
 // Property describes one property of a tool's input, as a prompt lists its
 // arguments and a completion looks them up.

@@ -10,8 +10,9 @@ import (
 	"github.com/nexus-mcp/nexus/internal/manifest"
 )
 
-// Tool is one command as an MCP client sees it (SPEC §4.5), plus what nexus
-// needs to turn the client's named arguments back into a positional call.
+// Tool is one command as an MCP client sees it (docs/spec.md §4.5), plus what
+// nexus needs to turn the client's named arguments back into a positional
+// call.
 type Tool struct {
 	Name, Description string
 	InputSchema       Object
@@ -44,7 +45,7 @@ func (t *Tool) MarshalJSON() ([]byte, error) {
 	return t.Object(FullView).MarshalJSON()
 }
 
-// Exclusion is a command left off the tool surface and why (SPEC §4.6).
+// Exclusion is a command left off the tool surface and why (docs/spec.md §4.6).
 type Exclusion struct {
 	Command, Reason string
 }
@@ -95,7 +96,7 @@ func Tools(m *manifest.Manifest) ([]*Tool, []Exclusion) {
 	return tools, excluded
 }
 
-// exclusionReason applies the rules of SPEC §4.6 that need no schema.
+// exclusionReason applies the rules of docs/spec.md §4.6 that need no schema.
 func exclusionReason(c *manifest.Command) string {
 	for i := range c.Args {
 		if a := &c.Args[i]; a.Kind == manifest.KindPos && a.Stdin {
@@ -190,10 +191,10 @@ func argLabel(c *manifest.Command, i int) string {
 	return fmt.Sprintf("%d", i+1)
 }
 
-// PropertyName is the tool property that argument i of c maps to (SPEC
-// §4.5): a positional's name or _N, an option's or flag's long (else short)
-// name, a whole group's record type in lowercase. (An unrolled group maps to
-// one property per field, named by the field.)
+// PropertyName is the tool property that argument i of c maps to
+// (docs/spec.md §4.5): a positional's name or _N, an option's or flag's long
+// (else short) name, a whole group's record type in lowercase. (An unrolled
+// group maps to one property per field, named by the field.)
 func PropertyName(c *manifest.Command, i int) string {
 	a := &c.Args[i]
 	switch a.Kind {
@@ -290,7 +291,7 @@ func newTool(m *manifest.Manifest, c *manifest.Command) (*Tool, string) {
 	}
 	props := Object{}
 	required := []any{}
-	defs := &schemaDefs{} // the input schema's $defs, shared by its properties
+	defs := &schemaDefs{input: true} // the input schema's $defs, shared by its properties
 	add := func(name string, schema Object, req bool) string {
 		if _, dup := props.Get(name); dup {
 			return fmt.Sprintf(reasonCollision, name)
@@ -374,10 +375,12 @@ func newTool(m *manifest.Manifest, c *manifest.Command) (*Tool, string) {
 }
 
 // validationSchema is the input schema nexus validates against. It differs
-// from the advertised one in one place: a group passed whole may leave out
-// the fields that have defaults, which nexus fills in (SPEC §4.5).
+// from the advertised one in two ways (docs/spec.md §4.5): a Real also
+// takes "NaN", "Infinity" and "-Infinity" (widenReals), and a group passed
+// whole may leave out the fields that have defaults, which nexus fills in.
 func (t *Tool) validationSchema() Object {
 	doc := t.InputSchema.clone()
+	widenReals(doc)
 	pv, _ := doc.Get("properties")
 	props := pv.(Object)
 	for _, s := range t.plan.slots {

@@ -6,7 +6,8 @@ import (
 )
 
 // TestToolObjects checks the tool object of one command per argument kind
-// (SPEC §4.5): property names, required, descriptions and defaults notes.
+// (docs/spec.md §4.5): property names, required, descriptions and defaults
+// notes.
 func TestToolObjects(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -46,7 +47,7 @@ func TestToolObjects(t *testing.T) {
 				`{"kind":"opt","schema":"j","long":"plain","desc":[]}`, ``),
 			`{"name":"f","description":"Does f","inputSchema":{"type":"object","properties":{` +
 				`"tmp-dir":{"type":"string","description":"Scratch dir (default: \"/tmp\")"},` +
-				`"x":{"anyOf":[{"type":"number"},{"enum":["NaN","Infinity","-Infinity"]}],"description":"(default: 2.5)"},` +
+				`"x":{"type":"number","description":"(default: 2.5)"},` +
 				`"plain":{"type":"integer"}},"required":[],"additionalProperties":false}}`},
 		{"flag: short name, default true noted",
 			remote("f", "j", `{"kind":"flag","short":"v","default":"true","desc":["Talk"]}`, ``),
@@ -165,7 +166,7 @@ func TestExclusionLeavesOthers(t *testing.T) {
 	}
 }
 
-// A pure command is a tool like a remote one (issue 10): the caller
+// A pure command is a tool like a remote one (docs/spec.md §7): the caller
 // evaluates it, and leaves off those it cannot run.
 func TestPureCommandIsATool(t *testing.T) {
 	tools, excl := Tools(manifestOf(t, `{"name":"x","type":"pure","desc":["Forty-two"],"args":[],"return":{"schema":"j"},"expr":{"tag":"lit","schema":"j","lit_type":"j","value":"42"}}`))

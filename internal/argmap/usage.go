@@ -6,19 +6,17 @@ import (
 	"github.com/nexus-mcp/nexus/internal/manifest"
 )
 
+// scalarMetavars are the placeholders of the scalar kinds; help shows any
+// other value as JSON.
+var scalarMetavars = map[manifest.Kind]string{manifest.Int: "INT", manifest.Float: "NUM", manifest.Str: "STR", manifest.Bool: "BOOL"}
+
 // metavarOf is the placeholder help shows for a value of type t.
 func metavarOf(t *manifest.Type) string {
-	switch t.Kind {
-	case manifest.Int:
-		return "INT"
-	case manifest.Float:
-		return "NUM"
-	case manifest.Str:
-		return "STR"
-	case manifest.Bool:
-		return "BOOL"
-	case manifest.Optional, manifest.Recursive:
+	if t.Kind == manifest.Optional || t.Kind == manifest.Recursive {
 		return metavarOf(t.Elem)
+	}
+	if mv, ok := scalarMetavars[t.Kind]; ok {
+		return mv
 	}
 	return "JSON"
 }

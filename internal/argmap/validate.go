@@ -122,6 +122,7 @@ func (r *schemaReader) read(doc Object) (*schemaNode, error) {
 
 // fill reads the keywords of doc into n.
 func (r *schemaReader) fill(n *schemaNode, doc Object, root bool) error {
+	var err error
 	for _, m := range doc {
 		switch m.Key {
 		case "type":
@@ -145,17 +146,9 @@ func (r *schemaReader) fill(n *schemaNode, doc Object, root bool) error {
 				}
 			}
 		case "enum":
-			x, ok := m.Value.([]any)
-			if !ok {
-				return fmt.Errorf("enum is %T", m.Value)
-			}
-			for _, e := range x {
-				s, ok := e.(string)
-				if !ok {
-					return fmt.Errorf("enum holds %T, not a string", e)
-				}
-				n.enum = append(n.enum, s)
-			}
+			n.enum, err = appendStrings(n.enum, m)
+		case "required":
+			n.required, err = appendStrings(n.required, m)
 		case "properties":
 			x, ok := m.Value.(Object)
 			if !ok {
@@ -173,18 +166,6 @@ func (r *schemaReader) fill(n *schemaNode, doc Object, root bool) error {
 				}
 				n.props = append(n.props, schemaProp{p.Key, c})
 				n.byName[p.Key] = c
-			}
-		case "required":
-			x, ok := m.Value.([]any)
-			if !ok {
-				return fmt.Errorf("required is %T", m.Value)
-			}
-			for _, e := range x {
-				s, ok := e.(string)
-				if !ok {
-					return fmt.Errorf("required holds %T, not a string", e)
-				}
-				n.required = append(n.required, s)
 			}
 		case "additionalProperties":
 			x, ok := m.Value.(bool)
@@ -293,11 +274,31 @@ func (r *schemaReader) fill(n *schemaNode, doc Object, root bool) error {
 		default:
 			return fmt.Errorf("keyword %q is not one nexus validates", m.Key)
 		}
+		if err != nil {
+			return err
+		}
 	}
 	if n.minItems != n.maxItems {
 		return fmt.Errorf("minItems %d and maxItems %d differ", n.minItems, n.maxItems)
 	}
 	return nil
+}
+
+// appendStrings appends the strings of keyword m's array ("enum",
+// "required") to list.
+func appendStrings(list []string, m Member) ([]string, error) {
+	x, ok := m.Value.([]any)
+	if !ok {
+		return list, fmt.Errorf("%s is %T", m.Key, m.Value)
+	}
+	for _, e := range x {
+		s, ok := e.(string)
+		if !ok {
+			return list, fmt.Errorf("%s holds %T, not a string", m.Key, e)
+		}
+		list = append(list, s)
+	}
+	return list, nil
 }
 
 // argSchema is a tool's validation schema ready to check arguments: its root
@@ -590,21 +591,15 @@ func integral(n json.Number) bool {
 	return ok && r.IsInt()
 }
 
-// describeFault words a fault as one message naming the argument and what
-// was expected. Like describe before it, it finds the argument and the
-// value to name by following the fault's location from the arguments (so
-// where an empty key left no segment, it names the enclosing value).
-func (t *Tool) describeFault(f *fault, args map[string]any) error {
-	var inst any = args
-	path := ""
-	for _, seg := range f.loc {
+// faultPlace follows a fault's location, segment by segment, from the
+// arguments to the value it names, and gives the argument path a message
+// names it by ("a.b[2]") and the value itself (nil where none is).
+func faultPlace(args map[string]any, loc []string) (path string, inst any) {
+	inst = args
+	for _, seg := range loc {
 		switch x := inst.(type) {
 		case map[string]any:
-			if path == "" {
-				path = seg
-			} else {
-				path += "." + seg
-			}
+			path = memberPath(path, seg)
 			inst = x[seg]
 		case []any:
 			path += "[" + seg + "]"
@@ -616,12 +611,24 @@ func (t *Tool) describeFault(f *fault, args map[string]any) error {
 			}
 		}
 	}
-	join := func(key string) string {
-		if path == "" {
-			return key
-		}
-		return path + "." + key
+	return path, inst
+}
+
+// memberPath is the argument path of member key of the value at path.
+func memberPath(path, key string) string {
+	if path == "" {
+		return key
 	}
+	return path + "." + key
+}
+
+// describeFault words a fault as one message naming the argument and what
+// was expected. Like describe before it, it finds the argument and the
+// value to name by following the fault's location from the arguments (so
+// where an empty key left no segment, it names the enclosing value).
+func (t *Tool) describeFault(f *fault, args map[string]any) error {
+	path, inst := faultPlace(args, f.loc)
+	join := func(key string) string { return memberPath(path, key) }
 	n := f.node
 	switch f.keyword {
 	case "type":

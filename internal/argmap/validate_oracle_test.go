@@ -24,8 +24,8 @@ import (
 // keyword location, and of an "anyOf" [S, {"type":"null"}] (a nullable
 // $ref) that a non-null value fails, only S's faults are described (a wrong
 // type of the value itself as "expected object or null"); of a Real's
-// "anyOf" [{"type":T}, {"enum":["NaN","Infinity","-Infinity"]}] (issue 18),
-// only the type's, saying that the strings would do.
+// "anyOf" [{"type":T}, {"enum":["NaN","Infinity","-Infinity"]}], only the
+// type's, saying that the strings would do.
 
 // oracleFullPositional is fullPositional with jsonschema doing the
 // validation; decoding, the number bounds and the conversion are shared.
@@ -177,33 +177,8 @@ func oracleDescribeLeaf(t *Tool, doc Object, e *jsonschema.ValidationError, orNu
 	keyword := oracleLastSegment(e.KeywordLocation)
 	sch := oracleSchemaOf(doc, e)
 
-	var inst any = args
-	path := ""
-	for _, seg := range oraclePointer(e.InstanceLocation) {
-		switch x := inst.(type) {
-		case map[string]any:
-			if path == "" {
-				path = seg
-			} else {
-				path += "." + seg
-			}
-			inst = x[seg]
-		case []any:
-			path += "[" + seg + "]"
-			i, _ := strconv.Atoi(seg)
-			if i >= 0 && i < len(x) {
-				inst = x[i]
-			} else {
-				inst = nil
-			}
-		}
-	}
-	join := func(key string) string {
-		if path == "" {
-			return key
-		}
-		return path + "." + key
-	}
+	path, inst := faultPlace(args, oraclePointer(e.InstanceLocation))
+	join := func(key string) string { return memberPath(path, key) }
 	switch keyword {
 	case "type":
 		var want string

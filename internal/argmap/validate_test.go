@@ -284,8 +284,8 @@ func TestFaultOrder(t *testing.T) {
 			"argument '_5[1][1]' of 'v069': expected an integer from -2147483648 to 2147483647 (i4), got 2147483648"},
 		{"0.69's types in range", "v069", `{"_1":-2147483648,"_2":[2147483647],"_3":{"nwords":0,"longest":""},"_4":null,"_5":[["a",1]]}`, ""},
 		{"a render name that is not a string", "render", `{"_1":1,"_render":["up"]}`, `argument '_render' of 'render': expected string, got array`},
-		// A Real's schema, anyOf a number and the strings for NaN and the
-		// infinities (issue 18 §3): one fault, its type's.
+		// A Real's validation schema, anyOf a number and the strings for
+		// NaN and the infinities: one fault, its type's.
 		{"a Real: NaN and the infinities", "options", `{"x":"NaN"}`, ""},
 		{"a Real: NaN spelt otherwise", "options", `{"x":"nan"}`,
 			`argument 'x' of 'options': expected number or one of "NaN", "Infinity", "-Infinity", got string "nan"`},

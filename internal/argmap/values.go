@@ -459,7 +459,7 @@ func parseText(text string, t *manifest.Type, raw bool) (json.RawMessage, string
 		if !numberText.MatchString(text) || text[0] == '+' || !json.Valid([]byte(text)) {
 			f, err := strconv.ParseFloat(text, 64)
 			if err == nil && (math.IsInf(f, 0) || math.IsNaN(f)) {
-				// nan, inf, -inf, as morloc's CLI takes them (issue 13)
+				// nan, inf, -inf, as morloc's CLI takes them
 				return nonFiniteText(f), ""
 			}
 			if err != nil {

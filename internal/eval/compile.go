@@ -224,7 +224,7 @@ func (p *Program) Intrinsics() []string { return append([]string(nil), p.uses...
 
 // Refusal says why nexus cannot run the command, or "" when it can: the
 // first intrinsic the tree uses that needs morloc's binary formats (the
-// handle and stream intrinsics of PURE.md §3.15, @save in the voidstar
+// handle and stream intrinsics of docs/spec.md §7.3.15, @save in the voidstar
 // format). A caller leaves such a command off the tool surface with this
 // reason; running it fails with an Unsupported error when the evaluation
 // reaches that intrinsic.
@@ -322,10 +322,10 @@ func (c *compiler) sub(n *jnode, path, key string, scope []string) (*node, *Comp
 	return c.expr(f, path+"."+key, scope, ctxValue)
 }
 
-// refusedIntrinsics are the handle and stream intrinsics of PURE.md §3.15
-// that read morloc's binary formats (input files and streams, @concat),
-// by tag, with the name a message gives them. The output streams are not
-// among them (streams.go).
+// refusedIntrinsics are the handle and stream intrinsics (docs/spec.md §7.3.15)
+// that read morloc's binary formats (input files and streams, @concat), by
+// tag, with the name a message gives them. The output streams are not among
+// them (streams.go).
 var refusedIntrinsics = map[string]string{
 	"open":         "@open",
 	"fschema":      "@fschema",
@@ -847,7 +847,7 @@ func (c *compiler) pattern(n *jnode, path string, top bool) (*pattern, *CompileE
 }
 
 // checkPatternApp checks that an app of a pattern has the arguments its
-// form takes (PURE.md §3.7).
+// form takes (docs/spec.md §7.3.7).
 func (c *compiler) checkPatternApp(app *node) *CompileError {
 	pat, nargs := app.fn.pat, len(app.args)
 	switch pat.kind {
@@ -888,7 +888,7 @@ func (c *compiler) stream(n *jnode, tag, path string, scope []string) (*node, *C
 			return nil, cerr(path+".schema", "%s", terr.Error())
 		}
 		if t.resolve().kind != kList {
-			// morloc 0.90 wrote the element's schema here (PURE.md §7);
+			// morloc 0.90 wrote the element's schema here (docs/spec.md §7.7);
 			// 0.98 writes the stream's, the list [T].
 			schema = "a" + schema
 			if _, terr := c.schemas.get(schema); terr != nil {

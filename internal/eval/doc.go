@@ -1,6 +1,6 @@
 // Package eval owns morloc's pure expressions: the `expr` tree that the
 // manifest gives a `type: "pure"` command, whose whole body is morloc code
-// that nexus evaluates itself, with no pool (PURE.md in ../shared). It
+// that nexus evaluates itself, with no pool (docs/spec.md §7). It
 // parses and checks a tree once (Compile), then evaluates it on one JSON
 // value per manifest argument and returns the result as JSON (Run).
 //
@@ -14,12 +14,14 @@
 // morloc's structural @hash, and @save/@load in JSON and msgpack.
 //
 // It knows nothing of MCP, pools or the CLI, and imports nothing of nexus
-// but internal/manifest and internal/jsontext (which reads its JSON). Every
-// tag of PURE.md §3.1–§3.14 is supported, and of §3.15 the output streams
-// (@open of an OStream, @append, @stdout, @stderr, @write, @flush, @close):
-// the evaluator sequences them, and the Streams its caller gives RunWith
-// write them (streams.go). Refused, with a clear error: the input handles
-// and streams of §3.15 and morloc's binary voidstar format
-// (Program.Refusal names them at compile time). Evaluation is bounded (Limits: steps, memory, depth) and
-// honours its context, so a hostile tree gives an error, never a hang.
+// but internal/manifest, internal/jsontext (which reads its JSON) and
+// internal/msgpack (which writes @savem's bytes). Every tag of
+// docs/spec.md §7.3.1–§7.3.14 is supported, and of §7.3.15 the output
+// streams (@open of an OStream, @append, @stdout, @stderr, @write, @flush,
+// @close): the evaluator sequences them, and the Streams its caller gives
+// RunWith write them (streams.go). Refused, with a clear error: the input
+// handles and streams of §7.3.15 and morloc's binary voidstar format
+// (Program.Refusal names them at compile time). Evaluation is bounded
+// (Limits: steps, memory, depth) and honours its context, so a hostile tree
+// gives an error, never a hang.
 package eval

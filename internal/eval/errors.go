@@ -10,7 +10,7 @@ type ErrorKind int
 
 const (
 	// Thrown is a user error: @throw, a failed @read, @save or @load.
-	// It is the only kind @catch intercepts (PURE.md §3.12).
+	// It is the only kind @catch intercepts (docs/spec.md §7.3.12).
 	Thrown ErrorKind = iota
 	// Internal is morloc's "internal error": an unbound variable, a pattern
 	// or bracket error, a @save level outside 0..9, a @show or @hash
@@ -28,11 +28,14 @@ const (
 
 var errorKindNames = [...]string{"thrown", "internal", "unsupported", "limit"}
 
-func (k ErrorKind) String() string {
-	if int(k) < len(errorKindNames) {
-		return errorKindNames[k]
+func (k ErrorKind) String() string { return nameIn(errorKindNames[:], int(k), "ErrorKind") }
+
+// nameIn is names[i], else typ(i): how an enumeration's String reads.
+func nameIn(names []string, i int, typ string) string {
+	if i >= 0 && i < len(names) {
+		return names[i]
 	}
-	return fmt.Sprintf("ErrorKind(%d)", int(k))
+	return fmt.Sprintf("%s(%d)", typ, i)
 }
 
 // Error is an evaluation failure. Its message is morloc's bare message:

@@ -23,17 +23,27 @@ func (r *run) path(p string) string {
 	return p
 }
 
-// evalSave is @save, @savem and @savej (PURE.md §3.14): level, value and
-// path are evaluated in that order; the level must be 0..9 whatever the
-// format; the file is written atomically.
-func (r *run) evalSave(n *node) (Value, error) {
-	lv, err := r.eval(n.level)
+// evalLevel evaluates the level of @save or @write (intrinsic), which
+// must be an integer.
+func (r *run) evalLevel(n *node, intrinsic string) (int64, error) {
+	lv, err := r.eval(n)
 	if err != nil {
-		return unit, err
+		return 0, err
 	}
 	level, ok, berr := boundInt(lv)
 	if berr != nil || !ok {
-		return unit, at(n.level, internal("type mismatch: a @save level is %s, not an integer", lv.describeKind()))
+		return 0, at(n, internal("type mismatch: a %s level is %s, not an integer", intrinsic, lv.describeKind()))
+	}
+	return level, nil
+}
+
+// evalSave is @save, @savem and @savej (docs/spec.md §7.3.14): level, value and
+// path are evaluated in that order; the level must be 0..9 whatever the
+// format; the file is written atomically.
+func (r *run) evalSave(n *node) (Value, error) {
+	level, err := r.evalLevel(n.level, "@save")
+	if err != nil {
+		return unit, err
 	}
 	if level < 0 || level > 9 {
 		return unit, at(n, internal("@save compression level must be in 0..=9, got %d", level))
@@ -42,12 +52,9 @@ func (r *run) evalSave(n *node) (Value, error) {
 	if err != nil {
 		return unit, err
 	}
-	pv, err := r.eval(n.dest)
+	pv, err := r.evalAs(n.dest, vStr, "a @save path is %s, not a string")
 	if err != nil {
 		return unit, err
-	}
-	if pv.k != vStr {
-		return unit, at(n.dest, internal("type mismatch: a @save path is %s, not a string", pv.describeKind()))
 	}
 	var data []byte
 	var perr error
@@ -118,12 +125,9 @@ func ioReason(err error) string {
 // nexus does not read morloc's voidstar format. Every failure is
 // catchable, as in morloc.
 func (r *run) evalLoad(n *node) (Value, error) {
-	pv, err := r.eval(n.child)
+	pv, err := r.evalAs(n.child, vStr, "a @load path is %s, not a string")
 	if err != nil {
 		return unit, err
-	}
-	if pv.k != vStr {
-		return unit, at(n.child, internal("type mismatch: a @load path is %s, not a string", pv.describeKind()))
 	}
 	path := pv.s
 	failed := func() error { return at(n, thrown("@load: failed to load '%s'", path)) }

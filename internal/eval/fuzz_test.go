@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -15,16 +13,7 @@ import (
 // Compile and Run: neither may panic or hang; a run ends in a value that
 // is valid JSON or an error.
 func FuzzEval(f *testing.F) {
-	paths, _ := filepath.Glob("testdata/golden/case*.json")
-	for _, path := range paths {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			f.Fatal(err)
-		}
-		var gc goldenCase
-		if err := json.Unmarshal(data, &gc); err != nil {
-			f.Fatal(err)
-		}
+	for _, gc := range goldenFiles(f) {
 		for _, c := range gc.Commands {
 			schema, arg := "", ""
 			if len(c.Args) > 0 {

@@ -10,7 +10,8 @@ import (
 	"testing"
 )
 
-// goldenCase is one fixture of testdata/golden: a row of PURE.md §6.
+// goldenCase is one fixture of testdata/golden: one of docs/spec.md §7.6's
+// golden cases.
 type goldenCase struct {
 	Case     int             `json:"case"`
 	Test     string          `json:"test"`
@@ -31,24 +32,39 @@ type goldenCommand struct {
 	Files       map[string]string `json:"files"`
 }
 
-// TestGolden evaluates every command of PURE.md §6 (testdata/golden) and
-// compares its output with morloc's, byte for byte.
-func TestGolden(t *testing.T) {
+// goldenFile is a fixture and the file it was read from.
+type goldenFile struct {
+	path string
+	goldenCase
+}
+
+// goldenFiles reads the 25 fixtures of testdata/golden.
+func goldenFiles(t testing.TB) []goldenFile {
+	t.Helper()
 	paths, err := filepath.Glob("testdata/golden/case*.json")
 	if err != nil || len(paths) != 25 {
 		t.Fatalf("want 25 golden cases, found %d (%v)", len(paths), err)
 	}
-	for _, path := range paths {
+	files := make([]goldenFile, len(paths))
+	for i, path := range paths {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var gc goldenCase
-		if err := json.Unmarshal(data, &gc); err != nil {
+		files[i].path = path
+		if err := json.Unmarshal(data, &files[i].goldenCase); err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
+	}
+	return files
+}
+
+// TestGolden evaluates every command of the golden cases (testdata/golden,
+// docs/spec.md §7.6) and compares its output with morloc's, byte for byte.
+func TestGolden(t *testing.T) {
+	for _, gc := range goldenFiles(t) {
 		for _, c := range gc.Commands {
-			t.Run(filepath.Base(path)+"/"+c.Name, func(t *testing.T) {
+			t.Run(filepath.Base(gc.path)+"/"+c.Name, func(t *testing.T) {
 				dir := t.TempDir()
 				p, err := Compile(c.Expr, c.Args, c.Return, &Options{Dir: dir})
 				if err != nil {

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// Builders of expr JSON, after PURE.md §3.
+// Builders of expr JSON, after docs/spec.md §7.3.
 
 func q(s string) string { b, _ := json.Marshal(s); return string(b) }
 

@@ -1,21 +1,20 @@
 package eval
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"math/big"
 	"unicode/utf8"
+
+	"github.com/nexus-mcp/nexus/internal/msgpack"
 )
 
 // msgpack, written as morloc writes it (mpack.rs, with rmp's smallest
-// encodings): integers in the fewest bytes, reals as float64, strings as
-// str, lists, tuples and records as arrays (records in field order), a
-// null optional as nil, a `j` beyond i64 as bin of its two's-complement
-// little-endian 64-bit limbs. The format is small enough that nexus keeps
-// its own codec rather than a dependency, which also pins the bytes to
-// morloc's.
+// encodings, internal/msgpack): integers in the fewest bytes, reals as
+// float64, strings as str, lists, tuples and records as arrays (records in
+// field order), a null optional as nil, a `j` beyond i64 as bin of its
+// two's-complement little-endian 64-bit limbs.
 
 // packMsgpack encodes v of type t, within the run's bounds (see printer)
 // and charges the bytes to its memory.
@@ -43,47 +42,43 @@ func (pk *packer) value(b []byte, v Value, t *Type) ([]byte, error) {
 	t = t.resolve()
 	switch t.kind {
 	case kNil:
-		return append(b, 0xc0), nil
+		return msgpack.AppendNil(b), nil
 	case kBool:
 		if v.k != vBool {
 			return nil, mismatch(t, v)
 		}
-		if v.b {
-			return append(b, 0xc3), nil
-		}
-		return append(b, 0xc2), nil
+		return msgpack.AppendBool(b, v.b), nil
 	case kInt:
 		if v.k != vInt {
 			return nil, mismatch(t, v)
 		}
 		switch {
 		case v.i == nil:
-			return msgpackInt(b, v.n), nil
+			return msgpack.AppendInt(b, v.n), nil
 		case v.i.IsUint64():
-			return msgpackUint(b, v.i.Uint64()), nil
+			return msgpack.AppendUint(b, v.i.Uint64()), nil
 		}
 		if t.bits != 0 {
 			return nil, mismatch(t, v)
 		}
 		limbs := limbBytes(v.i)
-		return append(msgpackLen(b, len(limbs), 0, 0xc4, 0xc5, 0xc6), limbs...), nil
+		return append(msgpack.AppendBinHeader(b, len(limbs)), limbs...), nil
 	case kFloat:
 		if v.k != vFloat {
 			return nil, mismatch(t, v)
 		}
-		b = append(b, 0xcb)
-		return binary.BigEndian.AppendUint64(b, math.Float64bits(v.f)), nil
+		return msgpack.AppendFloat64(b, v.f), nil
 	case kStr, kIFile, kOStream, kIStream:
 		if v.k != vStr {
 			return nil, mismatch(t, v)
 		}
-		b = msgpackLen(b, len(v.s), 0xa0, 0xd9, 0xda, 0xdb)
+		b = msgpack.AppendStrHeader(b, len(v.s))
 		return append(b, v.s...), nil
 	case kList, kTuple, kRecord:
 		if v.k != vSeq || (t.kind != kList && len(v.seq) != len(t.items)) {
 			return nil, mismatch(t, v)
 		}
-		b = msgpackArrayLen(b, len(v.seq))
+		b = msgpack.AppendArrayHeader(b, len(v.seq))
 		for i, x := range v.seq {
 			et := t.elem
 			if t.kind != kList {
@@ -100,67 +95,13 @@ func (pk *packer) value(b []byte, v Value, t *Type) ([]byte, error) {
 		return b, nil
 	case kOpt:
 		if v.k == vNull {
-			return append(b, 0xc0), nil
+			return msgpack.AppendNil(b), nil
 		}
 		return pk.value(b, v, t.elem)
 	case kAny:
 		return nil, internal("cannot encode a value of unknown type")
 	}
 	return nil, internal("Cannot msgpack-encode %s", t.describe())
-}
-
-func msgpackUint(b []byte, u uint64) []byte {
-	switch {
-	case u < 128:
-		return append(b, byte(u))
-	case u < 1<<8:
-		return append(b, 0xcc, byte(u))
-	case u < 1<<16:
-		return binary.BigEndian.AppendUint16(append(b, 0xcd), uint16(u))
-	case u < 1<<32:
-		return binary.BigEndian.AppendUint32(append(b, 0xce), uint32(u))
-	}
-	return binary.BigEndian.AppendUint64(append(b, 0xcf), u)
-}
-
-func msgpackInt(b []byte, i int64) []byte {
-	switch {
-	case i >= 0:
-		return msgpackUint(b, uint64(i))
-	case i >= -32:
-		return append(b, byte(i))
-	case i >= math.MinInt8:
-		return append(b, 0xd0, byte(i))
-	case i >= math.MinInt16:
-		return binary.BigEndian.AppendUint16(append(b, 0xd1), uint16(i))
-	case i >= math.MinInt32:
-		return binary.BigEndian.AppendUint32(append(b, 0xd2), uint32(i))
-	}
-	return binary.BigEndian.AppendUint64(append(b, 0xd3), uint64(i))
-}
-
-// msgpackLen writes a str or bin header: fix (when fix != 0 and n < 32),
-// 8-, 16- or 32-bit length.
-func msgpackLen(b []byte, n int, fix, m8, m16, m32 byte) []byte {
-	switch {
-	case fix != 0 && n < 32:
-		return append(b, fix|byte(n))
-	case n < 1<<8:
-		return append(b, m8, byte(n))
-	case n < 1<<16:
-		return binary.BigEndian.AppendUint16(append(b, m16), uint16(n))
-	}
-	return binary.BigEndian.AppendUint32(append(b, m32), uint32(n))
-}
-
-func msgpackArrayLen(b []byte, n int) []byte {
-	switch {
-	case n < 16:
-		return append(b, 0x90|byte(n))
-	case n < 1<<16:
-		return binary.BigEndian.AppendUint16(append(b, 0xdc), uint16(n))
-	}
-	return binary.BigEndian.AppendUint32(append(b, 0xdd), uint32(n))
 }
 
 // unpackMsgpack reads msgpack as a value of type t, as morloc's reader

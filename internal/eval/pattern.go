@@ -1,7 +1,7 @@
 package eval
 
 // applyPattern applies an app's pattern to its evaluated arguments
-// (PURE.md §3.7): a getter, a getter with bracket bounds, a setter, a
+// (docs/spec.md §7.3.7): a getter, a getter with bracket bounds, a setter, a
 // standalone index or a standalone slice.
 func (r *run) applyPattern(n *node, vals []Value) (Value, *Error) {
 	pat := n.fn.pat

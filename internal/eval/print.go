@@ -14,10 +14,10 @@ const (
 	// them: integers exact, a real as the shortest text that reads back as
 	// the same float64 (float32 for f4), as encoding/json writes it; NaN
 	// and infinities as the strings "NaN", "Infinity", "-Infinity", as a
-	// pool sends them (docs/pool-protocol.md, "NaN and infinity"): the
+	// pool sends them (docs/internals.md, "Values"): the
 	// result writer then spells them for MCP or the CLI.
 	clientForm form = iota
-	// morlocForm is morloc's own JSON text (PURE.md §2), which @show
+	// morlocForm is morloc's own JSON text (docs/spec.md §7.2), which @show
 	// returns and @savej writes: reals as C's %.15g (%.7g for f4), NaN and
 	// infinities as the strings "nan", "inf", "-inf", and '/' escaped.
 	morlocForm

@@ -233,24 +233,18 @@ func (r *run) eval(n *node) (Value, error) {
 	case opMap:
 		return r.evalMap(n)
 	case opIf:
-		c, err := r.eval(n.cond)
+		c, err := r.evalAs(n.cond, vBool, "an if condition is %s, not a boolean")
 		if err != nil {
 			return unit, err
-		}
-		if c.k != vBool {
-			return unit, at(n.cond, internal("type mismatch: an if condition is %s, not a boolean", c.describeKind()))
 		}
 		if c.b {
 			return r.eval(n.then)
 		}
 		return r.eval(n.els)
 	case opThrow:
-		m, err := r.eval(n.child)
+		m, err := r.evalAs(n.child, vStr, "a @throw message is %s, not a string")
 		if err != nil {
 			return unit, err
-		}
-		if m.k != vStr {
-			return unit, at(n.child, internal("type mismatch: a @throw message is %s, not a string", m.describeKind()))
 		}
 		return unit, &Error{Kind: Thrown, Msg: m.s, Path: n.path}
 	case opCatch:
@@ -323,13 +317,23 @@ func (r *run) evalArgs(args []*node) ([]Value, error) {
 	return vals, nil
 }
 
-func (r *run) evalMap(n *node) (Value, error) {
-	list, err := r.eval(n.child)
+// evalAs evaluates n, whose value must be of kind k: else a type
+// mismatch, what saying what the value is (its %s the kind it has).
+func (r *run) evalAs(n *node, k vkind, what string) (Value, error) {
+	v, err := r.eval(n)
 	if err != nil {
 		return unit, err
 	}
-	if list.k != vSeq {
-		return unit, at(n.child, internal("type mismatch: a map's list is %s", list.describeKind()))
+	if v.k != k {
+		return unit, at(n, internal("type mismatch: "+what, v.describeKind()))
+	}
+	return v, nil
+}
+
+func (r *run) evalMap(n *node) (Value, error) {
+	list, err := r.evalAs(n.child, vSeq, "a map's list is %s")
+	if err != nil {
+		return unit, err
 	}
 	if err := r.alloc(24 + valueBytes*int64(len(list.seq))); err != nil {
 		return unit, err
@@ -349,12 +353,9 @@ func (r *run) evalMap(n *node) (Value, error) {
 }
 
 func (r *run) evalRead(n *node) (Value, error) {
-	s, err := r.eval(n.child)
+	s, err := r.evalAs(n.child, vStr, "@read takes a string, not %s")
 	if err != nil {
 		return unit, err
-	}
-	if s.k != vStr {
-		return unit, at(n.child, internal("type mismatch: @read takes a string, not %s", s.describeKind()))
 	}
 	if len(s.s) == 0 {
 		return unit, at(n, thrown("@read: empty input string"))

@@ -32,14 +32,10 @@ const (
 var kindNames = [...]string{"unit", "boolean", "integer", "real", "string", "list", "tuple", "record",
 	"optional", "table", "file handle", "output stream", "input stream", "recursive type", "back-reference", "unknown type"}
 
-func (k kind) String() string {
-	if int(k) < len(kindNames) {
-		return kindNames[k]
-	}
-	return fmt.Sprintf("kind(%d)", int(k))
-}
+func (k kind) String() string { return nameIn(kindNames[:], int(k), "kind") }
 
-// Type is a parsed schema string (SPEC §2, PURE.md §1): the type of a value.
+// Type is a parsed schema string (docs/spec.md §2.5, §7.1): the type of a
+// value.
 // Back-references point at their declaration, so a recursive type is a
 // graph; manifest.ParseType rejects a recursion that no list, tuple, record
 // or table guards, so following back-references always reaches a
@@ -108,17 +104,19 @@ func parseSchema(s string) (*Type, error) {
 	return fromManifest(mt, nil), nil
 }
 
+// leafKinds are the kinds that carry nothing but themselves.
+var leafKinds = map[manifest.Kind]kind{
+	manifest.Nil: kNil, manifest.Bool: kBool, manifest.Str: kStr, manifest.Any: kAny,
+	manifest.File: kIFile, manifest.OutStream: kOStream, manifest.InStream: kIStream,
+}
+
 // fromManifest converts a parsed type; decls are the declarations
 // enclosing it, innermost last.
 func fromManifest(m *manifest.Type, decls []*Type) *Type {
 	t := &Type{}
 	switch m.Kind {
-	case manifest.Nil:
-		t.kind = kNil
-	case manifest.Bool:
-		t.kind = kBool
-	case manifest.Str:
-		t.kind = kStr
+	case manifest.Nil, manifest.Bool, manifest.Str, manifest.File, manifest.OutStream, manifest.InStream, manifest.Any:
+		t.kind = leafKinds[m.Kind]
 	case manifest.Int:
 		t.kind, t.code, t.signed = kInt, m.Code, m.Code[0] != 'u'
 		if m.Code != "j" {
@@ -126,14 +124,6 @@ func fromManifest(m *manifest.Type, decls []*Type) *Type {
 		}
 	case manifest.Float:
 		t.kind, t.code, t.bits = kFloat, m.Code, 8*int(m.Code[1]-'0')
-	case manifest.File:
-		t.kind = kIFile
-	case manifest.OutStream:
-		t.kind = kOStream
-	case manifest.InStream:
-		t.kind = kIStream
-	case manifest.Any:
-		t.kind = kAny
 	case manifest.List:
 		t.kind, t.length, t.elem = kList, m.Len, fromManifest(m.Elem, decls)
 	case manifest.Optional:

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 )
 
-// Output streams (PURE.md §3.15, issue 20 §3): the intrinsics a pure
+// Output streams (docs/spec.md §7.3.15): the intrinsics a pure
 // command writes with. `@open path :: OStream T` (tag open_ostream),
 // `@append`, `@stdout` and `@stderr` give a handle; `@write level h xs`
 // adds the list xs; `@flush h` commits what is buffered; `@close h`
@@ -117,12 +117,9 @@ func (r *run) evalOpenStream(n *node) (Value, error) {
 	case opStdStream:
 		s, err = r.streams.opener.Std(n.format, schema)
 	default:
-		pv, perr := r.eval(n.child)
+		pv, perr := r.evalAs(n.child, vStr, "a "+name+" path is %s, not a string")
 		if perr != nil {
 			return unit, perr
-		}
-		if pv.k != vStr {
-			return unit, at(n.child, internal("type mismatch: a %s path is %s, not a string", name, pv.describeKind()))
 		}
 		path := r.path(pv.s)
 		if n.format == "append" {
@@ -163,13 +160,9 @@ func (r *run) evalWrite(n *node) (Value, error) {
 	if err != nil {
 		return unit, err
 	}
-	lv, err := r.eval(n.level)
+	level, err := r.evalLevel(n.level, "@write")
 	if err != nil {
 		return unit, err
-	}
-	level, ok, berr := boundInt(lv)
-	if berr != nil || !ok {
-		return unit, at(n.level, internal("type mismatch: a @write level is %s, not an integer", lv.describeKind()))
 	}
 	v, err := r.eval(n.value)
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"math/big"
 	"strings"
 	"testing"
+
+	"github.com/nexus-mcp/nexus/internal/jsontext/jsontexttest"
 )
 
 func canonical(t testing.TB, s string) string {
@@ -106,7 +108,7 @@ func FuzzCanonical(f *testing.F) {
 		if err != nil {
 			return
 		}
-		v := decodeNumbers(t, b)
+		v := jsontexttest.Decode(t, b)
 		again, err := json.Marshal(v)
 		if err != nil {
 			t.Fatal(err)
@@ -114,7 +116,7 @@ func FuzzCanonical(f *testing.F) {
 		if other, _ := AppendCanonical(nil, again); !bytes.Equal(got, other) {
 			t.Fatalf("Canonical(%s) = %s, but of encoding/json's %s: %s", b, got, again, other)
 		}
-		if !sameJSONValue(v, decodeNumbers(t, got)) {
+		if !jsontexttest.Same(v, jsontexttest.Decode(t, got), exactNumber) {
 			t.Fatalf("Canonical(%s) = %s, another value", b, got)
 		}
 		if twice, _ := AppendCanonical(nil, got); !bytes.Equal(twice, got) {
@@ -123,54 +125,14 @@ func FuzzCanonical(f *testing.F) {
 	})
 }
 
-func decodeNumbers(t *testing.T, b []byte) any {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		t.Fatalf("%s: %v", b, err)
+// exactNumber compares numbers by exact value and sign.
+func exactNumber(x, y json.Number) bool {
+	if hugeExponent(string(x)) || hugeExponent(string(y)) {
+		return true // big.Rat would spell out 10^exponent; TestCanonicalForms covers these
 	}
-	return v
-}
-
-// sameJSONValue compares decoded values, numbers by exact value and sign.
-func sameJSONValue(x, y any) bool {
-	switch xv := x.(type) {
-	case json.Number:
-		yv, ok := y.(json.Number)
-		if !ok {
-			return false
-		}
-		if hugeExponent(string(xv)) || hugeExponent(string(yv)) {
-			return true // big.Rat would spell out 10^exponent; TestCanonicalForms covers these
-		}
-		a, _ := new(big.Rat).SetString(string(xv))
-		b, _ := new(big.Rat).SetString(string(yv))
-		return a.Cmp(b) == 0 && strings.HasPrefix(string(xv), "-") == strings.HasPrefix(string(yv), "-")
-	case []any:
-		yv, ok := y.([]any)
-		if !ok || len(xv) != len(yv) {
-			return false
-		}
-		for i := range xv {
-			if !sameJSONValue(xv[i], yv[i]) {
-				return false
-			}
-		}
-		return true
-	case map[string]any:
-		yv, ok := y.(map[string]any)
-		if !ok || len(xv) != len(yv) {
-			return false
-		}
-		for k := range xv {
-			if !sameJSONValue(xv[k], yv[k]) {
-				return false
-			}
-		}
-		return true
-	}
-	return x == y
+	a, _ := new(big.Rat).SetString(string(x))
+	b, _ := new(big.Rat).SetString(string(y))
+	return a.Cmp(b) == 0 && strings.HasPrefix(string(x), "-") == strings.HasPrefix(string(y), "-")
 }
 
 func hugeExponent(n string) bool {

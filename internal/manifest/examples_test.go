@@ -79,9 +79,9 @@ func TestExamplePrograms(t *testing.T) {
 
 // TestExampleProgramsUseNexusRuntime: every pool of every program under
 // testdata/ (nested ones too: testdata/bad/...) is written against nexus's
-// runtime, so each must say "runtime": "nexus", or nexus would start it as
-// a pool morloc compiled (issue 19). testdata/morloc and directories named
-// morloc-* hold programs morloc compiled, whose pools are morloc's.
+// runtime, so each must say "runtime": "nexus", or nexus would start it as a
+// pool morloc compiled (docs/spec.md §2.2). testdata/morloc and directories
+// named morloc-* hold programs morloc compiled, whose pools are morloc's.
 func TestExampleProgramsUseNexusRuntime(t *testing.T) {
 	root := filepath.Join("..", "..", "testdata")
 	n := 0

@@ -11,7 +11,7 @@ import (
 )
 
 // MCP resources and prompts, read from the metadata objects morloc passes
-// through untouched (issue 21; docs/manifest.md, "Resources and prompts"):
+// through untouched (docs/manifest.md, "Resources and prompts"):
 //
 //   - the program's metadata.resources: files the program ships;
 //   - the program's metadata.prompts: prompts written out in the manifest;
@@ -200,8 +200,8 @@ func kindOf(raw json.RawMessage) string {
 	return "a number"
 }
 
-// parseFeatures reads the resources, prompts and command settings of
-// issue 21 from the manifest's metadata.
+// parseFeatures reads the resources, prompts and command settings above
+// from the manifest's metadata.
 func (m *Manifest) parseFeatures() error {
 	dir := m.ProgramDir()
 	if raw, ok := m.Metadata["resources"]; ok && string(raw) != "null" {

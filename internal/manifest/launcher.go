@@ -10,7 +10,7 @@ import (
 )
 
 // Launchers. morloc has written three kinds of launcher script, and nexus
-// writes a fourth (SPEC §3; issue 19 §4):
+// writes a fourth (docs/spec.md §3, §2.7):
 //
 //   - morloc 0.69 to 0.88: `exec morloc-nexus "$0" "$@"`, then a line
 //     `### MANIFEST ###` and the manifest itself (version 1 up to 0.74, the
@@ -32,10 +32,10 @@ const manifestMarker = "### MANIFEST ###"
 // morloc launcher is two).
 const maxLauncherHops = 8
 
-// Resolve finds the file holding the manifest a target names (SPEC §3): a
-// manifest file, a directory holding manifest.json, a launcher embedding its
-// manifest (that launcher), or a launcher naming a manifest or another
-// launcher.
+// Resolve finds the file holding the manifest a target names
+// (docs/spec.md §3, Targets): a manifest file, a directory holding
+// manifest.json, a launcher embedding its manifest (that launcher), or a
+// launcher naming a manifest or another launcher.
 func Resolve(target string) (string, error) {
 	if strings.TrimSpace(target) == "" {
 		return "", fmt.Errorf("missing program: give a manifest file, a program directory or a launcher script")

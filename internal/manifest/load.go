@@ -160,8 +160,8 @@ func lineCol(data []byte, pos int64) (int, int) {
 	return line, col
 }
 
-// validate checks the rules of SPEC §2 that JSON shape alone does not and
-// parses every type string.
+// validate checks the rules of docs/spec.md §2 that JSON shape alone does not
+// and parses every type string.
 func (m *Manifest) validate() error {
 	fail := func(p, format string, a ...any) error {
 		return &Error{Path: p, Msg: fmt.Sprintf(format, a...)}

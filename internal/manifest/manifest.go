@@ -1,10 +1,10 @@
-// Package manifest owns morloc's manifest format (SPEC §2) in every form
-// morloc has written since 0.69 (version 1 and the later schema embedded in
-// a launcher script, and manifest.json): it finds a program's manifest from
-// a target (file, directory or launcher script), decodes it into one set of
-// structs, parses every type string into a Type tree, decides which runtime
-// each pool speaks (metadata.runtime), and refuses a broken manifest with
-// the file, the JSON path of the fault and what was expected. It imports
+// Package manifest owns morloc's manifest format (docs/spec.md §2) in every
+// form morloc has written since 0.69 (version 1 and the later schema embedded
+// in a launcher script, and manifest.json): it finds a program's manifest
+// from a target (file, directory or launcher script), decodes it into one set
+// of structs, parses every type string into a Type tree, decides which
+// runtime each pool speaks (metadata.runtime), and refuses a broken manifest
+// with the file, the JSON path of the fault and what was expected. It imports
 // nothing else from nexus.
 package manifest
 
@@ -18,7 +18,7 @@ import (
 // Format is which of morloc's manifest formats a program came in.
 type Format string
 
-// The manifest formats nexus reads (issue 19 §4).
+// The manifest formats nexus reads (docs/spec.md §2.7).
 const (
 	// FormatFile is a manifest.json of its own: morloc 0.97 on, and
 	// nexus's own programs.
@@ -109,7 +109,7 @@ type Pool struct {
 	// Workers is metadata.workers: the pool's process count, 0 when unset.
 	Workers int `json:"-"`
 	// Arrays is metadata.arrays: "numpy" when the pool's functions take
-	// their numeric list arguments as numpy arrays (issue 13), else "".
+	// their numeric list arguments as numpy arrays, else "".
 	Arrays string `json:"-"`
 }
 

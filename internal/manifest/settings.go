@@ -19,11 +19,11 @@ const MaxWorkers = 256
 const NoTimeout time.Duration = -1
 
 // The runtimes a pool can be written against: which driver nexus starts it
-// with (issue 19).
+// with (docs/spec.md §2.2).
 const (
 	// RuntimeNexus is a pool written against nexus's own runtime (import
-	// nexus, nexus.R, nexus.hpp): JSON lines on descriptors 3 and 4
-	// (docs/pool-protocol.md).
+	// nexus, nexus.R, nexus.hpp): length-prefixed frames on descriptors 3
+	// and 4 (docs/internals.md).
 	RuntimeNexus = "nexus"
 	// RuntimeMorloc is a pool the morloc compiler generated: morloc's
 	// packet protocol over a Unix socket.
@@ -61,7 +61,7 @@ func RuntimeHint(runtime string) string {
 }
 
 // parseWorkers reads metadata.workers: how many processes a pool runs
-// (docs/pool-protocol.md, "Workers"); 0 when it does not say.
+// (docs/pools.md, "Workers"); 0 when it does not say.
 func parseWorkers(raw json.RawMessage) (int, error) {
 	if raw == nil || string(raw) == "null" {
 		return 0, nil
@@ -74,7 +74,7 @@ func parseWorkers(raw json.RawMessage) (int, error) {
 }
 
 // parseArrays reads metadata.arrays: "numpy" asks for numeric list
-// arguments as numpy arrays (docs/pool-protocol.md, "Declared types");
+// arguments as numpy arrays (docs/pools.md, "Values");
 // "" when it does not say.
 func parseArrays(raw json.RawMessage) (string, error) {
 	if raw == nil || string(raw) == "null" {

@@ -81,8 +81,8 @@ func TestSettingsAtLoad(t *testing.T) {
 	}
 }
 
-// The driver rule (issue 19): a pool is nexus's only when its metadata says
-// so; no key, null, or "morloc" is a pool morloc compiled.
+// The driver rule (docs/spec.md §2.2): a pool is nexus's only when its
+// metadata says so; no key, null, or "morloc" is a pool morloc compiled.
 func TestRuntimeRule(t *testing.T) {
 	for _, tt := range []struct{ metadata, want string }{
 		{`{"runtime":"nexus"}`, RuntimeNexus},

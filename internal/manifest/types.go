@@ -9,7 +9,7 @@ import (
 // Kind is the shape of a Type node.
 type Kind int
 
-// The type codes of SPEC §2 "Type strings".
+// The type codes of docs/spec.md §2.5.
 const (
 	Nil       Kind = iota // z
 	Bool                  // b
@@ -152,33 +152,37 @@ func (t *Type) encode(b *strings.Builder) {
 		}
 	case Record:
 		b.WriteByte('m')
-		b.WriteByte(sizeDigits[len(t.Fields)])
-		for _, f := range t.Fields {
-			b.WriteByte(sizeDigits[len(f.Key)])
-			b.WriteString(f.Key)
-			f.Type.encode(b)
-		}
+		encodeFields(b, t.Fields)
 	case Table:
 		b.WriteByte('T')
 		if len(t.Fields) > 0 {
 			b.WriteByte(':')
-			b.WriteByte(sizeDigits[len(t.Fields)])
-			for _, f := range t.Fields {
-				b.WriteByte(sizeDigits[len(f.Key)])
-				b.WriteString(f.Key)
-				f.Type.encode(b)
-			}
+			encodeFields(b, t.Fields)
 		}
 	case Recursive:
 		b.WriteByte('&')
-		b.WriteByte(sizeDigits[len(t.Name)])
-		b.WriteString(t.Name)
+		encodeName(b, t.Name)
 		t.Elem.encode(b)
 	case BackRef:
 		b.WriteByte('^')
-		b.WriteByte(sizeDigits[len(t.Name)])
-		b.WriteString(t.Name)
+		encodeName(b, t.Name)
 	}
+}
+
+// encodeFields writes a record's or table's fields: their count, then each
+// field's sized key and type.
+func encodeFields(b *strings.Builder, fields []Field) {
+	b.WriteByte(sizeDigits[len(fields)])
+	for _, f := range fields {
+		encodeName(b, f.Key)
+		f.Type.encode(b)
+	}
+}
+
+// encodeName writes a key or a declaration's name, its size first.
+func encodeName(b *strings.Builder, name string) {
+	b.WriteByte(sizeDigits[len(name)])
+	b.WriteString(name)
 }
 
 // sizeDigits are the characters of a size (a count or a length) in a
@@ -216,10 +220,10 @@ func (e *TypeError) Error() string {
 	return fmt.Sprintf("type string %q at offset %d: %s", e.Schema, e.Offset, e.Msg)
 }
 
-// ParseType parses a whole type string (SPEC §2). Trailing characters are an
-// error, and so is a back-reference `^name` with no enclosing `&name`, or one
-// with no list, tuple, record or table between it and its declaration (such
-// a type has no finite values: `&1A?^1A`).
+// ParseType parses a whole type string (docs/spec.md §2.5). Trailing
+// characters are an error, and so is a back-reference `^name` with no
+// enclosing `&name`, or one with no list, tuple, record or table between it
+// and its declaration (such a type has no finite values: `&1A?^1A`).
 func ParseType(s string) (*Type, error) {
 	p := &typeParser{s: s}
 	t, err := p.parse()
@@ -304,6 +308,9 @@ func (p *typeParser) fields(what string) ([]Field, error) {
 	return fs, nil
 }
 
+// oneLetterKinds are the kinds whose type code is one letter alone.
+var oneLetterKinds = map[byte]Kind{'z': Nil, 'b': Bool, 's': Str, 'j': Int, 'F': File, 'I': InStream, 'O': OutStream, '*': Any}
+
 func (p *typeParser) parse() (*Type, error) {
 	p.depth++
 	defer func() { p.depth-- }()
@@ -327,20 +334,8 @@ func (p *typeParser) parse() (*Type, error) {
 	p.i++
 	t := &Type{Hint: hint}
 	switch c {
-	case 'z':
-		t.Kind, t.Code = Nil, "z"
-	case 'b':
-		t.Kind, t.Code = Bool, "b"
-	case 's':
-		t.Kind, t.Code = Str, "s"
-	case 'j':
-		t.Kind, t.Code = Int, "j"
-	case 'F':
-		t.Kind, t.Code = File, "F"
-	case 'I':
-		t.Kind, t.Code = InStream, "I"
-	case 'O':
-		t.Kind, t.Code = OutStream, "O"
+	case 'z', 'b', 's', 'j', 'F', 'I', 'O', '*':
+		t.Kind, t.Code = oneLetterKinds[c], p.s[start:p.i]
 	case 'i', 'u':
 		if p.i >= len(p.s) || !strings.ContainsRune("1248", rune(p.s[p.i])) {
 			return nil, p.fail("expected a width 1, 2, 4 or 8 after %q", c)
@@ -353,8 +348,6 @@ func (p *typeParser) parse() (*Type, error) {
 		}
 		t.Kind, t.Code = Float, p.s[start:p.i+1]
 		p.i++
-	case '*':
-		t.Kind, t.Code = Any, "*"
 	case 'a':
 		t.Kind = List
 		if p.i < len(p.s) && p.s[p.i] == ':' {

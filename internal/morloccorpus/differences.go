@@ -47,18 +47,29 @@ func UnboundInts(v any) any {
 	})
 }
 
-// NarrowReals maps a Real's widened schema ({"anyOf":[{"type":"number"},
-// {"enum":["NaN","Infinity","-Infinity"]}]}, which lets NaN and the
-// infinities through) back to its type.
+// NarrowReals maps a Real's widened schema in an outputSchema
+// ({"anyOf":[{"type":"number"},{"enum":["NaN","Infinity","-Infinity"]}]},
+// which lets a result's NaN and infinities through) back to its type. An
+// inputSchema's Real is left as it is: nexus writes {"type":"number"} there,
+// as morloc does.
 func NarrowReals(v any) any {
 	return rewrite(v, func(x Object) Object {
-		return x.replaceAnyOf(func(first, second Object) (Member, bool) {
-			e, ok := second.Get("enum")
-			if !ok || len(second) != 1 || fmt.Sprint(e) != "[NaN Infinity -Infinity]" || len(first) != 1 || first[0].Key != "type" {
-				return Member{}, false
-			}
-			return first[0], true
-		})
+		out, ok := x.Get("outputSchema")
+		if !ok {
+			return x
+		}
+		return append(Object(nil), x...).Insert("outputSchema", rewrite(out, narrowReal))
+	})
+}
+
+// narrowReal is x with a Real's widened anyOf replaced by its "type".
+func narrowReal(x Object) Object {
+	return x.replaceAnyOf(func(first, second Object) (Member, bool) {
+		e, ok := second.Get("enum")
+		if !ok || len(second) != 1 || fmt.Sprint(e) != "[NaN Infinity -Infinity]" || len(first) != 1 || first[0].Key != "type" {
+			return Member{}, false
+		}
+		return first[0], true
 	})
 }
 

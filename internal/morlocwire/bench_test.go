@@ -8,14 +8,27 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/nexus-mcp/nexus/internal/manifest"
 	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
 // The benchmarks of a 1M-element [Real] and [Int] result and argument,
 // each beside encoding/json doing the same job on the same numbers: the
-// floor (docs/morloc-wire.md, "Speed").
+// floor (docs/performance.md, "Go micro-benchmarks").
 
 const benchN = 1 << 20
+
+// benchRun measures fn as the sub-benchmark name, n bytes a run.
+func benchRun(b *testing.B, name string, n int64, fn func() error) {
+	b.Run(name, func(b *testing.B) {
+		b.SetBytes(n)
+		for b.Loop() {
+			if err := fn(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
 
 func benchReals() []float64 {
 	r := rand.New(rand.NewPCG(1, 2))
@@ -55,36 +68,13 @@ func BenchmarkDecodeReals1M(b *testing.B) {
 	for _, x := range xs {
 		data = binary.LittleEndian.AppendUint64(data, math.Float64bits(x))
 	}
-	p, mem := rptrResult(b, data)
-	defer mem.Close()
-	ty := mustType(b, "af8")
-	b.Run("morlocwire/Result", func(b *testing.B) {
-		b.SetBytes(8 * benchN)
-		for b.Loop() {
-			if _, err := p.Result(ty, C, mem); err != nil {
-				b.Fatal(err)
-			}
+	benchDecode(b, "af8", xs, data, func(p *Packet, ty *manifest.Type, mem *Memory) error {
+		v, err := p.Value(ty, C, mem)
+		if err != nil {
+			return err
 		}
-	})
-	b.Run("morlocwire/Value+JSON", func(b *testing.B) {
-		b.SetBytes(8 * benchN)
-		for b.Loop() {
-			v, err := p.Value(ty, C, mem)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := ndarray.AppendJSONSpelled(make([]byte, 0, ndarray.JSONSize(&v.Arrays[0], ndarray.Real)), &v.Arrays[0], ndarray.Real, ndarray.ClientSpelling); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("encoding-json/Marshal", func(b *testing.B) {
-		b.SetBytes(8 * benchN)
-		for b.Loop() {
-			if _, err := json.Marshal(xs); err != nil {
-				b.Fatal(err)
-			}
-		}
+		_, err = ndarray.AppendJSONSpelled(make([]byte, 0, ndarray.JSONSize(&v.Arrays[0], ndarray.Real)), &v.Arrays[0], ndarray.Real, ndarray.ClientSpelling)
+		return err
 	})
 }
 
@@ -94,93 +84,64 @@ func BenchmarkDecodeInts1M(b *testing.B) {
 	for _, x := range xs {
 		data = binary.LittleEndian.AppendUint32(data, uint32(x))
 	}
+	benchDecode(b, "ai4", xs, data, nil)
+}
+
+// benchDecode measures reading data, the numbers xs as a pool's result of
+// type schema, beside encoding/json writing xs; valueJSON, when given, is
+// measured too, as "morlocwire/Value+JSON".
+func benchDecode(b *testing.B, schema string, xs any, data []byte, valueJSON func(*Packet, *manifest.Type, *Memory) error) {
 	p, mem := rptrResult(b, data)
 	defer mem.Close()
-	ty := mustType(b, "ai4")
-	b.Run("morlocwire/Result", func(b *testing.B) {
-		b.SetBytes(4 * benchN)
-		for b.Loop() {
-			if _, err := p.Result(ty, C, mem); err != nil {
-				b.Fatal(err)
-			}
-		}
+	ty := mustType(b, schema)
+	n := int64(len(data))
+	benchRun(b, "morlocwire/Result", n, func() error {
+		_, err := p.Result(ty, C, mem)
+		return err
 	})
-	b.Run("encoding-json/Marshal", func(b *testing.B) {
-		b.SetBytes(4 * benchN)
-		for b.Loop() {
-			if _, err := json.Marshal(xs); err != nil {
-				b.Fatal(err)
-			}
-		}
+	if valueJSON != nil {
+		benchRun(b, "morlocwire/Value+JSON", n, func() error { return valueJSON(p, ty, mem) })
+	}
+	benchRun(b, "encoding-json/Marshal", n, func() error {
+		_, err := json.Marshal(xs)
+		return err
 	})
 }
 
 func BenchmarkEncodeReals1M(b *testing.B) {
 	xs := benchReals()
-	text, _ := json.Marshal(xs)
 	a := ndarray.Array{DType: ndarray.F8, Shape: []int{benchN}}
 	for _, x := range xs {
 		a.Data = binary.LittleEndian.AppendUint64(a.Data, math.Float64bits(x))
 	}
-	ty := mustType(b, "af8")
-	b.Run("morlocwire/AppendArrayArg", func(b *testing.B) {
-		b.SetBytes(8 * benchN)
-		for b.Loop() {
-			if _, err := AppendArrayArg(nil, ty, a, C); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("morlocwire/AppendArg-from-JSON", func(b *testing.B) {
-		b.SetBytes(8 * benchN)
-		for b.Loop() {
-			if _, err := AppendArg(nil, ty, text, C); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("encoding-json/Unmarshal", func(b *testing.B) {
-		b.SetBytes(8 * benchN)
-		for b.Loop() {
-			var out []float64
-			if err := json.Unmarshal(text, &out); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	benchEncode(b, "af8", xs, a, 8)
 }
 
 func BenchmarkEncodeInts1M(b *testing.B) {
 	xs := benchInts()
-	text, _ := json.Marshal(xs)
 	a := ndarray.Array{DType: ndarray.I8, Shape: []int{benchN}}
 	for _, x := range xs {
 		a.Data = binary.LittleEndian.AppendUint64(a.Data, uint64(int64(x)))
 	}
-	ty := mustType(b, "ai4")
-	b.Run("morlocwire/AppendArrayArg", func(b *testing.B) {
-		b.SetBytes(4 * benchN)
-		for b.Loop() {
-			if _, err := AppendArrayArg(nil, ty, a, C); err != nil {
-				b.Fatal(err)
-			}
-		}
+	benchEncode(b, "ai4", xs, a, 4)
+}
+
+// benchEncode measures writing xs as an argument of type schema, from the
+// array a and from its JSON, beside encoding/json reading that JSON; width
+// is the bytes of one number.
+func benchEncode[E any](b *testing.B, schema string, xs []E, a ndarray.Array, width int64) {
+	text, _ := json.Marshal(xs)
+	ty := mustType(b, schema)
+	benchRun(b, "morlocwire/AppendArrayArg", width*benchN, func() error {
+		_, err := AppendArrayArg(nil, ty, a, C)
+		return err
 	})
-	b.Run("morlocwire/AppendArg-from-JSON", func(b *testing.B) {
-		b.SetBytes(4 * benchN)
-		for b.Loop() {
-			if _, err := AppendArg(nil, ty, text, C); err != nil {
-				b.Fatal(err)
-			}
-		}
+	benchRun(b, "morlocwire/AppendArg-from-JSON", width*benchN, func() error {
+		_, err := AppendArg(nil, ty, text, C)
+		return err
 	})
-	b.Run("encoding-json/Unmarshal", func(b *testing.B) {
-		b.SetBytes(4 * benchN)
-		for b.Loop() {
-			var out []int32
-			if err := json.Unmarshal(text, &out); err != nil {
-				b.Fatal(err)
-			}
-		}
+	benchRun(b, "encoding-json/Unmarshal", width*benchN, func() error {
+		var out []E
+		return json.Unmarshal(text, &out)
 	})
 }

@@ -7,7 +7,8 @@ import (
 )
 
 // Dialect is what differs on the wire between morloc versions
-// (docs/morloc-wire.md, "Dialects"; /work/shared/morloc-pool-protocol.md §7).
+// (docs/spec.md §8.1, §8.5; the versions each serves: docs/morloc.md,
+// "Versions").
 // The packet header, the command codes, the data packet fields, the call
 // layout and the msgpack encoding of arguments are the same in every
 // dialect; the voidstar layout of results and the meaning of relative

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nexus-mcp/nexus/internal/jsontext"
 	"github.com/nexus-mcp/nexus/internal/manifest"
+	"github.com/nexus-mcp/nexus/internal/msgpack"
 	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
@@ -109,9 +110,9 @@ type encoder struct {
 	b      []byte // the JSON value
 	depth  int
 	arrays []ndarray.Array
-	placed int   // arrays written so far
-	path   []seg // where the value being written is, while arrays remain
-	orNull bool  // the value being written is an optional's: null would do too
+	placed int            // arrays written so far
+	path   []ndarray.Step // where the value being written is, while arrays remain
+	orNull bool           // the value being written is an optional's: null would do too
 }
 
 func (e *encoder) value(n *node, i int) (int, error) {
@@ -212,13 +213,13 @@ func (e *encoder) dispatch(n *node, i int) (int, error) {
 	case manifest.Nil:
 		if c == 'n' {
 			end, err := jsontext.Value(b, i)
-			e.out = mpNil(e.out)
+			e.out = msgpack.AppendNil(e.out)
 			return end, err
 		}
 	case manifest.Bool:
 		if c == 't' || c == 'f' {
 			end, err := jsontext.Value(b, i)
-			e.out = mpBool(e.out, c == 't')
+			e.out = msgpack.AppendBool(e.out, c == 't')
 			return end, err
 		}
 	case manifest.Int:
@@ -263,7 +264,7 @@ func (e *encoder) dispatch(n *node, i int) (int, error) {
 			if uint64(len(s)) > math.MaxUint32 {
 				return end, refuse("string longer than 4 GiB")
 			}
-			e.out = append(mpStrHeader(e.out, len(s)), s...)
+			e.out = append(msgpack.AppendStrHeader(e.out, len(s)), s...)
 			return end, nil
 		}
 	case manifest.List:
@@ -284,7 +285,7 @@ func (e *encoder) dispatch(n *node, i int) (int, error) {
 	case manifest.Optional:
 		if c == 'n' {
 			end, err := jsontext.Value(b, i)
-			e.out = mpNil(e.out)
+			e.out = msgpack.AppendNil(e.out)
 			return end, err
 		}
 		e.orNull = true
@@ -317,7 +318,7 @@ func (e *encoder) integer(n *node, tok []byte) error {
 		if e.d.BigInt { // 0.98 reads every integer as an i64 (mpack.rs:428-467)
 			return refuse(fmt.Sprintf("%s does not fit u8 as morloc %s pools read it (0 to %d)", z, e.d.Version, int64(math.MaxInt64)))
 		}
-		e.out = mpUint(e.out, z.Uint64())
+		e.out = msgpack.AppendUint(e.out, z.Uint64())
 		return nil
 	case n.prim == pBig:
 		e.out = appendBigLimbs(e.out, z)
@@ -330,7 +331,7 @@ func (e *encoder) int64(n *node, v int64) error {
 	if lo, hi, sized := intRange(n.prim); sized && (v < lo || v > hi) {
 		return rangeError(n, strconv.FormatInt(v, 10))
 	}
-	e.out = mpInt(e.out, v)
+	e.out = msgpack.AppendInt(e.out, v)
 	return nil
 }
 
@@ -388,7 +389,7 @@ func appendBigLimbs(dst []byte, z *big.Int) []byte {
 		v.Add(v, mod)
 	}
 	be := v.FillBytes(make([]byte, 8*nl))
-	dst = mpBinHeader(dst, 8*nl)
+	dst = msgpack.AppendBinHeader(dst, 8*nl)
 	for i := len(be) - 1; i >= 0; i-- {
 		dst = append(dst, be[i])
 	}
@@ -401,10 +402,10 @@ func (e *encoder) float(n *node, f float64) error {
 		if !math.IsInf(f, 0) && !math.IsNaN(f) && math.Abs(f) > math.MaxFloat32 {
 			return refuse(fmt.Sprintf("%s does not fit f4 (a 32-bit float)", ndarray.AppendReal(nil, f)))
 		}
-		e.out = mpF32(e.out, float32(f))
+		e.out = msgpack.AppendFloat32(e.out, float32(f))
 		return nil
 	}
-	e.out = mpF64(e.out, f)
+	e.out = msgpack.AppendFloat64(e.out, f)
 	return nil
 }
 
@@ -446,7 +447,7 @@ func (e *encoder) list(n *node, i int) (int, error) {
 	track := e.track()
 	end, err := jsontext.ArrayItems(e.b, i, func(vs int) (int, error) {
 		if track {
-			e.path = append(e.path[:mark], seg{idx: count})
+			e.path = append(e.path[:mark], ndarray.Step{Idx: count})
 		}
 		ve, err := e.value(n.elem, vs)
 		if err != nil {
@@ -474,9 +475,9 @@ func (e *encoder) pairs(n *node, i int) (int, error) {
 			name = jsontext.Unquote(key)
 		}
 		if track {
-			e.path = append(e.path[:mark], seg{key: name, idx: -1})
+			e.path = append(e.path[:mark], ndarray.Step{Key: name, Idx: -1})
 		}
-		e.out = append(mpStrHeader(append(e.out, 0x92), len(name)), name...)
+		e.out = append(msgpack.AppendStrHeader(append(e.out, 0x92), len(name)), name...)
 		ve, err := e.value(val, vs)
 		if err != nil {
 			return ve, under(err, seg{key: name, idx: -1})
@@ -502,7 +503,7 @@ func (e *encoder) closeCounted(n *node, at, count, end int, err error, what stri
 }
 
 func (e *encoder) tuple(n *node, i int) (int, error) {
-	e.out = mpArrayHeader(e.out, len(n.items))
+	e.out = msgpack.AppendArrayHeader(e.out, len(n.items))
 	count := 0
 	mark := len(e.path)
 	track := e.track()
@@ -511,7 +512,7 @@ func (e *encoder) tuple(n *node, i int) (int, error) {
 			return vs, errTooMany
 		}
 		if track {
-			e.path = append(e.path[:mark], seg{idx: count})
+			e.path = append(e.path[:mark], ndarray.Step{Idx: count})
 		}
 		ve, err := e.value(n.items[count], vs)
 		if err != nil {
@@ -568,7 +569,7 @@ func (e *encoder) record(n *node, i int) (int, error) {
 	if err != nil {
 		return end, err
 	}
-	e.out = mpArrayHeader(e.out, len(n.items))
+	e.out = msgpack.AppendArrayHeader(e.out, len(n.items))
 	mark := len(e.path)
 	track := e.track()
 	for k, f := range n.items {
@@ -576,11 +577,11 @@ func (e *encoder) record(n *node, i int) (int, error) {
 			if f.kind != manifest.Optional {
 				return end, under(refuse("missing field: "+expected(f)+" is required"), seg{key: n.keys[k], idx: -1})
 			}
-			e.out = mpNil(e.out)
+			e.out = msgpack.AppendNil(e.out)
 			continue
 		}
 		if track {
-			e.path = append(e.path[:mark], seg{key: n.keys[k], idx: -1})
+			e.path = append(e.path[:mark], ndarray.Step{Key: n.keys[k], Idx: -1})
 		}
 		if _, err := e.value(f, starts[k]); err != nil {
 			e.path = e.path[:mark]
@@ -592,28 +593,4 @@ func (e *encoder) record(n *node, i int) (int, error) {
 }
 
 // arrayHere returns the array whose path is where the encoder is, if any.
-func (e *encoder) arrayHere() *ndarray.Array {
-next:
-	for k := range e.arrays {
-		a := &e.arrays[k]
-		if len(a.Path) != len(e.path) {
-			continue
-		}
-		for j, p := range a.Path {
-			switch x := p.(type) {
-			case int:
-				if e.path[j].idx != x {
-					continue next
-				}
-			case string:
-				if e.path[j].idx >= 0 || e.path[j].key != x {
-					continue next
-				}
-			default:
-				continue next
-			}
-		}
-		return a
-	}
-	return nil
-}
+func (e *encoder) arrayHere() *ndarray.Array { return ndarray.At(e.arrays, e.path) }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/nexus-mcp/nexus/internal/manifest"
+	"github.com/nexus-mcp/nexus/internal/msgpack"
 	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
@@ -22,7 +23,7 @@ func (e *encoder) array(n *node, a *ndarray.Array) error {
 	// The fast path: [Real] from f8.
 	if len(a.Shape) == 1 && a.DType == ndarray.F8 && t.prim == pF8 {
 		e.out = slices.Grow(e.out, 5+9*count)
-		e.out = mpArrayHeader(e.out, count)
+		e.out = msgpack.AppendArrayHeader(e.out, count)
 		o := len(e.out)
 		e.out = e.out[:o+9*count]
 		for k := 0; k < count; k++ {
@@ -36,7 +37,7 @@ func (e *encoder) array(n *node, a *ndarray.Array) error {
 	if len(a.Shape) == 1 && t.kind == manifest.Int && (a.DType == ndarray.I4 || a.DType == ndarray.I8) {
 		lo, hi, sized := intRange(t.prim)
 		e.out = slices.Grow(e.out, 5+9*count)
-		e.out = mpArrayHeader(e.out, count)
+		e.out = msgpack.AppendArrayHeader(e.out, count)
 		for k := 0; k < count; k++ {
 			var v int64
 			if a.DType == ndarray.I4 {
@@ -47,7 +48,7 @@ func (e *encoder) array(n *node, a *ndarray.Array) error {
 			if sized && (v < lo || v > hi) {
 				return under(rangeError(t, strconv.FormatInt(v, 10)), seg{idx: k})
 			}
-			e.out = mpInt(e.out, v)
+			e.out = msgpack.AppendInt(e.out, v)
 		}
 		return nil
 	}
@@ -60,7 +61,7 @@ func (e *encoder) array(n *node, a *ndarray.Array) error {
 			k++
 			return err
 		}
-		e.out = mpArrayHeader(e.out, a.Shape[level])
+		e.out = msgpack.AppendArrayHeader(e.out, a.Shape[level])
 		for i := 0; i < a.Shape[level]; i++ {
 			if err := walk(level + 1); err != nil {
 				return under(err, seg{idx: i})

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/nexus-mcp/nexus/internal/manifest"
+	"github.com/nexus-mcp/nexus/internal/msgpack"
 	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
@@ -44,7 +45,7 @@ func NewArrayArg(t *manifest.Type, a ndarray.Array, d Dialect) (*ArrayArg, bool,
 		return nil, false, nil
 	}
 	x := &ArrayArg{a: a, count: count}
-	body := len(mpArrayHeader(nil, count))
+	body := len(msgpack.AppendArrayHeader(nil, count))
 	switch {
 	case a.DType == ndarray.F8 && elem.prim == pF8:
 		body += 9 * count
@@ -79,7 +80,7 @@ func (x *ArrayArg) int(k int) int64 {
 func (x *ArrayArg) WriteTo(w io.Writer) (int64, error) {
 	buf := make([]byte, 0, streamPiece+16)
 	buf = appendHeader(buf, [8]byte{TypeData, SourceMesg, FormatMsgpack}, 0, uint64(x.length-HeaderSize))
-	buf = mpArrayHeader(buf, x.count)
+	buf = msgpack.AppendArrayHeader(buf, x.count)
 	var written int64
 	flush := func() error {
 		n, err := w.Write(buf)
@@ -89,7 +90,7 @@ func (x *ArrayArg) WriteTo(w io.Writer) (int64, error) {
 	}
 	for k := 0; k < x.count; k++ {
 		if x.ints {
-			buf = mpInt(buf, x.int(k))
+			buf = msgpack.AppendInt(buf, x.int(k))
 		} else {
 			buf = append(buf, 0xcb)
 			buf = binary.BigEndian.AppendUint64(buf, binary.LittleEndian.Uint64(x.a.Data[8*k:]))

@@ -54,7 +54,7 @@ const maxZeroWidth = 1 << 24
 var errExpands = errors.New("the value expands beyond its size limit (do its relative pointers form a cycle?)")
 
 // decoder writes a voidstar value as JSON in nexus's conventions
-// (README "NaN and infinity"; internal/argmap/result.go): records as
+// (docs/internals.md, "Values"; internal/argmap/result.go): records as
 // objects in field order, tuples as arrays, an absent optional as null,
 // integers as digits, reals in the shortest form that reads back the same
 // (ndarray.AppendReal), NaN and the infinities as the strings "NaN",

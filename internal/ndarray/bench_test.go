@@ -13,11 +13,17 @@ func BenchmarkAppendJSONInts(b *testing.B) {
 	for i := 0; i < 1_000_000; i++ {
 		a.Data = binary.LittleEndian.AppendUint64(a.Data, uint64(r.IntN(1000000)))
 	}
-	dst := make([]byte, 0, 8_000_000)
+	benchAppendJSON(b, &a, Int, 8_000_000)
+}
+
+// benchAppendJSON measures writing a as JSON numbers of kind into a buffer
+// of the given capacity, reused.
+func benchAppendJSON(b *testing.B, a *Array, kind Number, capacity int) {
+	dst := make([]byte, 0, capacity)
 	b.SetBytes(int64(len(a.Data)))
 	for b.Loop() {
 		var err error
-		if dst, err = AppendJSON(dst[:0], &a, Int); err != nil {
+		if dst, err = AppendJSON(dst[:0], a, kind); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -29,12 +35,5 @@ func BenchmarkAppendJSONReals(b *testing.B) {
 	for i := 0; i < 1_000_000; i++ {
 		a.Data = binary.LittleEndian.AppendUint64(a.Data, math.Float64bits(r.Float64()*1000))
 	}
-	dst := make([]byte, 0, 20_000_000)
-	b.SetBytes(int64(len(a.Data)))
-	for b.Loop() {
-		var err error
-		if dst, err = AppendJSON(dst[:0], &a, Real); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchAppendJSON(b, &a, Real, 20_000_000)
 }

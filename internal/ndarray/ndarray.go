@@ -1,5 +1,5 @@
 // Package ndarray owns the binary form of numeric arrays that nexus and
-// pools exchange (docs/pool-protocol.md, "Arrays"): the dtypes, the
+// pools exchange (docs/internals.md, "Arrays"): the dtypes, the
 // descriptor that travels in a message beside each blob, and the JSON text
 // of an array's numbers, written exactly as nexus writes the same numbers
 // when they come as JSON. It imports nothing else from nexus.
@@ -64,6 +64,40 @@ type Array struct {
 	DType DType
 	Shape []int
 	Data  []byte
+}
+
+// Step is one step of a place in a value, as a writer walking the value
+// keeps it: an object's member Key (Idx -1), or a list's element Idx.
+type Step struct {
+	Key string
+	Idx int
+}
+
+// At returns the first of arrays whose Path is the place path, or nil.
+func At(arrays []Array, path []Step) *Array {
+next:
+	for i := range arrays {
+		a := &arrays[i]
+		if len(a.Path) != len(path) {
+			continue
+		}
+		for k, p := range a.Path {
+			switch x := p.(type) {
+			case int:
+				if path[k].Idx != x {
+					continue next
+				}
+			case string:
+				if path[k].Idx >= 0 || path[k].Key != x {
+					continue next
+				}
+			default:
+				continue next
+			}
+		}
+		return a
+	}
+	return nil
 }
 
 // MaxElements bounds an array's element count: no blob holds more.
@@ -235,7 +269,7 @@ func AppendJSONSpelled(dst []byte, a *Array, kind Number, sp *Spelling) ([]byte,
 // written straight into its own stretch of dst's spare capacity (grown
 // once to the estimated size if it is short), and the parts are then
 // moved down against each other in place: no buffer of its own per part,
-// which made a large result's memory half as large again (issue 23). A
+// which would make a large result's memory half as large again. A
 // part that outgrows its stretch (the estimate is a sample's) gets a
 // buffer of its own from append, and then the parts are joined in a new
 // buffer instead.
@@ -559,7 +593,7 @@ func AppendWhole(dst []byte, f float64) []byte {
 }
 
 // Value is a JSON value with arrays in it: each array's place in the JSON
-// holds null (docs/pool-protocol.md, "Arrays").
+// holds null (docs/internals.md, "Arrays").
 type Value struct {
 	JSON   json.RawMessage
 	Arrays []Array
@@ -569,7 +603,7 @@ type Value struct {
 // may come as an array (the declared return type is Rank nested lists of
 // numbers declared as Number; the call's "ret" member); and when Type is
 // set, the declared type itself (the call's "returns" member, JSON), by
-// which a runtime shapes the value (docs/pool-protocol.md, "Declared
+// which a runtime shapes the value (docs/internals.md, "Declared
 // types"). A Ret is shared by every call of its command: never modify one.
 type Ret struct {
 	Rank   int

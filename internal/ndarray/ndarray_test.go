@@ -239,7 +239,7 @@ func TestAppendJSONInParts(t *testing.T) {
 	}
 }
 
-// The parts are written into the buffer they end up in (issue 23): a
+// The parts are written into the buffer they end up in: a
 // buffer sized with JSONSize takes the whole array with nothing else of
 // its size allocated. When the estimate is short (one part's numbers far
 // longer than the sample's), the parts are joined anew and the text is
@@ -294,4 +294,28 @@ func FuzzAppendInt(f *testing.F) {
 			t.Fatalf("appendInt(%d) = %s, want %s", v, got, want)
 		}
 	})
+}
+
+// At finds an array by its place: keys match members, indices elements,
+// and a path of another length or element type matches nothing.
+func TestAt(t *testing.T) {
+	arrays := []Array{{Path: []any{0, "x"}}, {Path: []any{1}}, {Path: []any{"1"}}, {Path: []any{2.0}}, {Path: []any{}}}
+	for _, c := range []struct {
+		path []Step
+		want int // index into arrays, -1 for none
+	}{
+		{[]Step{{Idx: 0}, {Key: "x", Idx: -1}}, 0},
+		{[]Step{{Idx: 1}}, 1},
+		{[]Step{{Key: "1", Idx: -1}}, 2},
+		{[]Step{{Idx: 0}}, -1},
+		{[]Step{{Idx: 2}}, -1}, // a float64 in a path is no index
+		{[]Step{{Idx: 0}, {Key: "y", Idx: -1}}, -1},
+		{[]Step{{Idx: 0}, {Idx: 0}}, -1},
+		{nil, 4},
+	} {
+		got := At(arrays, c.path)
+		if c.want < 0 && got != nil || c.want >= 0 && got != &arrays[c.want] {
+			t.Errorf("At(%v) = %v, want arrays[%d]", c.path, got, c.want)
+		}
+	}
 }

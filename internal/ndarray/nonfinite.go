@@ -6,8 +6,8 @@ import (
 )
 
 // Spelling is how non-finite reals are written where a Real is declared,
-// since JSON has no NaN or infinity (docs/pool-protocol.md, "NaN and
-// infinity"): each member is a JSON string literal, quotes included.
+// since JSON has no NaN or infinity (docs/internals.md, "Values"): each
+// member is a JSON string literal, quotes included.
 type Spelling struct{ NaN, Inf, NegInf string }
 
 var (
@@ -15,7 +15,7 @@ var (
 	// form between nexus and pools: the spellings JavaScript's Number(),
 	// Python's float() and Java's Double.parseDouble all read back.
 	ClientSpelling = &Spelling{`"NaN"`, `"Infinity"`, `"-Infinity"`}
-	// MorlocSpelling is morloc's own (PURE.md §2), which the CLI prints.
+	// MorlocSpelling is morloc's own (docs/spec.md §7.2), which the CLI prints.
 	MorlocSpelling = &Spelling{`"nan"`, `"inf"`, `"-inf"`}
 )
 

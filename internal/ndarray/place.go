@@ -15,8 +15,7 @@ import (
 // fraction or an exponent ("2.0"), so that a Real stays a float; a NaN or
 // an infinity as its string on the wire ("NaN", "Infinity", "-Infinity").
 // An f8 array of rank 0 (shape []) is one number, which is how a
-// non-finite Real argument travels (docs/pool-protocol.md, "NaN and
-// infinity").
+// non-finite Real argument travels (docs/internals.md, "Values").
 func AppendPoolJSON(dst []byte, a *Array) ([]byte, error) {
 	if a.DType == F8 && len(a.Shape) == 0 && len(a.Data) == 8 {
 		return appendPoolReal(dst, math.Float64frombits(binary.LittleEndian.Uint64(a.Data))), nil

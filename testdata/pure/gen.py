@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Writes testdata/pure/manifest.json from the PURE.md §6 golden fixtures.
+"""Writes testdata/pure/manifest.json from the golden fixtures (docs/spec.md §7.6).
 
 The fixtures (internal/eval/testdata/golden/caseNN.json) hold every command
 of the 25 golden cases: its morloc source, its `expr` tree, its argument and
 return schemas, a call and morloc's expected answer. This script turns each
 command into a pure command of one program, in morloc's manifest format
-(SPEC §2, PURE.md §1): `type: "pure"`, an `expr`, no `mid`, `pool` or
+(docs/spec.md §2, §7.1): `type: "pure"`, an `expr`, no `mid`, `pool` or
 `needed_pools`, and no pools at all. The `expr` and the schemas are copied
 unchanged; e2e/pure_test.go checks that they still equal the fixtures'.
 
@@ -123,7 +123,7 @@ def main():
             commands.append({
                 "name": name,
                 "type": "pure",
-                "desc": [c["source"], "PURE.md §6 case %d (morloc golden test %s)" % (case["case"], case["test"])],
+                "desc": [c["source"], "Golden case %d (morloc golden test %s)" % (case["case"], case["test"])],
                 "args": [pos_arg(a["schema"], v) for a, v in zip(c["args"], names)],
                 "return": {"schema": ret, "type": type_name(ret), "desc": [],
                            "constraints": [{"type": "kind", "value": "record"}] if record else [],
@@ -141,7 +141,7 @@ def main():
         "pools": [],
         "commands": commands,
         "groups": [],
-        "desc": ["Every command of the PURE.md §6 golden cases, as pure commands that nexus",
+        "desc": ["Every command of the golden cases of pure commands, as pure commands that nexus",
                  "evaluates itself (written by gen.py from internal/eval/testdata/golden)."],
         "epilogues": [],
         "unsafe_skip_null_check": False,

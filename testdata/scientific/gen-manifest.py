@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
-"""Writes manifest.json of the scientific program (issue 13): the same
+"""Writes manifest.json of the scientific program: the same
 functions in Python (numpy), R and C++, as <fn>_py, <fn>_r, <fn>_cpp, plus
 a few one language has alone. Run it after changing FUNCTIONS."""
 import json
 import os
 
 # Every pool is written against nexus's runtime, which the manifest must
-# say (issue 19: without "runtime": "nexus" a pool is one morloc compiled).
+# say (without "runtime": "nexus" a pool is one morloc compiled).
 POOLS = [
     {"lang": "py", "exec": ["/usr/bin/python3", "pools/py/pool.py"], "metadata": {"runtime": "nexus"}},
     {"lang": "r", "exec": ["Rscript", "pools/r/pool.R"], "metadata": {"runtime": "nexus", "workers": 1}},
     {"lang": "cpp", "exec": ["pools/cpp/pool-cpp.out"], "metadata": {"runtime": "nexus"}},
-    # Arguments as numpy arrays (issue 13 §1, the opt-in).
+    # Arguments as numpy arrays (the opt-in).
     {"lang": "py", "exec": ["/usr/bin/python3", "pools/py/pool.py"], "metadata": {"runtime": "nexus", "arrays": "numpy"}},
 ]
 BASE = {"py": 1000, "r": 2000, "cpp": 3000}
@@ -49,7 +49,7 @@ FUNCTIONS = [
     ("total", [("af8", "[Real]")], ("f8", "Real"), "npy", "The sum, by numpy"),
     ("series", [], ("af8", "[Real]"), "py", "A pandas Series of 1.5, 2.5 and NaN"),
     ("frame", [], ("am21xf81yf8", "[Point]"), "py", "A pandas DataFrame of two points, as records"),
-    # NaN in records, lists of records and record arguments (issue 18 §3).
+    # NaN in records, lists of records and record arguments.
     ("inRecords", [], ("am21xf81yf8", "[Point]"), "py r cpp", "The points (NaN, 1.5) and (infinity, -infinity)"),
     ("inCloud", [], ("m26pointsam21xf81yf85scale?f8", "Cloud"), "py r cpp", "A cloud of the points (NaN, 0.5) and (1, infinity), scale NaN"),
     ("swap", [("m21xf81yf8", "Point")], ("m21xf81yf8", "Point"), "py r cpp", "The point with x and y swapped"),
@@ -81,7 +81,7 @@ def main():
     manifest = {"name": "scientific", "build": {"path": ".", "time": 1755350000, "morloc_version": "0.98.2", "build_params": ""},
                 "pools": pools, "commands": commands,
                 "groups": [{"name": g, "desc": ["The functions in %s" % w], "metadata": {}} for g, w in
-                           (("py", "Python with numpy"), ("r", "R"), ("cpp", "C++"), ("npy", "Python, taking numpy arrays"))], "desc": ["Scientific values in every runtime (issue 13)"],
+                           (("py", "Python with numpy"), ("r", "R"), ("cpp", "C++"), ("npy", "Python, taking numpy arrays"))], "desc": ["Scientific values in every runtime"],
                 "epilogues": [], "metadata": {}}
     here = os.path.dirname(os.path.abspath(__file__))
     with open(os.path.join(here, "manifest.json"), "w") as f:

@@ -1,6 +1,6 @@
 // Package ndarraytest is test support, imported only by tests: the data
-// of i8, i4 and f8 arrays (little-endian, laid out as docs/pool-protocol.md
-// says a blob is), and arrays of them.
+// of i8, i4 and f8 arrays (little-endian, laid out as docs/internals.md,
+// "Arrays", says a blob is), and arrays of them.
 package ndarraytest
 
 import (

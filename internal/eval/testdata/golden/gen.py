@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Writes the golden fixtures of PURE.md §6 (one JSON file per row).
+"""Writes the golden fixtures of docs/spec.md §7.6 (one JSON file per case).
 
-Each expr is derived from morloc's rules (PURE.md §3, toNexusExpr): the
+Each expr is derived from morloc's rules (docs/spec.md §7.3, toNexusExpr): the
 field names are exact, variable names are guesses (nexus treats them as
 opaque). The sources and expected outputs are those of morloc's golden
 tests (test-suite/golden-tests/<dir>/{main.loc,exp.txt}) at v0.98.2.
@@ -228,7 +228,7 @@ case(17, "intrinsic-throw-pure", "in", [
     cmd("caughtInt", "caughtInt x = @catch (throwInt x) x",
         lam(["x@0"], catch(throw("PURE: boom int"), var("j", "x@0"))), "j",
         args=["j"], call=[7], expect="7")])
-# 18 (the expr is the one morloc wrote, PURE.md §3.12)
+# 18 (the expr is the one morloc wrote, docs/spec.md §7.7)
 case(18, "rust-error", "in", [
     cmd("catchBare", 'catchBare = @catch (@throw "boom") 42',
         {"tag": "catch", "fallible": {"tag": "throw", "msg": {"tag": "str", "schema": "s", "value": "boom"}},
@@ -261,7 +261,7 @@ case(21, "bracket-accessors-pure", "in", [
         emap("at2jj", "e@0", get("t2jj", key(("x", END), ("y", END)), var(PT, "e@0")),
              app("a" + PT, pat("a" + PT, SLICE), j(1), j(3), cont("?j"), PTS)), "at2jj",
         expect="[[20,200],[30,300]]")],
-    note="an absent slice bound is an empty optional container (PURE.md §3.3)")
+    note="an absent slice bound is an empty optional container (docs/spec.md §7.3.3)")
 # 22
 PAIRS = cont("at2jj", cont("t2jj", j(1), j(2)), cont("t2jj", j(3), j(4)), cont("t2jj", j(5), j(6)))
 case(22, "intrmap-tuple-broadcast", "in", [
@@ -305,7 +305,7 @@ case(24, "intrinsic-load-nexus-only", "in", [
          expect_error="voidstar", error_kind="unsupported", refusal="@save (morloc's voidstar format)"),
     dict(roundtrip("binTup", "binTup t path = do { @save 0 t path; @load path }", "voidstar", "t2js", [1, "alpha"], None),
          expect_error="voidstar", error_kind="unsupported", refusal="@save (morloc's voidstar format)"),
-], note="cases 1 and 2 are PURE.md's; the rest of the golden test follows: msgpack in scope, morloc's binary voidstar refused")
+], note="the first two commands are @savej/@load and @load of a missing file; the rest of the golden test follows: msgpack in scope, morloc's binary voidstar refused")
 # 25
 Y = "t6ssssss"
 case(25, "intrinsic-agnostic", "in", [
@@ -315,7 +315,7 @@ case(25, "intrinsic-agnostic", "in", [
             let(Y, "_do_1@1", save("json", var(Y, "y@0"), s("obs-saved.txt")), var(Y, "y@0"))), Y,
         expect='["447c3bd1a33eb4df","a311d4bf7eb5bec4","48fe6b3478393bbf","morloc","Str","s"]',
         files={"obs-saved.txt": '["447c3bd1a33eb4df","a311d4bf7eb5bec4","48fe6b3478393bbf","morloc","Str","s"]'})],
-    note="@lang, @typeof and @schema are compile-time str nodes (PURE.md §3.2)")
+    note="@lang, @typeof and @schema are compile-time str nodes (docs/spec.md §7.3.2)")
 
 for c in cases:
     with open("case%02d.json" % c["case"], "w") as f:

@@ -1,7 +1,7 @@
 # R pool of the bench program (mids 11..14): the functions `make bench`
 # (cmd/nexus-bench) measures nexus with, as pools/py/pool.py and
 # pools/cpp/pool.cpp have them. Arguments arrive as the runtime's natural R
-# values (docs/pool-protocol.md, "Values in R"): [Int] as an integer
+# values (docs/pools.md, "Values"): [Int] as an integer
 # vector, [[Real]] as a list of double vectors, one per row.
 source(file.path(Sys.getenv("NEXUS_RUNTIME_DIR"), "r", "nexus.R"))
 

@@ -126,7 +126,7 @@ def cancel_probe(marker):
     return steps
 
 
-# --- Functions that talk back (issue 11): the conformance suite's fixtures.
+# --- Functions that talk back: the conformance suite's fixtures.
 # Each asks through nexus.elicit / nexus.sample / nexus.roots; nexus sends
 # the question as a server request (handshake era) or ends the call with
 # input_required and runs the function again with the answers (2026-07-28).

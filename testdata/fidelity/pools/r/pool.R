@@ -1,6 +1,6 @@
 # R pool of the fidelity program: the functions pools/py/pool.py and
 # pools/cpp/pool.cpp implement too (mids 401..428). Arguments arrive as the
-# runtime's natural R values (docs/pool-protocol.md, "Values in R"):
+# runtime's natural R values (docs/pools.md, "Values"):
 # integers up to 2^31 as integers, larger ones as doubles, lists of scalars
 # as vectors, records and maps as named lists.
 source(file.path(Sys.getenv("NEXUS_RUNTIME_DIR"), "r", "nexus.R"))

@@ -1,4 +1,4 @@
-// C++ pool of the scientific program (issue 13): the values
+// C++ pool of the scientific program: the values
 // pools/py/pool.py and pools/r/pool.R return, as the standard containers
 // C++ code returns them (std::array, std::deque, std::set,
 // std::unordered_map), NaN and the infinities included.

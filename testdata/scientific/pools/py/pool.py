@@ -1,4 +1,4 @@
-"""Python pool of the scientific program (issue 13): functions that return
+"""Python pool of the scientific program: functions that return
 what scientific Python code returns (numpy arrays and scalars, NaN,
 dataclasses, namedtuples, sets, generators), registered twice over: mids
 10xx for the pool that gets plain lists, 40xx for the one whose manifest

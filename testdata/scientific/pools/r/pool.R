@@ -1,6 +1,6 @@
-# R pool of the scientific program (issue 13): R's own shapes for the
+# R pool of the scientific program: R's own shapes for the
 # values pools/py/pool.py and pools/cpp/pool.cpp return, which the runtime
-# gives their declared type (docs/pool-protocol.md, "Declared types").
+# gives their declared type (docs/internals.md, "Declared types").
 source(file.path(Sys.getenv("NEXUS_RUNTIME_DIR"), "r", "nexus.R"))
 
 doubled <- function(xs) xs * 2

@@ -1,5 +1,5 @@
 // C++ pool of the talkback program: functions that ask the client while
-// they run (docs/pool-protocol.md, "Asking the client"). Mids 721..723.
+// they run (docs/pools.md, "Functions that talk back"). Mids 721..723.
 // Built by scripts/build-pools.sh into pool-cpp.out.
 #include <string>
 #include <vector>

@@ -1,5 +1,5 @@
 # Python pool of the talkback program: functions that ask the client while
-# they run (docs/pool-protocol.md, "Asking the client"). Mids 701..703.
+# they run (docs/pools.md, "Functions that talk back"). Mids 701..703.
 import nexus
 
 NAME_SCHEMA = {

@@ -1,5 +1,5 @@
 # R pool of the talkback program: functions that ask the client while they
-# run (docs/pool-protocol.md, "Asking the client"). Mids 711..713.
+# run (docs/pools.md, "Functions that talk back"). Mids 711..713.
 source(file.path(Sys.getenv("NEXUS_RUNTIME_DIR"), "r", "nexus.R"))
 
 greet <- function() {
