@@ -465,6 +465,7 @@ type pageRun struct {
 	Fail        *pageResult         `json:"fail"`
 	Invalid     *pageResult         `json:"invalid"`
 	NotWhole    *pageResult         `json:"notWhole"`
+	Infinite    *pageResult         `json:"infinite"`
 	Themed      struct{ Page, View string }
 	// catalog mode
 	Resources    []string `json:"resources"`
@@ -557,6 +558,9 @@ func TestBrowserPage(t *testing.T) {
 	}
 	if r := run.NotWhole; r == nil || len(r.Invalid) != 1 || !strings.Contains(r.Invalid[0], "expected a whole number") {
 		t.Errorf("series with n=2.5: %s", r)
+	}
+	if r := run.Infinite; r == nil || r.Drawn == nil || str(r.Drawn.ChartPoints) != "5" {
+		t.Errorf("series with n=5 and period Infinity: %s", r)
 	}
 	if run.Themed.Page != "dark" || run.Themed.View != "dark" {
 		t.Errorf("after the theme switch: page %q, view %q", run.Themed.Page, run.Themed.View)

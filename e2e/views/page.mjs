@@ -98,6 +98,10 @@ try {
     out.invalid = await run(page);
     await fill(page, "n", "2.5");
     out.notWhole = await run(page);
+    // A Real takes "Infinity" (docs/spec.md §4.5): a period that never repeats.
+    await fill(page, "n", "5");
+    await fill(page, "period", "Infinity");
+    out.infinite = await run(page);
   } else {
     await page.click("nav [data-tab=resources]");
     out.resources = await page.$$eval("#list .item", (l) => l.map((b) => b.getAttribute("data-key")));

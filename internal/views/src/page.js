@@ -275,6 +275,9 @@
         else if (alt.type) types.push(alt.type);
       });
     }
+    // In an input schema "number" is only ever a Real's, and nexus takes
+    // "NaN", "Infinity" and "-Infinity" for a Real (docs/spec.md §4.5).
+    if (types.length === 1 && types[0] === "number") nonFinite = true;
     return { type: types.length === 1 ? types[0] : types.length ? "json" : (s.enum ? "string" : "json"), nullable: nullable, nonFinite: nonFinite, schema: s };
   }
 
