@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the real morloc 0.69.0 toolchain that the e2e tests compile their
-# testdata/morloc-0.69 programs with (e2e/morloc_*_test.go, issue 19): the
+# testdata/morloc-0.69 programs with (e2e/morloc_*_test.go): the
 # compiler at /opt/morloc-0.69.0/bin/morloc, and the C runtime that
 # `morloc init` installs under $HOME (libmorloc.so, the C morloc-nexus the
 # tests compare nexus with, pymorloc, librmorloc, the C++ headers).

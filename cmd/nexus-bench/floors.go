@@ -35,7 +35,7 @@ type floorSet struct {
 	// what any relay costs; lat.n 0 when not measured.
 	childRelay relayRun
 	// relay is the same relay to the language's real bench pool, the
-	// floor of a small call through nexus (issue 23).
+	// floor of a small call through nexus.
 	relay   map[string]relayRun
 	missing map[string]string // language → why its floors are missing
 }

@@ -19,16 +19,16 @@ import (
 	"github.com/nexus-mcp/nexus/internal/morlocbuild"
 )
 
-// The morloc phase (issue 19 §7): one program compiled by the real morloc
-// 0.69.0 (testdata/morloc-0.69/bench: addPy, addCpp, echoPy, echoCpp),
-// run by morloc's own C nexus and by nexus in the same minutes. morloc's
-// nexus is a one-shot CLI (`./nexus CMD ARGS` starts the pools, calls,
-// prints, stops them), so the one-shot rows set `nexus run LAUNCHER CMD
-// ARGS` beside it, runs interleaved; a 1M-element [Real] goes as a JSON
-// file, which both take in place of the value (a command line cannot hold
-// it). The warm rows are nexus's own (MCP on stdio), beside morloc's
-// daemon where it has one (`--daemon --http-port`, small calls only: it
-// refuses large bodies).
+// The morloc phase (docs/performance.md, "morloc pools"): one program
+// compiled by the real morloc 0.69.0 (testdata/morloc-0.69/bench: addPy,
+// addCpp, echoPy, echoCpp), run by morloc's own C nexus and by nexus in the
+// same minutes. morloc's nexus is a one-shot CLI (`./nexus CMD ARGS` starts
+// the pools, calls, prints, stops them), so the one-shot rows set `nexus
+// run LAUNCHER CMD ARGS` beside it, runs interleaved; a 1M-element [Real]
+// goes as a JSON file, which both take in place of the value (a command
+// line cannot hold it). The warm rows are nexus's own (MCP on stdio),
+// beside morloc's daemon where it has one (`--daemon --http-port`, small
+// calls only: it refuses large bodies).
 
 const secMorloc = "morloc pools"
 

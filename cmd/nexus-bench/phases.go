@@ -195,7 +195,7 @@ func (b *bench) smallCalls(s *session, lang string) error {
 }
 
 // vsRelayRow sets a small call's p50 through nexus beside the p50 through a
-// minimal Go relay to the same language's real bench pool (issue 23: at
+// minimal Go relay to the same language's real bench pool (the goal: at
 // most ×1.3), so that the ratio is what nexus adds and not the pool's own
 // time. workers is how many pool processes nexus runs for lang.
 func (b *bench) vsRelayRow(lang, what string, l latency, workers int) row {
