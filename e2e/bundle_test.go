@@ -21,9 +21,9 @@ import (
 	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
-// The delivery tests (issue 22): nexus bundle's MCP Bundles, checked by
-// the official toolchain (npm @anthropic-ai/mcpb, pinned in e2e/clients)
-// and run as Claude Desktop runs them; nexus install for every client.
+// The delivery tests: nexus bundle's MCP Bundles, checked by the official
+// toolchain (npm @anthropic-ai/mcpb, pinned in e2e/clients) and run as
+// Claude Desktop runs them; nexus install for every client.
 
 func clientsDir() string { return filepath.Join(repoRoot, "e2e", "clients") }
 

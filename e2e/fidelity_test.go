@@ -21,7 +21,7 @@ import (
 // tests call every function in every language with the same arguments and
 // check that each language gives the right answer, byte for byte the same
 // result as the others, or, where a language cannot hold a value, the
-// documented error (docs/pool-protocol.md, "Same answers in every language").
+// documented error (docs/pools.md, "Values").
 
 // fidelityLangs are the command suffixes, in the manifest's pool order.
 var fidelityLangs = []string{"py", "r", "cpp"}
@@ -175,7 +175,7 @@ func fidelityCases() []fidelityCase {
 		{fn: "sumReals", args: `{"_1":[0.1,0.2,0.3]}`, want: `0.6000000000000001`},
 		{fn: "sumReals", args: `{"_1":[1e16,1,-1e16]}`, want: `0`},
 		// Infinity has no JSON number: every language gives the string
-		// "Infinity" (docs/pool-protocol.md, "NaN and infinity"; issue 13).
+		// "Infinity" (docs/mcp.md, "Results, NaN and infinity").
 		{fn: "sumReals", args: `{"_1":[1e308,1e308]}`, want: `"Infinity"`},
 		{fn: "sumReals", args: `{"_1":[-1e308,-1e308]}`, want: `"-Infinity"`},
 		{fn: "sumReals", args: `{"_1":[1e308,1e308,-1e308,-1e308,1]}`, want: `"Infinity"`}, // inf - 1e308 stays inf
@@ -238,8 +238,8 @@ func fidelityCases() []fidelityCase {
 		}},
 		{fn: "chatty", args: `{}`, want: `"done"`},
 
-		// Wrong-typed results, on purpose (issue 10): every language's is
-		// an isError naming the command, whatever the pool sent.
+		// Wrong-typed results, on purpose: every language's is an isError
+		// naming the command, whatever the pool sent.
 		{fn: "claimsInt", args: `{}`, except: wrongType("claimsInt", "a string where its type says integer")},
 		{fn: "claimsRecord", args: `{}`, except: wrongType("claimsRecord", "an object without its field 'age'")},
 	}

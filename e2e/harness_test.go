@@ -65,9 +65,9 @@ func TestMain(m *testing.M) {
 	// it to act. A suite started under nohup, or as a background job of a
 	// script, ignores those, and every process it starts inherits that:
 	// nexus run would rightly keep ignoring SIGHUP then, and its hangup test
-	// fail (issue 18). A signal this process is notified of is set back to
-	// its default in the processes it starts; the suite itself still drops
-	// them (the channel is never read).
+	// fail. A signal this process is notified of is set back to its default
+	// in the processes it starts; the suite itself still drops them (the
+	// channel is never read).
 	for _, sig := range []os.Signal{syscall.SIGHUP, syscall.SIGINT} {
 		if signal.Ignored(sig) {
 			signal.Notify(make(chan os.Signal, 1), sig)

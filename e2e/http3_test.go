@@ -59,11 +59,11 @@ func (r h3Request) do(t *testing.T, c *http.Client, base string) (*http.Response
 	return resp, string(b)
 }
 
-// `nexus serve --http3` with real Python pools (issue 12 §3): a quic-go
-// client drives /call and stateless MCP tools/call (a streamed one too)
-// over HTTP/3, trusting a certificate made here; the same requests over
-// HTTPS on TCP carry Alt-Svc; the guards refuse alike on both; SIGTERM
-// ends it all, pools included.
+// `nexus serve --http3` with real Python pools (docs/deploy.md, "HTTP/3"): a
+// quic-go client drives /call and stateless MCP tools/call (a streamed one
+// too) over HTTP/3, trusting a certificate made here; the same requests over
+// HTTPS on TCP carry Alt-Svc; the guards refuse alike on both; SIGTERM ends
+// it all, pools included.
 func TestHTTP3(t *testing.T) {
 	testenv.Long(t) // the fast tier has the unit tests of this path
 	testenv.NeedPython(t)

@@ -57,9 +57,9 @@ func sample(page, series string) float64 {
 	return v
 }
 
-// nexus serve's GET /metrics (issue 12 §6), with real Python pools: calls
-// by outcome, a timeout, a pool that crashes and is restarted, and the
-// same auth as the rest; --metrics=false turns it off.
+// nexus serve's GET /metrics (docs/deploy.md, "Metrics"), with real Python
+// pools: calls by outcome, a timeout, a pool that crashes and is restarted,
+// and the same auth as the rest; --metrics=false turns it off.
 func TestMetricsEndpoint(t *testing.T) {
 	testenv.NeedPython(t)
 	srv := startHTTP(t, []string{"NEXUS_AUTH_TOKEN=tok"}, "serve", "--port", "0", "--timeout", "1s", program("bad/unruly"))

@@ -31,11 +31,10 @@ def confirm(n, opts):
 nexus.serve({1: confirm})
 `
 
-// An MRTR retry that a client or proxy wrote again — its arguments'
-// members in another order, other space, other escapes — completes the
-// call; a retry whose arguments hold another value, here an integer one
-// away beyond 2^53, is refused (issue 18 §4). Over HTTP, to the real
-// binary and a real Python pool.
+// An MRTR retry that a client or proxy wrote again — its arguments' members
+// in another order, other space, other escapes — completes the call; a retry
+// whose arguments hold another value, here an integer one away beyond 2^53,
+// is refused. Over HTTP, to the real binary and a real Python pool.
 func TestMRTRRetryReserialised(t *testing.T) {
 	testenv.NeedPython(t)
 	dir := t.TempDir()

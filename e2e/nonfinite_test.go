@@ -17,10 +17,10 @@ import (
 )
 
 // NaN and the infinities travel to MCP clients as "NaN", "Infinity" and
-// "-Infinity", in records and lists of records too, and a tool's schemas
-// say so (issue 18 §3): a client that checks structuredContent against the
-// tool's outputSchema accepts the result, and one that sends the strings
-// as arguments where a Real is declared is served.
+// "-Infinity", in records and lists of records too, and a tool's schemas say
+// so: a client that checks structuredContent against the tool's outputSchema
+// accepts the result, and one that sends the strings as arguments where a
+// Real is declared is served.
 
 // nonFiniteCall is one call of testdata/scientific, made in each language,
 // and its answer: the text, and for a record the structuredContent.
@@ -47,9 +47,10 @@ func sameJSON(t *testing.T, a, b []byte) bool {
 }
 
 // The TypeScript SDK's Client checks every structuredContent against the
-// outputSchema it listed, and throws when they disagree: before issue 18
-// it refused inRecord_* ("Structured content does not match the tool's
-// output schema"), whose outputSchema said "type": "number" for x.
+// outputSchema it listed, and throws when they disagree: before a Real
+// admitted the strings, it refused inRecord_* ("Structured content does not
+// match the tool's output schema"), whose outputSchema said "type": "number"
+// for x.
 func TestTypeScriptSDKAcceptsNonFiniteResults(t *testing.T) {
 	requireScientific(t)
 	node, dir := tsClient(t)

@@ -206,7 +206,7 @@ var combatPools = map[string]string{"py": "pools/py/pool.py", "r": "pools/r/pool
 
 // `nexus mcp testdata/combat` starts its Python and R pools at once, R with
 // its default workers (one per CPU, up to 4), and a call to each works; the
-// seed's transcripts themselves are TestSeedTranscripts.
+// manual's transcripts themselves are TestManualTranscripts.
 func TestCombatStartsBothPools(t *testing.T) {
 	for _, why := range []string{testenv.PythonMissing(), rAvailable()} {
 		if why != "" {

@@ -11,8 +11,8 @@ import (
 	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
-// Bad input to resources and prompts (issue 21): each gets a clear error
-// (what was wrong, where, what was expected), and the server serves on.
+// Bad input to resources and prompts: each gets a clear error (what was
+// wrong, where, what was expected), and the server serves on.
 
 // badInputManifest is a small Python program written for these tests: a
 // file resource, a template whose variable is an Int, and a prompt with a

@@ -57,10 +57,11 @@ func multiRoundAnswer(key string) string {
 	return accept("color", "blue")
 }
 
-// MRTR behind a load balancer (issues 11 and 12 §2): a function that asks
-// in two rounds, called through nginx, whose round-robin sends each of the
-// three requests to another node. Nodes that share NEXUS_STATE_KEY accept
-// each other's requestState; a node with another key refuses it.
+// MRTR behind a load balancer (docs/deploy.md, "Scale-out behind nginx"): a
+// function that asks in two rounds, called through nginx, whose round-robin
+// sends each of the three requests to another node. Nodes that share
+// NEXUS_STATE_KEY accept each other's requestState; a node with another key
+// refuses it.
 func TestScaleOutMRTR(t *testing.T) {
 	testenv.Long(t)
 	testenv.NeedPython(t)

@@ -11,13 +11,13 @@ import (
 	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
-// The scientific program (testdata/scientific, issue 13) returns what
-// scientific code returns: numpy arrays and scalars in Python, R's vectors,
-// matrices, factors, data frames and NA, C++'s standard containers, and NaN
-// and the infinities everywhere. Each answer must be the declared value,
-// the same in every language: over MCP (text and structuredContent) with
-// NaN and infinity as "NaN", "Infinity", "-Infinity", and on the CLI as
-// morloc prints them, "nan", "inf", "-inf".
+// The scientific program (testdata/scientific) returns what scientific code
+// returns: numpy arrays and scalars in Python, R's vectors, matrices,
+// factors, data frames and NA, C++'s standard containers, and NaN and the
+// infinities everywhere. Each answer must be the declared value, the same in
+// every language: over MCP (text and structuredContent) with NaN and
+// infinity as "NaN", "Infinity", "-Infinity", and on the CLI as morloc
+// prints them, "nan", "inf", "-inf".
 
 var scientificLangs = []string{"py", "r", "cpp"}
 
@@ -87,9 +87,9 @@ func scientificCases() []scientificCase {
 		{fn: "tally", args: `{}`, want: `[["a",2]]`},
 		{fn: "uniq", args: `{}`, want: `[1,2,3]`},
 		{fn: "triple", args: `{}`, want: `[7,8,9]`},
-		// Issue 18 §3: NaN in lists of records, in a record holding one,
-		// and as arguments where a Real is declared (the schemas admit
-		// "NaN", "Infinity", "-Infinity" there).
+		// NaN in lists of records, in a record holding one, and as arguments
+		// where a Real is declared (the schemas admit "NaN", "Infinity",
+		// "-Infinity" there).
 		{fn: "inRecords", args: `{}`, want: `[{"x":"NaN","y":1.5},{"x":"Infinity","y":"-Infinity"}]`, cli: `[{"x":"nan","y":1.5},{"x":"inf","y":"-inf"}]`},
 		{fn: "inCloud", args: `{}`, want: `{"points":[{"x":"NaN","y":0.5},{"x":1,"y":"Infinity"}],"scale":"NaN"}`,
 			cli: `{"points":[{"x":"nan","y":0.5},{"x":1,"y":"inf"}],"scale":"nan"}`, record: true},

@@ -69,7 +69,6 @@ func TestSpecReaders(t *testing.T) {
 // specMaxBytes is docs/spec.md's share of the docs/ budget.
 const specMaxBytes = 36 << 10
 
-
 // fixedSpecSections are the numbers code is written against.
 func fixedSpecSections() []string {
 	out := []string{"1", "2", "3", "4", "5", "6", "7", "8"}

@@ -49,7 +49,7 @@ then make test again (or go test -short, which skips the morloc tests)."
 fi
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
-shared=$repo/../shared/morloc # outside-repo: make deps may build morloc from ../shared, one source among others (GUIDE.md)
+shared=$repo/../shared/morloc # outside-repo: make deps may build morloc from ../shared, one source among others
 
 run_build_sh() {  # $1 = a directory holding build.sh and src/
   say "building from $1/build.sh 069 (about 8 minutes on 2 cores)"
