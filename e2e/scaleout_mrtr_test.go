@@ -44,7 +44,7 @@ func mrtrRound(t *testing.T, body string, answer func(key string) string) (map[s
 }
 
 // mrtrHeaders are the routing headers a 2026-07-28 tools/call carries.
-var mrtrHeaders = []string{"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "test_input_required_result_multi_round"}
+var mrtrHeaders = statelessHeaders("test_input_required_result_multi_round")
 
 func accept(field, value string) string {
 	return `{"action":"accept","content":{"` + field + `":"` + value + `"}}`
