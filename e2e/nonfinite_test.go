@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -37,15 +36,6 @@ var nonFiniteCalls = []nonFiniteCall{
 	{"idReal", `{"_1":"Infinity"}`, `"Infinity"`, false},
 }
 
-func sameJSON(t *testing.T, a, b []byte) bool {
-	t.Helper()
-	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
-		return false
-	}
-	return reflect.DeepEqual(x, y)
-}
-
 // The TypeScript SDK's Client checks every structuredContent against the
 // outputSchema it listed, and throws when they disagree: before a Real
 // admitted the strings, it refused inRecord_* ("Structured content does not
@@ -73,7 +63,7 @@ func TestTypeScriptSDKAcceptsNonFiniteResults(t *testing.T) {
 			t.Errorf("%s %s: the client refused the result: %s", got.Name, c.args, got.Error)
 		case got.IsError || got.Text == nil || *got.Text != c.want:
 			t.Errorf("%s %s: isError %v, text %v; want %s", got.Name, c.args, got.IsError, got.Text, c.want)
-		case c.record && !sameJSON(t, got.StructuredContent, []byte(c.want)):
+		case c.record && !sameJSON(got.StructuredContent, []byte(c.want)):
 			t.Errorf("%s: structuredContent %s, want %s", got.Name, got.StructuredContent, c.want)
 		case !c.record && string(got.StructuredContent) != "null":
 			t.Errorf("%s: structuredContent %s for a return that is no record", got.Name, got.StructuredContent)
@@ -128,7 +118,7 @@ func TestGoSDKAcceptsNonFiniteResults(t *testing.T) {
 							t.Errorf("%s: structuredContent does not match the outputSchema: %v", name, err)
 						}
 						sc, _ := json.Marshal(res.StructuredContent)
-						if !sameJSON(t, sc, []byte(c.want)) {
+						if !sameJSON(sc, []byte(c.want)) {
 							t.Errorf("%s: structuredContent %s, want %s", name, sc, c.want)
 						}
 					}

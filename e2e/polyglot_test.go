@@ -101,12 +101,7 @@ func TestPolyglotStdoutPurity(t *testing.T) {
 			t.Fatalf("%d requests unanswered after 60s: %v", len(pending), pending)
 		}
 	}
-	if err := s.closeAndWait(); err != nil {
-		t.Errorf("nexus exit: %v", err)
-	}
-	for line := range s.lines {
-		t.Errorf("stdout line after every reply: %q", line)
-	}
+	s.closeExpectingNoMore()
 	stderr := s.stderr.String()
 	for lang, marks := range chattyMarks {
 		for _, mark := range marks {

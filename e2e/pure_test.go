@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -238,7 +237,7 @@ func TestPureProgramMatchesFixtures(t *testing.T) {
 		case mc.Type != "pure" || mc.Mid != nil || mc.Pool != nil || mc.Needed != nil:
 			t.Errorf("%s: type %q, mid %v, pool %v, needed_pools %s: want a pure command without them", c, mc.Type, mc.Mid, mc.Pool, mc.Needed)
 		}
-		if !jsonEqual(t, mc.Expr, c.Expr) || mc.Return.Schema != c.Return || len(mc.Args) != len(c.Args) {
+		if !sameJSON(mc.Expr, c.Expr) || mc.Return.Schema != c.Return || len(mc.Args) != len(c.Args) {
 			t.Errorf("%s: expr, return or arguments differ from the fixture's", c)
 			stale = true
 			continue
@@ -253,15 +252,6 @@ func TestPureProgramMatchesFixtures(t *testing.T) {
 	if stale {
 		t.Log("testdata/pure/manifest.json differs from the fixtures: run python3 testdata/pure/gen.py")
 	}
-}
-
-func jsonEqual(t *testing.T, a, b json.RawMessage) bool {
-	t.Helper()
-	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
-		return false
-	}
-	return reflect.DeepEqual(x, y)
 }
 
 // Over MCP on stdio: the tool list is every served command in manifest
@@ -351,9 +341,7 @@ func (s *httpServer) apiCall(command string, values []json.RawMessage) (status i
 // session; it returns the result's text and isError.
 func (s *httpServer) statelessCall(id int, name, args string) (string, bool) {
 	s.t.Helper()
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s,`+
-		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, id, name, args)
-	resp, text := s.rpc(body, "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", name)
+	resp, text := s.rpc(statelessCallBody(id, name, args, ""), statelessHeaders(name)...)
 	if resp.StatusCode != 200 {
 		s.t.Fatalf("stateless tools/call %s: %d %s", name, resp.StatusCode, text)
 	}

@@ -33,23 +33,6 @@ const badInputPool = `import nexus
 nexus.serve({1: lambda n: list(range(n))})
 `
 
-// writeProgram writes a program's files (path → contents) into a new
-// directory and returns it.
-func writeProgram(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, body := range files {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 func errData(m msg) map[string]any {
 	e, _ := m["error"].(map[string]any)
 	d, _ := e["data"].(map[string]any)

@@ -290,12 +290,7 @@ func TestStdoutPurity(t *testing.T) {
 			t.Fatalf("chatty failed: %s", text)
 		}
 	}
-	if err := s.closeAndWait(); err != nil {
-		t.Fatalf("exit: %v", err)
-	}
-	for line := range s.lines {
-		t.Errorf("unexpected extra stdout line: %q", line)
-	}
+	s.closeExpectingNoMore()
 	if !strings.Contains(s.stderr.String(), "from-child") {
 		t.Errorf("the pool's child output did not reach stderr:\n%s", s.stderr.String())
 	}
