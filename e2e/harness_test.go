@@ -265,6 +265,22 @@ func decode(t *testing.T, line string) msg {
 
 func (s *server) recv() msg { s.t.Helper(); return decode(s.t, s.recvRaw()) }
 
+// checkSays fails the test for each of has that text (what names it)
+// lacks, and for each of hasNot that it holds.
+func checkSays(t *testing.T, what, text string, has, hasNot []string) {
+	t.Helper()
+	for _, s := range has {
+		if !strings.Contains(text, s) {
+			t.Errorf("%s lacks %q:\n%s", what, s, text)
+		}
+	}
+	for _, s := range hasNot {
+		if strings.Contains(text, s) {
+			t.Errorf("%s holds %q:\n%s", what, s, text)
+		}
+	}
+}
+
 // sameJSON says whether a and b are JSON texts of the same value, whatever
 // their members' order and spacing.
 func sameJSON(a, b []byte) bool {

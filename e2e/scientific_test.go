@@ -108,12 +108,9 @@ func TestScientificValues(t *testing.T) {
 	s.handshake()
 	id := 0
 	for _, c := range scientificCases() {
-		raw := map[string]string{}
+		results := s.callInEachLanguage(&id, c.fn, c.args, scientificLangs)
 		for _, lang := range scientificLangs {
-			name := c.fn + "_" + lang
-			id++
-			got := s.callRaw(id, name, c.args)
-			raw[lang] = string(got.raw)
+			name, got := c.fn+"_"+lang, results[lang]
 			if got.isError || got.text != c.want {
 				t.Errorf("%s %s = %q (isError %v), want %q", name, brief(c.args), brief(got.text), got.isError, brief(c.want))
 			}
@@ -122,12 +119,8 @@ func TestScientificValues(t *testing.T) {
 			}
 		}
 		// Byte for byte the same reply in every language, as the fidelity
-		// program's (e2e/fidelity_test.go).
-		for _, lang := range scientificLangs[1:] {
-			if raw[lang] != raw["py"] {
-				t.Errorf("%s: %s and py differ:\n %s\n %s", c.fn, lang, brief(raw[lang]), brief(raw["py"]))
-			}
-		}
+		// program's.
+		sameInEachLanguage(t, c.fn, c.args, results, scientificLangs)
 	}
 	if err := s.closeAndWait(); err != nil {
 		t.Errorf("nexus exit: %v", err)
