@@ -43,8 +43,8 @@ test: deps vet cross pools
 
 # make test's test steps, after its installs and checks. TESTTIMEOUT bounds
 # each package's go test -race run.
-# The e2e package is the long one: its morloc tests (issue 19) alone take
-# about 9 minutes with the race detector on 2 loaded CPUs, hence 30m.
+# The e2e package is the long one: its morloc tests alone take about 9
+# minutes with the race detector on 2 loaded CPUs, hence 30m.
 TESTTIMEOUT ?= 30m
 test-steps:
 	$(GO) test -race -count=1 -timeout $(TESTTIMEOUT) ./...
@@ -53,9 +53,10 @@ test-steps:
 	@$(MAKE) --no-print-directory self-contained
 	@$(MAKE) --no-print-directory fuzz-short
 
-# No test, script or Makefile rule reads outside the repository (issue 18):
-# go test -short ./... in a copy of the tracked files whose parent holds
-# nothing else (TestNothingReachesOutsideTheRepository is the static half).
+# No test, script or Makefile rule reads outside the repository, so a fresh
+# clone tests as this one does: go test -short ./... in a copy of the tracked
+# files whose parent holds nothing else (TestNothingReachesOutsideTheRepository
+# is the static half).
 self-contained:
 	@GO=$(GO) ./scripts/self-contained.sh
 

@@ -17,12 +17,11 @@ import (
 	"github.com/nexus-mcp/nexus/internal/morlocwire"
 )
 
-// Issue 20 §2 and §3 on programs the real morloc 0.98.2 compiler built
-// (testdata/morloc/args-* and write-*): every argument field the compiler
-// writes applied on the CLI and over MCP, the top-level fields, and pure
-// commands that write. The pure programs run whole; the Python and R ones
-// cannot (their pools are not kept), so what they show is what happens
-// before a pool is needed.
+// Programs the real morloc 0.98.2 compiler built (testdata/morloc/args-* and
+// write-*): every argument field the compiler writes applied on the CLI and
+// over MCP, the top-level fields, and pure commands that write. The pure
+// programs run whole; the Python and R ones cannot (their pools are not
+// kept), so what they show is what happens before a pool is needed.
 
 func morlocProgram(name string) string {
 	return filepath.Join(repoRoot, "testdata", "morloc", name, "manifest.json")

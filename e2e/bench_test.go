@@ -91,8 +91,9 @@ func TestBenchDriverTiny(t *testing.T) {
 			)
 		}
 	}
-	// The morloc phase (issue 19 §7): nexus beside morloc 0.69's own nexus
-	// on one compiled program, or one row saying why it was skipped.
+	// The morloc phase (docs/performance.md, "morloc pools"): nexus beside
+	// morloc 0.69's own nexus on one compiled program, or one row saying why
+	// it was skipped.
 	if why := morlocAbsent(); why != "" {
 		i := slices.IndexFunc(rows, func(r benchRow) bool { return r.section == "morloc pools" })
 		if i < 0 || rows[i].value != "skipped" || !strings.Contains(rows[i].details, "not installed") {

@@ -62,10 +62,8 @@ const systemPath = "/usr/bin:/bin"
 // bundledServer is a bundle unpacked as a client unpacks it, and the
 // command its MCPB manifest says to start.
 type bundledServer struct {
-	dir     string // where it is unpacked
-	command string
-	args    []string
-	env     map[string]string
+	dir string // where it is unpacked
+	bundleCommand
 }
 
 // unpackBundle validates the bundle's manifest with the official mcpb,
@@ -93,31 +91,8 @@ func unpackBundle(t *testing.T, bundle string) *bundledServer {
 	if out := mcpbRun("validate", filepath.Join(dir, "manifest.json")); !strings.Contains(out, "Manifest schema validation passes!") {
 		t.Fatalf("mcpb validate:\n%s", out)
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc mcpbDoc
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		t.Fatal(err)
-	}
-	cfg := doc.Server.MCPConfig
-	if o, ok := cfg.PlatformOverrides[runtime.GOOS]; ok {
-		var over struct{ Command string }
-		if err := json.Unmarshal(o, &over); err != nil {
-			t.Fatal(err)
-		}
-		cfg.Command = over.Command
-	}
 	vars := map[string]string{"__dirname": dir, "user_config.environment": ""}
-	s := &bundledServer{dir: dir, command: substitute(cfg.Command, vars), env: map[string]string{"PATH": systemPath}}
-	for _, a := range cfg.Args {
-		s.args = append(s.args, substitute(a, vars))
-	}
-	for k, v := range cfg.Env {
-		s.env[k] = substitute(v, vars)
-	}
-	return s
+	return &bundledServer{dir: dir, bundleCommand: readBundleCommand(t, dir, vars)}
 }
 
 // start runs the server as a client would, under prefix (hideMorlocHome's),

@@ -21,9 +21,9 @@ import (
 	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
-// The delivery tests (issue 22): nexus bundle's MCP Bundles, checked by
-// the official toolchain (npm @anthropic-ai/mcpb, pinned in e2e/clients)
-// and run as Claude Desktop runs them; nexus install for every client.
+// The delivery tests: nexus bundle's MCP Bundles, checked by the official
+// toolchain (npm @anthropic-ai/mcpb, pinned in e2e/clients) and run as
+// Claude Desktop runs them; nexus install for every client.
 
 func clientsDir() string { return filepath.Join(repoRoot, "e2e", "clients") }
 
@@ -201,6 +201,47 @@ type mcpbDoc struct {
 	} `json:"user_config"`
 }
 
+// bundleCommand is what a client starts for a bundle unpacked in a
+// directory: its MCPB manifest, and mcp_config's command, arguments and
+// environment (over a desktop app's PATH) as Claude Desktop reads them.
+type bundleCommand struct {
+	doc     mcpbDoc
+	command string
+	args    []string
+	env     map[string]string
+}
+
+// readBundleCommand reads the manifest.json of the bundle unpacked in dir,
+// takes this OS's platform_overrides, and puts vars in for ${…}.
+func readBundleCommand(t *testing.T, dir string, vars map[string]string) bundleCommand {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bundleCommand
+	if err := json.Unmarshal(raw, &b.doc); err != nil {
+		t.Fatal(err)
+	}
+	cfg := b.doc.Server.MCPConfig
+	if o, ok := cfg.PlatformOverrides[runtime.GOOS]; ok {
+		var over struct{ Command string }
+		if err := json.Unmarshal(o, &over); err != nil {
+			t.Fatal(err)
+		}
+		cfg.Command = over.Command
+	}
+	b.command = substitute(cfg.Command, vars)
+	for _, a := range cfg.Args {
+		b.args = append(b.args, substitute(a, vars))
+	}
+	b.env = map[string]string{"PATH": systemPath}
+	for k, v := range cfg.Env {
+		b.env[k] = substitute(v, vars)
+	}
+	return b
+}
+
 // substitute replaces ${name} as mcpb's replaceVariables does.
 func substitute(s string, vars map[string]string) string {
 	for k, v := range vars {
@@ -227,28 +268,14 @@ func TestBundleAsClaudeDesktop(t *testing.T) {
 	bundleCombat(t, bundle)
 	ext := filepath.Join(dir, "Claude Extensions", "combat") // a space, as on macOS
 	unzipLikeMCPB(t, bundle, ext)
-	raw, err := os.ReadFile(filepath.Join(ext, "manifest.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc mcpbDoc
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		t.Fatal(err)
-	}
-	cfg := doc.Server.MCPConfig
-	if o, ok := cfg.PlatformOverrides[runtime.GOOS]; ok {
-		var over struct{ Command string }
-		if err := json.Unmarshal(o, &over); err != nil {
-			t.Fatal(err)
-		}
-		cfg.Command = over.Command
-	}
+	envDir := filepath.Join(dir, "my env") // the environment the user chose
+	bc := readBundleCommand(t, ext, map[string]string{"__dirname": ext, "user_config.environment": envDir})
+	doc, command, args, env := bc.doc, bc.command, bc.args, bc.env
 	if doc.Server.Type != "binary" || doc.UserConfig["environment"].Type != "directory" {
 		t.Fatalf("server type %q, user_config %+v", doc.Server.Type, doc.UserConfig)
 	}
 	// The user's environment: python3 and Rscript that say they ran, then
 	// run the real ones.
-	envDir := filepath.Join(dir, "my env")
 	marks := filepath.Join(dir, "marks")
 	os.MkdirAll(filepath.Join(envDir, "bin"), 0o755)
 	os.MkdirAll(marks, 0o755)
@@ -261,16 +288,6 @@ func TestBundleAsClaudeDesktop(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(envDir, "bin", name), []byte(script), 0o755); err != nil {
 			t.Fatal(err)
 		}
-	}
-	vars := map[string]string{"__dirname": ext, "user_config.environment": envDir}
-	command := substitute(cfg.Command, vars)
-	args := make([]string, len(cfg.Args))
-	for i, a := range cfg.Args {
-		args[i] = substitute(a, vars)
-	}
-	env := map[string]string{"PATH": "/usr/bin:/bin"}
-	for k, v := range cfg.Env {
-		env[k] = substitute(v, vars)
 	}
 	if !strings.HasPrefix(env["PATH"], envDir+"/bin:") {
 		t.Errorf("PATH %q does not start with the chosen environment's bin", env["PATH"])

@@ -80,7 +80,7 @@ func TestMCPToolsAndConfig(t *testing.T) {
 			t.Errorf("no stderr note for %s: %s", excluded, errOut)
 		}
 	}
-	// A pure command is a tool like any other (issue 10).
+	// A pure command is a tool like any other (docs/spec.md §7).
 	if !strings.Contains(out, `"name": "pureAnswer"`) || strings.Contains(errOut, "'pureAnswer'") {
 		t.Errorf("pureAnswer should be a tool, with no exclusion note: %s", errOut)
 	}
@@ -107,9 +107,9 @@ func mcpConfigEntry(t *testing.T, out string) configEntry {
 	return entry
 }
 
-// --mcp-config (SPEC §3) carries the environment the pools need: a client
-// starts servers with a minimal PATH, which would find the system python3
-// rather than the user's conda or pyenv one (issue 12). Started as a client
+// --mcp-config (docs/spec.md §3) carries the environment the pools need: a
+// client starts servers with a minimal PATH, which would find the system
+// python3 rather than the user's conda or pyenv one. Started as a client
 // would, with nothing but the config's env, the server answers.
 func TestMCPConfigCarriesEnvironment(t *testing.T) {
 	path := filepath.Dir(nexusBin) + ":" + os.Getenv("PATH")
@@ -178,7 +178,8 @@ func writeLauncher(t *testing.T, target, name string) string {
 	return script
 }
 
-// `nexus launcher` writes a script so that ./prog works as in the seed.
+// `nexus launcher` writes a script so that ./prog works as a program morloc
+// compiled does.
 func TestLauncher(t *testing.T) {
 	prog := writeLauncher(t, program("combat"), "combat")
 	run := func(args ...string) (string, int) {
@@ -211,7 +212,7 @@ func TestLauncher(t *testing.T) {
 	}
 }
 
-// --once runs one method and exits (SPEC §3, LuCLI's debug helper).
+// --once runs one method and exits (docs/spec.md §3), a debugging aid.
 func TestOnce(t *testing.T) {
 	out, errOut, code := runNexus(t, "mcp", program("combat"), "--once", "tools/list")
 	if code != 0 || !strings.Contains(out, `"fighterDamage"`) {
@@ -224,10 +225,10 @@ func TestOnce(t *testing.T) {
 }
 
 // The binary's --mcp-tools for the json-help program is byte-identical to
-// morloc's own golden output, 7 tools, the pure addOne and maybeDouble
-// among them (issue 10). The golden file is argmap's copy of morloc's,
-// kept unchanged in the repository (internal/argmap/testdata/README.md):
-// a test reads nothing outside it (issue 18).
+// morloc's own golden output, 7 tools, the pure addOne and maybeDouble among
+// them. The golden file is argmap's copy of morloc's, kept unchanged in the
+// repository (internal/argmap/testdata/README.md): a test reads nothing
+// outside it.
 func TestMCPToolsMatchesMorlocGolden(t *testing.T) {
 	out, errOut, code := runNexus(t, "run", program("json-help"), "--mcp-tools")
 	if code != 0 {
@@ -287,7 +288,7 @@ func TestCLIGlobalFlags(t *testing.T) {
 // --mcp-resources and --mcp-prompts print what resources/list (with the
 // templates) and prompts/list would, every entry, as --mcp-tools does the
 // tools, and start no pool; a command that is no tool ("tool": false) is
-// left off --mcp-tools (issue 21).
+// left off --mcp-tools.
 func TestMCPResourcesAndPrompts(t *testing.T) {
 	out, errOut, code := runNexus(t, "run", program("plots"), "--mcp-resources")
 	if code != 0 {

@@ -273,20 +273,9 @@ func freePort(t *testing.T) int {
 
 // post sends an MCP message to nginx's /mcp and returns status, headers and body.
 func (c *cluster) post(ctx context.Context, client *http.Client, body string, headers ...string) (int, http.Header, string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/mcp", strings.NewReader(body))
-	if err != nil {
+	resp, b, err := exchange(ctx, client, http.MethodPost, c.base+"/mcp", body, append([]string{"Accept", mcpAccept}, headers...)...)
+	if resp == nil {
 		return 0, nil, "", err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, nil, "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, string(b), err
+	return resp.StatusCode, resp.Header, b, err
 }

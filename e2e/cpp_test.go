@@ -54,12 +54,7 @@ func TestCppProgramOverMCP(t *testing.T) {
 	if text, isErr, _ := call(7, "chatty", map[string]any{}); isErr {
 		t.Errorf("chatty: %s", text)
 	}
-	if err := s.closeAndWait(); err != nil {
-		t.Errorf("exit: %v", err)
-	}
-	for line := range s.lines {
-		t.Errorf("stray stdout line from a C++ pool: %q", line)
-	}
+	s.closeExpectingNoMore()
 	if !strings.Contains(s.stderr.String(), "from-cpp-child") {
 		t.Errorf("the C++ pool's child output did not reach stderr")
 	}

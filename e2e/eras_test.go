@@ -144,13 +144,7 @@ func target(t *testing.T, name string) string {
 	v, _ := generated.LoadOrStore(name, new(sync.Once))
 	dir := filepath.Join(filepath.Dir(nexusBin), name)
 	v.(*sync.Once).Do(func() {
-		if err := os.MkdirAll(filepath.Join(dir, "pools", "r"), 0o755); err != nil {
-			panic(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "pools", "r", "pool.R"), []byte(rslowPool), 0o644); err != nil {
-			panic(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(rslowManifest), 0o644); err != nil {
+		if err := writeFiles(dir, map[string]string{"manifest.json": rslowManifest, "pools/r/pool.R": rslowPool}); err != nil {
 			panic(err)
 		}
 	})

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,7 +22,7 @@ import (
 // tests call every function in every language with the same arguments and
 // check that each language gives the right answer, byte for byte the same
 // result as the others, or, where a language cannot hold a value, the
-// documented error (docs/pool-protocol.md, "Same answers in every language").
+// documented error (docs/pools.md, "Values").
 
 // fidelityLangs are the command suffixes, in the manifest's pool order.
 var fidelityLangs = []string{"py", "r", "cpp"}
@@ -175,7 +176,7 @@ func fidelityCases() []fidelityCase {
 		{fn: "sumReals", args: `{"_1":[0.1,0.2,0.3]}`, want: `0.6000000000000001`},
 		{fn: "sumReals", args: `{"_1":[1e16,1,-1e16]}`, want: `0`},
 		// Infinity has no JSON number: every language gives the string
-		// "Infinity" (docs/pool-protocol.md, "NaN and infinity"; issue 13).
+		// "Infinity" (docs/mcp.md, "Results, NaN and infinity").
 		{fn: "sumReals", args: `{"_1":[1e308,1e308]}`, want: `"Infinity"`},
 		{fn: "sumReals", args: `{"_1":[-1e308,-1e308]}`, want: `"-Infinity"`},
 		{fn: "sumReals", args: `{"_1":[1e308,1e308,-1e308,-1e308,1]}`, want: `"Infinity"`}, // inf - 1e308 stays inf
@@ -238,8 +239,8 @@ func fidelityCases() []fidelityCase {
 		}},
 		{fn: "chatty", args: `{}`, want: `"done"`},
 
-		// Wrong-typed results, on purpose (issue 10): every language's is
-		// an isError naming the command, whatever the pool sent.
+		// Wrong-typed results, on purpose: every language's is an isError
+		// naming the command, whatever the pool sent.
 		{fn: "claimsInt", args: `{}`, except: wrongType("claimsInt", "a string where its type says integer")},
 		{fn: "claimsRecord", args: `{}`, except: wrongType("claimsRecord", "an object without its field 'age'")},
 	}
@@ -346,18 +347,38 @@ func brief(s string) string {
 // fills structuredContent.
 var recordReturns = map[string]bool{"idPerson": true, "birthday": true, "idTeam": true, "claimsRecord": true}
 
+// callInEachLanguage calls fn_<lang> with args for each of langs, ids
+// from *id on, and returns each language's result.
+func (s *server) callInEachLanguage(id *int, fn, args string, langs []string) map[string]toolResult {
+	s.t.Helper()
+	results := map[string]toolResult{}
+	for _, lang := range langs {
+		*id++
+		results[lang] = s.callRaw(*id, fn+"_"+lang, args)
+	}
+	return results
+}
+
+// sameInEachLanguage fails the test unless the results of langs are
+// byte-identical: text, structuredContent and isError alike.
+func sameInEachLanguage(t *testing.T, fn, args string, results map[string]toolResult, langs []string) {
+	t.Helper()
+	for _, lang := range langs[min(1, len(langs)):] {
+		if a, b := results[langs[0]].raw, results[lang].raw; !bytes.Equal(a, b) {
+			t.Errorf("%s %s: %s and %s differ:\n %s: %s\n %s: %s", fn, brief(args), langs[0], lang, langs[0], brief(string(a)), lang, brief(string(b)))
+		}
+	}
+}
+
 func TestFidelitySameAnswersInEveryLanguage(t *testing.T) {
 	requireFidelity(t)
 	s := startServer(t, program("fidelity"))
 	s.handshake()
 	id := 0
 	for _, c := range fidelityCases() {
-		results := map[string]toolResult{}
+		results := s.callInEachLanguage(&id, c.fn, c.args, fidelityLangs)
 		for _, lang := range fidelityLangs {
-			id++
-			name := c.fn + "_" + lang
-			got := s.callRaw(id, name, c.args)
-			results[lang] = got
+			name, got := c.fn+"_"+lang, results[lang]
 			want, excepted := c.except[lang]
 			if !excepted {
 				want = gives(c.want)
@@ -373,21 +394,12 @@ func TestFidelitySameAnswersInEveryLanguage(t *testing.T) {
 				t.Errorf("%s %s: structuredContent %s, want %s", name, brief(c.args), got.structuredContent, want.text)
 			}
 		}
-		// The languages that hold the value give byte-identical results:
-		// text, structuredContent and isError alike.
-		var first string
-		for _, lang := range fidelityLangs {
-			if _, excepted := c.except[lang]; excepted {
-				continue
-			}
-			if first == "" {
-				first = lang
-				continue
-			}
-			if a, b := results[first].raw, results[lang].raw; !bytes.Equal(a, b) {
-				t.Errorf("%s %s: %s and %s differ:\n %s: %s\n %s: %s", c.fn, brief(c.args), first, lang, first, brief(string(a)), lang, brief(string(b)))
-			}
-		}
+		// The languages that hold the value give the same result.
+		holding := slices.DeleteFunc(slices.Clone(fidelityLangs), func(lang string) bool {
+			_, excepted := c.except[lang]
+			return excepted
+		})
+		sameInEachLanguage(t, c.fn, c.args, results, holding)
 	}
 	if err := s.closeAndWait(); err != nil {
 		t.Errorf("nexus exit: %v", err)

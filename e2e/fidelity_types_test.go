@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// A function that returns what its type does not say is an error, in
-// every language, and its pool keeps serving (issue 10, "Done when"):
-// claimsInt is declared Int and returns "seven"; claimsRecord is declared
-// Person and returns a person without its age (testdata/fidelity).
+// A function that returns what its type does not say is an error, in every
+// language, and its pool keeps serving (docs/mcp.md, "Results, NaN and
+// infinity"): claimsInt is declared Int and returns "seven"; claimsRecord is
+// declared Person and returns a person without its age (testdata/fidelity).
 func TestFidelityWrongTypedResults(t *testing.T) {
 	requireFidelity(t)
 	s := startServer(t, program("fidelity"))

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -65,9 +66,9 @@ func TestMain(m *testing.M) {
 	// it to act. A suite started under nohup, or as a background job of a
 	// script, ignores those, and every process it starts inherits that:
 	// nexus run would rightly keep ignoring SIGHUP then, and its hangup test
-	// fail (issue 18). A signal this process is notified of is set back to
-	// its default in the processes it starts; the suite itself still drops
-	// them (the channel is never read).
+	// fail. A signal this process is notified of is set back to its default
+	// in the processes it starts; the suite itself still drops them (the
+	// channel is never read).
 	for _, sig := range []os.Signal{syscall.SIGHUP, syscall.SIGINT} {
 		if signal.Ignored(sig) {
 			signal.Notify(make(chan os.Signal, 1), sig)
@@ -85,6 +86,32 @@ func TestMain(m *testing.M) {
 }
 
 func program(name string) string { return filepath.Join(repoRoot, "testdata", name) }
+
+// writeProgram writes a program's files (path → contents) into a new
+// directory and returns it.
+func writeProgram(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := writeFiles(dir, files); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// writeFiles writes files (path below dir → contents), making the
+// directories they need.
+func writeFiles(dir string, files map[string]string) error {
+	for name, body := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // syncBuffer collects a child's stderr safely.
 type syncBuffer struct {
@@ -238,6 +265,32 @@ func decode(t *testing.T, line string) msg {
 
 func (s *server) recv() msg { s.t.Helper(); return decode(s.t, s.recvRaw()) }
 
+// checkSays fails the test for each of has that text (what names it)
+// lacks, and for each of hasNot that it holds.
+func checkSays(t *testing.T, what, text string, has, hasNot []string) {
+	t.Helper()
+	for _, s := range has {
+		if !strings.Contains(text, s) {
+			t.Errorf("%s lacks %q:\n%s", what, s, text)
+		}
+	}
+	for _, s := range hasNot {
+		if strings.Contains(text, s) {
+			t.Errorf("%s holds %q:\n%s", what, s, text)
+		}
+	}
+}
+
+// sameJSON says whether a and b are JSON texts of the same value, whatever
+// their members' order and spacing.
+func sameJSON(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}
+
 // expectSilence asserts nothing arrives on stdout for a while.
 func (s *server) expectSilence(d time.Duration) {
 	s.t.Helper()
@@ -282,6 +335,19 @@ func (s *server) handshake() {
 		s.t.Fatalf("initialize failed: %v", r)
 	}
 	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+}
+
+// closeExpectingNoMore closes stdin and fails the test unless nexus exits
+// 0 and prints nothing more on stdout: every byte there must have been a
+// reply already read.
+func (s *server) closeExpectingNoMore() {
+	s.t.Helper()
+	if err := s.closeAndWait(); err != nil {
+		s.t.Errorf("nexus exit: %v", err)
+	}
+	for line := range s.lines {
+		s.t.Errorf("stdout line after every reply: %q", line)
+	}
 }
 
 // closeAndWait closes stdin and waits for nexus to exit, returning its status.

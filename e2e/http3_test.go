@@ -2,9 +2,9 @@ package e2e
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"os/exec"
@@ -17,12 +17,6 @@ import (
 	"github.com/nexus-mcp/nexus/internal/testcert"
 	"github.com/nexus-mcp/nexus/internal/testenv"
 )
-
-// stateless26 is a 2026-07-28 tools/call body; meta adds members to _meta.
-func stateless26(tool, args, meta string) string {
-	return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args +
-		`,"_meta":{` + meta + `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
-}
 
 // h3Request is one request of the HTTP/3 tests, sent as is over each transport.
 type h3Request struct {
@@ -38,32 +32,18 @@ type h3Request struct {
 // do sends r with c to base, and returns the response with its body read.
 func (r h3Request) do(t *testing.T, c *http.Client, base string) (*http.Response, string) {
 	t.Helper()
-	req, err := http.NewRequest(r.method, base+r.path, strings.NewReader(r.body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for i := 0; i+1 < len(r.headers); i += 2 {
-		req.Header.Set(r.headers[i], r.headers[i+1])
-	}
-	resp, err := c.Do(req)
+	resp, b, err := exchange(context.Background(), c, r.method, base+r.path, r.body, append([]string{"Accept", mcpAccept}, r.headers...)...)
 	if err != nil {
 		t.Fatalf("%s: %v", r.name, err)
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("%s: reading the body: %v", r.name, err)
-	}
-	return resp, string(b)
+	return resp, b
 }
 
-// `nexus serve --http3` with real Python pools (issue 12 §3): a quic-go
-// client drives /call and stateless MCP tools/call (a streamed one too)
-// over HTTP/3, trusting a certificate made here; the same requests over
-// HTTPS on TCP carry Alt-Svc; the guards refuse alike on both; SIGTERM
-// ends it all, pools included.
+// `nexus serve --http3` with real Python pools (docs/deploy.md, "HTTP/3"): a
+// quic-go client drives /call and stateless MCP tools/call (a streamed one
+// too) over HTTP/3, trusting a certificate made here; the same requests over
+// HTTPS on TCP carry Alt-Svc; the guards refuse alike on both; SIGTERM ends
+// it all, pools included.
 func TestHTTP3(t *testing.T) {
 	testenv.Long(t) // the fast tier has the unit tests of this path
 	testenv.NeedPython(t)
@@ -83,17 +63,14 @@ func TestHTTP3(t *testing.T) {
 	defer tcp.CloseIdleConnections()
 
 	auth := []string{"Authorization", "Bearer e2e-h3-token"}
-	stateless := func(tool string) []string {
-		return append([]string{"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", tool}, auth...)
-	}
 	requests := []h3Request{
 		{"call", "POST", "/call/shapes/addInt", "[41]", auth, 200, `{"status":"ok","result":42}`},
-		{"stateless tools/call", "POST", "/mcp", stateless26("shapes__addInt", `{"_1":41}`, ""), stateless("shapes__addInt"), 200, `"text":"42"`},
+		{"stateless tools/call", "POST", "/mcp", statelessCallBody(1, "shapes__addInt", `{"_1":41}`, ""), statelessHeaders("shapes__addInt", auth...), 200, `"text":"42"`},
 		{"discover", "GET", "/discover/shapes", "", auth, 200, `"addInt"`},
 		{"metrics", "GET", "/metrics", "", auth, 200, "nexus_http_requests_total"},
 		{"health without token", "GET", "/health", "", nil, 200, `"ok"`},
 		{"call without token", "POST", "/call/shapes/addInt", "[1]", nil, 401, "unauthorized"},
-		{"bad token", "POST", "/mcp", stateless26("shapes__addInt", `{"_1":1}`, ""), []string{"Authorization", "Bearer wrong"}, 401, "unauthorized"},
+		{"bad token", "POST", "/mcp", statelessCallBody(1, "shapes__addInt", `{"_1":1}`, ""), []string{"Authorization", "Bearer wrong"}, 401, "unauthorized"},
 		{"foreign origin", "POST", "/call/shapes/addInt", "[1]", append([]string{"Origin", "https://evil.example.com"}, auth...), 403, "Origin"},
 		{"oversize body", "POST", "/call/shapes/addInt", "[" + strings.Repeat(" ", 3000) + "1]", auth, 413, `"status":"error"`},
 	}
@@ -127,11 +104,10 @@ func TestHTTP3(t *testing.T) {
 
 	// Progress streams over HTTP/3: each event arrives as it is sent.
 	t.Run("SSE over HTTP/3", func(t *testing.T) {
-		req, _ := http.NewRequest("POST", srv.url, strings.NewReader(stateless26("everything__slow_count", `{"_1":3,"_2":400}`, `"progressToken":"p",`)))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		for h := stateless("everything__slow_count"); len(h) > 1; h = h[2:] {
-			req.Header.Set(h[0], h[1])
+		req, err := jsonRequest(context.Background(), http.MethodPost, srv.url, statelessCallBody(1, "everything__slow_count", `{"_1":3,"_2":400}`, `"progressToken":"p",`),
+			statelessHeaders("everything__slow_count", append([]string{"Accept", mcpAccept}, auth...)...)...)
+		if err != nil {
+			t.Fatal(err)
 		}
 		start := time.Now()
 		resp, err := (&http.Client{Transport: h3}).Do(req)

@@ -40,9 +40,9 @@ func TestHTTPConformance(t *testing.T) {
 				t.Errorf("conformance --requirements %s: %v\n%s", requirements, err, out)
 			}
 			pass, all := scenarioScore(string(out))
-			// The score is over the scenarios the requirements set scores (its
-			// server list); the others run too, not scored (pending ones, the
-			// tasks extension). Every scored one passes (issue 21).
+			// The score is over the scenarios the requirements set scores
+			// (its server list); the others run too, not scored (pending
+			// ones, the tasks extension). Every scored one passes.
 			scored := scoredScenarios(t, filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "requirements", requirements+".yaml"))
 			passed := passedScenarios(string(out))
 			var failed []string

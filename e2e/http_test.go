@@ -97,28 +97,72 @@ func (s *httpServer) stop() {
 	}
 }
 
-// rpc posts one JSON-RPC message and returns the response, body read.
-func (s *httpServer) rpc(body string, headers ...string) (*http.Response, string) {
-	s.t.Helper()
-	req, err := http.NewRequest(http.MethodPost, s.url, strings.NewReader(body))
+// mcpAccept is the Accept header of a Streamable HTTP client's POST.
+const mcpAccept = "application/json, text/event-stream"
+
+// jsonRequest is a request with a JSON body, headers (name, value, ...) set
+// after its Content-Type; "Host" sets the host the request names.
+func jsonRequest(ctx context.Context, method, url, body string, headers ...string) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
 	if err != nil {
-		s.t.Fatal(err)
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
 	for i := 0; i+1 < len(headers); i += 2 {
+		if headers[i] == "Host" {
+			req.Host = headers[i+1]
+			continue
+		}
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	return req, nil
+}
+
+// exchange sends a jsonRequest through c and returns the response with its
+// body read; the response is nil only when none came.
+func exchange(ctx context.Context, c *http.Client, method, url, body string, headers ...string) (*http.Response, string, error) {
+	req, err := jsonRequest(ctx, method, url, body, headers...)
 	if err != nil {
-		s.t.Fatal(err)
+		return nil, "", err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, "", err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
+	return resp, string(b), err
+}
+
+// mustExchange is exchange through http.DefaultClient, failing t on an
+// error.
+func mustExchange(t testing.TB, method, url, body string, headers ...string) (*http.Response, string) {
+	t.Helper()
+	resp, b, err := exchange(context.Background(), http.DefaultClient, method, url, body, headers...)
 	if err != nil {
-		s.t.Fatal(err)
+		t.Fatalf("%s %s: %v", method, url, err)
 	}
-	return resp, string(b)
+	return resp, b
+}
+
+// rpc posts one JSON-RPC message and returns the response, body read.
+func (s *httpServer) rpc(body string, headers ...string) (*http.Response, string) {
+	s.t.Helper()
+	return mustExchange(s.t, http.MethodPost, s.url, body, append([]string{"Accept", mcpAccept}, headers...)...)
+}
+
+// statelessCallBody is a tools/call of protocol 2026-07-28, which names its
+// version and the client's capabilities in _meta (meta adds members, each
+// followed by a comma) and needs no session.
+func statelessCallBody(id int, tool, args, meta string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s,`+
+		`"_meta":{%s"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, id, tool, args, meta)
+}
+
+// statelessHeaders are the routing headers of a 2026-07-28 tools/call of
+// tool, then extra.
+func statelessHeaders(tool string, extra ...string) []string {
+	return append([]string{"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", tool}, extra...)
 }
 
 const httpInit = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"0"}}}`
@@ -309,17 +353,12 @@ func TestHTTPConcurrentSessions(t *testing.T) {
 				<-start
 				n := s*1000 + c
 				body := fmt.Sprintf(`{"jsonrpc":"2.0","id":"s%d-c%d","method":"tools/call","params":{"name":"sleepMs","arguments":{"_1":%d}}}`, s, c, 50+n%7)
-				req, _ := http.NewRequest(http.MethodPost, srv.url, strings.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Mcp-Session-Id", sids[s])
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
+				resp, b, err := exchange(context.Background(), http.DefaultClient, http.MethodPost, srv.url, body, "Mcp-Session-Id", sids[s])
+				if resp == nil {
 					answers <- answer{s, c, "", 0, err}
 					return
 				}
-				b, err := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				answers <- answer{s, c, string(b), resp.StatusCode, err}
+				answers <- answer{s, c, b, resp.StatusCode, err}
 			})
 		}
 	}
@@ -383,18 +422,14 @@ func TestHTTPProgressAndCancelByClosing(t *testing.T) {
 		t.Run(era, func(t *testing.T) {
 			marker := filepath.Join(t.TempDir(), "cancelled")
 			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"cancel_probe","arguments":{"_1":%q},"_meta":{"progressToken":"c"}}}`, marker)
-			req, _ := http.NewRequest(http.MethodPost, srv.url, strings.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			if era == "session" {
-				req.Header.Set("Mcp-Session-Id", sid)
-			} else {
-				body = strings.Replace(body, `"_meta":{`, `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},`, 1)
-				req, _ = http.NewRequest(http.MethodPost, srv.url, strings.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-				req.Header.Set("Mcp-Method", "tools/call")
-				req.Header.Set("Mcp-Name", "cancel_probe")
+			headers := []string{"Accept", mcpAccept, "Mcp-Session-Id", sid}
+			if era == "stateless" {
+				body = statelessCallBody(6, "cancel_probe", fmt.Sprintf(`{"_1":%q}`, marker), `"progressToken":"c",`)
+				headers = statelessHeaders("cancel_probe")
+			}
+			req, err := jsonRequest(context.Background(), http.MethodPost, srv.url, body, headers...)
+			if err != nil {
+				t.Fatal(err)
 			}
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
@@ -438,20 +473,7 @@ func TestHTTPSafety(t *testing.T) {
 		{"API with token", "POST", "/call/combat/fighterDamage", "[1]", []string{"Authorization", bearer}, 200},
 	}
 	for _, tc := range tests {
-		req, _ := http.NewRequest(tc.method, srv.base+tc.path, strings.NewReader(tc.body))
-		req.Header.Set("Content-Type", "application/json")
-		for i := 0; i+1 < len(tc.headers); i += 2 {
-			if tc.headers[i] == "Host" {
-				req.Host = tc.headers[i+1]
-				continue
-			}
-			req.Header.Set(tc.headers[i], tc.headers[i+1])
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		resp.Body.Close()
+		resp, _ := mustExchange(t, tc.method, srv.base+tc.path, tc.body, tc.headers...)
 		if resp.StatusCode != tc.status {
 			t.Errorf("%s: status %d, want %d", tc.name, resp.StatusCode, tc.status)
 		}

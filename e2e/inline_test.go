@@ -12,9 +12,9 @@ import (
 
 // A tools/call alone in flight runs on nexus's stdin reader and waits for
 // its pool and for stdin in one poll(2) (internal/mcp/inline.go). Whatever
-// comes on stdin while it waits is still read at once, in every language:
-// a ping is answered while the call runs, the call's cancellation stops
-// it (no reply), and the calls after run as before (SPEC §4.1, §4.3).
+// comes on stdin while it waits is still read at once, in every language: a
+// ping is answered while the call runs, the call's cancellation stops it (no
+// reply), and the calls after run as before (docs/spec.md §4.1, §4.7).
 func TestInlineCallStillReadsStdin(t *testing.T) {
 	for _, lang := range []string{"py", "r", "cpp"} {
 		t.Run(lang, func(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 )
 
 // The launcher scripts morloc wrote, from 0.69 on, are TARGETs like any
-// other (issue 19 §4): internal/manifest/testdata/launchers holds them
+// other (docs/spec.md §3): internal/manifest/testdata/launchers holds them
 // (its README says where each comes from), and argmap's golden files hold
 // their tool surfaces.
 

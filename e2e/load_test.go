@@ -79,10 +79,10 @@ func (l *load) call(ctx context.Context, tool string, arg int64, want func(int64
 	l.mu.Lock()
 	l.inflight[r.id] = r.sent
 	l.mu.Unlock()
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{"_1":%d},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, r.id, tool, arg)
+	body := statelessCallBody(int(r.id), tool, fmt.Sprintf(`{"_1":%d}`, arg), "")
 	// No context of the run's: a request once sent is always waited for.
 	rctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	status, h, reply, err := l.c.post(rctx, l.client, body, "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", tool)
+	status, h, reply, err := l.c.post(rctx, l.client, body, statelessHeaders(tool)...)
 	cancel()
 	r.done, r.status = time.Now(), status
 	switch {

@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// --log-format json (issue 12 §6): nexus's stderr is JSON lines, one record
-// a line, for log collectors; what a pool prints comes as records too
-// ("pool output", pool, text), so that no raw line breaks the stream.
+// --log-format json: nexus's stderr is JSON lines, one record a line, for
+// log collectors; what a pool prints comes as records too ("pool output",
+// pool, text), so that no raw line breaks the stream.
 func TestLogFormatJSON(t *testing.T) {
 	s := startServer(t, program("shapes"), "--log-format", "json", "--log-level", "debug")
 	s.handshake()
@@ -19,7 +19,7 @@ func TestLogFormatJSON(t *testing.T) {
 		t.Fatalf("exit: %v", err)
 	}
 	var outputs []string
-	excluded := false // SPEC §4.6's note, as a record
+	excluded := false // docs/spec.md §4.6's note, as a record
 	lines := strings.Split(strings.TrimSuffix(s.stderr.String(), "\n"), "\n")
 	for i, line := range lines {
 		var rec map[string]any
@@ -51,7 +51,7 @@ func TestLogFormatJSON(t *testing.T) {
 		}
 	}
 	if !excluded {
-		t.Errorf("no record says readStdin is excluded (SPEC §4.6's note)")
+		t.Errorf("no record says readStdin is excluded (docs/spec.md §4.6's note)")
 	}
 	if len(lines) < 3 {
 		t.Errorf("%d stderr lines at debug level: %q", len(lines), lines)

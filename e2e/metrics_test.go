@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"io"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -12,24 +11,12 @@ import (
 	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
-// scrape GETs path from srv with headers (name, value, ...).
+// scrape sends a request to path of srv with headers (name, value, ...)
+// and returns the status and the body.
 func scrape(t *testing.T, srv *httpServer, method, path, body string, headers ...string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(method, srv.base+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	resp, b := mustExchange(t, method, srv.base+path, body, headers...)
+	return resp.StatusCode, b
 }
 
 // waitForSample waits until a series of srv's /metrics reaches want.
@@ -57,9 +44,9 @@ func sample(page, series string) float64 {
 	return v
 }
 
-// nexus serve's GET /metrics (issue 12 §6), with real Python pools: calls
-// by outcome, a timeout, a pool that crashes and is restarted, and the
-// same auth as the rest; --metrics=false turns it off.
+// nexus serve's GET /metrics (docs/deploy.md, "Metrics"), with real Python
+// pools: calls by outcome, a timeout, a pool that crashes and is restarted,
+// and the same auth as the rest; --metrics=false turns it off.
 func TestMetricsEndpoint(t *testing.T) {
 	testenv.NeedPython(t)
 	srv := startHTTP(t, []string{"NEXUS_AUTH_TOKEN=tok"}, "serve", "--port", "0", "--timeout", "1s", program("bad/unruly"))
@@ -86,8 +73,7 @@ func TestMetricsEndpoint(t *testing.T) {
 			t.Fatalf("POST %s %s: %d %s, want %d", c.path, c.body, code, body, c.status)
 		}
 	}
-	stateless := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ok","arguments":{"_1":5},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
-	if resp, body := srv.rpc(stateless, append([]string{"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "ok"}, auth...)...); resp.StatusCode != 200 || !strings.Contains(body, `"text":"6"`) {
+	if resp, body := srv.rpc(statelessCallBody(1, "ok", `{"_1":5}`, ""), statelessHeaders("ok", auth...)...); resp.StatusCode != 200 || !strings.Contains(body, `"text":"6"`) {
 		t.Fatalf("MCP tools/call ok: %d %s", resp.StatusCode, body)
 	}
 

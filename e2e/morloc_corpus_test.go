@@ -31,8 +31,9 @@ func corpusProgram(name string) string { return filepath.Join(repoRoot, "testdat
 // morloc's --mcp-tools prints (morloc.mcp-tools.json, derived from
 // json_help.rs) byte for byte once the README's deliberate differences are
 // mapped back; the commands it leaves out are morloc's, each note giving
-// morloc's reason, and those it deliberately leaves out besides (README
-// difference 3: "streams to stdout") are morloc's tools less those.
+// morloc's reason, and those it deliberately leaves out besides
+// (testdata/morloc/README.md, "Deliberate differences" 3: "streams to
+// stdout") are morloc's tools less those.
 func TestMorlocCorpusMCPTools(t *testing.T) {
 	for _, prog := range morlocCorpus(t) {
 		t.Run(prog, func(t *testing.T) {
@@ -113,7 +114,8 @@ func deliberateExclusion(note string) (string, bool) {
 }
 
 // unpath maps back each `source: file` argument's property of nexus's
-// tools (README difference 7) when it is exactly nexus's path form:
+// tools (testdata/morloc/README.md, "Deliberate differences" 7) when it
+// is exactly nexus's path form:
 // {"type":"string"} (["string","null"] where morloc's is optional) and a
 // description ending with the path sentence. The description loses the
 // sentence; the value's schema, which nexus does not write, is morloc's

@@ -22,7 +22,7 @@ import (
 )
 
 // The programs of testdata/morloc-0.69, compiled by the real morloc 0.69.0
-// at test time (issue 19): the pools morloc generates embed its runtime's
+// at test time: the pools morloc generates embed its runtime's
 // code, so they are never committed.
 
 // morlocProg is one compiled program.
@@ -260,7 +260,7 @@ func (p *morlocProg) poolProcesses(nexusPid int) map[int]string {
 
 // morlocLaunch is what a morloc pool was started with: its argv ends in
 // a socket path inside <tmpdir>, <tmpdir> and <shm basename>
-// (morloc-pool-protocol.md §1; morloc's nexus names <tmpdir>/<socket>,
+// (docs/spec.md §8.2; morloc's nexus names <tmpdir>/<socket>,
 // nexus may bind each process's socket deeper and link <tmpdir>/<socket>
 // to it).
 type morlocLaunch struct{ socket, tmpdir, basename string }

@@ -13,7 +13,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
-// Issue 19's robustness tests on the programs morloc 0.69.0 compiled: big
+// Robustness tests on the programs morloc 0.69.0 compiled: big
 // values through shared memory, pools that die or hang, nexus killed, and
 // arguments refused before any pool sees them.
 
@@ -165,7 +165,7 @@ func TestMorlocKilledPoolRecovers(t *testing.T) {
 
 		// Idle. The next call is made once the pool runs again: a pool
 		// that dies again soon after is restarted after a backoff
-		// (README, "What nexus guarantees"), and a call meanwhile fails
+		// (docs/guarantees.md), and a call meanwhile fails
 		// at once, by design.
 		victim := p.topPool(t, s.cmd.Process.Pid, lang)
 		known := p.poolProcesses(s.cmd.Process.Pid)

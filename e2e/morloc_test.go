@@ -13,7 +13,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
-// Issue 19, "Tests": programs the real morloc 0.69.0 compiled
+// Programs the real morloc 0.69.0 compiled
 // (testdata/morloc-0.69, README.md there), served unchanged by nexus
 // through their launcher, give what morloc's own nexus gives, over the CLI,
 // MCP stdio and HTTP.

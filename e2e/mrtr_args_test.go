@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -31,24 +29,15 @@ def confirm(n, opts):
 nexus.serve({1: confirm})
 `
 
-// An MRTR retry that a client or proxy wrote again — its arguments'
-// members in another order, other space, other escapes — completes the
-// call; a retry whose arguments hold another value, here an integer one
-// away beyond 2^53, is refused (issue 18 §4). Over HTTP, to the real
-// binary and a real Python pool.
+// An MRTR retry that a client or proxy wrote again — its arguments' members
+// in another order, other space, other escapes — completes the call; a retry
+// whose arguments hold another value, here an integer one away beyond 2^53,
+// is refused. Over HTTP, to the real binary and a real Python pool.
 func TestMRTRRetryReserialised(t *testing.T) {
 	testenv.NeedPython(t)
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "pools", "py"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, text := range map[string]string{"manifest.json": confirmArgsManifest, "pools/py/pool.py": confirmArgsPool} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := writeProgram(t, map[string]string{"manifest.json": confirmArgsManifest, "pools/py/pool.py": confirmArgsPool})
 	srv := startHTTP(t, nil, "serve", "--port", "0", dir)
-	headers := []string{"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "confirm"}
+	headers := statelessHeaders("confirm")
 	call := func(args, extra string) string {
 		if extra != "" {
 			extra += ","

@@ -151,25 +151,9 @@ func markerLines(t *testing.T, path string) []string {
 // the status, the WWW-Authenticate challenge and the body.
 func callAdd(t *testing.T, srv *httpServer, path string, headers ...string) (int, string, string) {
 	t.Helper()
-	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"addInt","arguments":{"_1":41},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
-	req, err := http.NewRequest(http.MethodPost, srv.base+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-		"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "addInt"} {
-		req.Header.Set(k, v)
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header.Get("WWW-Authenticate"), string(b)
+	resp, b := mustExchange(t, http.MethodPost, srv.base+path, statelessCallBody(1, "addInt", `{"_1":41}`, ""),
+		statelessHeaders("addInt", append([]string{"Accept", mcpAccept}, headers...)...)...)
+	return resp.StatusCode, resp.Header.Get("WWW-Authenticate"), b
 }
 
 // nexus serve --auth-issuer against a real authorization server

@@ -101,12 +101,7 @@ func TestPolyglotStdoutPurity(t *testing.T) {
 			t.Fatalf("%d requests unanswered after 60s: %v", len(pending), pending)
 		}
 	}
-	if err := s.closeAndWait(); err != nil {
-		t.Errorf("nexus exit: %v", err)
-	}
-	for line := range s.lines {
-		t.Errorf("stdout line after every reply: %q", line)
-	}
+	s.closeExpectingNoMore()
 	stderr := s.stderr.String()
 	for lang, marks := range chattyMarks {
 		for _, mark := range marks {
@@ -206,7 +201,7 @@ var combatPools = map[string]string{"py": "pools/py/pool.py", "r": "pools/r/pool
 
 // `nexus mcp testdata/combat` starts its Python and R pools at once, R with
 // its default workers (one per CPU, up to 4), and a call to each works; the
-// seed's transcripts themselves are TestSeedTranscripts.
+// manual's transcripts themselves are TestManualTranscripts.
 func TestCombatStartsBothPools(t *testing.T) {
 	for _, why := range []string{testenv.PythonMissing(), rAvailable()} {
 		if why != "" {

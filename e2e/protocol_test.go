@@ -393,9 +393,10 @@ func TestLoggingOverStdio(t *testing.T) {
 func syscallKill(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }
 
 // handshakeCapabilities is the initialize result's capabilities for a
-// version: SPEC §4.2's tools alone up to 2025-06-18 (the seed's transcript),
-// and from 2025-11-25 also logging, and tasks (shapes' sleepMs may run as
-// one). shapes has no prompts or resources: they are not declared.
+// version: docs/spec.md §4.2's tools alone up to 2025-06-18 (the transcript
+// of morloc's manual), and from 2025-11-25 also logging, and tasks (shapes'
+// sleepMs may run as one). shapes has no prompts or resources: they are not
+// declared.
 func handshakeCapabilities(version string) string {
 	if version >= "2025-11-25" {
 		return `{"logging":{},"tasks":{"cancel":{},"list":{},"requests":{"tools":{"call":{}}}},"tools":{"listChanged":false}}`

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,12 +17,12 @@ import (
 	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
-// testdata/pure holds one pure command for each command of the PURE.md §6
-// golden fixtures (internal/eval/testdata/golden/caseNN.json), written by
-// testdata/pure/gen.py. These tests call every one over MCP on stdio, over
-// HTTP (the plain /call API and MCP) and on the CLI, and compare nexus's
-// answer with morloc's expected output byte for byte (issue 10, "Done
-// when"). The program has no pools: nexus must start no process for it.
+// testdata/pure holds one pure command for each command of the golden
+// fixtures (docs/spec.md §7.6: internal/eval/testdata/golden/caseNN.json),
+// written by testdata/pure/gen.py. These tests call every one over MCP on
+// stdio, over HTTP (the plain /call API and MCP) and on the CLI, and compare
+// nexus's answer with morloc's expected output byte for byte. The program
+// has no pools: nexus must start no process for it.
 
 // pureCase is one command of a fixture.
 type pureCase struct {
@@ -49,7 +48,7 @@ func pureCases(t *testing.T) []*pureCase {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(repoRoot, "internal", "eval", "testdata", "golden", "case*.json"))
 	if err != nil || len(files) != 25 {
-		t.Fatalf("want the 25 fixtures of PURE.md §6, found %d (%v)", len(files), err)
+		t.Fatalf("want the 25 golden fixtures (docs/spec.md §7.6), found %d (%v)", len(files), err)
 	}
 	sort.Strings(files)
 	var cases []*pureCase
@@ -238,7 +237,7 @@ func TestPureProgramMatchesFixtures(t *testing.T) {
 		case mc.Type != "pure" || mc.Mid != nil || mc.Pool != nil || mc.Needed != nil:
 			t.Errorf("%s: type %q, mid %v, pool %v, needed_pools %s: want a pure command without them", c, mc.Type, mc.Mid, mc.Pool, mc.Needed)
 		}
-		if !jsonEqual(t, mc.Expr, c.Expr) || mc.Return.Schema != c.Return || len(mc.Args) != len(c.Args) {
+		if !sameJSON(mc.Expr, c.Expr) || mc.Return.Schema != c.Return || len(mc.Args) != len(c.Args) {
 			t.Errorf("%s: expr, return or arguments differ from the fixture's", c)
 			stale = true
 			continue
@@ -253,15 +252,6 @@ func TestPureProgramMatchesFixtures(t *testing.T) {
 	if stale {
 		t.Log("testdata/pure/manifest.json differs from the fixtures: run python3 testdata/pure/gen.py")
 	}
-}
-
-func jsonEqual(t *testing.T, a, b json.RawMessage) bool {
-	t.Helper()
-	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
-		return false
-	}
-	return reflect.DeepEqual(x, y)
 }
 
 // Over MCP on stdio: the tool list is every served command in manifest
@@ -351,9 +341,7 @@ func (s *httpServer) apiCall(command string, values []json.RawMessage) (status i
 // session; it returns the result's text and isError.
 func (s *httpServer) statelessCall(id int, name, args string) (string, bool) {
 	s.t.Helper()
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s,`+
-		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, id, name, args)
-	resp, text := s.rpc(body, "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", name)
+	resp, text := s.rpc(statelessCallBody(id, name, args, ""), statelessHeaders(name)...)
 	if resp.StatusCode != 200 {
 		s.t.Fatalf("stateless tools/call %s: %d %s", name, resp.StatusCode, text)
 	}
@@ -514,8 +502,8 @@ func TestShapesPureAnswer(t *testing.T) {
 // A malformed expr breaks only its own command: loading leaves it off the
 // tool surface with a note naming the JSON path of the fault, and its CLI
 // run fails clearly while the good command works. A command that writes a
-// stream file is served (issue 20 §3), also in morloc 0.90's form (the
-// element's schema on open_ostream, PURE.md §7).
+// stream file is served, also in morloc 0.90's form (the element's schema on
+// open_ostream, docs/spec.md §7.7).
 func TestPureBadExprBreaksOnlyItsCommand(t *testing.T) {
 	dir := t.TempDir()
 	const manifest = `{"name":"badexpr","build":{"path":".","time":1755350000,"morloc_version":"0.98.2","build_params":""},
@@ -532,7 +520,7 @@ func TestPureBadExprBreaksOnlyItsCommand(t *testing.T) {
      "func":{"tag":"lambda","vars":["y@1"],"body":{"tag":"bound","schema":"j","var":"y@1"}},
      "args":[{"tag":"frobnicate","schema":"j","child":{"tag":"bound","schema":"j","var":"x@0"}}]}},
    "constraints":[],"internal":false,"terminals":[],"metadata":{},"group":null},
-  {"name":"writeStream","type":"pure","desc":["Opens an output stream (PURE.md §7)"],
+  {"name":"writeStream","type":"pure","desc":["Opens an output stream"],
    "args":[{"kind":"pos","schema":"s","type":"Str","name":null,"metavar":null,"quoted":true,"many":false,"stdin":false,"desc":[],"constraints":[],"metadata":{},"source":"inline","form":"auto","checks":[]}],
    "return":{"schema":"z","type":"()","desc":[],"constraints":[],"metadata":{}},
    "expr":{"tag":"lambda","vars":["path@0"],"body":{"tag":"app","schema":"z",

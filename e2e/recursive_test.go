@@ -12,11 +12,11 @@ import (
 )
 
 // Recursive records keep nexus's $defs/$ref schema, where morloc writes
-// {"type":"object"} for the back-reference (issue 20 §5, a deliberate
-// difference: testdata/morloc/README.md). Both SDK clients must accept it
-// and send nested values that nexus takes. The program is the corpus's
-// recursive-pure, compiled by the real morloc 0.98.2: pure, so nexus
-// evaluates it with no pool.
+// {"type":"object"} for the back-reference (a deliberate difference:
+// testdata/morloc/README.md, "Deliberate differences" 2). Both SDK clients
+// must accept it and send nested values that nexus takes. The program is the
+// corpus's recursive-pure, compiled by the real morloc 0.98.2: pure, so
+// nexus evaluates it with no pool.
 
 // Nested values three levels deep, valid against the schemas.
 var (

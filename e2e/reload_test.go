@@ -14,7 +14,7 @@ import (
 	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
-// Hot reload (issue 12 §4): nexus mcp --watch, nexus serve --watch and
+// Hot reload (docs/spec.md §6.4): nexus mcp --watch, nexus serve --watch and
 // SIGHUP, on a copy of testdata/shapes that the tests rebuild in place.
 
 // copyProgram copies testdata/<name> to a temporary directory.

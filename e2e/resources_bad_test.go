@@ -11,8 +11,8 @@ import (
 	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
-// Bad input to resources and prompts (issue 21): each gets a clear error
-// (what was wrong, where, what was expected), and the server serves on.
+// Bad input to resources and prompts: each gets a clear error (what was
+// wrong, where, what was expected), and the server serves on.
 
 // badInputManifest is a small Python program written for these tests: a
 // file resource, a template whose variable is an Int, and a prompt with a
@@ -32,23 +32,6 @@ const badInputManifest = `{"name":"badinput","build":{"morloc_version":"0"},
 const badInputPool = `import nexus
 nexus.serve({1: lambda n: list(range(n))})
 `
-
-// writeProgram writes a program's files (path → contents) into a new
-// directory and returns it.
-func writeProgram(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, body := range files {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
 
 func errData(m msg) map[string]any {
 	e, _ := m["error"].(map[string]any)

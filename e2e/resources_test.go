@@ -16,10 +16,11 @@ import (
 	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
-// Resources, prompts and completions from the program's manifest (issue
-// 21), through the official go-sdk client over stdio and Streamable HTTP,
-// in the handshake era (2025-11-25) and statelessly (2026-07-28): each
-// read, link, subscription, prompt and completion goes to real pools.
+// Resources, prompts and completions from the program's manifest
+// (docs/spec.md §6.1), through the official go-sdk client over stdio and
+// Streamable HTTP, in the handshake era (2025-11-25) and statelessly
+// (2026-07-28): each read, link, subscription, prompt and completion goes to
+// real pools.
 
 // featureModes are the transports and eras the go-sdk client runs in; pin
 // "" lets it choose (it probes server/discover: 2026-07-28).

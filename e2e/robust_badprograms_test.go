@@ -32,7 +32,7 @@ func TestBadPrograms(t *testing.T) {
 			`pool py failed to start: exited before it was ready (exit status 1); last stderr:\nloading the model from weights.bin\nFileNotFoundError`,
 			[]string{"pool py failed to start: exited before it was ready (exit status 1); last stderr:\nloading the model from weights.bin\nFileNotFoundError: [Errno 2] No such file or directory: 'weights.bin'"}},
 		// The pool must print before the start timeout: on a loaded machine
-		// Python alone can take over a second to start (issue 18).
+		// Python alone can take over a second to start.
 		{"never-ready", []string{"--start-timeout", "10s"}, "native",
 			`pool py never became ready within 10s; last stderr:\nwarming up the cache`,
 			[]string{"pool py never became ready within 10s; last stderr:\nwarming up the cache"}},

@@ -6,7 +6,7 @@ import (
 )
 
 // A function that answers with content blocks (nexus.Content) reaches the
-// client as those blocks (docs/pool-protocol.md, "Content results").
+// client as those blocks (docs/internals.md, "Content blocks").
 func TestContentBlocksReachTheClient(t *testing.T) {
 	s := startServer(t, unruly())
 	s.handshake()

@@ -7,7 +7,7 @@ import (
 
 // A pool that dies fails the call that killed it and every other call in
 // flight on it with isError and the reason, and the next call succeeds on a
-// fresh process (docs/pool-protocol.md, "When a pool dies").
+// fresh process (docs/internals.md, "Death and restarts").
 func TestCrashedPoolIsRestarted(t *testing.T) {
 	tests := []struct {
 		tool string

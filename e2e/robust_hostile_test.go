@@ -26,9 +26,10 @@ type reply struct {
 	value    string // for a tool result returning a string: the exact string
 }
 
-// hostileWant says how each input must be answered (JSON-RPC 2.0 and SPEC
-// §4.1, §4.4): alternatives lists every acceptable reply (nil: none at all);
-// batch, when set, is the one acceptable array of replies, in order.
+// hostileWant says how each input must be answered (JSON-RPC 2.0 and
+// docs/spec.md §4.1, §4.4): alternatives lists every acceptable reply (nil:
+// none at all); batch, when set, is the one acceptable array of replies, in
+// order.
 type hostileWant struct {
 	alternatives []reply
 	batch        []reply
@@ -193,8 +194,9 @@ func (r *rawReply) matches(w reply) bool {
 	return strings.Contains(text, w.contains)
 }
 
-// Every input of the corpus gets the reply JSON-RPC 2.0 and SPEC §4.4
-// prescribe (and only that), and the server answers ping after each.
+// Every input of the corpus gets the reply JSON-RPC 2.0 and
+// docs/spec.md §4.4 prescribe (and only that), and the server answers ping
+// after each.
 func TestHostileInput(t *testing.T) {
 	inputs := hostileInputs(t)
 	for name := range inputs {

@@ -11,7 +11,7 @@ import (
 )
 
 // However nexus ends, its pools end with it, and so do the processes their
-// functions started (docs/pool-protocol.md, "Process group and death").
+// functions started (docs/internals.md, "Process group and death").
 func TestNoOrphansAfterMCP(t *testing.T) {
 	testenv.Long(t)
 	tests := []struct {

@@ -74,25 +74,7 @@ func cppPool(t *testing.T) (string, string) {
 // newPolyglot copies the program and says which languages can run.
 func newPolyglot(t *testing.T) *polyglot {
 	t.Helper()
-	src := program("bad/polyglot")
-	dir := t.TempDir()
-	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dir, rel), 0o755)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dir, rel), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := copyProgram(t, "bad/polyglot")
 	p := &polyglot{dir: dir}
 	if _, err := exec.LookPath("python3"); err == nil {
 		p.langs = append(p.langs, "py")

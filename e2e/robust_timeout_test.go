@@ -118,10 +118,10 @@ func TestTimeoutFlag(t *testing.T) {
 // never began and is sent to the fresh process; in Python and C++ it runs
 // beside the stuck one and answers at once.
 //
-// The queued R call's reply waits for the stuck call's cancel grace (2s)
-// and a fresh R process's start: 6 to 11s here with busy loops on both
-// cores, longer under the whole -race suite, where it once passed the 30s
-// this test allowed (issue 18). The reply is never dropped
+// The queued R call's reply waits for the stuck call's cancel grace (2s) and
+// a fresh R process's start: 6 to 11s here with busy loops on both cores,
+// longer under the whole -race suite, where it once passed the 30s this test
+// allowed. The reply is never dropped
 // (TestQueuedCallOutlivesASlowReplacement forces that interleaving), so the
 // start and the wait are bounded generously: what this test checks is that
 // the replies come, and what they say.

@@ -44,7 +44,7 @@ func mrtrRound(t *testing.T, body string, answer func(key string) string) (map[s
 }
 
 // mrtrHeaders are the routing headers a 2026-07-28 tools/call carries.
-var mrtrHeaders = []string{"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "test_input_required_result_multi_round"}
+var mrtrHeaders = statelessHeaders("test_input_required_result_multi_round")
 
 func accept(field, value string) string {
 	return `{"action":"accept","content":{"` + field + `":"` + value + `"}}`
@@ -57,10 +57,11 @@ func multiRoundAnswer(key string) string {
 	return accept("color", "blue")
 }
 
-// MRTR behind a load balancer (issues 11 and 12 §2): a function that asks
-// in two rounds, called through nginx, whose round-robin sends each of the
-// three requests to another node. Nodes that share NEXUS_STATE_KEY accept
-// each other's requestState; a node with another key refuses it.
+// MRTR behind a load balancer (docs/deploy.md, "Scale-out behind nginx"): a
+// function that asks in two rounds, called through nginx, whose round-robin
+// sends each of the three requests to another node. Nodes that share
+// NEXUS_STATE_KEY accept each other's requestState; a node with another key
+// refuses it.
 func TestScaleOutMRTR(t *testing.T) {
 	testenv.Long(t)
 	testenv.NeedPython(t)

@@ -15,8 +15,9 @@ import (
 )
 
 // Three `nexus serve` nodes behind nginx, configured by docs/nginx as
-// docs/deploy.md says (issue 12 §2), under a steady load of stateless
-// tools/call requests from six clients, plus one handshake-era session:
+// docs/deploy.md says ("Scale-out behind nginx"), under a steady load of
+// stateless tools/call requests from six clients, plus one handshake-era
+// session:
 //
 //   - stateless requests are balanced round-robin, and the session's
 //     requests all reach the node that minted its id;
@@ -30,7 +31,7 @@ import (
 //   - at every pause of the load, each node's nexus_calls_total equals the
 //     calls it answered (by the replies' Nexus-Node) since it started.
 //
-// The figures go to the log, and into docs/deploy.md.
+// The figures go to the log; docs/deploy.md states the outcome.
 func TestScaleOutBehindNginx(t *testing.T) {
 	testenv.Long(t)
 	testenv.NeedPython(t)

@@ -11,13 +11,13 @@ import (
 	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
-// The scientific program (testdata/scientific, issue 13) returns what
-// scientific code returns: numpy arrays and scalars in Python, R's vectors,
-// matrices, factors, data frames and NA, C++'s standard containers, and NaN
-// and the infinities everywhere. Each answer must be the declared value,
-// the same in every language: over MCP (text and structuredContent) with
-// NaN and infinity as "NaN", "Infinity", "-Infinity", and on the CLI as
-// morloc prints them, "nan", "inf", "-inf".
+// The scientific program (testdata/scientific) returns what scientific code
+// returns: numpy arrays and scalars in Python, R's vectors, matrices,
+// factors, data frames and NA, C++'s standard containers, and NaN and the
+// infinities everywhere. Each answer must be the declared value, the same in
+// every language: over MCP (text and structuredContent) with NaN and
+// infinity as "NaN", "Infinity", "-Infinity", and on the CLI as morloc
+// prints them, "nan", "inf", "-inf".
 
 var scientificLangs = []string{"py", "r", "cpp"}
 
@@ -87,9 +87,9 @@ func scientificCases() []scientificCase {
 		{fn: "tally", args: `{}`, want: `[["a",2]]`},
 		{fn: "uniq", args: `{}`, want: `[1,2,3]`},
 		{fn: "triple", args: `{}`, want: `[7,8,9]`},
-		// Issue 18 §3: NaN in lists of records, in a record holding one,
-		// and as arguments where a Real is declared (the schemas admit
-		// "NaN", "Infinity", "-Infinity" there).
+		// NaN in lists of records, in a record holding one, and as arguments
+		// where a Real is declared (the schemas admit "NaN", "Infinity",
+		// "-Infinity" there).
 		{fn: "inRecords", args: `{}`, want: `[{"x":"NaN","y":1.5},{"x":"Infinity","y":"-Infinity"}]`, cli: `[{"x":"nan","y":1.5},{"x":"inf","y":"-inf"}]`},
 		{fn: "inCloud", args: `{}`, want: `{"points":[{"x":"NaN","y":0.5},{"x":1,"y":"Infinity"}],"scale":"NaN"}`,
 			cli: `{"points":[{"x":"nan","y":0.5},{"x":1,"y":"inf"}],"scale":"nan"}`, record: true},
@@ -108,12 +108,9 @@ func TestScientificValues(t *testing.T) {
 	s.handshake()
 	id := 0
 	for _, c := range scientificCases() {
-		raw := map[string]string{}
+		results := s.callInEachLanguage(&id, c.fn, c.args, scientificLangs)
 		for _, lang := range scientificLangs {
-			name := c.fn + "_" + lang
-			id++
-			got := s.callRaw(id, name, c.args)
-			raw[lang] = string(got.raw)
+			name, got := c.fn+"_"+lang, results[lang]
 			if got.isError || got.text != c.want {
 				t.Errorf("%s %s = %q (isError %v), want %q", name, brief(c.args), brief(got.text), got.isError, brief(c.want))
 			}
@@ -122,12 +119,8 @@ func TestScientificValues(t *testing.T) {
 			}
 		}
 		// Byte for byte the same reply in every language, as the fidelity
-		// program's (e2e/fidelity_test.go).
-		for _, lang := range scientificLangs[1:] {
-			if raw[lang] != raw["py"] {
-				t.Errorf("%s: %s and py differ:\n %s\n %s", c.fn, lang, brief(raw[lang]), brief(raw["py"]))
-			}
-		}
+		// program's.
+		sameInEachLanguage(t, c.fn, c.args, results, scientificLangs)
 	}
 	if err := s.closeAndWait(); err != nil {
 		t.Errorf("nexus exit: %v", err)

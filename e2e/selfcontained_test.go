@@ -14,11 +14,11 @@ import (
 	"testing"
 )
 
-// The repository needs nothing outside itself (issue 18 §1): no test,
-// script, Makefile rule or program under testdata names a path that leaves
-// it. This is the static half of the check; scripts/self-contained.sh, run
-// by make test, is the other: it runs the tests in a copy of the tracked
-// files whose parent directory holds nothing.
+// The repository needs nothing outside itself, as a fresh clone has nothing
+// beside it: no test, script, Makefile rule or program under testdata names
+// a path that leaves it. This is the static half of the check;
+// scripts/self-contained.sh, run by make test, is the other: it runs the
+// tests in a copy of the tracked files whose parent directory holds nothing.
 //
 // A line that may name an outside path, as one optional source among others
 // with a fallback (make deps may take morloc from ../shared), says so with a

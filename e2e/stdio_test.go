@@ -41,8 +41,9 @@ func mcpTools(t *testing.T, target string) []byte {
 	return out
 }
 
-// The seed's transcripts (morloc-mcp-manual.txt §7.5.1, 7.5.4, 7.5.6), byte for byte.
-func TestSeedTranscripts(t *testing.T) {
+// The transcripts of morloc's manual (§7.5 "Model Context Protocol": 7.5.1,
+// 7.5.4, 7.5.6) for testdata/combat, byte for byte.
+func TestManualTranscripts(t *testing.T) {
 	s := startServer(t, program("combat"))
 	s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"demo","version":"0"}}}`)
 	want := `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":false}},"serverInfo":{"name":"combat","version":"` + manifestVersion(t, "combat") + `"}}}`
@@ -96,7 +97,8 @@ func TestSeedTranscripts(t *testing.T) {
 	}
 }
 
-// SPEC §4.2: ping before the handshake; tools/* gated until initialize.
+// docs/spec.md §4.2: ping before the handshake; tools/* gated until
+// initialize.
 func TestLifecycleGating(t *testing.T) {
 	s := startServer(t, program("shapes"))
 	if r := s.request(1, "ping", nil); r["result"] == nil || len(r["result"].(map[string]any)) != 0 {
@@ -127,7 +129,7 @@ func TestLifecycleGating(t *testing.T) {
 	}
 }
 
-// Every row of SPEC §4.4.
+// Every row of docs/spec.md §4.4.
 func TestErrorTable(t *testing.T) {
 	s := startServer(t, program("shapes"))
 	s.handshake()
@@ -195,7 +197,8 @@ func TestPoolStartFailure(t *testing.T) {
 	}
 }
 
-// SPEC §4.1 framing: blank lines, \r, a pretty-printed object, bad JSON, oversized lines.
+// docs/spec.md §4.1 framing: blank lines, \r, a pretty-printed object, bad
+// JSON, oversized lines.
 func TestFraming(t *testing.T) {
 	s := startServer(t, program("shapes"), "--max-line", "4096")
 	s.send("")
@@ -277,7 +280,7 @@ func TestConcurrentCalls(t *testing.T) {
 }
 
 // While a pool prints (print, os.system), every byte on stdout is still a
-// JSON-RPC reply (SPEC §4.1).
+// JSON-RPC reply (docs/spec.md §4.1).
 func TestStdoutPurity(t *testing.T) {
 	s := startServer(t, program("shapes"))
 	s.handshake()
@@ -287,12 +290,7 @@ func TestStdoutPurity(t *testing.T) {
 			t.Fatalf("chatty failed: %s", text)
 		}
 	}
-	if err := s.closeAndWait(); err != nil {
-		t.Fatalf("exit: %v", err)
-	}
-	for line := range s.lines {
-		t.Errorf("unexpected extra stdout line: %q", line)
-	}
+	s.closeExpectingNoMore()
 	if !strings.Contains(s.stderr.String(), "from-child") {
 		t.Errorf("the pool's child output did not reach stderr:\n%s", s.stderr.String())
 	}

@@ -13,9 +13,9 @@ import (
 	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
-// Functions that talk back (issue 11): a Python, an R and a C++ function
-// ask the user (elicitation), the client's model (sampling) and the roots,
-// through the official go-sdk client, over stdio and Streamable HTTP;
+// Functions that talk back (docs/spec.md §6.3): a Python, an R and a C++
+// function ask the user (elicitation), the client's model (sampling) and the
+// roots, through the official go-sdk client, over stdio and Streamable HTTP;
 // pinned to 2025-06-18 the questions are server requests, and at the
 // client's default (2026-07-28) input_required results that the client
 // answers and retries (MRTR).

@@ -8,14 +8,14 @@ import (
 	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
-// Functions that talk back, answered by the TypeScript SDK's Client (issue
-// 11: "driven the same way in the handshake era"): e2e/tsclient/talkback.mjs
-// declares elicitation, sampling and roots, and nexus asks it with server
-// requests, on stdout over stdio and on the calling POST's SSE stream over
-// Streamable HTTP (docs/pool-protocol.md "Asking the client"; MCP
-// client/elicitation, client/sampling, client/roots). One nexus per
-// transport serves every language; over HTTP two sessions pin the two
-// handshake-era versions that have elicitation.
+// Functions that talk back, answered by the TypeScript SDK's Client in the
+// handshake era, as TestTalkBack's go-sdk client answers them:
+// e2e/tsclient/talkback.mjs declares elicitation, sampling and roots, and
+// nexus asks it with server requests, on stdout over stdio and on the
+// calling POST's SSE stream over Streamable HTTP (docs/pools.md, "Functions
+// that talk back"; MCP client/elicitation, client/sampling, client/roots).
+// One nexus per transport serves every language; over HTTP two sessions pin
+// the two handshake-era versions that have elicitation.
 func TestTalkBackTypeScriptSDK(t *testing.T) {
 	node, dir := tsClient(t)
 	langs := []struct {

@@ -79,7 +79,7 @@ if [ ! -f "$oidc/node_modules/oidc-provider/package.json" ] || [ "$oidc/package-
 fi
 echo "deps: oidc-provider $(cd "$oidc" && node -p 'JSON.parse(require("fs").readFileSync("node_modules/oidc-provider/package.json")).version') for the OAuth tests"
 
-# The delivery tests (issue 22): the MCP Bundle toolchain, whose validate,
+# The delivery tests (bundles and installs): the MCP Bundle toolchain, whose validate,
 # info and unpack e2e/bundle_test.go runs on nexus's bundles, and the Claude
 # Code CLI, whose `claude mcp list` e2e/install_test.go runs on what
 # `nexus install --client claude-code` wrote; pinned in e2e/clients.
@@ -100,6 +100,6 @@ fi
 echo "deps: $(/usr/bin/chromium --version 2>/dev/null | head -1), ext-apps $(cd "$views" && node -p 'require("./node_modules/@modelcontextprotocol/ext-apps/package.json").version') for the view tests"
 
 # morloc 0.69.0, whose compiled programs e2e/morloc_*_test.go serve and
-# compare with morloc's own nexus (issue 19): a check when installed, else an
-# 8-minute build.
+# compare with morloc's own nexus: a check when installed, else an 8-minute
+# build.
 "$(dirname "$0")/install-morloc.sh"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the real morloc 0.69.0 toolchain that the e2e tests compile their
-# testdata/morloc-0.69 programs with (e2e/morloc_*_test.go, issue 19): the
+# testdata/morloc-0.69 programs with (e2e/morloc_*_test.go): the
 # compiler at /opt/morloc-0.69.0/bin/morloc, and the C runtime that
 # `morloc init` installs under $HOME (libmorloc.so, the C morloc-nexus the
 # tests compare nexus with, pymorloc, librmorloc, the C++ headers).
@@ -49,7 +49,7 @@ then make test again (or go test -short, which skips the morloc tests)."
 fi
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
-shared=$repo/../shared/morloc # outside-repo: make deps may build morloc from ../shared, one source among others (GUIDE.md)
+shared=$repo/../shared/morloc # outside-repo: make deps may build morloc from ../shared, one source among others
 
 run_build_sh() {  # $1 = a directory holding build.sh and src/
   say "building from $1/build.sh 069 (about 8 minutes on 2 cores)"

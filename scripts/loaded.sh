@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs a command with a busy loop on every CPU for the whole of its run
 # (make test-loaded): the tests must pass on a loaded machine, as on a
-# shared CI runner (issue 18 §2). HOGS overrides the number of loops.
+# shared CI runner, where CPU is scarce and timings stretch. HOGS overrides the number of loops.
 # The loops end with the command however it ends: a trap kills them when
 # this script exits, and each loop also stops by itself once this script
 # is gone (SIGKILL included).

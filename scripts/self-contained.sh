@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Shows that the repository needs nothing outside itself (issue 18 §1): it
-# copies the tracked files into an empty directory, as a fresh clone would
-# be, and runs the fast tier of the tests there (go test -short ./..., the
-# e2e tests included). A test, script or Makefile rule that reads a path
+# Shows that the repository needs nothing outside itself: it copies the
+# tracked files into an empty directory, as a fresh clone would be, and runs
+# the fast tier of the tests there (go test -short ./..., the e2e tests
+# included). A test, script or Makefile rule that reads a path
 # beside the repository (../shared, say) finds nothing there and fails.
 # TestNothingReachesOutsideTheRepository is the static half: it also finds
 # absolute paths into the development machine's tree.

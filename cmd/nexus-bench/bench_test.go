@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -235,5 +236,45 @@ func TestMedianPoint(t *testing.T) {
 	two := medianPoint(10, 10, []callTime{{ms: 1000, nexusMs: 200}, {ms: 500, nexusMs: 400}})
 	if two.mbps != 15 || two.cpuPerMB != 30 {
 		t.Errorf("two calls: %+v, want the means of the middle two", two)
+	}
+}
+
+// interleave drops the untimed round, swaps the order every round and
+// stops at the first error.
+func TestInterleave(t *testing.T) {
+	var order []bool
+	round := 0
+	ne, fl, err := interleave(3, func(isNexus bool) ([]int, error) {
+		order = append(order, isNexus)
+		round++
+		return []int{round}, nil
+	})
+	// Round -1: floor, nexus (1, 2); 0: nexus, floor (3, 4); 1: floor,
+	// nexus (5, 6); 2: nexus, floor (7, 8).
+	if err != nil || !slices.Equal(ne, []int{3, 6, 7}) || !slices.Equal(fl, []int{4, 5, 8}) {
+		t.Errorf("nexus %v, floor %v, %v", ne, fl, err)
+	}
+	if want := []bool{false, true, true, false, false, true, true, false}; !slices.Equal(order, want) {
+		t.Errorf("order %v, want %v", order, want)
+	}
+	calls := 0
+	_, _, err = interleave(3, func(bool) ([]int, error) {
+		calls++
+		return nil, errors.New("boom")
+	})
+	if err == nil || calls != 1 {
+		t.Errorf("after an error: %v, %d calls", err, calls)
+	}
+	lat, err := sequential(4, func(i int) error {
+		if i == 2 {
+			return errors.New("third")
+		}
+		return nil
+	})
+	if err == nil || lat != nil {
+		t.Errorf("sequential past an error: %v %v", lat, err)
+	}
+	if lat, err := sequential(3, func(int) error { return nil }); err != nil || len(lat) != 3 {
+		t.Errorf("sequential: %v %v", lat, err)
 	}
 }

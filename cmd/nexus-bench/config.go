@@ -35,7 +35,7 @@ type config struct {
 	maxCallTime    time.Duration
 	verbose        bool
 	tiny           bool
-	// The morloc phase (issue 19 §7).
+	// The morloc phase (docs/performance.md, "morloc pools").
 	morlocProgram  string // "": morloc-0.69/bench beside -program
 	morlocElements int
 	morlocRuns     int

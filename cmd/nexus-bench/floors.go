@@ -35,7 +35,7 @@ type floorSet struct {
 	// what any relay costs; lat.n 0 when not measured.
 	childRelay relayRun
 	// relay is the same relay to the language's real bench pool, the
-	// floor of a small call through nexus (issue 23).
+	// floor of a small call through nexus.
 	relay   map[string]relayRun
 	missing map[string]string // language → why its floors are missing
 }
@@ -148,27 +148,42 @@ type floorChild struct {
 func startFloorChild(dir, lang string) (*floorChild, error) {
 	argv := floorArgv(dir, lang)
 	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = os.Environ()
+	out := &tail{max: 16 << 10}
+	cmd.Stdout, cmd.Stderr = out, out
+	w, r, err := startWithPoolPipes(cmd)
+	if err != nil {
+		return nil, fmt.Errorf("starting the %s floor child %q: %w", lang, argv, err)
+	}
+	return &floorChild{lang: lang, cmd: cmd, w: w, r: bufio.NewReaderSize(r, 1<<16), out: out}, nil
+}
+
+// startWithPoolPipes starts cmd with the pool protocol's pipes as fds 3
+// and 4, named in its environment (added to cmd.Env), as nexus starts a
+// pool, and returns this side's ends: w writes to its fd 3, r reads its
+// fd 4.
+func startWithPoolPipes(cmd *exec.Cmd) (w, r *os.File, err error) {
 	toR, toW, err := os.Pipe()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	fromR, fromW, err := os.Pipe()
 	if err != nil {
-		return nil, err
+		toR.Close()
+		toW.Close()
+		return nil, nil, err
 	}
-	cmd.ExtraFiles = []*os.File{toR, fromW} // fds 3 and 4, as nexus gives a pool
-	cmd.Env = append(os.Environ(), "NEXUS_POOL_IN=3", "NEXUS_POOL_OUT=4")
-	out := &tail{max: 16 << 10}
-	cmd.Stdout, cmd.Stderr = out, out
+	cmd.ExtraFiles = []*os.File{toR, fromW}
+	cmd.Env = append(cmd.Env, "NEXUS_POOL_IN=3", "NEXUS_POOL_OUT=4")
 	err = cmd.Start()
 	toR.Close()
 	fromW.Close()
 	if err != nil {
 		toW.Close()
 		fromR.Close()
-		return nil, fmt.Errorf("starting the %s floor child %q: %w", lang, argv, err)
+		return nil, nil, err
 	}
-	return &floorChild{lang: lang, cmd: cmd, w: toW, r: bufio.NewReaderSize(fromR, 1<<16), out: out}, nil
+	return toW, fromR, nil
 }
 
 // roundTrip sends one frame and reads the reply frame (valid until the next).
@@ -196,14 +211,7 @@ func (c *floorChild) failure(err error) error {
 
 func (c *floorChild) stop() {
 	c.w.Close() // end of file: the child exits
-	done := make(chan struct{})
-	go func() { c.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		c.cmd.Process.Kill()
-		<-done
-	}
+	waitOrKill(c.cmd, 10*time.Second)
 }
 
 // floorsPhase measures every floor of every language.
@@ -282,19 +290,13 @@ func (b *bench) floorsOf(dir, lang string) error {
 		}
 		return nil
 	}
-	for i := range warmup(n) {
-		if err := trip(i); err != nil {
-			return err
-		}
+	if _, err := sequential(warmup(n), trip); err != nil {
+		return err
 	}
-	lat := make([]time.Duration, n)
 	cpu0 := cpuTicks(c.cmd.Process.Pid)
-	for i := range n {
-		t0 := time.Now()
-		if err := trip(i); err != nil {
-			return err
-		}
-		lat[i] = time.Since(t0)
+	lat, err := sequential(n, trip)
+	if err != nil {
+		return err
 	}
 	b.floors.pipeCPU[lang] = ticksToMicros(cpuTicks(c.cmd.Process.Pid)-cpu0) / float64(n)
 	b.floors.pipe[lang] = latencies(lat)
@@ -363,3 +365,26 @@ func bareRSS(argv []string) (int64, error) {
 
 // warmup is how many calls run, unmeasured, before a measured loop.
 func warmup(n int) int { return min(200, max(10, n/20)) }
+
+// sequential makes the calls one(0) … one(n-1), one at a time, and returns
+// how long each took; the first error ends it.
+func sequential(n int, one func(i int) error) ([]time.Duration, error) {
+	lat := make([]time.Duration, n)
+	for i := range n {
+		t0 := time.Now()
+		if err := one(i); err != nil {
+			return nil, err
+		}
+		lat[i] = time.Since(t0)
+	}
+	return lat, nil
+}
+
+// addAnswer checks the reply to tool(i, 1000), the small call every phase
+// makes: its text is i+1000.
+func addAnswer(tool string, i int, reply []byte) error {
+	if !textIs(reply, strconv.Itoa(i+1000)) {
+		return fmt.Errorf("WRONG answer to %s(%d, 1000): %.300s", tool, i, reply)
+	}
+	return nil
+}

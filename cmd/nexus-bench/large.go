@@ -111,11 +111,11 @@ func (b *bench) largeKind(lang string, k payloadKind, fc *floorChild) error {
 	return nil
 }
 
-// linPoint is one size's figures for the linearity row: those of its
-// first call, in a nexus and pools started for it. On a machine where a
-// page's first touch costs far more than the bytes written to it (the VM
-// of docs/performance.md, issue 23: some 20 µs a page), the best of three
-// 10 MB calls reuses the pages of the first, and a single 100 MB call
+// linPoint is one size's figures for the linearity row: those of its first
+// call, in a nexus and pools started for it. On a machine where a page's
+// first touch costs far more than the bytes written to it (the VM of
+// docs/performance.md, "Fresh memory": some 20 µs a page), the best of
+// three 10 MB calls reuses the pages of the first, and a single 100 MB call
 // cannot: set side by side, they would measure which memory was warm, not
 // how the cost grows with the size.
 //
@@ -222,9 +222,9 @@ func medianPoint(mb, size float64, firsts []callTime) linPoint {
 
 // linearityRow sets the MB/s of every size's first call beside that at
 // 10 MB (or the smallest size above it, when 10 MB was not run), and
-// nexus's CPU per MB likewise: flat from 10 MB up is the goal (issue 23),
-// so the row's figure is the largest size's MB/s and its floor the 10 MB
-// one's.
+// nexus's CPU per MB likewise: flat from 10 MB up is the goal (a large
+// call's throughput must not fall with its size), so the row's figure is
+// the largest size's MB/s and its floor the 10 MB one's.
 func (b *bench) linearityRow(lang, what string, pts []linPoint) {
 	ref := -1
 	for i, p := range pts {

@@ -1,4 +1,4 @@
-// Command nexus-bench is nexus's benchmark driver (issue 9, `make bench`).
+// Command nexus-bench is nexus's benchmark driver (`make bench`).
 // It measures a built nexus through its public surface only — the binary,
 // MCP on stdio, HTTP — on the bench program (testdata/bench), and in the
 // same run the floors that the figures only mean something against on a

@@ -19,16 +19,16 @@ import (
 	"github.com/nexus-mcp/nexus/internal/morlocbuild"
 )
 
-// The morloc phase (issue 19 §7): one program compiled by the real morloc
-// 0.69.0 (testdata/morloc-0.69/bench: addPy, addCpp, echoPy, echoCpp),
-// run by morloc's own C nexus and by nexus in the same minutes. morloc's
-// nexus is a one-shot CLI (`./nexus CMD ARGS` starts the pools, calls,
-// prints, stops them), so the one-shot rows set `nexus run LAUNCHER CMD
-// ARGS` beside it, runs interleaved; a 1M-element [Real] goes as a JSON
-// file, which both take in place of the value (a command line cannot hold
-// it). The warm rows are nexus's own (MCP on stdio), beside morloc's
-// daemon where it has one (`--daemon --http-port`, small calls only: it
-// refuses large bodies).
+// The morloc phase (docs/performance.md, "morloc pools"): one program
+// compiled by the real morloc 0.69.0 (testdata/morloc-0.69/bench: addPy,
+// addCpp, echoPy, echoCpp), run by morloc's own C nexus and by nexus in the
+// same minutes. morloc's nexus is a one-shot CLI (`./nexus CMD ARGS` starts
+// the pools, calls, prints, stops them), so the one-shot rows set `nexus
+// run LAUNCHER CMD ARGS` beside it, runs interleaved; a 1M-element [Real]
+// goes as a JSON file, which both take in place of the value (a command
+// line cannot hold it). The warm rows are nexus's own (MCP on stdio),
+// beside morloc's daemon where it has one (`--daemon --http-port`, small
+// calls only: it refuses large bodies).
 
 const secMorloc = "morloc pools"
 
@@ -212,7 +212,6 @@ func (b *bench) morlocOneShot(m *morlocBench, lang, cmdName string, args []strin
 		what = fmt.Sprintf("%s %d Reals", cmdName, len(m.want))
 	}
 	progress("morloc pools: %s, one-shot, morloc's nexus and nexus in turn × %d", what, runs)
-	var mo, ne []oneShot
 	var buf bytes.Buffer
 	check := func(who string, r oneShot) error {
 		if !large {
@@ -227,33 +226,26 @@ func (b *bench) morlocOneShot(m *morlocBench, lang, cmdName string, args []strin
 		}
 		return sameReals(r.out, m.want, digits)
 	}
-	// One untimed run of each first: the page cache, Python's bytecode.
-	for k := -1; k < runs; k++ {
-		order := []bool{k%2 == 0, k%2 != 0} // true: nexus
-		for _, isNexus := range order {
-			argv, who := morlocArgv, "morloc's nexus"
-			if isNexus {
-				argv, who = nexusArgv, "nexus"
-			}
-			r, err := runOneShot(argv, m.env, large, b.cfg.callTimeout, &buf)
-			if err == nil {
-				err = check(who, r)
-			}
-			if err != nil {
-				b.fail("morloc pools: %s by %s: %v", what, who, err)
-				b.add(row{section: secMorloc, lang: lang, what: what + ", one-shot", text: "FAILED", floor: none})
-				return
-			}
-			r.out = nil
-			if k < 0 {
-				continue
-			}
-			if isNexus {
-				ne = append(ne, r)
-			} else {
-				mo = append(mo, r)
-			}
+	// The untimed round warms the page cache and Python's bytecode.
+	ne, mo, err := interleave(runs, func(isNexus bool) ([]oneShot, error) {
+		argv, who := morlocArgv, "morloc's nexus"
+		if isNexus {
+			argv, who = nexusArgv, "nexus"
 		}
+		r, err := runOneShot(argv, m.env, large, b.cfg.callTimeout, &buf)
+		if err == nil {
+			err = check(who, r)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("by %s: %w", who, err)
+		}
+		r.out = nil
+		return []oneShot{r}, nil
+	})
+	if err != nil {
+		b.fail("morloc pools: %s %v", what, err)
+		b.add(row{section: secMorloc, lang: lang, what: what + ", one-shot", text: "FAILED", floor: none})
+		return
 	}
 	med := func(rs []oneShot, f func(oneShot) float64) (float64, float64) {
 		xs := make([]float64, len(rs))
@@ -286,6 +278,29 @@ func (b *bench) morlocOneShot(m *morlocBench, lang, cmdName string, args []strin
 		b.add(row{section: secMorloc, lang: lang, what: what + ", one-shot: nexus peak RSS", value: nv, unit: "MB", floor: size, vs: ratio(nv, size),
 			details: fmt.Sprintf("VmHWM of the nexus process; floor: the payload, the %s MB JSON file; %s; smallest %s MB; morloc's nexus process: %s MB", num(size), n, num(nmin), num(mv))})
 	}
+}
+
+// interleave runs measure for nexus and for its floor in turn, rounds
+// times after one untimed round, swapping the order every round so that
+// neither side always runs on the machine the other warmed, and returns
+// each side's figures.
+func interleave[T any](rounds int, measure func(isNexus bool) ([]T, error)) (nexus, floor []T, err error) {
+	for k := -1; k < rounds; k++ {
+		for _, isNexus := range []bool{k%2 == 0, k%2 != 0} {
+			got, err := measure(isNexus)
+			if err != nil {
+				return nil, nil, err
+			}
+			switch {
+			case k < 0: // untimed
+			case isNexus:
+				nexus = append(nexus, got...)
+			default:
+				floor = append(floor, got...)
+			}
+		}
+	}
+	return nexus, floor, nil
 }
 
 // sameReals checks a printed JSON list of Reals against want, each to the
@@ -373,26 +388,17 @@ func (b *bench) morlocWarmSmall(s *session, m *morlocBench, lang, tool string) e
 		if err != nil {
 			return err
 		}
-		if !textIs(line, strconv.Itoa(i+1000)) {
-			return fmt.Errorf("WRONG answer to %s(%d, 1000): %.300s", tool, i, line)
-		}
-		return nil
+		return addAnswer(tool, i, line)
 	}
-	for i := range warmup(n) {
-		if err := one(i); err != nil {
-			return err
-		}
+	if _, err := sequential(warmup(n), one); err != nil {
+		return err
 	}
 	progress("morloc pools: %d × %s over MCP stdio", n, tool)
 	fam := findFamily(s.pid(), m.pools)
-	lat := make([]time.Duration, n)
 	c0 := b.sampleCPU(fam, lang)
-	for i := range n {
-		t := time.Now()
-		if err := one(i); err != nil {
-			return err
-		}
-		lat[i] = time.Since(t)
+	lat, err := sequential(n, one)
+	if err != nil {
+		return err
 	}
 	cpu := b.sampleCPU(fam, lang).sub(c0)
 	l := latencies(lat)

@@ -32,14 +32,7 @@ func (b *bench) morlocHTTP(m *morlocBench) {
 	}
 	defer func() {
 		daemon.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { daemon.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			daemon.Process.Kill()
-			<-done
-		}
+		waitOrKill(daemon, 10*time.Second)
 	}()
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true, DisableCompression: true}, Timeout: b.cfg.callTimeout}
 	for _, l := range morlocLangs {
@@ -51,36 +44,27 @@ func (b *bench) morlocHTTP(m *morlocBench) {
 		progress("morloc pools: %d × %s over HTTP, nexus serve and morloc's daemon in turn", n, tool)
 		nexusURL := nexusBase + "/call/benchprog/" + tool
 		morlocURL := morlocBase + "/call/" + tool
-		var ne, mo []time.Duration
 		var buf bytes.Buffer
 		const blocks = 10
-		for k := -1; k < blocks; k++ { // block -1: warm-up
-			for _, isNexus := range []bool{k%2 == 0, k%2 != 0} {
-				url := morlocURL
-				if isNexus {
-					url = nexusURL
-				}
-				for i := range max(n/blocks, 2) {
-					t0 := time.Now()
-					err := postCall(client, url, fmt.Sprintf("[%d,1000]", i), &buf)
-					d := time.Since(t0)
-					if err == nil && !bytes.Contains(buf.Bytes(), []byte(`"result":`+strconv.Itoa(i+1000))) {
-						err = fmt.Errorf("WRONG answer: %.300s", buf.Bytes())
-					}
-					if err != nil {
-						b.fail("morloc pools: HTTP %s: %v", url, err)
-						return
-					}
-					if k < 0 {
-						continue
-					}
-					if isNexus {
-						ne = append(ne, d)
-					} else {
-						mo = append(mo, d)
-					}
-				}
+		ne, mo, err := interleave(blocks, func(isNexus bool) ([]time.Duration, error) {
+			url := morlocURL
+			if isNexus {
+				url = nexusURL
 			}
+			return sequential(max(n/blocks, 2), func(i int) error {
+				err := postCall(client, url, fmt.Sprintf("[%d,1000]", i), &buf)
+				if err == nil && !bytes.Contains(buf.Bytes(), []byte(`"result":`+strconv.Itoa(i+1000))) {
+					err = fmt.Errorf("WRONG answer: %.300s", buf.Bytes())
+				}
+				if err != nil {
+					return fmt.Errorf("HTTP %s: %w", url, err)
+				}
+				return nil
+			})
+		})
+		if err != nil {
+			b.fail("morloc pools: %v", err)
+			return
 		}
 		nl, ml := latencies(ne), latencies(mo)
 		b.add(row{section: secMorloc, lang: l.lang, what: fmt.Sprintf("%s × %d over HTTP, a connection per call, warm: p50", tool, len(ne)), value: nl.p50, unit: "µs", floor: ml.p50, vs: ratio(nl.p50, ml.p50),
@@ -138,11 +122,7 @@ func (b *bench) serveNexus(what, run string, env []string, target string) (p *pr
 // fails the phase (named by what) when it is still running 30 s later.
 func stopServe(b *bench, p *proc, what string) {
 	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(30 * time.Second):
-		p.cmd.Process.Kill()
-		<-p.exited
+	if !awaitExit(p.cmd, p.exited, 30*time.Second) {
 		b.fail("%s: nexus serve did not stop within 30 s of SIGTERM", what)
 	}
 }

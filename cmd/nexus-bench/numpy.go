@@ -14,7 +14,7 @@ import (
 // (8 MB), or less when -sizes asks only for smaller payloads.
 const numpyElements = 1_000_000
 
-// numpyPhase measures a numpy result (issue 13): ramp_py of the scientific
+// numpyPhase measures a numpy result: ramp_py of the scientific
 // program (beside the bench program) returns a float64 ndarray of n
 // elements, NaN and infinity among them, which the Python runtime sends as
 // one array from the ndarray's memory and nexus writes as JSON for the

@@ -109,29 +109,20 @@ func (b *bench) smallCalls(s *session, lang string) error {
 		if err != nil {
 			return s.failure(tool, err)
 		}
-		if !textIs(reply, strconv.Itoa(i+1000)) {
-			return fmt.Errorf("WRONG answer to %s(%d, 1000): %.300s", tool, i, reply)
-		}
-		return nil
+		return addAnswer(tool, i, reply)
 	}
-	for i := range warmup(n) {
-		if err := one(i); err != nil {
-			return err
-		}
+	if _, err := sequential(warmup(n), one); err != nil {
+		return err
 	}
 	fam := findFamily(s.pid(), b.pools)
 	if len(fam.pools[lang]) == 0 {
 		return fmt.Errorf("no %s pool process among nexus's children", lang)
 	}
-	lat := make([]time.Duration, n)
 	c0 := b.sampleCPU(fam, lang)
 	t0 := time.Now()
-	for i := range n {
-		t := time.Now()
-		if err := one(i); err != nil {
-			return err
-		}
-		lat[i] = time.Since(t)
+	lat, err := sequential(n, one)
+	if err != nil {
+		return err
 	}
 	wall := time.Since(t0)
 	cpu := b.sampleCPU(fam, lang).sub(c0)
@@ -195,7 +186,7 @@ func (b *bench) smallCalls(s *session, lang string) error {
 }
 
 // vsRelayRow sets a small call's p50 through nexus beside the p50 through a
-// minimal Go relay to the same language's real bench pool (issue 23: at
+// minimal Go relay to the same language's real bench pool (the goal: at
 // most ×1.3), so that the ratio is what nexus adds and not the pool's own
 // time. workers is how many pool processes nexus runs for lang.
 func (b *bench) vsRelayRow(lang, what string, l latency, workers int) row {

@@ -47,18 +47,13 @@ func runRelay(mode string, argv []string) {
 		os.Exit(2)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	toR, toW, _ := os.Pipe()
-	fromR, fromW, _ := os.Pipe()
-	cmd.ExtraFiles = []*os.File{toR, fromW}
-	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, relayEnv+"=") }),
-		"NEXUS_POOL_IN=3", "NEXUS_POOL_OUT=4")
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, relayEnv+"=") })
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Start(); err != nil {
+	toW, fromR, err := startWithPoolPipes(cmd)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "relay:", err)
 		os.Exit(1)
 	}
-	toR.Close()
-	fromW.Close()
 	from := bufio.NewReader(fromR)
 	in := bufio.NewReader(os.Stdin)
 	frame := make([]byte, 4, 256)
@@ -207,14 +202,7 @@ func (p *relayProc) call(id int, tool string, a, b int) ([]byte, error) {
 // stop closes the relay's stdin (it and its child exit) and waits.
 func (p *relayProc) stop() {
 	p.w.Close()
-	done := make(chan struct{})
-	go func() { p.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		p.cmd.Process.Kill()
-		<-done
-	}
+	waitOrKill(p.cmd, 10*time.Second)
 }
 
 // measure times n calls of tool, one in flight, after an untimed warm-up,
@@ -225,29 +213,23 @@ func (p *relayProc) measure(tool string, n int, timeout time.Duration) (relayRun
 	defer kill.Stop()
 	one := func(i int) error {
 		reply, err := p.call(i+1, tool, i, 1000)
+		if err == nil {
+			err = addAnswer(tool, i, reply)
+		}
 		if err != nil {
 			return fmt.Errorf("the relay: %w", err)
 		}
-		if !textIs(reply, strconv.Itoa(i+1000)) {
-			return fmt.Errorf("WRONG answer from the relay to %s(%d, 1000): %.300s", tool, i, reply)
-		}
 		return nil
 	}
-	for i := range warmup(n) {
-		if err := one(i); err != nil {
-			return relayRun{}, err
-		}
+	if _, err := sequential(warmup(n), one); err != nil {
+		return relayRun{}, err
 	}
 	relay := p.cmd.Process.Pid
 	child := children(relay)
-	lat := make([]time.Duration, n)
 	c0, p0 := cpuTicks(relay), cpuTicks(child...)
-	for i := range n {
-		t := time.Now()
-		if err := one(i); err != nil {
-			return relayRun{}, err
-		}
-		lat[i] = time.Since(t)
+	lat, err := sequential(n, one)
+	if err != nil {
+		return relayRun{}, err
 	}
 	return relayRun{
 		cpu:     ticksToMicros(cpuTicks(relay)-c0) / float64(n),

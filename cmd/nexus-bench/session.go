@@ -103,16 +103,33 @@ func (b *bench) startNexusEnv(run string, env []string, args ...string) (*proc, 
 
 func (p *proc) pid() int { return p.cmd.Process.Pid }
 
+// awaitExit waits up to d for exited to close, after the caller asked cmd's
+// process to end (an end of file, SIGTERM), and then kills it; it reports
+// whether the process ended by itself.
+func awaitExit(cmd *exec.Cmd, exited <-chan struct{}, d time.Duration) bool {
+	select {
+	case <-exited:
+		return true
+	case <-time.After(d):
+		cmd.Process.Kill()
+		<-exited
+		return false
+	}
+}
+
+// waitOrKill is awaitExit for a process nothing waits for yet.
+func waitOrKill(cmd *exec.Cmd, d time.Duration) bool {
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	return awaitExit(cmd, exited, d)
+}
+
 // stop closes stdin and waits for nexus to exit (killing it after d); an
 // exit status other than 0 is an error (stdin EOF means a clean exit).
 func (p *proc) stop(d time.Duration) error {
 	p.stdin.Close()
 	defer p.stdout.Close()
-	select {
-	case <-p.exited:
-	case <-time.After(d):
-		p.cmd.Process.Kill()
-		<-p.exited
+	if !awaitExit(p.cmd, p.exited, d) {
 		return fmt.Errorf("nexus did not exit within %v of stdin closing", d)
 	}
 	if p.err != nil {

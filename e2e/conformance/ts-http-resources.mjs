@@ -27,6 +27,11 @@ async function connect(url) {
 
 const first = (res) => res.contents?.[0] ?? null;
 
+// completion is what the server completes a prompt's argument to.
+async function completion(client, prompt, argument, value) {
+  return (await client.complete({ ref: { type: "ref/prompt", name: prompt }, argument: { name: argument, value } })).completion;
+}
+
 // testdata/everything: static resources, a Python template, a subscription,
 // prompts, a completion.
 {
@@ -65,10 +70,7 @@ const first = (res) => res.contents?.[0] ?? null;
   } catch (err) {
     out.missingArgument = { code: err.code, message: err.message };
   }
-  out.complete = (await client.complete({
-    ref: { type: "ref/prompt", name: "test_prompt_with_arguments" },
-    argument: { name: "arg1", value: "he" },
-  })).completion;
+  out.complete = await completion(client, "test_prompt_with_arguments", "arg1", "he");
   await transport.terminateSession();
   await client.close();
 }
@@ -86,10 +88,7 @@ const first = (res) => res.contents?.[0] ?? null;
     const png = first(await client.readResource({ uri: out.link.uri }));
     out.plot = { uri: png?.uri, mimeType: png?.mimeType, head: png?.blob ? Buffer.from(png.blob, "base64").subarray(0, 8).toString("hex") : null };
   }
-  out.completer = (await client.complete({
-    ref: { type: "ref/prompt", name: "plot_sample" },
-    argument: { name: "sample", value: "tr" },
-  })).completion;
+  out.completer = await completion(client, "plot_sample", "sample", "tr");
   await transport.terminateSession();
   await client.close();
 }

@@ -1,7 +1,7 @@
-// The TypeScript SDK's Client answering what nexus functions ask (issue 11):
-// it declares elicitation, sampling and roots, and handles
-// elicitation/create, sampling/createMessage and roots/list, over stdio or
-// Streamable HTTP (driven by e2e/talkback_ts_test.go). Usage:
+// The TypeScript SDK's Client answering what nexus functions ask: it
+// declares elicitation, sampling and roots, and handles elicitation/create,
+// sampling/createMessage and roots/list, over stdio or Streamable HTTP
+// (driven by e2e/talkback_ts_test.go). Usage:
 //
 //   node talkback.mjs VERSION CALLS stdio NEXUS TARGET   // runs `NEXUS mcp TARGET`
 //   node talkback.mjs VERSION CALLS http URL

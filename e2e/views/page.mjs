@@ -44,6 +44,16 @@ async function shot(page, name) {
   await page.screenshot({ path: join(artefacts, "page-" + name + ".png") });
 }
 
+// call opens a tool's form, fills its fields (name: value, in order), runs
+// it, and keeps a screenshot named shotName when one is given.
+async function call(page, tool, fields, shotName) {
+  await open(page, "tool:" + tool);
+  for (const [name, value] of Object.entries(fields)) await fill(page, name, value);
+  const result = await run(page);
+  if (shotName) await shot(page, shotName);
+  return result;
+}
+
 try {
   const page = await browser.newPage();
   await page.setViewport({ width: 840, height: 780, deviceScaleFactor: 1 });
@@ -61,10 +71,7 @@ try {
       await open(page, key);
       out.forms[key.replace(/^tool:/, "")] = await page.$$eval("#detail form.args .field", (l) => l.map((f) => f.getAttribute("data-field")));
     }
-    await open(page, "tool:series");
-    await fill(page, "n", "150");
-    out.series = await run(page);
-    await shot(page, "series");
+    out.series = await call(page, "series", { n: "150" }, "series");
     await page.click("#theme");
     const frame = await frameOf(await page.$("#detail iframe.view"));
     await frame.waitForFunction((t) => document.documentElement.getAttribute("data-theme") === t, { timeout: 5000 },
@@ -73,29 +80,11 @@ try {
     await shot(page, "series-dark");
     await page.click("#theme");
 
-    await open(page, "tool:measurements");
-    await fill(page, "n", "50");
-    out.measurements = await run(page);
-    await shot(page, "measurements");
-
-    await open(page, "tool:grid");
-    await fill(page, "rows", "20");
-    await fill(page, "cols", "30");
-    out.grid = await run(page);
-    await shot(page, "grid");
-
-    await open(page, "tool:summary");
-    await fill(page, "values", "1, 2, 3\n10");
-    out.summary = await run(page);
-
-    await open(page, "tool:fail");
-    await fill(page, "message", "the tool's own words");
-    out.fail = await run(page);
-    await shot(page, "error");
-
-    await open(page, "tool:series");
-    await fill(page, "n", "");
-    out.invalid = await run(page);
+    out.measurements = await call(page, "measurements", { n: "50" }, "measurements");
+    out.grid = await call(page, "grid", { rows: "20", cols: "30" }, "grid");
+    out.summary = await call(page, "summary", { values: "1, 2, 3\n10" });
+    out.fail = await call(page, "fail", { message: "the tool's own words" }, "error");
+    out.invalid = await call(page, "series", { n: "" });
     await fill(page, "n", "2.5");
     out.notWhole = await run(page);
     // A Real takes "Infinity" (docs/spec.md §4.5): a period that never repeats.
