@@ -126,6 +126,19 @@ func morlocRelay(argv []string, stdin io.Reader, stdout io.Writer) error {
 	}
 }
 
+// morlocRelayRun measures n calls of tool (a command of two Ints) through
+// the relay to the pool that runs it, as the warm small calls measure
+// nexus.
+func (b *bench) morlocRelayRun(m *morlocBench, tool string, n int) (relayRun, error) {
+	p, err := startRelay(relayMorloc, []string{m.launcher, tool}, append(os.Environ(), m.env...), "")
+	if err != nil {
+		return relayRun{}, err
+	}
+	defer p.stop()
+	p.names = [2]string{"_1", "_2"}
+	return p.measure(tool, n, b.cfg.callTimeout)
+}
+
 // morlocPool is one pool process of a morloc program, started as nexus
 // starts it, with its temporary directory and shared-memory basename.
 type morlocPool struct {
