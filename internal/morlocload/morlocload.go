@@ -105,31 +105,26 @@ func list(n int, at func(j int) float64) json.RawMessage {
 
 // Arguments are the call's arguments as an MCP tool takes them: a
 // version-1 manifest names none, so they are _1, _2, ...
-func (c Call) Arguments() json.RawMessage {
-	b := []byte{'{'}
-	for i, a := range c.Args {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `"_`...)
-		b = strconv.AppendInt(b, int64(i+1), 10)
-		b = append(b, `":`...)
-		b = append(b, a...)
-	}
-	return append(b, '}')
-}
+func (c Call) Arguments() json.RawMessage { return c.join('{', '}', true) }
 
 // List is the arguments as a JSON list, as morloc's daemon takes them in
 // the body of POST /call/<command>.
-func (c Call) List() json.RawMessage {
-	b := []byte{'['}
+func (c Call) List() json.RawMessage { return c.join('[', ']', false) }
+
+func (c Call) join(open, close byte, named bool) json.RawMessage {
+	b := []byte{open}
 	for i, a := range c.Args {
 		if i > 0 {
 			b = append(b, ',')
 		}
+		if named {
+			b = append(b, `"_`...)
+			b = strconv.AppendInt(b, int64(i+1), 10)
+			b = append(b, `":`...)
+		}
 		b = append(b, a...)
 	}
-	return append(b, ']')
+	return append(b, close)
 }
 
 // Check says how result, the JSON text of the value the call returned,
