@@ -323,8 +323,10 @@ func sameReals(out []byte, want []float64, digits int) error {
 }
 
 // morlocWarm measures nexus serving the program warm: small calls over
-// MCP on stdio; the same through HTTP beside morloc's daemon; the large
-// list over MCP, with nexus's memory during the call.
+// MCP on stdio beside the relay floor; the large list over MCP, with
+// nexus's memory during the call; small calls through HTTP beside
+// morloc's daemon; then the bursts of concurrent calls, last, since a
+// burst that fails leaves the session's stream unusable.
 func (b *bench) morlocWarm(m *morlocBench) {
 	maxLine := int64(len(m.argData))*2 + (1 << 20)
 	p, err := b.startNexusEnv("morloc-mcp", m.env, "mcp", m.launcher, "--max-line", strconv.FormatInt(maxLine, 10), "--timeout", b.cfg.callTimeout.String())
@@ -351,15 +353,6 @@ func (b *bench) morlocWarm(m *morlocBench) {
 			return
 		}
 	}
-	daemon, daemonBase, err := startMorlocDaemon(m)
-	if err != nil {
-		b.add(row{section: secMorloc, what: "morloc's daemon", text: "skipped", floor: none, details: err.Error()})
-		b.note("morloc pools: morloc's daemon did not start: " + err.Error())
-	} else {
-		defer stopMorlocDaemon(daemon)
-	}
-	b.morlocHTTP(m, daemonBase)
-	b.morlocBursts(m, s, daemonBase)
 	for _, l := range morlocLangs {
 		if !slices.Contains(b.cfg.langs, l.lang) {
 			continue
@@ -372,6 +365,15 @@ func (b *bench) morlocWarm(m *morlocBench) {
 			return
 		}
 	}
+	daemon, daemonBase, err := startMorlocDaemon(m)
+	if err != nil {
+		b.add(row{section: secMorloc, what: "morloc's daemon", text: "skipped", floor: none, details: err.Error()})
+		b.note("morloc pools: morloc's daemon did not start: " + err.Error())
+	} else {
+		defer stopMorlocDaemon(daemon)
+	}
+	b.morlocHTTP(m, daemonBase)
+	b.morlocBursts(m, s, daemonBase)
 }
 
 // morlocWarmSmall times sequential small calls over MCP, one in flight.
