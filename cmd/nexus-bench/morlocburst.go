@@ -163,22 +163,22 @@ func (b *bench) morlocBursts(m *morlocBench, s *session, daemonBase string) {
 	servers := []burstServer{{name: "MCP stdio, default workers", send: func(c []morlocload.Call) (burst, error) { return s.sendBurst(c, b.cfg.callTimeout) }}}
 	workers := strconv.Itoa(b.cfg.morlocWorkers)
 	maxLine := strconv.Itoa(64 << 20)
-	w, err := b.startNexusEnv("morloc-mcp-workers", m.env, "mcp", m.launcher, "--workers", workers, "--max-line", maxLine, "--timeout", b.cfg.callTimeout.String())
-	if err != nil {
-		b.fail("morloc pools: %v", err)
-		return
-	}
-	ws := &session{proc: w, r: bufio.NewReaderSize(w.stdout, 1<<20), nextID: 1, deadline: b.cfg.callTimeout}
-	defer func() {
-		if err := ws.stop(time.Minute); err != nil {
-			b.fail("morloc pools: %v", ws.failure("stopping nexus --workers "+workers, err))
+	wsrv := burstServer{name: "MCP stdio, --workers " + workers}
+	if w, err := b.startNexusEnv("morloc-mcp-workers", m.env, "mcp", m.launcher, "--workers", workers, "--max-line", maxLine, "--timeout", b.cfg.callTimeout.String()); err != nil {
+		wsrv.send = func([]morlocload.Call) (burst, error) { return burst{}, err }
+	} else {
+		ws := &session{proc: w, r: bufio.NewReaderSize(w.stdout, 1<<20), nextID: 1, deadline: b.cfg.callTimeout}
+		defer func() {
+			if err := ws.stop(time.Minute); err != nil {
+				b.fail("morloc pools: %v", ws.failure("stopping nexus --workers "+workers, err))
+			}
+		}()
+		wsrv.send = func(c []morlocload.Call) (burst, error) { return ws.sendBurst(c, b.cfg.callTimeout) }
+		if err := ws.handshake(); err != nil {
+			wsrv.send = func([]morlocload.Call) (burst, error) { return burst{}, err }
 		}
-	}()
-	if err := ws.handshake(); err != nil {
-		b.fail("morloc pools: --workers %s: %v", workers, err)
-		return
 	}
-	servers = append(servers, burstServer{name: "MCP stdio, --workers " + workers, send: func(c []morlocload.Call) (burst, error) { return ws.sendBurst(c, b.cfg.callTimeout) }})
+	servers = append(servers, wsrv)
 	if daemonBase != "" {
 		// A connection per call: the daemon closes each. A call it has
 		// not answered in 2 minutes (it may hang once its shared memory
@@ -194,45 +194,64 @@ func (b *bench) morlocBursts(m *morlocBench, s *session, daemonBase string) {
 		sleeps[i] = morlocload.Sleep(secs)
 	}
 	mixed := morlocload.Mixed(b.cfg.morlocMixed, b.cfg.langs...)
-	results := make([][2]burst, len(servers)) // sleeps, mixed
-	for k, srv := range servers {
-		// Warm: one call of each kind alone, then a burst of sleeps, so
-		// that every pool (and every process a server starts on demand)
-		// is up before anything is timed.
-		progress("morloc pools: bursts on %s: warming up", srv.name)
-		for _, c := range mixed[:min(len(mixed), 4)] {
-			if _, err := srv.send([]morlocload.Call{c}); err != nil {
-				b.fail("morloc pools: warming %s: %v", srv.name, err)
-				return
-			}
-		}
-		if _, err := srv.send(sleeps); err != nil {
-			b.fail("morloc pools: warming %s: %v", srv.name, err)
-			return
-		}
-		for j, calls := range [][]morlocload.Call{sleeps, mixed} {
-			progress("morloc pools: a burst of %d calls on %s", len(calls), srv.name)
-			r, err := srv.send(calls)
-			if err != nil {
-				b.fail("morloc pools: a burst on %s: %v", srv.name, err)
-				return
-			}
-			results[k][j] = r
-		}
-	}
-
 	var daemon *[2]burst
+	results := make([]*[2]burst, len(servers)) // sleeps, mixed; nil: failed
 	for k, srv := range servers {
+		r, err := runBursts(srv, sleeps, mixed)
+		if err != nil {
+			b.fail("morloc pools: bursts on %s: %v", srv.name, err)
+			continue
+		}
+		results[k] = &r
 		if srv.daemon {
-			daemon = &results[k]
+			daemon = &r
 		}
 	}
 	for k, srv := range servers {
+		if results[k] == nil {
+			b.add(row{section: secMorloc, lang: "py", what: fmt.Sprintf("%d × sleepPy at once over %s", len(sleeps), srv.name), text: "FAILED", floor: none})
+			continue
+		}
 		b.morlocSleepRow(srv, results[k][0], len(sleeps), secs)
 	}
 	for k, srv := range servers {
+		if results[k] == nil {
+			b.add(row{section: secMorloc, lang: "mixed", what: fmt.Sprintf("%d mixed shared-memory calls at once over %s", len(mixed), srv.name), text: "FAILED", floor: none})
+			continue
+		}
 		b.morlocMixedRows(srv, results[k][1], mixed, daemon)
 	}
+}
+
+// runBursts warms srv up, then times a burst of sleeps and one of mixed
+// calls. Warm-up is one call of each kind alone, then a burst of sleeps,
+// so that every pool (and every process a server starts on demand) is up
+// before anything is timed; nexus's wrong answers fail it here too.
+func runBursts(srv burstServer, sleeps, mixed []morlocload.Call) ([2]burst, error) {
+	var out [2]burst
+	progress("morloc pools: bursts on %s: warming up", srv.name)
+	warm := make([][]morlocload.Call, 0, 5)
+	for _, c := range mixed[:min(len(mixed), 4)] {
+		warm = append(warm, []morlocload.Call{c})
+	}
+	for _, calls := range append(warm, sleeps) {
+		r, err := srv.send(calls)
+		if err != nil {
+			return out, fmt.Errorf("warming up: %w", err)
+		}
+		if len(r.wrong) > 0 && !srv.daemon {
+			return out, fmt.Errorf("warming up: WRONG: %s", strings.Join(r.wrong, "\n"))
+		}
+	}
+	for j, calls := range [][]morlocload.Call{sleeps, mixed} {
+		progress("morloc pools: a burst of %d calls on %s", len(calls), srv.name)
+		r, err := srv.send(calls)
+		if err != nil {
+			return out, err
+		}
+		out[j] = r
+	}
+	return out, nil
 }
 
 // morlocSleepRow is a burst of sleeps beside the ideal: all at once.
