@@ -126,7 +126,7 @@ func TestMorlocConcurrentMixed(t *testing.T) {
 		t.Run(mode.name, func(t *testing.T) {
 			s := p.startMCP(t, mode.extra...)
 			calls := morlocload.Mixed(mixedCalls)
-			const rounds = 2 // the second with every pool warm
+			const rounds = 3 // the later ones with every pool warm
 			for round := range rounds {
 				first := 100 * (round + 1)
 				start := time.Now()
