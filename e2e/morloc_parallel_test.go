@@ -1,9 +1,9 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -49,34 +49,18 @@ func (s *server) burstReplies(first, n int, d time.Duration) map[int]burstReply 
 		if !ok {
 			break
 		}
-		var r struct {
-			ID     *int `json:"id"`
-			Result struct {
-				Content []struct {
-					Text string `json:"text"`
-				} `json:"content"`
-				IsError bool `json:"isError"`
-			} `json:"result"`
-			Error *struct {
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			s.t.Fatalf("a reply is not JSON: %v: %s", err, brief(line))
-		}
-		if r.ID == nil {
+		m := decode(s.t, line)
+		if _, ok := m["id"]; !ok {
 			continue // a notification
 		}
-		i := *r.ID - first
-		if _, seen := got[i]; seen || i < 0 || i >= n {
-			s.t.Fatalf("a reply with id %d, not one of %d…%d still waiting: %s", *r.ID, first, first+n-1, brief(line))
+		id, err := strconv.Atoi(idOf(m))
+		i := id - first
+		if _, seen := got[i]; err != nil || seen || i < 0 || i >= n {
+			s.t.Fatalf("a reply with id %s, not one of %d…%d still waiting: %s", idOf(m), first, first+n-1, brief(line))
 		}
-		br := burstReply{isErr: r.Result.IsError}
-		switch {
-		case r.Error != nil:
-			br.err = r.Error.Message
-		case len(r.Result.Content) > 0:
-			br.text = r.Result.Content[0].Text
+		br := burstReply{err: errMessage(m)}
+		if m["error"] == nil {
+			br.text, br.isErr = toolText(s.t, m)
 		}
 		got[i] = br
 	}
