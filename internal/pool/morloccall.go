@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"runtime"
 	"syscall"
 	"time"
 
-	"github.com/nexus-mcp/nexus/internal/manifest"
+	"golang.org/x/sys/unix"
+
 	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
@@ -23,130 +25,152 @@ const (
 	morlocDeathWait = 200 * time.Millisecond
 )
 
-// morlocCall is one call to a morloc pool: one connection, one call
-// packet out, one result packet back.
-type morlocCall struct {
-	conn  net.Conn
-	name  string         // "call to 'x'"
-	needs []int          // the other pools its function calls (Function.Needs)
-	reply chan callReply // buffered: exchange never blocks on it
-	leave func()         // lets the next calls through the result gate; idempotent
+// call runs c, a call of a function of the morloc pool spec, in an
+// instance of its own (see morlocProgram): its arguments are encoded once,
+// then it takes an instance, starts there the pools it needs, and sends
+// its packet. A call that the process never began is tried again in
+// another instance.
+func (m *morlocProgram) call(ctx context.Context, spec *Spec, c *callRequest) (ndarray.Value, error) {
+	if m.err != nil {
+		return ndarray.Value{}, fmt.Errorf("pool %s failed to start: %w", spec.Lang, m.err)
+	}
+	fn := spec.Functions[c.mid]
+	packet, err := m.wire.callPacket(c.mid, fn.Args, c.args, c.opts.Arrays)
+	if err != nil {
+		return ndarray.Value{}, fmt.Errorf("pool %s: encoding the arguments of the %s: %w", spec.Lang, c.name(), err)
+	}
+	c.packet = packet
+	pools := m.pools(spec.Index, fn)
+	if err := m.holdsBack(pools); err != nil {
+		return ndarray.Value{}, err // failing again and again: at once, as a nexus pool
+	}
+	for tries := 1; ; tries++ {
+		inst, err := m.acquire(ctx, c)
+		if err != nil {
+			return ndarray.Value{}, err
+		}
+		value, err := inst.run(ctx, c, pools)
+		if err != nil && unstarted(err) && tries < maxTries && m.set.ctx.Err() == nil {
+			c.yieldInline()
+			continue
+		}
+		return value, err
+	}
 }
 
-// call runs one call on its own connection (morloc's pools take one
-// request per connection). When ctx ends or the call's timeout passes
-// first it returns at once. morloc's pools have no cancel message, so the
-// function runs on: its connection stays open to see it end, a spare
-// process starts, and if the call has not ended when the spare is up (or
-// Options.CancelGrace has passed) it is stuck, and the spare replaces the
-// process (docs/spec.md §8.3).
+// run runs call c, of a function of pools[0] that calls the others, in
+// the instance, which the call has taken (acquire), and lets the instance
+// go: released once the call is done, retired if it was given up on or
+// broke.
+func (inst *morlocInstance) run(ctx context.Context, c *callRequest, pools []int) (ndarray.Value, error) {
+	m := inst.prog
+	procs := make([]*morlocProcess, len(pools))
+	if !inst.ready(pools, procs) {
+		if err := inst.await(ctx, c, pools, procs); err != nil {
+			m.release(inst) // nothing of the call ran in it; a failed start retired it
+			return ndarray.Value{}, err
+		}
+	}
+	value, err := procs[0].call(ctx, c)
+	var ce *CallError
+	switch {
+	case err == nil:
+		// A pool only its siblings call never answers nexus: a call that
+		// needed it working tells its health (Options.HealthyAfter).
+		for _, p := range procs[1:] {
+			p.markAnswered()
+		}
+		m.release(inst)
+	case errors.As(err, &ce):
+		m.release(inst) // the function failed, not the pool
+	default:
+		// Given up on (morloc's pools cannot cancel a call: it runs on,
+		// and may hold any of the instance's pools), or broken: the
+		// instance goes, and the next call takes another.
+		why := err.Error()
+		var te *TimeoutError
+		switch {
+		case errors.As(err, &te):
+			why = c.name() + " timed out (morloc's pools cannot cancel a call)"
+		case ctx.Err() != nil:
+			why = c.name() + " was cancelled (morloc's pools cannot cancel a call)"
+		}
+		if m.retire(inst, why, true, 0) {
+			m.set.event(c.lang, EventRestarted)
+		}
+	}
+	return value, err
+}
+
+// await starts the processes of pools the instance lacks, all at once,
+// and waits for them; procs receives them.
+func (inst *morlocInstance) await(ctx context.Context, c *callRequest, pools []int, procs []*morlocProcess) error {
+	c.yieldInline() // it waits for a start: not watching the caller's input
+	m := inst.prog
+	for _, i := range pools {
+		if _, err := inst.slot(i); err != nil {
+			return err
+		}
+	}
+	defer m.set.openGate() // the pools a client waited for are up (or failed): start the others
+	for k, i := range pools {
+		p, err := inst.process(ctx, i, c.expired)
+		if err != nil {
+			label := inst.label(m.specs[i])
+			switch {
+			case ctx.Err() != nil:
+				return ctx.Err()
+			case err == errExpired:
+				return c.timedOut(label)
+			case k > 0:
+				return fmt.Errorf("%s needs pool %s: %w", c.name(), label, err)
+			}
+			return err
+		}
+		procs[k] = p
+	}
+	return nil
+}
+
+// call runs c on its own connection (morloc's pools take one request per
+// connection) and reads its result, copied out of shared memory at once.
 func (p *morlocProcess) call(ctx context.Context, c *callRequest) (ndarray.Value, error) {
 	fn := p.functions[c.mid]
-	packet, err := p.wire.callPacket(c.mid, fn.Args, c.args, c.opts.Arrays)
-	if err != nil {
-		return ndarray.Value{}, fmt.Errorf("pool %s: encoding the arguments of the %s: %w", p.label, c.name(), err)
-	}
 	if p.awaitEnd() { // killed, and nexus does not know yet
 		return ndarray.Value{}, &unstartedError{p.deathErr()}
 	}
-	leave, err := p.admit(ctx, c, !p.wire.inlineOnly(fn.Return))
-	if err != nil {
-		return ndarray.Value{}, err
-	}
 	conn, err := p.dial(ctx)
 	if err != nil {
-		leave()
 		return ndarray.Value{}, err
 	}
-	mc := &morlocCall{conn: conn, name: c.name(), needs: fn.Needs, reply: make(chan callReply, 1), leave: leave}
 	p.mu.Lock()
 	if err := p.unusableErr(); err != nil {
 		p.mu.Unlock()
 		conn.Close()
-		leave()
 		return ndarray.Value{}, &unstartedError{err}
 	}
-	p.inflight[mc] = true
+	p.conn = conn
 	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.conn = nil
+		p.mu.Unlock()
+		conn.Close()
+	}()
+	reply, err := p.exchange(ctx, c, conn)
+	if err != nil {
+		return ndarray.Value{}, err
+	}
+	p.answered.Store(true)
 	asArrays := c.opts.Ret != nil && c.opts.Ret.Rank > 0 // the caller writes arrays in the result
-	var given []ndarray.Array                            // the caller's, dropped once sent (CallOptions.GiveArrays)
-	if c.opts.GiveArrays {
-		given = c.opts.Arrays
+	v, err := p.wire.result(reply, fn.Return, asArrays, p.lang)
+	if ce := (*CallError)(nil); err != nil && !errors.As(err, &ce) {
+		err = fmt.Errorf("pool %s sent a result nexus cannot read: %w", p.label, err)
 	}
-	go p.exchange(mc, packet, fn.Return, asArrays, given)
-
-	select {
-	case r := <-mc.reply:
-		return r.value, r.err
-	case <-ctx.Done():
-		if r, answered := p.giveUp(mc, c.name(), "cancelled"); answered {
-			return r.value, r.err
-		}
-		return ndarray.Value{}, ctx.Err()
-	case <-c.expired:
-		if r, answered := p.giveUp(mc, c.name(), "timed out"); answered {
-			return r.value, r.err // the reply came as the time ran out
-		}
-		return ndarray.Value{}, c.timedOut("")
-	}
+	return v, err
 }
 
-// admit waits until the call may be sent: no call given up on in the
-// process is waiting out its grace (waitSettled), and the result gate lets
-// it in (alone: its result may come in shared memory). leave lets the next
-// calls in; the call calls it once its result is copied out, or it is given
-// up on.
-func (p *morlocProcess) admit(ctx context.Context, c *callRequest, alone bool) (leave func(), err error) {
-	for {
-		if err := p.waitSettled(ctx, c); err != nil {
-			return nil, err
-		}
-		leave, err := p.gate.enter(ctx, c.expired, alone)
-		switch {
-		case err == errExpired:
-			return nil, c.timedOut("")
-		case err != nil:
-			return nil, err
-		}
-		p.mu.Lock()
-		settled := p.settled
-		p.mu.Unlock()
-		if settled == nil {
-			return leave, nil
-		}
-		leave() // a call was given up on while this one waited: wait for it again
-	}
-}
-
-// waitSettled holds a call back while a call given up on in this process
-// waits out its cancel grace. morloc's pools run one call at a time per
-// worker and cannot cancel one, so a call sent now would queue behind it;
-// held back, it goes to this process if that call ends, or to the fresh one
-// that replaces the process if not (as an unstarted call, it is safe to
-// send again).
-func (p *morlocProcess) waitSettled(ctx context.Context, c *callRequest) error {
-	for {
-		p.mu.Lock()
-		if err := p.unusableErr(); err != nil {
-			p.mu.Unlock()
-			return &unstartedError{err}
-		}
-		settled := p.settled
-		p.mu.Unlock()
-		if settled == nil {
-			return nil
-		}
-		select {
-		case <-settled:
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-c.expired:
-			return c.timedOut("")
-		}
-	}
-}
-
-// dial connects to the process's own socket. A connection refused, or a
+// dial connects to the process's socket. A connection refused, or a
 // socket gone, means the process is going away: the call never reached it.
 func (p *morlocProcess) dial(ctx context.Context) (net.Conn, error) {
 	d := net.Dialer{Timeout: p.dialTimeout}
@@ -174,54 +198,98 @@ func (p *morlocProcess) dial(ctx context.Context) (net.Conn, error) {
 	}
 }
 
-// exchange sends the call and reads its reply, on its own goroutine, so
-// that the caller may return while the pool works. A result in shared
-// memory is copied out at once: the pool frees it when its worker starts
-// its next call.
-func (p *morlocProcess) exchange(mc *morlocCall, packet *morlocPacket, ret *manifest.Type, asArrays bool, arrays []ndarray.Array) {
-	err := packet.writeTo(mc.conn)
+// exchange sends c's packet on conn and reads the reply. When ctx ends or
+// c's time runs out it returns at once (conn's deadline ends its I/O):
+// morloc's pools have no cancel message, so the function runs on, and
+// its instance is retired.
+func (p *morlocProcess) exchange(ctx context.Context, c *callRequest, conn net.Conn) (*morlocReply, error) {
+	if !c.deadline.IsZero() {
+		_ = conn.SetDeadline(c.deadline)
+	}
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	err := c.packet.writeTo(conn)
 	// Sent: a large argument's buffers may go (CallOptions.GiveArrays).
-	for i := range arrays {
-		arrays[i].Data = nil
-	}
-	if packet.len() >= largeFrame {
-		packet = nil
-		runtime.GC()
-	}
-	var r callReply
-	if err != nil {
-		r.err = p.lost(err, mc)
-	} else if reply, err := p.wire.readReply(mc.conn); err != nil {
-		r.err = p.lost(err, mc)
-	} else {
-		p.answered.Store(true)
-		if p.pending(mc) { // else given up on: nobody wants the value
-			v, err := p.wire.result(reply, ret, asArrays, p.lang)
-			if ce := (*CallError)(nil); err != nil && !errors.As(err, &ce) {
-				err = fmt.Errorf("pool %s sent a result nexus cannot read: %w", p.label, err)
-			}
-			r = callReply{value: v, err: err}
+	if c.opts.GiveArrays {
+		for i := range c.opts.Arrays {
+			c.opts.Arrays[i].Data = nil
 		}
 	}
-	mc.conn.Close()
-	p.finish(mc, r)
+	if c.packet.len() >= largeFrame {
+		c.packet = nil
+		runtime.GC()
+	}
+	var reply *morlocReply
+	if err == nil {
+		if c.opts.Inline != nil {
+			awaitReadable(ctx, c, conn)
+		}
+		reply, err = p.wire.readReply(conn)
+	}
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			return nil, c.timedOut("")
+		}
+		return nil, p.lost(err)
+	}
+	return reply, nil
+}
+
+// awaitReadable waits, on the caller's goroutine, until conn has a reply
+// to read, watching the caller's input too (c.opts.Inline): with one call
+// in flight, nexus's stdin reader then sends the call, waits for the pool
+// and for stdin in one poll(2), and writes the reply, with no goroutine
+// woken in between, as a minimal relay does (docs/performance.md). Input
+// there hands the reading of it over (Yield), and the call waits the
+// ordinary way, in conn's read; so it does once ctx ends or c's time runs
+// out, which conn's deadline then reports.
+func awaitReadable(ctx context.Context, c *callRequest, conn net.Conn) {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		c.yieldInline()
+		return
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		c.yieldInline()
+		return
+	}
+	fds := []unix.PollFd{{Fd: -1, Events: unix.POLLIN}, {Fd: int32(c.opts.Inline.Fd), Events: unix.POLLIN}}
+	for ctx.Err() == nil {
+		wait := inlinePoll
+		if !c.deadline.IsZero() {
+			if wait = min(wait, time.Until(c.deadline)); wait <= 0 {
+				return
+			}
+		}
+		var pollErr error
+		err := rc.Read(func(fd uintptr) bool {
+			fds[0].Fd = int32(fd)
+			fds[0].Revents, fds[1].Revents = 0, 0
+			_, pollErr = unix.Poll(fds, int((wait+time.Millisecond-1)/time.Millisecond))
+			return true
+		})
+		switch {
+		case err != nil || pollErr != nil && pollErr != unix.EINTR, fds[0].Revents != 0:
+			return // the reply, or an end, is there to read
+		case fds[1].Revents != 0:
+			c.yieldInline() // input: stdin is someone else's to read from now on
+			return
+		}
+	}
 }
 
 // lost says why a call's connection ended without a reply: the process
 // died (its death, with its last output, says more), or only the worker
 // that ran the call did (morloc's pools abort on a value they cannot
-// read); then the process is replaced (see processHooks.onBroken).
-func (p *morlocProcess) lost(err error, mc *morlocCall) error {
+// read).
+func (p *morlocProcess) lost(err error) error {
 	deadline := time.Now().Add(morlocDeathWait)
 	for !p.awaitEnd() {
 		if !time.Now().Before(deadline) {
-			p.mu.Lock()
-			replace := p.err == nil && !p.retiring && !p.stopping
-			p.mu.Unlock()
-			if replace {
-				why := "its worker running the " + mc.name + " died"
-				go p.handOver(p.onBroken, why)
-			}
 			return errors.New(p.withTail(fmt.Sprintf("pool %s: the call ended without a reply (%v): the pool's worker running it died", p.label, err)))
 		}
 		select {
@@ -238,107 +306,4 @@ func (p *morlocProcess) deathErr() error {
 		return err
 	}
 	return fmt.Errorf("pool %s died", p.label)
-}
-
-func (p *morlocProcess) pending(mc *morlocCall) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.inflight[mc]
-}
-
-// finish hands a call its reply, unless it was given up on; a retired
-// process whose last call this was is stopped.
-func (p *morlocProcess) finish(mc *morlocCall, r callReply) {
-	mc.leave() // its result, if any, is copied out
-	p.mu.Lock()
-	pending := p.inflight[mc]
-	delete(p.inflight, mc)
-	_, abandoned := p.abandoned[mc]
-	delete(p.abandoned, mc)
-	p.settle()
-	drained := pending && p.retiring && len(p.inflight) == 0
-	// The last call given up on ended in its grace: no replacement needed.
-	unneeded := abandoned && len(p.abandoned) == 0 && !p.retiring && p.err == nil
-	p.mu.Unlock()
-	if pending {
-		mc.reply <- r
-	}
-	if drained {
-		go p.stop()
-	}
-	if unneeded && p.unprepare != nil {
-		p.unprepare()
-	}
-}
-
-// giveUp forgets a call its caller no longer waits for and watches
-// whether it ends within the cancel grace. If the reply came at the same
-// moment it returns it.
-func (p *morlocProcess) giveUp(mc *morlocCall, name, how string) (callReply, bool) {
-	p.mu.Lock()
-	if !p.inflight[mc] {
-		p.mu.Unlock()
-		return <-mc.reply, true // answered, or failed by the process's end
-	}
-	delete(p.inflight, mc)
-	mc.leave() // nobody reads its result: the calls behind it may go
-	if p.err == nil {
-		p.abandoned[mc] = abandonedCall{name: name, how: how, at: time.Now()}
-		if p.settled == nil && !p.retiring {
-			p.settled = make(chan struct{})
-		}
-	}
-	drained := p.retiring && len(p.inflight) == 0
-	watch := p.err == nil && !p.retiring
-	p.mu.Unlock()
-	if watch {
-		if p.prepare != nil {
-			p.prepare(p.spareReady)
-		}
-		time.AfterFunc(p.cancelGrace, func() { p.checkStuck(mc) })
-	}
-	if drained {
-		go p.stop()
-	}
-	return callReply{}, false
-}
-
-// spareReady is called when the process that would replace this one is
-// up: if a call given up on has still not ended, there is no reason to
-// wait longer for it (its caller is gone, and calls wait behind it), so
-// the spare takes over now.
-func (p *morlocProcess) spareReady() {
-	p.mu.Lock()
-	var mc *morlocCall
-	for c := range p.abandoned {
-		mc = c
-		break
-	}
-	p.mu.Unlock()
-	if mc != nil {
-		p.checkStuck(mc)
-	}
-}
-
-// checkStuck replaces the process if a call given up on has still not
-// ended: the pool cannot be told to stop it, and calls would queue behind it.
-func (p *morlocProcess) checkStuck(mc *morlocCall) {
-	p.mu.Lock()
-	ac, stuck := p.abandoned[mc]
-	if !stuck || p.err != nil || p.retiring || p.stuck {
-		p.mu.Unlock()
-		return
-	}
-	p.stuck = true // once: several calls given up on are one replacement
-	p.mu.Unlock()
-	why := fmt.Sprintf("%s had not ended %s after being %s (morloc's pools cannot cancel a call)",
-		ac.name, shortDuration(time.Since(ac.at).Round(time.Millisecond)), ac.how)
-	// The work that does not end may be in a pool the call reached: one
-	// of its workers is busy with it, and calls queue behind it there too.
-	// Those are replaced first, so that the calls this process held back,
-	// released when it retires, find the pools they need replaced.
-	if len(mc.needs) > 0 && p.stuckIn != nil {
-		p.stuckIn(mc.needs, why)
-	}
-	p.handOver(p.onStuck, why) // the worker starts a fresh process, then retires this one
 }

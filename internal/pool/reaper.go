@@ -37,15 +37,15 @@ const reaperEnv = "NEXUS_REAPER"
 // runtime that does not try.
 type reaper struct {
 	mu     sync.Mutex
-	w      *os.File // the reaper's stdin
-	cmd    *exec.Cmd
-	exited chan struct{}
+	w      *os.File      // the reaper's stdin; nil once closed, or if the reaper did not start
+	cmd    *exec.Cmd     // set before up closes; nil if it did not start
+	up     chan struct{} // closed once the reaper has started, or failed to
+	exited chan struct{} // closed once it has exited
 }
 
 // reaperScript is the reaper as a POSIX shell script, the same protocol as
 // runReaper: a shell holds a megabyte where a second Go runtime holding
-// nexus's whole program image would hold ten (issue 9 wants the reaper
-// at 3 MB or less). The groups are kept in g as " pgid pgid ... ".
+// nexus's whole program image would hold ten. The groups are kept in g as " pgid pgid ... ".
 // The directories and basenames, checked as reaperFile checks them, are
 // kept in d and s, one a line.
 const reaperScript = `trap '' INT HUP PIPE
@@ -86,42 +86,61 @@ exit 0
 // a copy of itself (RunReaperIfAsked).
 const reaperShell = "/bin/sh"
 
-// startReaper starts the reaper: reaperScript in the system's shell, or
-// this program again with reaperEnv set, whose main must then call
-// RunReaperIfAsked first thing.
-func startReaper(stderr *os.File) (*reaper, error) {
-	var cmd *exec.Cmd
-	if _, err := os.Stat(reaperShell); err == nil {
-		cmd = exec.Command(reaperShell)
-		// ps shows "nexus-reaper -c eval ...", not the script.
-		cmd.Args = []string{"nexus-reaper", "-c", `eval "$NEXUS_REAPER_SCRIPT"`}
-		cmd.Env = append(os.Environ(), "NEXUS_REAPER_SCRIPT="+reaperScript)
-	} else {
-		self, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("starting the reaper: %w", err)
-		}
-		cmd = exec.Command(self)
-		cmd.Args = []string{"nexus-reaper"} // what ps shows
-		cmd.Env = append(os.Environ(), reaperEnv+"=1")
-	}
+// startReaper makes the reaper's pipe and starts the reaper in the
+// background: reaperScript in the system's shell, or this program again
+// with reaperEnv set, whose main must then call RunReaperIfAsked first
+// thing. What nexus tells it meanwhile waits in the pipe, so that no pool
+// start waits for the reaper's; failed tells why it did not start.
+func startReaper(stderr *os.File, failed func(error)) (*reaper, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("starting the reaper: %w", err)
 	}
-	cmd.Stdin = r
-	cmd.Stderr = stderr
-	// Its own group: a terminal's Ctrl-C to nexus's group must not take it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		r.Close()
-		w.Close()
-		return nil, fmt.Errorf("starting the reaper: %w", err)
-	}
-	r.Close()
-	rp := &reaper{w: w, cmd: cmd, exited: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(rp.exited) }()
+	rp := &reaper{w: w, up: make(chan struct{}), exited: make(chan struct{})}
+	go func() {
+		defer close(rp.up)
+		defer r.Close()
+		cmd, err := reaperCommand()
+		if err == nil {
+			cmd.Stdin = r
+			cmd.Stderr = stderr
+			// Its own group: a terminal's Ctrl-C to nexus's group must not take it.
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			err = cmd.Start()
+		}
+		if err != nil {
+			rp.mu.Lock()
+			rp.w.Close()
+			rp.w = nil
+			rp.mu.Unlock()
+			close(rp.exited)
+			failed(fmt.Errorf("starting the reaper: %w", err))
+			return
+		}
+		rp.cmd = cmd
+		go func() { _ = cmd.Wait(); close(rp.exited) }()
+	}()
 	return rp, nil
+}
+
+// reaperCommand is the reaper's command line: the shell's, or this
+// program's.
+func reaperCommand() (*exec.Cmd, error) {
+	if _, err := os.Stat(reaperShell); err == nil {
+		cmd := exec.Command(reaperShell)
+		// ps shows "nexus-reaper -c eval ...", not the script.
+		cmd.Args = []string{"nexus-reaper", "-c", `eval "$NEXUS_REAPER_SCRIPT"`}
+		cmd.Env = append(os.Environ(), "NEXUS_REAPER_SCRIPT="+reaperScript)
+		return cmd, nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(self)
+	cmd.Args = []string{"nexus-reaper"} // what ps shows
+	cmd.Env = append(os.Environ(), reaperEnv+"=1")
+	return cmd, nil
 }
 
 // watch tells the reaper of a pool's process group.
@@ -198,8 +217,9 @@ func removeShm(basename string) {
 const shmDir = morlocwire.ShmDir
 
 // close ends the reaper once every pool is stopped: it is told to exit
-// ("=") and its pipe is closed.
-func (r *reaper) close(logger *slog.Logger) {
+// ("=") and its pipe is closed. With wait, close returns once it has
+// exited.
+func (r *reaper) close(logger *slog.Logger, wait bool) {
 	if r == nil {
 		return
 	}
@@ -210,6 +230,13 @@ func (r *reaper) close(logger *slog.Logger) {
 		r.w = nil
 	}
 	r.mu.Unlock()
+	if !wait {
+		return
+	}
+	<-r.up
+	if r.cmd == nil {
+		return
+	}
 	select {
 	case <-r.exited:
 	case <-time.After(5 * time.Second):

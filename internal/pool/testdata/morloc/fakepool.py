@@ -4,7 +4,8 @@ that must run without morloc. argv: <socket> <tmpdir> <shm basename>.
 
 Functions by mid: 1 answers the Int 42 (inline voidstar i4), 2 fails with a
 message, 3 closes the connection without a reply (a worker that died),
-4 sleeps a minute, 5 exits the whole pool. FAKE_REPORT names a file to
+4 sleeps a minute, 5 exits the whole pool, 6 answers the pool's pid after
+0.3 s, 7 answers it at once. FAKE_REPORT names a file to
 write the pool's argv, working directory and MORLOC_* variables to.
 FAKE_PONG=bad answers pings with something else."""
 import json
@@ -56,6 +57,10 @@ def handle(conn):
         elif mid == 5:
             print("exiting mid-call", file=sys.stderr, flush=True)
             os._exit(3)
+        elif mid in (6, 7):
+            if mid == 6:
+                time.sleep(0.3)
+            conn.sendall(data(struct.pack("<i", os.getpid()), 4))
     except EOFError:
         pass
     finally:
