@@ -333,6 +333,14 @@ func (c *child) stop() {
 	<-c.gone
 }
 
+// leftToReaper marks the process as stopping without signalling it: the
+// reaper kills it as nexus exits (Set.Abandon).
+func (c *child) leftToReaper() {
+	c.mu.Lock()
+	c.stopping = true
+	c.mu.Unlock()
+}
+
 // waitExited waits at most d for the process to exit and reports whether it did.
 func (c *child) waitExited(d time.Duration) bool {
 	timer := time.NewTimer(d)

@@ -296,10 +296,9 @@ func (m *morlocProgram) holdsBack(pools []int) error {
 }
 
 // close retires every instance and waits until their processes are gone
-// and their files removed. With abandon it waits for nothing: processes
-// are killed and files removed at once, and clean reports whether that
-// was all (no start was still under way that could make more).
-func (m *morlocProgram) close(abandon bool) (clean bool) {
+// and their files removed. With abandon it waits for nothing, and does
+// nothing of that: the reaper does it (Set.Abandon).
+func (m *morlocProgram) close(abandon bool) {
 	m.mu.Lock()
 	m.closed = true
 	if m.warm != nil {
@@ -317,11 +316,10 @@ func (m *morlocProgram) close(abandon bool) (clean bool) {
 	}
 	m.mu.Unlock()
 	if abandon {
-		clean = true
 		for _, inst := range live {
-			clean = inst.kill() && clean
+			inst.abandon()
 		}
-		return clean
+		return
 	}
 	var wg sync.WaitGroup
 	for _, inst := range live {
@@ -329,7 +327,6 @@ func (m *morlocProgram) close(abandon bool) (clean bool) {
 	}
 	wg.Wait()
 	m.stopping.Wait()
-	return true
 }
 
 // pools lists the pools a call of function fn of pool own runs in: own

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -312,24 +311,20 @@ func (inst *morlocInstance) stop() {
 	inst.cleanup()
 }
 
-// kill is stop for a nexus about to exit: its processes' groups are
-// killed and its files removed without waiting for anything. It reports
-// whether no start was under way, which could make files after.
-func (inst *morlocInstance) kill() (settled bool) {
+// abandon is stop for a nexus about to exit, which leaves its processes
+// and files to the reaper: starts under way give up, and the processes'
+// ends, when the reaper kills them, are no deaths.
+func (inst *morlocInstance) abandon() {
 	inst.cancel()
-	settled = true
 	for _, sl := range inst.started() {
 		select {
 		case <-sl.done:
 			if sl.proc != nil {
-				sl.proc.signalGroup(syscall.SIGKILL)
+				sl.proc.leftToReaper()
 			}
 		default:
-			settled = false
 		}
 	}
-	inst.cleanup()
-	return settled
 }
 
 // cleanup removes what the instance's pools leave behind once they are

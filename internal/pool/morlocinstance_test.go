@@ -277,7 +277,7 @@ func TestMorlocCloseEveryInstance(t *testing.T) {
 					t.Errorf("left behind: %v", shm)
 				}
 			}
-			waitRemoved(t, dirs, time.Second)
+			waitRemoved(t, dirs, 5*time.Second)
 			for _, pid := range distinct(pids) {
 				if !processGone(pid, 5*time.Second) {
 					t.Errorf("process %d outlived %s", pid, how)

@@ -49,10 +49,14 @@ func startMorlocProcess(ctx context.Context, child childConfig, cfg morlocConfig
 // waitReady pings the process's socket until it answers, as morloc's
 // nexus does: connect (refused or missing until the pool has bound its
 // socket, which it does after opening shared memory), send the 32-byte
-// ping, and expect it back unchanged.
+// ping, and expect it back unchanged. It tries again after a delay that
+// starts short and grows: a C++ pool is up in a few milliseconds, which a
+// one-shot CLI call waits for, an R pool in a second or more. (inotify
+// would wake it at once, but closing an inotify descriptor waits for an
+// RCU grace period, which delays nexus's exit by as much.)
 func (p *morlocProcess) waitReady(ctx context.Context) error {
 	deadline := time.Now().Add(p.startTimeout)
-	delay := time.Millisecond
+	delay := pingFirstDelay
 	for {
 		err := p.ping(deadline)
 		if err == nil {
@@ -77,12 +81,20 @@ func (p *morlocProcess) waitReady(ctx context.Context) error {
 			return p.startFailed(fmt.Sprintf("pool %s never became ready within %s (no answer to a ping on %s: %v)",
 				p.label, p.startTimeout, p.socket, err))
 		}
-		delay = min(delay*5/4+time.Millisecond, 50*time.Millisecond)
+		delay = min(delay*115/100, pingMaxDelay)
 	}
 	p.becameReady()
 	p.logger.Debug("pool ready", "pool", p.label, "pid", p.pid(), "socket", p.socket)
 	return nil
 }
+
+// A start pings its pool after pingFirstDelay, then after delays 15%
+// longer each time, up to pingMaxDelay: a pool ready after t is seen
+// within about t/7, at a few tens of failed connections for a slow one.
+const (
+	pingFirstDelay = 250 * time.Microsecond
+	pingMaxDelay   = 50 * time.Millisecond
+)
 
 // errBadPong is a ping answered with something else than the ping.
 var errBadPong = errors.New("it answered the ping with something else")

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/nexus-mcp/nexus/internal/morlocwire"
 )
 
@@ -29,8 +31,11 @@ const reaperEnv = "NEXUS_REAPER"
 // ("-pgid"), and what a morloc program leaves on disk: its temporary
 // directory ("d/tmp/morloc.123") and its shared-memory basename
 // ("smorloc-42-0123456789abcdef": /dev/shm/<basename>_* and .registry);
-// when the pipe ends without nexus having closed it (nexus is gone) the
-// reaper kills every group it was told of, removes those files and exits.
+// when the pipe ends without nexus having said goodbye ("="; nexus is
+// gone, or left the rest to it: Set.Abandon) the reaper kills every group
+// it was told of, removes those files and exits, having let go of the
+// stderr it shares with nexus first, so that whoever waits for nexus's
+// output to end does not wait for it.
 // Runtimes that
 // kill their own group when nexus goes cover most of this; the reaper covers
 // the rest: R, which cannot catch SIGTERM, a runtime stuck in a call, a
@@ -75,6 +80,7 @@ while IFS= read -r l; do
     s="$s$p$nl" ;;
   esac
 done
+exec 2>/dev/null
 for p in $g; do kill -s KILL -- "-$p" 2>/dev/null; done
 IFS=$nl
 for p in $d; do rm -rf -- "$p"; done
@@ -216,10 +222,29 @@ func removeShm(basename string) {
 // shmDir is where POSIX shared memory objects live on Linux.
 const shmDir = morlocwire.ShmDir
 
+// running reports whether the reaper has started, waiting for it.
+func (r *reaper) running() bool {
+	if r == nil {
+		return false
+	}
+	<-r.up
+	return r.cmd != nil
+}
+
+// leave closes the reaper's pipe without a goodbye: it kills the groups
+// and removes the files it knows of at once, nexus exiting meanwhile.
+func (r *reaper) leave() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.w != nil {
+		r.w.Close()
+		r.w = nil
+	}
+}
+
 // close ends the reaper once every pool is stopped: it is told to exit
-// ("=") and its pipe is closed. With wait, close returns once it has
-// exited.
-func (r *reaper) close(logger *slog.Logger, wait bool) {
+// ("=") and its pipe is closed, and close returns once it has exited.
+func (r *reaper) close(logger *slog.Logger) {
 	if r == nil {
 		return
 	}
@@ -230,11 +255,7 @@ func (r *reaper) close(logger *slog.Logger, wait bool) {
 		r.w = nil
 	}
 	r.mu.Unlock()
-	if !wait {
-		return
-	}
-	<-r.up
-	if r.cmd == nil {
+	if !r.running() {
 		return
 	}
 	select {
@@ -254,13 +275,20 @@ func RunReaperIfAsked() {
 		return
 	}
 	signal.Ignore(syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE)
-	os.Exit(runReaper(os.Stdin))
+	os.Exit(runReaper(os.Stdin, func() {
+		// As the script's exec 2>/dev/null: nexus's stderr is let go.
+		if null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0); err == nil {
+			_ = unix.Dup2(int(null.Fd()), 2)
+			null.Close()
+		}
+	}))
 }
 
 // runReaper reads "+pgid", "-pgid", "d<dir>", "s<basename>" and "="
-// lines; at the end of its input, unless "=" came first, it kills every
-// group still listed and removes the files it was told of.
-func runReaper(in *os.File) int {
+// lines; at the end of its input, unless "=" came first, it calls atEnd
+// (if not nil), kills every group still listed and removes the files it
+// was told of.
+func runReaper(in *os.File, atEnd func()) int {
 	groups := map[int]bool{}
 	var dirs, shms []string
 	sc := bufio.NewScanner(in)
@@ -290,6 +318,9 @@ func runReaper(in *os.File) int {
 		case '-':
 			delete(groups, pgid)
 		}
+	}
+	if atEnd != nil {
+		atEnd()
 	}
 	for pgid := range groups {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)

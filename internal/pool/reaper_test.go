@@ -48,7 +48,7 @@ func TestReapers(t *testing.T) {
 			}
 			go func() { w.WriteString(input); w.Close() }()
 			defer r.Close()
-			if code := runReaper(r); code != 0 {
+			if code := runReaper(r, nil); code != 0 {
 				return fmt.Errorf("exit status %d", code)
 			}
 			return nil

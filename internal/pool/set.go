@@ -496,12 +496,12 @@ func (s *Set) Close() error {
 }
 
 // Abandon is Close for a program about to exit, its answer given (a CLI
-// run): morloc pools are killed and their files removed without waiting
-// for them to exit, and the reaper is not waited for; nexus pools, which
-// may have work to finish, are stopped as Close stops them. Without a
-// reaper it is Close.
+// run, as morloc's nexus exits as it prints): its morloc pools are left to
+// the reaper, which kills them and removes their files at once, while
+// nexus exits; nexus pools, which may have work to finish, are stopped as
+// Close stops them. Without a reaper it is Close.
 func (s *Set) Abandon() {
-	s.close(s.reaper != nil)
+	s.close(s.reaper.running())
 }
 
 func (s *Set) close(abandon bool) {
@@ -517,7 +517,11 @@ func (s *Set) close(abandon bool) {
 			wg.Go(func() { s.morloc.close(abandon) })
 		}
 		wg.Wait()
-		s.reaper.close(s.opts.Logger, !abandon)
+		if abandon {
+			s.reaper.leave()
+			return
+		}
+		s.reaper.close(s.opts.Logger)
 	})
 }
 
