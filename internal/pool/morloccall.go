@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"runtime"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -136,28 +134,12 @@ func (inst *morlocInstance) await(ctx context.Context, c *callRequest, pools []i
 // connection) and reads its result, copied out of shared memory at once.
 func (p *morlocProcess) call(ctx context.Context, c *callRequest) (ndarray.Value, error) {
 	fn := p.functions[c.mid]
-	if p.awaitEnd() { // killed, and nexus does not know yet
-		return ndarray.Value{}, &unstartedError{p.deathErr()}
-	}
-	conn, err := p.dial(ctx)
+	fd, err := p.dial(ctx)
 	if err != nil {
 		return ndarray.Value{}, err
 	}
-	p.mu.Lock()
-	if err := p.unusableErr(); err != nil {
-		p.mu.Unlock()
-		conn.Close()
-		return ndarray.Value{}, &unstartedError{err}
-	}
-	p.conn = conn
-	p.mu.Unlock()
-	defer func() {
-		p.mu.Lock()
-		p.conn = nil
-		p.mu.Unlock()
-		conn.Close()
-	}()
-	reply, err := p.exchange(ctx, c, conn)
+	reply, err := p.exchange(ctx, c, fd)
+	unix.Close(fd)
 	if err != nil {
 		return ndarray.Value{}, err
 	}
@@ -172,18 +154,17 @@ func (p *morlocProcess) call(ctx context.Context, c *callRequest) (ndarray.Value
 
 // dial connects to the process's socket. A connection refused, or a
 // socket gone, means the process is going away: the call never reached it.
-func (p *morlocProcess) dial(ctx context.Context) (net.Conn, error) {
-	d := net.Dialer{Timeout: p.dialTimeout}
+func (p *morlocProcess) dial(ctx context.Context) (int, error) {
 	deadline := time.Now().Add(p.dialTimeout)
 	for {
-		conn, err := d.DialContext(ctx, "unix", p.socket)
+		fd, err := dialMorloc(&p.addr)
 		if err == nil {
-			return conn, nil
+			return fd, nil
 		}
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return -1, ctx.Err()
 		}
-		if errors.Is(err, syscall.EAGAIN) && time.Now().Before(deadline) {
+		if err == unix.EAGAIN && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond) // its listen backlog is full
 			continue
 		}
@@ -191,24 +172,21 @@ func (p *morlocProcess) dial(ctx context.Context) (net.Conn, error) {
 		defer timer.Stop()
 		select {
 		case <-p.gone:
-			return nil, &unstartedError{p.goneErr()}
+			return -1, &unstartedError{p.goneErr()}
 		case <-timer.C:
 		}
-		return nil, &unstartedError{fmt.Errorf("pool %s: connecting to its socket: %w", p.label, err)}
+		return -1, &unstartedError{fmt.Errorf("pool %s: connecting to its socket: %w", p.label, err)}
 	}
 }
 
-// exchange sends c's packet on conn and reads the reply. When ctx ends or
-// c's time runs out it returns at once (conn's deadline ends its I/O):
-// morloc's pools have no cancel message, so the function runs on, and
-// its instance is retired.
-func (p *morlocProcess) exchange(ctx context.Context, c *callRequest, conn net.Conn) (*morlocReply, error) {
-	if !c.deadline.IsZero() {
-		_ = conn.SetDeadline(c.deadline)
-	}
-	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+// exchange sends c's packet on fd and reads the reply. When ctx ends or
+// c's time runs out it returns at once: morloc's pools have no cancel
+// message, so the function runs on, and its instance is retired.
+func (p *morlocProcess) exchange(ctx context.Context, c *callRequest, fd int) (*morlocReply, error) {
+	conn := morlocConn{fd: fd, ctx: ctx, c: c, wake: p.wake, gone: p.goneErr}
+	stop := context.AfterFunc(ctx, p.wake.signal)
 	defer stop()
-	err := c.packet.writeTo(conn)
+	err := c.packet.writeTo(&conn)
 	// Sent: a large argument's buffers may go (CallOptions.GiveArrays).
 	if c.opts.GiveArrays {
 		for i := range c.opts.Arrays {
@@ -221,10 +199,12 @@ func (p *morlocProcess) exchange(ctx context.Context, c *callRequest, conn net.C
 	}
 	var reply *morlocReply
 	if err == nil {
-		if c.opts.Inline != nil {
-			awaitReadable(ctx, c, conn)
+		// Waits for the reply before reading: a read now would find nothing.
+		if err = conn.wait(unix.POLLIN); err == nil {
+			p.br.Reset(&conn)
+			reply, err = p.wire.readReply(&p.br)
+			p.br.Reset(nil)
 		}
-		reply, err = p.wire.readReply(conn)
 	}
 	if err != nil {
 		switch {
@@ -232,54 +212,12 @@ func (p *morlocProcess) exchange(ctx context.Context, c *callRequest, conn net.C
 			return nil, ctx.Err()
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			return nil, c.timedOut("")
+		case err == errProcessGone:
+			return nil, p.deathErr()
 		}
 		return nil, p.lost(err)
 	}
 	return reply, nil
-}
-
-// awaitReadable waits, on the caller's goroutine, until conn has a reply
-// to read, watching the caller's input too (c.opts.Inline): with one call
-// in flight, nexus's stdin reader then sends the call, waits for the pool
-// and for stdin in one poll(2), and writes the reply, with no goroutine
-// woken in between, as a minimal relay does (docs/performance.md). Input
-// there hands the reading of it over (Yield), and the call waits the
-// ordinary way, in conn's read; so it does once ctx ends or c's time runs
-// out, which conn's deadline then reports.
-func awaitReadable(ctx context.Context, c *callRequest, conn net.Conn) {
-	sc, ok := conn.(syscall.Conn)
-	if !ok {
-		c.yieldInline()
-		return
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		c.yieldInline()
-		return
-	}
-	fds := []unix.PollFd{{Fd: -1, Events: unix.POLLIN}, {Fd: int32(c.opts.Inline.Fd), Events: unix.POLLIN}}
-	for ctx.Err() == nil {
-		wait := inlinePoll
-		if !c.deadline.IsZero() {
-			if wait = min(wait, time.Until(c.deadline)); wait <= 0 {
-				return
-			}
-		}
-		var pollErr error
-		err := rc.Read(func(fd uintptr) bool {
-			fds[0].Fd = int32(fd)
-			fds[0].Revents, fds[1].Revents = 0, 0
-			_, pollErr = unix.Poll(fds, int((wait+time.Millisecond-1)/time.Millisecond))
-			return true
-		})
-		switch {
-		case err != nil || pollErr != nil && pollErr != unix.EINTR, fds[0].Revents != 0:
-			return // the reply, or an end, is there to read
-		case fds[1].Revents != 0:
-			c.yieldInline() // input: stdin is someone else's to read from now on
-			return
-		}
-	}
 }
 
 // lost says why a call's connection ended without a reply: the process

@@ -26,7 +26,8 @@ type morlocInstance struct {
 	tmpdir   string // "/tmp/morloc.123456"; "" when it could not be made
 	basename string // "morloc-<nexus pid>-<16 hex digits>"
 	wire     *morlocWire
-	err      error // why its pools cannot start, if so
+	wake     *wakePipe // wakes its call when the caller gives up or a process is gone
+	err      error     // why its pools cannot start, if so
 	// ctx ends when the instance stops: starts under way give up.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -70,6 +71,12 @@ func newMorlocInstance(m *morlocProgram, num int) *morlocInstance {
 		inst.err = m.err
 		return inst
 	}
+	wake, err := newWakePipe()
+	if err != nil {
+		inst.err = fmt.Errorf("making the instance's wake pipe: %w", err)
+		return inst
+	}
+	inst.wake = wake
 	dir, err := os.MkdirTemp("", "morloc.")
 	if err != nil {
 		inst.err = fmt.Errorf("making the program's temporary directory: %w", err)
@@ -232,7 +239,7 @@ func (inst *morlocInstance) startProcess(spec *Spec, label string) (*morlocProce
 	cfg := m.set.childConfig(spec, label, hooks)
 	cfg.args = []string{socket, inst.tmpdir, inst.basename}
 	cfg.env = m.env(spec)
-	mc := morlocConfig{socket: socket, wire: inst.wire, dialTimeout: morlocDialTimeout}
+	mc := morlocConfig{socket: socket, wire: inst.wire, wake: inst.wake, dialTimeout: morlocDialTimeout}
 	var p *morlocProcess
 	err := inst.firstStart(func() error {
 		var err error
@@ -335,6 +342,9 @@ func (inst *morlocInstance) cleanup() {
 	inst.cleanOnce.Do(func() {
 		if inst.wire != nil {
 			inst.wire.closeMemory()
+		}
+		if inst.wake != nil {
+			inst.wake.close()
 		}
 		if inst.tmpdir != "" {
 			if err := os.RemoveAll(inst.tmpdir); err != nil {

@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -9,6 +10,8 @@ import (
 	"net"
 	"os"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // morlocConfig is what a process of a morloc pool starts with beside its
@@ -17,26 +20,29 @@ import (
 type morlocConfig struct {
 	socket      string      // <tmpdir>/<socket>: nexus and the instance's other pools connect here
 	wire        *morlocWire // its instance's
+	wake        *wakePipe   // its instance's
 	dialTimeout time.Duration
 }
 
 // morlocProcess is one running process of a pool morloc compiled, in an
-// instance, and what nexus holds for it beside its child: its socket and
-// the connection of its call in flight. This file owns the protocol's
-// side of its life: readiness by ping, and what its end means for the
-// socket; its calls (one connection each) are in morloccall.go.
+// instance, and what nexus holds for it beside its child: its socket's
+// address and a reader for its replies, which its instance's one call at
+// a time uses. This file owns the protocol's side of its life: readiness
+// by ping, and what its end means for the socket; its calls (one
+// connection each) are in morloccall.go.
 type morlocProcess struct {
 	child
 	morlocConfig
-
-	conn net.Conn // the call in flight's; guarded by child.mu
+	addr unix.SockaddrUnix
+	br   bufio.Reader
 }
 
 // startMorlocProcess starts a morloc pool process and waits until it
 // answers a ping on its socket. On failure the process is stopped and the
 // error says why, with its output's last lines.
 func startMorlocProcess(ctx context.Context, child childConfig, cfg morlocConfig) (*morlocProcess, error) {
-	p := &morlocProcess{morlocConfig: cfg}
+	p := &morlocProcess{morlocConfig: cfg, addr: unix.SockaddrUnix{Name: cfg.socket}}
+	p.br = *bufio.NewReaderSize(nil, 4096) // a small reply in one read
 	if err := p.child.start(child, p); err != nil {
 		return nil, err
 	}
@@ -141,16 +147,9 @@ func (p *morlocProcess) askToExit() bool { return false }
 // release removes the process's socket: R's pools leave theirs.
 func (p *morlocProcess) release() { _ = os.Remove(p.socket) }
 
-// endCalls closes the connection of the call still running: its exchange
-// ends, with the process's error.
-func (p *morlocProcess) endCalls(error) {
-	p.mu.Lock()
-	conn := p.conn
-	p.mu.Unlock()
-	if conn != nil {
-		conn.Close()
-	}
-}
+// endCalls wakes the call still running, if any: it ends with the
+// process's error.
+func (p *morlocProcess) endCalls(error) { p.wake.signal() }
 
 // retireCalls: an instance retires as a whole (morlocProgram.retire),
 // never one of its processes alone; were one retired, it would stop at
