@@ -33,6 +33,9 @@ type morlocProgram struct {
 	limit int           // how many instances may take calls at once
 	wire  *morlocWire   // encodes calls; each instance reads its own results
 	err   error         // why no pool can start (an unknown wire version)
+	// runsIn lists, by pool and mid, the pools a function's calls run in
+	// (see pools), made once.
+	runsIn map[[2]int][]int
 
 	mu      sync.Mutex
 	live    []*morlocInstance      // taking calls, busy or idle, by number
@@ -48,13 +51,18 @@ type morlocProgram struct {
 // newMorlocProgram takes the program's morloc pools and makes its first
 // instance, which Start's first start and the first calls share.
 func newMorlocProgram(s *Set, specs []Spec) *morlocProgram {
-	m := &morlocProgram{set: s, specs: map[int]*Spec{}, health: map[int]*backoff{}}
+	m := &morlocProgram{set: s, specs: map[int]*Spec{}, health: map[int]*backoff{}, runsIn: map[[2]int][]int{}}
 	for i := range specs {
 		spec := specs[i]
 		m.specs[spec.Index] = &spec
 		m.order = append(m.order, spec.Index)
 		m.health[spec.Index] = &backoff{}
 		m.limit = max(m.limit, spec.Workers)
+	}
+	for _, spec := range m.specs {
+		for mid, fn := range spec.Functions {
+			m.runsIn[[2]int{spec.Index, mid}] = m.pools(spec.Index, fn)
+		}
 	}
 	if m.limit <= 0 {
 		m.limit = runtime.NumCPU()
@@ -166,7 +174,7 @@ func (m *morlocProgram) release(inst *morlocInstance) {
 		return
 	}
 	inst.busy = false
-	inst.idleFor(m.set.opts.InstanceIdle, func() { m.idle(inst) })
+	inst.idleFor(m.set.opts.InstanceIdle)
 	m.mu.Unlock()
 }
 
@@ -208,7 +216,7 @@ func (m *morlocProgram) retire(inst *morlocInstance, why string, warm bool, warm
 // gets a fresh one when replace. m.mu is held.
 func (m *morlocProgram) retireLocked(inst *morlocInstance, replace bool) {
 	inst.retired = true
-	inst.idleFor(0, nil)
+	inst.idleFor(0)
 	m.live = slices.DeleteFunc(m.live, func(x *morlocInstance) bool { return x == inst })
 	if replace && len(m.waiting) > 0 && len(m.live) < m.limit && !m.closed {
 		fresh := m.add()
@@ -312,7 +320,7 @@ func (m *morlocProgram) close(abandon bool) {
 	m.waiting = nil
 	for _, inst := range live {
 		inst.retired = true
-		inst.idleFor(0, nil)
+		inst.idleFor(0)
 	}
 	m.mu.Unlock()
 	if abandon {

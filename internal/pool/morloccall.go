@@ -38,7 +38,10 @@ func (m *morlocProgram) call(ctx context.Context, spec *Spec, c *callRequest) (n
 		return ndarray.Value{}, fmt.Errorf("pool %s: encoding the arguments of the %s: %w", spec.Lang, c.name(), err)
 	}
 	c.packet = packet
-	pools := m.pools(spec.Index, fn)
+	pools, ok := m.runsIn[[2]int{spec.Index, c.mid}]
+	if !ok {
+		pools = m.pools(spec.Index, fn)
+	}
 	if err := m.holdsBack(pools); err != nil {
 		return ndarray.Value{}, err // failing again and again: at once, as a nexus pool
 	}
@@ -62,7 +65,11 @@ func (m *morlocProgram) call(ctx context.Context, spec *Spec, c *callRequest) (n
 // broke.
 func (inst *morlocInstance) run(ctx context.Context, c *callRequest, pools []int) (ndarray.Value, error) {
 	m := inst.prog
-	procs := make([]*morlocProcess, len(pools))
+	var buf [4]*morlocProcess
+	procs := buf[:0]
+	for range pools {
+		procs = append(procs, nil)
+	}
 	if !inst.ready(pools, procs) {
 		if err := inst.await(ctx, c, pools, procs); err != nil {
 			m.release(inst) // nothing of the call ran in it; a failed start retired it
@@ -70,7 +77,6 @@ func (inst *morlocInstance) run(ctx context.Context, c *callRequest, pools []int
 		}
 	}
 	value, err := procs[0].call(ctx, c)
-	var ce *CallError
 	switch {
 	case err == nil:
 		// A pool only its siblings call never answers nexus: a call that
@@ -79,7 +85,7 @@ func (inst *morlocInstance) run(ctx context.Context, c *callRequest, pools []int
 			p.markAnswered()
 		}
 		m.release(inst)
-	case errors.As(err, &ce):
+	case functionFailed(err):
 		m.release(inst) // the function failed, not the pool
 	default:
 		// Given up on (morloc's pools cannot cancel a call: it runs on,
@@ -146,10 +152,17 @@ func (p *morlocProcess) call(ctx context.Context, c *callRequest) (ndarray.Value
 	p.answered.Store(true)
 	asArrays := c.opts.Ret != nil && c.opts.Ret.Rank > 0 // the caller writes arrays in the result
 	v, err := p.wire.result(reply, fn.Return, asArrays, p.lang)
-	if ce := (*CallError)(nil); err != nil && !errors.As(err, &ce) {
+	if err != nil && !functionFailed(err) {
 		err = fmt.Errorf("pool %s sent a result nexus cannot read: %w", p.label, err)
 	}
 	return v, err
+}
+
+// functionFailed reports whether err is a *CallError: the function failed,
+// not its pool.
+func functionFailed(err error) bool {
+	var ce *CallError
+	return errors.As(err, &ce)
 }
 
 // dial connects to the process's socket. A connection refused, or a
@@ -183,10 +196,12 @@ func (p *morlocProcess) dial(ctx context.Context) (int, error) {
 // c's time runs out it returns at once: morloc's pools have no cancel
 // message, so the function runs on, and its instance is retired.
 func (p *morlocProcess) exchange(ctx context.Context, c *callRequest, fd int) (*morlocReply, error) {
-	conn := morlocConn{fd: fd, ctx: ctx, c: c, wake: p.wake, gone: p.goneErr}
-	stop := context.AfterFunc(ctx, p.wake.signal)
+	conn := &p.conn // one call at a time in its instance
+	*conn = morlocConn{fd: fd, ctx: ctx, c: c, wake: p.wake, proc: p}
+	defer func() { *conn = morlocConn{} }()
+	stop := context.AfterFunc(ctx, p.wake.signalFn)
 	defer stop()
-	err := c.packet.writeTo(&conn)
+	err := c.packet.writeTo(conn)
 	// Sent: a large argument's buffers may go (CallOptions.GiveArrays).
 	if c.opts.GiveArrays {
 		for i := range c.opts.Arrays {
@@ -201,7 +216,7 @@ func (p *morlocProcess) exchange(ctx context.Context, c *callRequest, fd int) (*
 	if err == nil {
 		// Waits for the reply before reading: a read now would find nothing.
 		if err = conn.wait(unix.POLLIN); err == nil {
-			p.br.Reset(&conn)
+			p.br.Reset(conn)
 			reply, err = p.wire.readReply(&p.br)
 			p.br.Reset(nil)
 		}

@@ -27,7 +27,7 @@ type morlocConn struct {
 	ctx  context.Context
 	c    *callRequest
 	wake *wakePipe
-	gone func() error // the process's end, once it is gone
+	proc *morlocProcess // its goneErr says when it is gone
 	fds  [3]unix.PollFd
 }
 
@@ -127,7 +127,7 @@ func (mc *morlocConn) wait(events int16) error {
 			return nil // ready, or ended: the read or write says which
 		case fds[1].Revents != 0:
 			mc.wake.drain()
-			if mc.gone() != nil {
+			if mc.proc.goneErr() != nil {
 				return errProcessGone
 			}
 			// ctx is seen at the top; a wake left by an earlier call is no more
@@ -140,9 +140,10 @@ func (mc *morlocConn) wait(events int16) error {
 // wakePipe wakes an instance's call waiting in poll(2): its caller gave
 // up, or a process of the instance is gone.
 type wakePipe struct {
-	r, w   int
-	mu     sync.Mutex
-	closed bool
+	r, w     int
+	signalFn func() // signal, made once: a call hands it to context.AfterFunc
+	mu       sync.Mutex
+	closed   bool
 }
 
 func newWakePipe() (*wakePipe, error) {
@@ -150,7 +151,9 @@ func newWakePipe() (*wakePipe, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &wakePipe{r: r, w: w}, nil
+	p := &wakePipe{r: r, w: w}
+	p.signalFn = p.signal
+	return p, nil
 }
 
 // signal makes the pipe readable; once closed it does nothing.

@@ -107,17 +107,22 @@ func (inst *morlocInstance) label(spec *Spec) string {
 // take marks the instance busy. prog.mu is held.
 func (inst *morlocInstance) take() {
 	inst.busy = true
-	inst.idleFor(0, nil)
+	inst.idleFor(0)
 }
 
-// idleFor calls stop once the instance has stayed idle for d; d 0 cancels
-// that. prog.mu is held.
-func (inst *morlocInstance) idleFor(d time.Duration, stop func()) {
-	if inst.idleStop != nil {
-		inst.idleStop.Stop()
-	}
-	if d > 0 {
-		inst.idleStop = time.AfterFunc(d, stop)
+// idleFor has the instance stopped once it has stayed idle for d
+// (morlocProgram.idle); d 0 cancels that. One timer serves every call.
+// prog.mu is held.
+func (inst *morlocInstance) idleFor(d time.Duration) {
+	switch {
+	case d <= 0:
+		if inst.idleStop != nil {
+			inst.idleStop.Stop()
+		}
+	case inst.idleStop == nil:
+		inst.idleStop = time.AfterFunc(d, func() { inst.prog.idle(inst) })
+	default:
+		inst.idleStop.Reset(d)
 	}
 }
 

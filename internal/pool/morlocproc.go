@@ -34,6 +34,7 @@ type morlocProcess struct {
 	child
 	morlocConfig
 	addr unix.SockaddrUnix
+	conn morlocConn // its call's
 	br   bufio.Reader
 }
 
