@@ -178,3 +178,22 @@ func TestMorlocNoLeftoversAfterBurst(t *testing.T) {
 	t.Logf("killed with %d processes below nexus, pools started as %d launches", len(kids), len(launches))
 	assertNothingLeft(t, pid, kids, launches)
 }
+
+// One call after another to a single instance (--workers 1), Python and
+// C++ results of one size over 64 KiB: morloc 0.69's allocator wedges on
+// the tenth (see pool's allocatorWedged), and nexus answers it all the
+// same, from a fresh instance.
+func TestMorlocSameSizeResultsInARow(t *testing.T) {
+	testenv.Long(t)
+	p := compileMorloc(t, "bench")
+	s := p.startMCP(t, "--workers", "1")
+	calls := morlocload.Mixed(24, "py", "cpp")
+	got := map[int]burstReply{}
+	for i := range calls {
+		s.sendBurst(100+i, calls[i:i+1])
+		got[i] = s.burstReplies(100+i, 1, time.Minute)[0]
+	}
+	if wrong := wrongAnswers(calls, got); len(wrong) > 0 {
+		t.Errorf("%d of %d calls in a row wrong:\n%s", len(wrong), len(calls), strings.Join(wrong, "\n"))
+	}
+}

@@ -87,6 +87,20 @@ type callRequest struct {
 	packet *morlocPacket
 }
 
+// dropGiven lets go of the arrays given over with the call
+// (CallOptions.GiveArrays).
+func (c *callRequest) dropGiven() {
+	if c.opts.GiveArrays {
+		for i := range c.opts.Arrays {
+			c.opts.Arrays[i].Data = nil
+		}
+	}
+}
+
+// resendable reports whether a morloc call's packet can go out again: a
+// large one, and the arrays given over with it, go as it is sent.
+func (c *callRequest) resendable() bool { return c.packet != nil }
+
 // yieldInline hands the caller's input over (Inline.Yield) if the call was
 // to watch it: the call waits for something else than its reply.
 func (c *callRequest) yieldInline() {

@@ -26,6 +26,7 @@ const (
 	fakeExit
 	fakeNapPID // the pool's pid, after 0.3 s
 	fakePID    // the pool's pid, at once
+	fakeWedged // fails as 0.69's wedged allocator, once (FAKE_WEDGE)
 )
 
 type fakeMorlocSet struct {
@@ -65,6 +66,7 @@ func startFakeMorloc(t *testing.T, spec Spec, opts Options, env ...string) *fake
 		fakeExit:    {Name: "exit", Return: i4},
 		fakeNapPID:  {Name: "napPID", Return: i4},
 		fakePID:     {Name: "pid", Return: i4},
+		fakeWedged:  {Name: "wedged", Return: i4},
 	}
 	fs := &fakeMorlocSet{output: &syncBuffer{}, logs: &syncBuffer{}}
 	opts.Stderr = fs.output

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -38,6 +39,7 @@ func (m *morlocProgram) call(ctx context.Context, spec *Spec, c *callRequest) (n
 		return ndarray.Value{}, fmt.Errorf("pool %s: encoding the arguments of the %s: %w", spec.Lang, c.name(), err)
 	}
 	c.packet = packet
+	defer c.dropGiven()
 	pools, ok := m.runsIn[[2]int{spec.Index, c.mid}]
 	if !ok {
 		pools = m.pools(spec.Index, fn)
@@ -85,6 +87,13 @@ func (inst *morlocInstance) run(ctx context.Context, c *callRequest, pools []int
 			p.markAnswered()
 		}
 		m.release(inst)
+	case functionFailed(err) && allocatorWedged(err):
+		m.retire(inst, "its shared memory's allocator is wedged: "+firstLine(err.Error()), true, 0)
+		if len(pools) == 1 && readingArguments(err) && c.resendable() {
+			// Its only pool failed reading the call's arguments: the
+			// function never ran, and a fresh instance's memory is sound.
+			return ndarray.Value{}, &unstartedError{err}
+		}
 	case functionFailed(err):
 		m.release(inst) // the function failed, not the pool
 	default:
@@ -104,6 +113,30 @@ func (inst *morlocInstance) run(ctx context.Context, c *callRequest, pools []int
 		}
 	}
 	return value, err
+}
+
+// allocatorWedged reports whether a pool's failure is morloc 0.69's
+// allocator finding the block at its cursor in use. Its shmalloc can take
+// a free block of exactly the size asked for without moving the cursor
+// off it (shm.c split_block), and a later allocation then finds the
+// cursor on a block in use and fails, in any pool of the instance, until
+// the pool owning that block frees it: a run of back-to-back calls whose
+// results are the same size, over 64 KiB, gets there in a few calls.
+// morloc's one-shot CLI never does: its memory lives for one call.
+func allocatorWedged(err error) bool {
+	return strings.Contains(err.Error(), "Expected cursor to point to new block with reference count of 0")
+}
+
+// readingArguments reports whether a pool's failure came while it read a
+// data packet: a call's arguments, for a function that calls no other
+// pool.
+func readingArguments(err error) bool {
+	return strings.Contains(err.Error(), "get_morloc_data_packet_value")
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 // await starts the processes of pools the instance lacks, all at once,
@@ -202,13 +235,11 @@ func (p *morlocProcess) exchange(ctx context.Context, c *callRequest, fd int) (*
 	stop := context.AfterFunc(ctx, p.wake.signalFn)
 	defer stop()
 	err := c.packet.writeTo(conn)
-	// Sent: a large argument's buffers may go (CallOptions.GiveArrays).
-	if c.opts.GiveArrays {
-		for i := range c.opts.Arrays {
-			c.opts.Arrays[i].Data = nil
-		}
-	}
 	if c.packet.len() >= largeFrame {
+		// Sent: a large argument's buffers may go, and the call cannot be
+		// sent again. A smaller one's stay until the call is done, in
+		// case it must be (resendable).
+		c.dropGiven()
 		c.packet = nil
 		runtime.GC()
 	}

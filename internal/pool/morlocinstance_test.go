@@ -286,3 +286,22 @@ func TestMorlocCloseEveryInstance(t *testing.T) {
 		})
 	}
 }
+
+// A pool failing as morloc 0.69's allocator does once it is wedged (see
+// allocatorWedged) while reading a call's arguments has its instance
+// retired, and the call, which never ran, is answered by a fresh one.
+func TestMorlocWedgedAllocatorRetried(t *testing.T) {
+	fs := startFakeMorloc(t, Spec{}, Options{}, "FAKE_WEDGE="+filepath.Join(t.TempDir(), "wedged"))
+	first := atoi(t, mustFake(t, fs, fakePID))
+	got, err := fs.call(fakeWedged)
+	if err != nil {
+		t.Fatalf("a call failing on a wedged allocator: %v, want it answered by a fresh instance", err)
+	}
+	if atoi(t, got) == first {
+		t.Errorf("answered by the process %d whose allocator was wedged", first)
+	}
+	if !processGone(first, 5*time.Second) {
+		t.Errorf("the wedged instance's process %d still runs", first)
+	}
+	fs.logs.waitFor(t, `msg="retiring a morloc instance" instance=1 why="its shared memory's allocator is wedged`, time.Second)
+}
