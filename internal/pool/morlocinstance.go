@@ -351,11 +351,15 @@ func (inst *morlocInstance) cleanup() {
 		if inst.wake != nil {
 			inst.wake.close()
 		}
+		r := inst.prog.set.reaper
 		if inst.tmpdir != "" {
 			if err := os.RemoveAll(inst.tmpdir); err != nil {
 				inst.prog.set.opts.Logger.Warn("removing the morloc pools' temporary directory", "dir", inst.tmpdir, "err", err)
+			} else {
+				r.forgetFile('d', inst.tmpdir)
 			}
 		}
 		removeShm(inst.basename)
+		r.forgetFile('s', inst.basename)
 	})
 }

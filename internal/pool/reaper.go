@@ -52,13 +52,14 @@ type reaper struct {
 // runReaper: a shell holds a megabyte where a second Go runtime holding
 // nexus's whole program image would hold ten. The groups are kept in g as " pgid pgid ... ".
 // The directories and basenames, checked as reaperFile checks them, are
-// kept in d and s, one a line.
+// kept in d and s, one a line after a first newline, so that one is
+// forgotten ("D<dir>", "S<basename>") by matching a whole line.
 const reaperScript = `trap '' INT HUP PIPE
-g=' '
-d=''
-s=''
 nl='
 '
+g=' '
+d=$nl
+s=$nl
 while IFS= read -r l; do
   case $l in
   =) exit 0 ;;
@@ -74,10 +75,16 @@ while IFS= read -r l; do
     p=${l#d}
     case $p in */morloc.*/*|*/../*|*/./*|*//*|*[*?[\\]*) continue ;; esac
     d="$d$p$nl" ;;
+  D?*)
+    p=${l#D}
+    case $d in *"$nl$p$nl"*) d="${d%%"$nl$p$nl"*}$nl${d#*"$nl$p$nl"}" ;; esac ;;
   smorloc-?*)
     p=${l#s}
     case $p in *[!A-Za-z0-9_-]*) continue ;; esac
     s="$s$p$nl" ;;
+  S?*)
+    p=${l#S}
+    case $s in *"$nl$p$nl"*) s="${s%%"$nl$p$nl"*}$nl${s#*"$nl$p$nl"}" ;; esac ;;
   esac
 done
 exec 2>/dev/null
@@ -167,7 +174,7 @@ func (r *reaper) send(op byte, pgid int) {
 }
 
 // removeAfter tells the reaper of files to remove once it has killed the
-// groups: a morloc program's temporary directory (kind 'd') or its
+// groups: a morloc instance's temporary directory (kind 'd') or its
 // shared-memory basename (kind 's'). Both reapers refuse what reaperFile
 // refuses, so that a bad line cannot make them remove anything else.
 func (r *reaper) removeAfter(kind byte, name string) error {
@@ -183,6 +190,20 @@ func (r *reaper) removeAfter(kind byte, name string) error {
 		fmt.Fprintf(r.w, "%c%s\n", kind, name)
 	}
 	return nil
+}
+
+// forgetFile tells the reaper that nexus has removed a morloc instance's
+// files (removeAfter's kind and name): a server whose instances come and
+// go for weeks does not leave it a long list to remove at the end.
+func (r *reaper) forgetFile(kind byte, name string) {
+	if r == nil || !reaperFile(kind, name) {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.w != nil {
+		fmt.Fprintf(r.w, "%c%s\n", kind-'a'+'A', name)
+	}
 }
 
 // reaperFile reports whether a reaper may remove name, of kind 'd' (a
@@ -284,13 +305,13 @@ func RunReaperIfAsked() {
 	}))
 }
 
-// runReaper reads "+pgid", "-pgid", "d<dir>", "s<basename>" and "="
-// lines; at the end of its input, unless "=" came first, it calls atEnd
-// (if not nil), kills every group still listed and removes the files it
-// was told of.
+// runReaper reads "+pgid", "-pgid", "d<dir>", "s<basename>", "D<dir>",
+// "S<basename>" and "=" lines; at the end of its input, unless "=" came
+// first, it calls atEnd (if not nil), kills every group still listed and
+// removes the files it was told of and not told to forget.
 func runReaper(in *os.File, atEnd func()) int {
 	groups := map[int]bool{}
-	var dirs, shms []string
+	dirs, shms := map[string]bool{}, map[string]bool{}
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
 		line := sc.Text()
@@ -302,10 +323,16 @@ func runReaper(in *os.File, atEnd func()) int {
 		}
 		switch kind, name := line[0], line[1:]; {
 		case kind == 'd' && reaperFile(kind, name):
-			dirs = append(dirs, name)
+			dirs[name] = true
 			continue
 		case kind == 's' && reaperFile(kind, name):
-			shms = append(shms, name)
+			shms[name] = true
+			continue
+		case kind == 'D':
+			delete(dirs, name)
+			continue
+		case kind == 'S':
+			delete(shms, name)
 			continue
 		}
 		pgid, err := strconv.Atoi(line[1:])
@@ -325,10 +352,10 @@ func runReaper(in *os.File, atEnd func()) int {
 	for pgid := range groups {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}
-	for _, d := range dirs {
+	for d := range dirs {
 		_ = os.RemoveAll(d)
 	}
-	for _, b := range shms {
+	for b := range shms {
 		removeShm(b)
 	}
 	return 0
