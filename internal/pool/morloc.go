@@ -12,8 +12,8 @@ import (
 	"time"
 )
 
-// morlocProgram runs a program's morloc pools as instances
-// (docs/morloc.md, "Instances"; docs/spec.md §8.2). An instance
+// morlocProgram runs a program's morloc pools as instances (docs/spec.md
+// §8.2; docs/morloc.md, "How nexus drives morloc pools"). An instance
 // (morlocinstance.go) is a private temporary directory, a shared-memory
 // basename and a process of each of the program's pools, started as
 // calls need them; it serves one call at a time, with the cross-language

@@ -28,7 +28,7 @@ type Spec struct {
 	// Workers is how many identical processes a nexus pool spreads calls
 	// over; 0 means DefaultWorkers(Lang). A program's morloc pools run as
 	// up to as many instances as the largest Workers among them says
-	// (docs/morloc.md, "Instances"); 0 means one per CPU.
+	// (docs/spec.md §8.2); 0 means one per CPU.
 	Workers int
 	// ArgTypes sends each call its arguments' declared types ("takes"):
 	// the manifest's metadata.arrays is "numpy".
