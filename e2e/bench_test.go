@@ -91,9 +91,8 @@ func TestBenchDriverTiny(t *testing.T) {
 			)
 		}
 	}
-	// The morloc phase (docs/performance.md, "morloc pools"): nexus beside
-	// morloc 0.69's own nexus on one compiled program, or one row saying why
-	// it was skipped.
+	// The morloc phase: nexus beside morloc 0.69's own nexus and daemon
+	// on one compiled program, or one row saying why it was skipped.
 	if why := morlocAbsent(); why != "" {
 		i := slices.IndexFunc(rows, func(r benchRow) bool { return r.section == "morloc pools" })
 		if i < 0 || rows[i].value != "skipped" || !strings.Contains(rows[i].details, "not installed") {
@@ -104,16 +103,29 @@ func TestBenchDriverTiny(t *testing.T) {
 			if !slices.Contains(langs, l.lang) {
 				continue
 			}
-			add, echo := "add"+l.suffix, "echo"+l.suffix
+			add, div, echo := "add"+l.suffix, "div"+l.suffix, "echo"+l.suffix
 			wants = append(wants,
-				want{section: "morloc pools", lang: l.lang, prefix: add + " 1 2, one-shot: spawn → result", floor: true},
-				want{section: "morloc pools", lang: l.lang, prefix: add + " 1 2, one-shot: whole process", floor: true},
+				want{section: "morloc pools", lang: l.lang, prefix: div + " 7 2, one-shot: spawn → result", floor: true},
+				want{section: "morloc pools", lang: l.lang, prefix: div + " 7 2, one-shot: whole process", floor: true},
 				want{section: "morloc pools", lang: l.lang, prefix: echo + " 10000 Reals, one-shot: whole process", floor: true},
 				want{section: "morloc pools", lang: l.lang, prefix: echo + " 10000 Reals, one-shot: nexus peak RSS", floor: true},
-				want{section: "morloc pools", lang: l.lang, prefix: add + " × ", suffix: " over MCP stdio, warm: p50"},
+				want{section: "morloc pools", lang: l.lang, prefix: add + " × ", suffix: " over MCP stdio, warm: p50", floor: true},
+				want{section: "morloc pools", lang: l.lang, prefix: add + " × ", suffix: " over MCP stdio, warm: nexus CPU/call", zeroOK: true},
 				want{section: "morloc pools", lang: l.lang, prefix: add + " × ", suffix: " over HTTP, a connection per call, warm: p50", floor: true},
 				want{section: "morloc pools", lang: l.lang, prefix: echo + " 10000 Reals over MCP stdio, warm: round trip"},
 				want{section: "morloc pools", lang: l.lang, prefix: echo + " 10000 Reals over MCP stdio, warm: nexus peak RSS", floor: true},
+			)
+		}
+		// Bursts of concurrent calls, to nexus by default and with four
+		// workers and to morloc's daemon: their wall time beside the
+		// ideal, and the mixed shared-memory calls' throughput and wrong
+		// answers (a wrong answer from nexus has already failed the run).
+		for _, srv := range []string{"MCP stdio, default workers", "MCP stdio, --workers 4", "HTTP, morloc's daemon"} {
+			nexus := !strings.Contains(srv, "daemon")
+			wants = append(wants,
+				want{section: "morloc pools", lang: "py", prefix: "8 × sleepPy(", suffix: " at once over " + srv + ": wall", floor: true},
+				want{section: "morloc pools", lang: "mixed", prefix: "48 mixed shared-memory calls at once over " + srv + ": calls/s", floor: nexus},
+				want{section: "morloc pools", lang: "mixed", prefix: "48 mixed shared-memory calls at once over " + srv + ": wrong answers", zeroOK: true},
 			)
 		}
 	}

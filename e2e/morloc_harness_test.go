@@ -35,7 +35,7 @@ type morlocProg struct {
 }
 
 // morlocModules are the module names of the programs' main.loc files.
-var morlocModules = map[string]string{"py": "pyprog", "r": "rprog", "cpp": "cppprog", "cross": "crossprog"}
+var morlocModules = map[string]string{"py": "pyprog", "r": "rprog", "cpp": "cppprog", "cross": "crossprog", "bench": "benchprog"}
 
 var morlocBuilds struct {
 	sync.Mutex
@@ -267,19 +267,27 @@ type morlocLaunch struct{ socket, tmpdir, basename string }
 
 func launchOf(t *testing.T, pid int) morlocLaunch {
 	t.Helper()
+	l, err := readLaunch(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func readLaunch(pid int) (morlocLaunch, error) {
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	if err != nil {
-		t.Fatalf("pool %d: %v", pid, err)
+		return morlocLaunch{}, fmt.Errorf("pool %d: %v", pid, err)
 	}
 	argv := strings.Split(strings.TrimSuffix(string(raw), "\x00"), "\x00")
 	if len(argv) < 4 {
-		t.Fatalf("pool %d's argv %q lacks socket, tmpdir and basename", pid, argv)
+		return morlocLaunch{}, fmt.Errorf("pool %d's argv %q lacks socket, tmpdir and basename", pid, argv)
 	}
 	l := morlocLaunch{socket: argv[len(argv)-3], tmpdir: argv[len(argv)-2], basename: argv[len(argv)-1]}
 	if !strings.HasPrefix(l.socket, l.tmpdir+"/") {
-		t.Fatalf("pool %d: socket %s is not in its tmpdir %s", pid, l.socket, l.tmpdir)
+		return morlocLaunch{}, fmt.Errorf("pool %d: socket %s is not in its tmpdir %s", pid, l.socket, l.tmpdir)
 	}
-	return l
+	return l, nil
 }
 
 // shmFiles are the shared-memory volumes of a basename.

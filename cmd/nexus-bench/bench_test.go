@@ -167,10 +167,15 @@ func TestTable(t *testing.T) {
 	writeTable(&b, []row{
 		{section: secMemory, what: "nexus VmRSS", value: 11.5, unit: "MB", floor: none},
 		{section: secSmall, lang: "py", what: "add_py × 5: p50", value: 412, unit: "µs", floor: 75, vs: ratio(412, 75)},
+		{section: secMorloc, lang: "mixed", what: "wrong answers", text: "1", details: "the first: Error (pool.cpp:224):\r\nError | more\n"},
 	})
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if len(lines) != 4 {
+	if len(lines) != 5 {
 		t.Fatalf("table:\n%s", b.String())
+	}
+	// A pool's message in the details stays in its row and column.
+	if n := strings.Count(lines[4], "|"); n != 9 || !strings.Contains(lines[4], "pool.cpp:224): Error / more") {
+		t.Errorf("a row of %d bars: %s", n, lines[4])
 	}
 	// Sections print in their order, not the order rows were added.
 	if !strings.Contains(lines[2], "small calls") || !strings.Contains(lines[2], "×5.49") || !strings.Contains(lines[3], "| nexus ") {

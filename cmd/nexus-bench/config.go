@@ -39,6 +39,10 @@ type config struct {
 	morlocProgram  string // "": morloc-0.69/bench beside -program
 	morlocElements int
 	morlocRuns     int
+	morlocWorkers  int // --workers of the second nexus the bursts go to
+	morlocSleeps   int
+	morlocSleepMs  int
+	morlocMixed    int
 }
 
 // bigMB is where -runs-big takes over from -runs: such payloads take long.
@@ -157,6 +161,10 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.morlocProgram, "morloc-program", "", "the morloc 0.69 bench program's sources (default: morloc-0.69/bench beside -program)")
 	fs.IntVar(&c.morlocElements, "morloc-elements", 1_000_000, "Reals in the morloc phase's large list")
 	fs.IntVar(&c.morlocRuns, "morloc-runs", 5, "runs of each one-shot command in the morloc phase, by each nexus (the median is reported)")
+	fs.IntVar(&c.morlocWorkers, "morloc-workers", 4, "--workers of the second nexus that the morloc phase's bursts go to")
+	fs.IntVar(&c.morlocSleeps, "morloc-sleeps", 8, "sleep calls sent at once in the morloc phase")
+	fs.IntVar(&c.morlocSleepMs, "morloc-sleep-ms", 300, "how long each of the morloc phase's sleep calls sleeps")
+	fs.IntVar(&c.morlocMixed, "morloc-mixed", 48, "mixed shared-memory calls sent at once in the morloc phase")
 	fs.BoolVar(&c.tiny, "tiny", false, "a configuration that runs in seconds (make test): few calls, 10 KB payloads, one run; flags given explicitly still win")
 	fs.BoolVar(&c.verbose, "v", false, "copy nexus's stderr to stderr")
 	if err := fs.Parse(args); err != nil {
@@ -178,6 +186,7 @@ func parseFlags(args []string) (config, error) {
 			"http-time":       func() { c.httpTime = 300 * time.Millisecond },
 			"morloc-elements": func() { c.morlocElements = 10_000 },
 			"morloc-runs":     func() { c.morlocRuns = 1 },
+			"morloc-sleep-ms": func() { c.morlocSleepMs = 100 },
 		}
 		for name, apply := range tiny {
 			if !set[name] {
@@ -236,7 +245,8 @@ func parseFlags(args []string) (config, error) {
 		}
 		c.skip[s] = true
 	}
-	for name, v := range map[string]int{"-concurrent": c.sleeps, "-inflight": c.inflight, "-sleep-ms": c.sleepMs, "-runs": c.runs, "-runs-big": c.runsBig, "-startup-runs": c.startupRuns, "-http-conns": c.httpConns, "-morloc-elements": c.morlocElements, "-morloc-runs": c.morlocRuns} {
+	for name, v := range map[string]int{"-concurrent": c.sleeps, "-inflight": c.inflight, "-sleep-ms": c.sleepMs, "-runs": c.runs, "-runs-big": c.runsBig, "-startup-runs": c.startupRuns, "-http-conns": c.httpConns, "-morloc-elements": c.morlocElements, "-morloc-runs": c.morlocRuns,
+		"-morloc-workers": c.morlocWorkers, "-morloc-sleeps": c.morlocSleeps, "-morloc-sleep-ms": c.morlocSleepMs, "-morloc-mixed": c.morlocMixed} {
 		if v <= 0 {
 			return c, fmt.Errorf("%s: want a positive integer, got %d", name, v)
 		}

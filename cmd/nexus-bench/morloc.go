@@ -19,16 +19,17 @@ import (
 	"github.com/nexus-mcp/nexus/internal/morlocbuild"
 )
 
-// The morloc phase (docs/performance.md, "morloc pools"): one program
-// compiled by the real morloc 0.69.0 (testdata/morloc-0.69/bench: addPy,
-// addCpp, echoPy, echoCpp), run by morloc's own C nexus and by nexus in the
-// same minutes. morloc's nexus is a one-shot CLI (`./nexus CMD ARGS` starts
-// the pools, calls, prints, stops them), so the one-shot rows set `nexus
-// run LAUNCHER CMD ARGS` beside it, runs interleaved; a 1M-element [Real]
-// goes as a JSON file, which both take in place of the value (a command
-// line cannot hold it). The warm rows are nexus's own (MCP on stdio),
-// beside morloc's daemon where it has one (`--daemon --http-port`, small
-// calls only: it refuses large bodies).
+// The morloc phase: one program compiled by the real morloc 0.69.0
+// (testdata/morloc-0.69/bench), run by morloc's own C nexus and daemon and
+// by nexus in the same minutes. morloc's nexus is a one-shot CLI (`./nexus
+// CMD ARGS` starts the pools, calls, prints, stops them), so the one-shot
+// rows set `nexus run LAUNCHER CMD ARGS` beside it, runs interleaved; a
+// 1M-element [Real] goes as a JSON file, which both take in place of the
+// value (a command line cannot hold it). The warm rows are nexus's own
+// (MCP on stdio), beside a minimal Go relay to the same pool
+// (morlocrelay.go), and beside morloc's daemon (`--daemon --http-port`)
+// for small calls over HTTP and for bursts of concurrent calls
+// (morlocburst.go).
 
 const secMorloc = "morloc pools"
 
@@ -100,7 +101,7 @@ func (b *bench) morlocPhase() {
 		if !slices.Contains(b.cfg.langs, l.lang) {
 			continue
 		}
-		b.morlocOneShot(m, l.lang, "add"+l.suffix, []string{"1", "2"}, false)
+		b.morlocOneShot(m, l.lang, "div"+l.suffix, []string{"7", "2"}, false)
 		b.morlocOneShot(m, l.lang, "echo"+l.suffix, []string{m.arg}, true)
 	}
 	b.morlocWarm(m)
@@ -215,8 +216,8 @@ func (b *bench) morlocOneShot(m *morlocBench, lang, cmdName string, args []strin
 	var buf bytes.Buffer
 	check := func(who string, r oneShot) error {
 		if !large {
-			if string(r.out) != "3\n" {
-				return fmt.Errorf("%s printed %q, want 3", who, r.out)
+			if string(r.out) != "3.5\n" {
+				return fmt.Errorf("%s printed %q, want 3.5", who, r.out)
 			}
 			return nil
 		}
@@ -266,7 +267,7 @@ func (b *bench) morlocOneShot(m *morlocBench, lang, cmdName string, args []strin
 			details: fmt.Sprintf("floor: morloc's own nexus; %s; minima: nexus %s, morloc %s%s", n, num(nmin), num(mmin), extra)})
 	}
 	if !large {
-		addRatio("spawn → result", firstOf, "ms", "; `nexus run LAUNCHER "+cmdName+" 1 2` against `LAUNCHER "+cmdName+" 1 2`")
+		addRatio("spawn → result", firstOf, "ms", "; `nexus run LAUNCHER "+what+"` against `LAUNCHER "+what+"`")
 	}
 	nc, _ := med(ne, cpuOf)
 	mc, _ := med(mo, cpuOf)
@@ -337,8 +338,10 @@ func sameReals(out []byte, want []float64, digits int) error {
 }
 
 // morlocWarm measures nexus serving the program warm: small calls over
-// MCP on stdio; the same through HTTP beside morloc's daemon; the large
-// list over MCP, with nexus's memory during the call.
+// MCP on stdio beside the relay floor; the large list over MCP, with
+// nexus's memory during the call; small calls through HTTP beside
+// morloc's daemon; then the bursts of concurrent calls, last, since a
+// burst that fails leaves the session's stream unusable.
 func (b *bench) morlocWarm(m *morlocBench) {
 	maxLine := int64(len(m.argData))*2 + (1 << 20)
 	p, err := b.startNexusEnv("morloc-mcp", m.env, "mcp", m.launcher, "--max-line", strconv.FormatInt(maxLine, 10), "--timeout", b.cfg.callTimeout.String())
@@ -365,7 +368,6 @@ func (b *bench) morlocWarm(m *morlocBench) {
 			return
 		}
 	}
-	b.morlocHTTP(m)
 	for _, l := range morlocLangs {
 		if !slices.Contains(b.cfg.langs, l.lang) {
 			continue
@@ -378,6 +380,15 @@ func (b *bench) morlocWarm(m *morlocBench) {
 			return
 		}
 	}
+	daemon, daemonBase, err := startMorlocDaemon(m)
+	if err != nil {
+		b.add(row{section: secMorloc, what: "morloc's daemon", text: "skipped", floor: none, details: err.Error()})
+		b.note("morloc pools: morloc's daemon did not start: " + err.Error())
+	} else {
+		defer stopMorlocDaemon(daemon)
+	}
+	b.morlocHTTP(m, daemonBase)
+	b.morlocBursts(m, s, daemonBase)
 }
 
 // morlocWarmSmall times sequential small calls over MCP, one in flight.
@@ -402,7 +413,32 @@ func (b *bench) morlocWarmSmall(s *session, m *morlocBench, lang, tool string) e
 	}
 	cpu := b.sampleCPU(fam, lang).sub(c0)
 	l := latencies(lat)
-	b.add(row{section: secMorloc, lang: lang, what: fmt.Sprintf("%s × %d over MCP stdio, warm: p50", tool, n), value: l.p50, unit: "µs", floor: none,
-		details: fmt.Sprintf("p90 %s, p99 %s µs; CPU per call: nexus %s µs, pool %s µs (10 ms ticks); morloc 0.69's nexus has no MCP", num(l.p90), num(l.p99), num(cpu.nexus/float64(n)), num(cpu.pool/float64(n)))})
+	progress("morloc pools: %d × %s through a minimal Go relay to the same pool", n, tool)
+	r, err := b.morlocRelayRun(m, tool, n)
+	if err != nil {
+		b.fail("morloc pools: the relay floor of %s: %v", tool, err)
+		r = relayRun{lat: latency{p50: none, p90: none, p99: none}, cpu: none, poolCPU: none}
+	}
+	what := fmt.Sprintf("%s × %d over MCP stdio, warm: ", tool, n)
+	b.add(row{section: secMorloc, lang: lang, what: what + "p50", value: l.p50, unit: "µs", floor: r.lat.p50, vs: ratio(l.p50, r.lat.p50),
+		details: fmt.Sprintf("floor: the p50 of a minimal Go relay to the same pool, started as nexus starts it (a connection and a call packet per call), p90 %s, p99 %s µs; nexus p90 %s, p99 %s µs; morloc 0.69's nexus has no MCP",
+			num(r.lat.p90), num(r.lat.p99), num(l.p90), num(l.p99))})
+	per := cpu.nexus / float64(n)
+	d := fmt.Sprintf("from /proc utime+stime at 10 ms ticks: ±%s µs/call; floor: the relay's CPU per call; pool CPU per call %s µs, through the relay %s µs", num(1e4/float64(n)), num(cpu.pool/float64(n)), num(r.poolCPU))
+	if own, ok := b.rowValue(secSmall, lang, ": nexus CPU/call"); ok {
+		d += fmt.Sprintf("; the same kind of call through nexus's own runtime (add_%s, small calls): %s µs, this ×%s", lang, num(own), num(per/own))
+	}
+	b.add(row{section: secMorloc, lang: lang, what: what + "nexus CPU/call", value: per, unit: "µs", floor: r.cpu, vs: ratio(per, r.cpu), details: d})
 	return nil
+}
+
+// rowValue is the value of the first row of section and lang whose
+// measure ends in suffix, if the run has one.
+func (b *bench) rowValue(section, lang, suffix string) (float64, bool) {
+	for _, r := range b.rows {
+		if r.section == section && r.lang == lang && strings.HasSuffix(r.what, suffix) && r.text == "" && r.value > 0 {
+			return r.value, true
+		}
+	}
+	return 0, false
 }

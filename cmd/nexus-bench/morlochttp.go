@@ -14,26 +14,19 @@ import (
 )
 
 // morlocHTTP times small calls over HTTP, warm, by nexus serve and by
-// morloc's daemon (`LAUNCHER --daemon --http-port P`: POST /call/CMD with
-// the arguments as a JSON list), both serving the program at once, in
-// alternating blocks. morloc's daemon closes every connection, so the
-// client opens one per call to both.
-func (b *bench) morlocHTTP(m *morlocBench) {
+// morloc's daemon at morlocBase (`LAUNCHER --daemon --http-port P`: POST
+// /call/CMD with the arguments as a JSON list; "": it did not start), both
+// serving the program at once, in alternating blocks. morloc's daemon
+// closes every connection, so the client opens one per call to both.
+func (b *bench) morlocHTTP(m *morlocBench, morlocBase string) {
+	if morlocBase == "" {
+		return
+	}
 	p, nexusBase, stop := b.serveNexus("morloc pools: HTTP", "morloc-http", m.env, m.launcher)
 	if p == nil {
 		return
 	}
 	defer stop()
-	daemon, morlocBase, err := startMorlocDaemon(m)
-	if err != nil {
-		b.add(row{section: secMorloc, what: "small calls over HTTP beside morloc's daemon", text: "skipped", floor: none, details: err.Error()})
-		b.note("morloc pools: morloc's daemon did not start: " + err.Error())
-		return
-	}
-	defer func() {
-		daemon.Process.Signal(syscall.SIGTERM)
-		waitOrKill(daemon, 10*time.Second)
-	}()
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true, DisableCompression: true}, Timeout: b.cfg.callTimeout}
 	for _, l := range morlocLangs {
 		if !slices.Contains(b.cfg.langs, l.lang) {
@@ -124,6 +117,20 @@ func stopServe(b *bench, p *proc, what string) {
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	if !awaitExit(p.cmd, p.exited, 30*time.Second) {
 		b.fail("%s: nexus serve did not stop within 30 s of SIGTERM", what)
+	}
+}
+
+// stopMorlocDaemon stops morloc's daemon as its users do, with SIGTERM
+// (it then stops its pools and removes its files), killing it after 10 s.
+func stopMorlocDaemon(daemon *exec.Cmd) {
+	daemon.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { daemon.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		daemon.Process.Kill()
+		<-done
 	}
 }
 

@@ -38,6 +38,10 @@ const relayFloorChild = "floor"
 // stderr (its stdout too: fd 1 is the relay's MCP channel): the driver
 // gives the relay the environment and directory nexus gives a pool.
 func runRelay(mode string, argv []string) {
+	if mode == relayMorloc {
+		runMorlocRelay(argv)
+		return
+	}
 	mid, handshake := "1", false
 	if m, ok := strings.CutPrefix(mode, "pool:"); ok {
 		mid, handshake = m, true
@@ -162,6 +166,9 @@ type relayProc struct {
 	w       io.WriteCloser
 	replies *bufio.Reader
 	line    []byte
+	// names are the tool's two arguments: a and b for the bench program's
+	// add_<lang>; _1 and _2 for a morloc command.
+	names [2]string
 }
 
 // startRelay starts the driver's own binary as a relay (mode: relayEnv's
@@ -186,13 +193,13 @@ func startRelay(mode string, argv, env []string, dir string) (*relayProc, error)
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	return &relayProc{cmd: cmd, w: w, replies: bufio.NewReader(r)}, nil
+	return &relayProc{cmd: cmd, w: w, replies: bufio.NewReader(r), names: [2]string{"a", "b"}}, nil
 }
 
-// call sends tools/call tool {"a":a,"b":b} with id and returns the reply
-// line (valid until the next call).
+// call sends tools/call tool {"a":a,"b":b} (p.names) with id and returns
+// the reply line (valid until the next call).
 func (p *relayProc) call(id int, tool string, a, b int) ([]byte, error) {
-	p.line = callLine(p.line[:0], id, tool, `{"a":`+strconv.Itoa(a)+`,"b":`+strconv.Itoa(b)+`}`)
+	p.line = callLine(p.line[:0], id, tool, `{"`+p.names[0]+`":`+strconv.Itoa(a)+`,"`+p.names[1]+`":`+strconv.Itoa(b)+`}`)
 	if _, err := p.w.Write(p.line); err != nil {
 		return nil, err
 	}

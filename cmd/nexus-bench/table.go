@@ -88,8 +88,16 @@ func (r row) cells() []string {
 	if lang == "" {
 		lang = "nexus"
 	}
-	return []string{r.section, lang, r.what, v, r.unit, floor, r.vs, r.details}
+	cells := []string{r.section, lang, r.what, v, r.unit, floor, r.vs, r.details}
+	for i, c := range cells {
+		cells[i] = cellText.Replace(c)
+	}
+	return cells
 }
+
+// cellText keeps a cell on its line and inside its column: a pool's
+// error message quoted in the details may hold newlines and bars.
+var cellText = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "|", "/")
 
 var header = []string{"section", "lang", "measure", "value", "unit", "floor", "vs floor", "details"}
 

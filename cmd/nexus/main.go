@@ -49,7 +49,7 @@ func newRootCmd(o *program.Options) *cobra.Command {
 	f.DurationVar(&o.Timeout, "timeout", program.DefaultCallTimeout, "how long a tool call may run, for commands whose manifest entry sets no metadata.timeout (0: no limit; nexus run has none by default)")
 	f.DurationVar(&o.StartTimeout, "start-timeout", program.DefaultStartTimeout, "how long a pool may take to start and say it is ready")
 	f.StringVar(&o.OutputDir, "output-dir", "", "where functions write the files they return (NEXUS_OUTPUT_DIR in their pools; default: a temporary directory removed at exit, or the current directory for nexus run)")
-	f.IntVar(&o.Workers, "workers", 0, "worker processes per pool, for pools whose manifest entry sets no metadata.workers (0: the language's default: 1 for py and cpp, min(4, CPUs) for r)")
+	f.IntVar(&o.Workers, "workers", 0, "worker processes per pool, for pools whose manifest entry sets no metadata.workers (0: the language's default: 1 for py and cpp, min(4, CPUs) for r); for a morloc program, instances of it (0: one per CPU)")
 	root.AddCommand(newMCPCmd(o), newRunCmd(o), newLauncherCmd(), newRuntimeDirCmd())
 	root.AddCommand(newServeCmd(o), newBundleCmd(o), newInstallCmd(o), newUninstallCmd(o))
 	return root

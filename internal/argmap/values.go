@@ -145,6 +145,15 @@ var intRanges = map[string]intRange{
 // integers pass byte for byte, whatever their size; 2.0 and 2e3 become 2 and
 // 2000.
 func normalizeInt(text, code string) (string, string) {
+	if n, ok := shortIntLiteral(text); ok {
+		// Nearly every integer: checked without a regexp or math/big, on
+		// the path of each small call's arguments and result.
+		if lo, hi, sized := int64Range(code); sized && (n < lo || n > hi) {
+			rg := intRanges[code]
+			return "", fmt.Sprintf("expected an integer from %s to %s (%s), got %s", rg.lo, rg.hi, code, text)
+		}
+		return text, ""
+	}
 	out := text
 	if !intLiteral.MatchString(text) {
 		if !numberText.MatchString(text) {
@@ -169,6 +178,22 @@ func normalizeInt(text, code string) (string, string) {
 		}
 	}
 	return out, ""
+}
+
+// shortIntLiteral reads text as intLiteral matches it, when it has at
+// most 18 digits: an int64 whatever they are.
+func shortIntLiteral(text string) (int64, bool) {
+	digits := strings.TrimPrefix(text, "-")
+	if len(digits) == 0 || len(digits) > 18 || digits[0] == '0' && len(digits) > 1 {
+		return 0, false
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(text, 10, 64)
+	return n, err == nil
 }
 
 // describeText names a non-integer number text for a message.

@@ -148,32 +148,6 @@ func TestHoldInline(t *testing.T) {
 	release()
 }
 
-func TestInlineOnly(t *testing.T) {
-	for _, tt := range []struct {
-		schema string
-		limit  int64
-		want   bool
-	}{
-		{"i4", InlineThreshold, true},
-		{"f8", InlineThreshold, true},
-		{"t2i4f8", InlineThreshold, true},
-		{"m2" + "1ai41bb", InlineThreshold, true},
-		{"s", InlineThreshold, false},
-		{"ai4", InlineThreshold, false},
-		{"t2i4s", InlineThreshold, false},
-		{"?i4", InlineThreshold, false},
-		{"f8", 4, false}, // MORLOC_INLINE_SIZE=4
-		{"i4", 0, false},
-	} {
-		if got := InlineOnly(mustType(t, tt.schema), C, tt.limit); got != tt.want {
-			t.Errorf("InlineOnly(%s, %d) = %v, want %v", tt.schema, tt.limit, got, tt.want)
-		}
-	}
-	if InlineOnly(nil, C, InlineThreshold) {
-		t.Error("InlineOnly(nil) = true")
-	}
-}
-
 // BenchmarkHold is the cost of holding a result's block around its copy,
 // here a 100 MB list (12.5 M Reals): a mapping of its pages, two atomic
 // operations, an unmapping.

@@ -331,24 +331,6 @@ func (n *node) fixedWidth() bool {
 	return false
 }
 
-// InlineThreshold is the largest result, in bytes of voidstar, that a
-// pool sends inline in its reply packet rather than in shared memory
-// (v0.69 packet.h:121 and packet.c:856-886; v0.98 packet.rs:149, which
-// MORLOC_INLINE_SIZE overrides).
-const InlineThreshold = 64 << 10
-
-// InlineOnly reports whether a result of type t always comes inline in
-// its reply packet, whatever its value, from pools whose inline threshold
-// is limit bytes: its voidstar holds no relative pointer and takes at most
-// limit bytes. A nil or unknown t may come in shared memory.
-func InlineOnly(t *manifest.Type, d Dialect, limit int64) bool {
-	if t == nil {
-		return false
-	}
-	n, err := layout(t, d)
-	return err == nil && n.fixedWidth() && int64(n.width) <= limit
-}
-
 // WireSchema is t's schema string as pools write it in a packet's
 // metadata: without `<hint>` prefixes (v0.69 schema.c:38-131; v0.98
 // schema.rs:829-838).

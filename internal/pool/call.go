@@ -36,7 +36,7 @@ type CallOptions struct {
 	// Ret, when set, lets a pool that takes arrays send its result as one.
 	Ret *ndarray.Ret
 	// Inline, when set, lets the call wait for its reply on the caller's
-	// goroutine (nexusinline.go). Only nexus's own pools take it.
+	// goroutine, watching Inline.Fd too (nexusinline.go, morloccall.go).
 	Inline *Inline
 }
 
@@ -75,12 +75,39 @@ func shortDuration(d time.Duration) string {
 
 // callRequest is one call on its way to a process.
 type callRequest struct {
-	mid     int
-	args    []json.RawMessage
-	opts    CallOptions
-	lang    string           // the pool's language, for a call without a name
-	timeout time.Duration    // > 0 when the call has one
-	expired <-chan time.Time // fires when the timeout passes; nil without one
+	mid      int
+	args     []json.RawMessage
+	opts     CallOptions
+	lang     string           // the pool's language, for a call without a name
+	timeout  time.Duration    // > 0 when the call has one
+	expired  <-chan time.Time // fires when the timeout passes; nil without one
+	deadline time.Time        // when expired fires; zero without a timeout
+	// packet is a morloc call's, encoded once before it goes to an
+	// instance; nil once a large one is sent.
+	packet *morlocPacket
+}
+
+// dropGiven lets go of the arrays given over with the call
+// (CallOptions.GiveArrays).
+func (c *callRequest) dropGiven() {
+	if c.opts.GiveArrays {
+		for i := range c.opts.Arrays {
+			c.opts.Arrays[i].Data = nil
+		}
+	}
+}
+
+// resendable reports whether a morloc call's packet can go out again: a
+// large one, and the arrays given over with it, go as it is sent.
+func (c *callRequest) resendable() bool { return c.packet != nil }
+
+// yieldInline hands the caller's input over (Inline.Yield) if the call was
+// to watch it: the call waits for something else than its reply.
+func (c *callRequest) yieldInline() {
+	if in := c.opts.Inline; in != nil {
+		in.Yield()
+		c.opts.Inline = nil
+	}
 }
 
 // name is "call to 'x'" or "call to mid 9 of pool py", for messages: made
@@ -114,9 +141,8 @@ func (e *unstartedError) Unwrap() error { return e.err }
 // reply the process still owes: if none comes within the cancel grace, the
 // call is stuck and the process is replaced.
 type abandonedCall struct {
-	name string    // "call to 'x'"
-	how  string    // "cancelled", "timed out"
-	at   time.Time // when (morloc pools); zero for nexus pools
+	name string // "call to 'x'"
+	how  string // "cancelled", "timed out"
 }
 
 // largeFrame is the size of a call's frames from which their buffers are

@@ -64,16 +64,9 @@ type processHooks struct {
 	// onDeath learns that a process that had become ready ended without
 	// nexus asking it to, and why, before any call can see it gone.
 	onDeath func(p poolProcess, err error)
-	// onStuck learns that a call did not stop when cancelled, and onBroken
-	// that the process lives on but may never answer again (a morloc
-	// pool's worker died running a call: morloc's R pools start no worker
-	// in its place). Either must retire the process after starting another.
-	onStuck, onBroken func(p poolProcess, why string)
-	// prepare learns that a call was given up on, so that a process to
-	// replace this one starts at once, as a spare, and calls ready when
-	// it is up; unprepare learns that the calls given up on ended first.
-	prepare   func(ready func())
-	unprepare func()
+	// onStuck learns that a call did not stop when cancelled: it must
+	// retire the process after starting another.
+	onStuck func(p poolProcess, why string)
 }
 
 // protocol is a driver's side of one process: how nexus talks to it. The
@@ -292,7 +285,7 @@ func (c *child) retire(why string) {
 	}
 }
 
-// handOver has hook (onStuck, onBroken) start a fresh process in place of
+// handOver has hook (onStuck) start a fresh process in place of
 // this one and retire it; without a hook it is retired alone.
 func (c *child) handOver(hook func(p poolProcess, why string), why string) {
 	if hook != nil {
@@ -338,6 +331,14 @@ func (c *child) stop() {
 		c.signalGroup(syscall.SIGKILL)
 	}
 	<-c.gone
+}
+
+// leftToReaper marks the process as stopping without signalling it: the
+// reaper kills it as nexus exits (Set.Abandon).
+func (c *child) leftToReaper() {
+	c.mu.Lock()
+	c.stopping = true
+	c.mu.Unlock()
 }
 
 // waitExited waits at most d for the process to exit and reports whether it did.

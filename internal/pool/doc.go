@@ -6,12 +6,13 @@
 //
 // One owner, child.go, runs every pool process as the operating system sees
 // it: exec, its process group, its output, TERM then KILL, and its death.
-// Two drivers speak to it: nexus*.go the nexus pool protocol described in
+// Two protocols speak to it: nexus*.go the nexus pool protocol described in
 // docs/internals.md, with the language runtimes (runtime/) that pools
-// import to speak it, and morloc*.go morloc's own, for the pools the morloc
-// compiler generates (docs/spec.md §8: a temporary directory, sockets and
-// shared memory per program, one connection per call). set.go and worker.go supervise both alike, through the driver and
-// poolProcess interfaces. The package knows nothing of MCP or of argument
-// mapping: callers hand it positional JSON arguments and get JSON values
-// back.
+// import to speak it, supervised by set.go and worker.go (processes per
+// pool, restarts, stuck calls); and morloc*.go morloc's own, for the pools
+// the morloc compiler generates (docs/spec.md §8), run as instances of the
+// whole program, each with its own temporary directory, sockets and shared
+// memory, serving one call at a time (morloc.go). The package knows
+// nothing of MCP or of argument mapping: callers hand it positional JSON
+// arguments and get JSON values back.
 package pool

@@ -2,214 +2,353 @@ package pool
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
 	"sync"
-	"sync/atomic"
+	"time"
 
 	"github.com/nexus-mcp/nexus/internal/bundle/morlochome"
 )
 
-// morlocProgram is the driver of a program's morloc pools, and what they
-// share, as morloc's own nexus sets it up (docs/spec.md §8.2): a private
-// temporary directory holding their sockets, one
-// shared-memory basename, and the readers of the pools' wire format and
-// shared memory. Every morloc pool of the program starts, so that pools
-// reach each other at <tmpdir>/<socket> for cross-language calls.
+// morlocProgram runs a program's morloc pools as instances (docs/spec.md
+// §8.2; docs/morloc.md, "How nexus drives morloc pools"). An instance
+// (morlocinstance.go) is a private temporary directory, a shared-memory
+// basename and a process of each of the program's pools, started as
+// calls need them; it serves one call at a time, with the cross-language
+// calls that call makes inside it. morloc's runtime is built for that, as
+// its one-shot CLI runs it: two pools allocating in one shared-memory
+// volume at once corrupt it, and a pool frees a result's block when its
+// worker starts its next job. Concurrency comes from instances: one
+// starts on demand while all are busy, up to limit, and one beyond the
+// last left stops once idle for Options.InstanceIdle. An instance in which
+// a call was given up on, a process died or a call broke is retired: its
+// processes stop and its files go, and calls go to the others or a fresh
+// one.
 type morlocProgram struct {
-	set      *Set
-	tmpdir   string // "/tmp/morloc.123456"; "" when it could not be made
-	basename string // "morloc-<nexus pid>-<16 hex digits>"
-	err      error  // why the program's morloc pools cannot start, if so
-	wire     *morlocWire
-	gen      atomic.Int64 // numbers each process start: its own socket path
+	set   *Set
+	specs map[int]*Spec // the program's morloc pools, by index
+	order []int         // their indices, in manifest order
+	limit int           // how many instances may take calls at once
+	wire  *morlocWire   // encodes calls; each instance reads its own results
+	err   error         // why no pool can start (an unknown wire version)
+	// runsIn lists, by pool and mid, the pools a function's calls run in
+	// (see pools), made once.
+	runsIn map[[2]int][]int
 
-	// shm is held by the first start that may create shared-memory
-	// volume 0 (see firstStart); shmUp is set once the volume exists.
-	shm   sync.Mutex
-	shmUp atomic.Bool
-
-	cleanOnce sync.Once
+	mu      sync.Mutex
+	live    []*morlocInstance      // taking calls, busy or idle, by number
+	waiting []chan *morlocInstance // calls waiting for an instance, first come first
+	health  map[int]*backoff       // each pool's failures, across instances
+	warm    *time.Timer            // a fresh instance's start, after a backoff
+	closed  bool
+	// stopping counts the retired instances still stopping; Close waits
+	// for them.
+	stopping sync.WaitGroup
 }
 
-// newMorlocProgram makes the program's temporary directory and basename.
-// A failure is kept and reported by every pool's start.
-func newMorlocProgram(s *Set) *morlocProgram {
-	m := &morlocProgram{set: s}
-	var tag [8]byte
-	_, _ = rand.Read(tag[:])
-	// 0.98's form, which both versions take as an opaque name; the pid
-	// lets a sweep find what a dead nexus left.
-	m.basename = "morloc-" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(tag[:])
-	wire, err := newMorlocWire(s.opts.Morloc.WireVersion)
-	if err != nil {
-		m.err = err
-		return m
+// newMorlocProgram takes the program's morloc pools and makes its first
+// instance, which Start's first start and the first calls share.
+func newMorlocProgram(s *Set, specs []Spec) *morlocProgram {
+	m := &morlocProgram{set: s, specs: map[int]*Spec{}, health: map[int]*backoff{}, runsIn: map[[2]int][]int{}}
+	for i := range specs {
+		spec := specs[i]
+		m.specs[spec.Index] = &spec
+		m.order = append(m.order, spec.Index)
+		m.health[spec.Index] = &backoff{}
+		m.limit = max(m.limit, spec.Workers)
 	}
-	m.wire = wire
-	wire.inline = inlineLimit(&s.opts.Morloc)
-	dir, err := os.MkdirTemp("", "morloc.")
-	if err != nil {
-		m.err = fmt.Errorf("making the program's temporary directory: %w", err)
-		return m
+	for _, spec := range m.specs {
+		for mid, fn := range spec.Functions {
+			m.runsIn[[2]int{spec.Index, mid}] = m.pools(spec.Index, fn)
+		}
 	}
-	m.tmpdir = dir
-	// Generations of pool processes bind their sockets here (see start).
-	if err := os.Mkdir(filepath.Join(dir, morlocGenDir), 0o700); err != nil {
-		m.err = fmt.Errorf("making the program's temporary directory: %w", err)
+	if m.limit <= 0 {
+		m.limit = runtime.NumCPU()
 	}
-	m.wire.openMemory(m.basename, dir)
+	m.wire, m.err = newMorlocWire(s.opts.Morloc.WireVersion)
+	m.mu.Lock()
+	m.add()
+	m.mu.Unlock()
 	return m
 }
 
-// morlocGenDir, inside the temporary directory, holds each process start's
-// own socket; <tmpdir>/<socket> is a symbolic link to the live one.
-const morlocGenDir = ".nexus"
+// startFirst starts every pool of the first instance (docs/spec.md §8.2:
+// a server starts them all, since pools call each other) and returns the
+// first failure.
+func (m *morlocProgram) startFirst() error {
+	m.mu.Lock()
+	var first *morlocInstance
+	if len(m.live) > 0 {
+		first = m.live[0]
+	}
+	m.mu.Unlock()
+	if first == nil {
+		return nil
+	}
+	return first.startAll()
+}
 
-// watchedBy tells the reaper what to remove should nexus die without
-// cleaning up.
-func (m *morlocProgram) watchedBy(r *reaper) {
-	if r == nil {
+// add makes an instance, numbered with the smallest number no live
+// instance has, and counts it live. m.mu is held.
+func (m *morlocProgram) add() *morlocInstance {
+	num := 1
+	for _, inst := range m.live { // sorted by number
+		if inst.num != num {
+			break
+		}
+		num++
+	}
+	inst := newMorlocInstance(m, num)
+	i, _ := slices.BinarySearchFunc(m.live, num, func(x *morlocInstance, n int) int { return x.num - n })
+	m.live = slices.Insert(m.live, i, inst)
+	return inst
+}
+
+// acquire takes an instance for call c: an idle one (the lowest numbered,
+// so that the others idle out), or a new one while fewer than limit take
+// calls, or the first to be released. A call that must wait for one stops
+// watching its caller's input first (callRequest.yieldInline).
+func (m *morlocProgram) acquire(ctx context.Context, c *callRequest) (*morlocInstance, error) {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil, fmt.Errorf("pool %s: %w", c.lang, errClosed)
+	}
+	for _, inst := range m.live {
+		if !inst.busy {
+			inst.take()
+			m.mu.Unlock()
+			return inst, nil
+		}
+	}
+	if len(m.live) < m.limit {
+		inst := m.add()
+		inst.take()
+		m.mu.Unlock()
+		return inst, nil
+	}
+	ch := make(chan *morlocInstance, 1)
+	m.waiting = append(m.waiting, ch)
+	m.mu.Unlock()
+	c.yieldInline()
+	var err error
+	select {
+	case inst := <-ch:
+		if inst == nil {
+			return nil, fmt.Errorf("pool %s: %w", c.lang, errClosed)
+		}
+		return inst, nil
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-c.expired:
+		err = c.timedOut("")
+	}
+	m.mu.Lock()
+	if i := slices.Index(m.waiting, ch); i >= 0 {
+		m.waiting = slices.Delete(m.waiting, i, i+1)
+		m.mu.Unlock()
+		return nil, err
+	}
+	m.mu.Unlock()
+	if inst := <-ch; inst != nil { // handed over as the wait ended
+		m.release(inst)
+	}
+	return nil, err
+}
+
+// release gives a busy instance, its call done, to the first call waiting,
+// or lets it idle.
+func (m *morlocProgram) release(inst *morlocInstance) {
+	m.mu.Lock()
+	if inst.retired {
+		m.mu.Unlock()
 		return
 	}
-	for _, f := range []struct {
-		kind byte
-		name string
-	}{{'d', m.tmpdir}, {'s', m.basename}} {
-		if f.name == "" {
-			continue
-		}
-		if err := r.removeAfter(f.kind, f.name); err != nil {
-			m.set.opts.Logger.Warn("morloc files may outlive nexus if it is killed", "err", err)
-		}
+	if len(m.waiting) > 0 {
+		ch := m.waiting[0]
+		m.waiting = m.waiting[1:]
+		m.mu.Unlock()
+		ch <- inst
+		return
 	}
+	inst.busy = false
+	inst.idleFor(m.set.opts.InstanceIdle)
+	m.mu.Unlock()
 }
 
-// cleanup removes what the program's pools leave behind once they are
-// gone: the temporary directory (sockets, and shared-memory volumes that
-// fell back to files there) and every /dev/shm/<basename>_* file, as
-// morloc's nexus does at exit.
-func (m *morlocProgram) cleanup() {
-	m.cleanOnce.Do(func() {
-		if m.wire != nil {
-			m.wire.closeMemory()
-		}
-		if m.tmpdir != "" {
-			if err := os.RemoveAll(m.tmpdir); err != nil {
-				m.set.opts.Logger.Warn("removing the morloc pools' temporary directory", "dir", m.tmpdir, "err", err)
-			}
-		}
-		removeShm(m.basename)
+// idle stops an instance that stayed idle, unless it is the last one left.
+func (m *morlocProgram) idle(inst *morlocInstance) {
+	m.mu.Lock()
+	if inst.busy || inst.retired || len(m.live) <= 1 {
+		m.mu.Unlock()
+		return
+	}
+	m.retireLocked(inst, false)
+	m.mu.Unlock()
+	m.set.opts.Logger.Info("stopping an idle morloc instance", "instance", inst.num, "idle", m.set.opts.InstanceIdle)
+}
+
+// retire takes an instance out of service and stops it: a call was given
+// up on in it, or broke, or one of its processes died or failed to start
+// (why says which, for the log). A call waiting for an instance gets a
+// fresh one in its place. With warm, a program left with no instance
+// starts a fresh one after warmAfter, so that the next call finds its
+// pools up, as a restarted nexus pool would be. It reports whether it
+// retired the instance, false if it was already.
+func (m *morlocProgram) retire(inst *morlocInstance, why string, warm bool, warmAfter time.Duration) bool {
+	m.mu.Lock()
+	if inst.retired {
+		m.mu.Unlock()
+		return false
+	}
+	m.set.opts.Logger.Warn("retiring a morloc instance", "instance", inst.num, "why", why)
+	m.retireLocked(inst, true)
+	if warm && len(m.live) == 0 && !m.closed {
+		m.warmAfter(warmAfter)
+	}
+	m.mu.Unlock()
+	return true
+}
+
+// retireLocked retires inst (see retire): a call waiting for an instance
+// gets a fresh one when replace. m.mu is held.
+func (m *morlocProgram) retireLocked(inst *morlocInstance, replace bool) {
+	inst.retired = true
+	inst.idleFor(0)
+	m.live = slices.DeleteFunc(m.live, func(x *morlocInstance) bool { return x == inst })
+	if replace && len(m.waiting) > 0 && len(m.live) < m.limit && !m.closed {
+		fresh := m.add()
+		fresh.take()
+		ch := m.waiting[0]
+		m.waiting = m.waiting[1:]
+		ch <- fresh // buffered
+	}
+	m.stopping.Add(1)
+	go func() {
+		defer m.stopping.Done()
+		inst.stop()
+	}()
+}
+
+// warmAfter starts, after delay, a fresh instance with every pool, if
+// the program has none by then. m.mu is held.
+func (m *morlocProgram) warmAfter(delay time.Duration) {
+	if m.warm != nil {
+		m.warm.Stop()
+	}
+	if delay <= 0 {
+		m.warmNow()
+		return
+	}
+	m.warm = time.AfterFunc(delay, func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.warmNow()
 	})
 }
 
-// firstStart runs start, the start of one pool process, alone when shared
-// memory volume 0 may not exist yet. Each of morloc's pools creates volume
-// 0 if it is missing (shinit), but shm.c's shinit is not safe against two
-// processes creating it at once: it opens with O_CREAT and no O_EXCL, and
-// a process that sees the volume still empty initialises its header,
-// allocator and process-shared lock again, under another that may already
-// use them. morloc's nexus creates the volume itself before any pool
-// starts; nexus does not write into morloc's shared memory, so it lets one
-// pool make it: the first start runs alone until the pool is ready (a pool
-// answers a ping only after its start_daemon's shinit), and the others
-// start together once the volume exists.
-func (m *morlocProgram) firstStart(start func() error) error {
-	if m.shmUp.Load() {
-		return start()
+// warmNow starts a fresh instance with every pool, unless the program
+// has one or is closed. m.mu is held.
+func (m *morlocProgram) warmNow() {
+	if m.closed || len(m.live) > 0 {
+		return
 	}
-	m.shm.Lock()
-	defer m.shm.Unlock()
-	if m.shmUp.Load() {
-		return start()
-	}
-	err := start()
-	if err == nil || m.volumeZeroExists() {
-		m.shmUp.Store(true)
-	}
-	return err
+	inst := m.add()
+	go inst.startAll() // its failures are logged, and counted (health)
 }
 
-// volumeZeroExists reports whether shared-memory volume 0 has been made,
-// in /dev/shm or as the fallback file in the temporary directory.
-func (m *morlocProgram) volumeZeroExists() bool {
-	for _, f := range []string{filepath.Join(shmDir, m.basename+"_0"), filepath.Join(m.tmpdir, m.basename+"_0")} {
-		if fi, err := os.Stat(f); err == nil && fi.Size() > 0 {
-			return true
-		}
+// died learns that process p of pool spec in inst ended on its own, and
+// retires the instance. The process calls it before any call can see it
+// gone, so that the next call sees the backoff.
+func (m *morlocProgram) died(inst *morlocInstance, spec *Spec, p poolProcess, err error) {
+	m.mu.Lock()
+	if inst.retired || m.closed {
+		m.mu.Unlock()
+		return
 	}
-	return false
+	healthy := p.answeredAny() || p.upFor() >= m.set.opts.HealthyAfter
+	h := m.health[spec.Index]
+	delay := h.failed(err, healthy, &m.set.opts)
+	failures := h.failures
+	m.mu.Unlock()
+	m.set.opts.Logger.Info("restarting pool", "pool", inst.label(spec), "in", delay, "failures", failures)
+	m.set.event(spec.Lang, EventCrashed)
+	m.set.event(spec.Lang, EventRestarted)
+	m.retire(inst, fmt.Sprintf("its %s pool's process died", spec.Lang), true, delay)
 }
 
-// start starts one process of worker w's morloc pool.
-func (m *morlocProgram) start(ctx context.Context, w *worker, cfg childConfig) (poolProcess, error) {
-	label := w.label
-	if m.err != nil {
-		return nil, fmt.Errorf("pool %s failed to start: %w", label, m.err)
-	}
-	spec := w.spec
-	if spec.Socket == "" {
-		return nil, fmt.Errorf("pool %s failed to start: its manifest entry names no socket", label)
-	}
-	if filepath.Base(spec.Socket) != spec.Socket || spec.Socket == "." || spec.Socket == ".." {
-		return nil, fmt.Errorf("pool %s failed to start: its socket %q is not a plain file name", label, spec.Socket)
-	}
-	link := filepath.Join(m.tmpdir, spec.Socket)
-	own := filepath.Join(m.tmpdir, morlocGenDir, spec.Socket+"."+strconv.FormatInt(m.gen.Add(1), 10))
-	if len(own) >= maxSocketPath || len(link) >= maxSocketPath {
-		return nil, fmt.Errorf("pool %s failed to start: its socket path %s is longer than Unix sockets allow (%d bytes); set TMPDIR to a shorter directory",
-			label, own, maxSocketPath-1)
-	}
-	cfg.args = []string{own, m.tmpdir, m.basename}
-	cfg.env = m.env(spec)
-	mc := morlocConfig{
-		socket:      own,
-		link:        link,
-		wire:        m.wire,
-		dialTimeout: morlocDialTimeout,
-		stuckIn:     func(pools []int, why string) { m.replaceNeeded(spec.Index, pools, why) },
-	}
-	var p *morlocProcess
-	err := m.firstStart(func() error {
-		var err error
-		p, err = startMorlocProcess(ctx, cfg, mc)
-		return err
-	})
-	if err != nil {
-		return nil, err // never a nil *morlocProcess in the interface
-	}
-	return p, nil
+// startFailed learns that pool spec failed to start in inst, and retires
+// the instance; the next call starts it again in another, unless it keeps
+// failing (holdsBack).
+func (m *morlocProgram) startFailed(inst *morlocInstance, spec *Spec, err error) {
+	m.mu.Lock()
+	m.health[spec.Index].failed(err, false, &m.set.opts)
+	m.mu.Unlock()
+	m.set.opts.Logger.Error("pool failed to start", "pool", inst.label(spec), "err", err)
+	m.retire(inst, fmt.Sprintf("its %s pool failed to start", spec.Lang), false, 0)
 }
 
-// maxWorkers: a morloc pool runs its own workers, forked or threaded.
-func (m *morlocProgram) maxWorkers() int { return 1 }
-
-// inlineCalls: only nexus's own pools' replies can be waited for inline.
-func (m *morlocProgram) inlineCalls() bool { return false }
-
-// awaitsNeeds: a morloc pool's function reaches the pools it calls over
-// their sockets itself, so its calls wait until they are up.
-func (m *morlocProgram) awaitsNeeds() bool { return true }
-
-// replaceNeeded replaces the processes of the pools (by index) that a
-// stuck call of pool own needed: the part of it that does not end may be
-// running in one of them (a Python function stuck in the C++ function it
-// called), where it holds a worker, and morloc's pools start another
-// worker only while all are waiting on other pools.
-func (m *morlocProgram) replaceNeeded(own int, pools []int, why string) {
+// holdsBack returns why one of pools (indices) may not start now, having
+// failed again and again (Options.RestartDelay), or nil.
+func (m *morlocProgram) holdsBack(pools []int) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	for _, i := range pools {
-		g := m.set.pools[i]
-		if i == own || g == nil || g.driver != driver(m) {
-			continue
-		}
-		for _, w := range g.workers {
-			w.replaceLive("replacing a pool process a stuck call needed", why)
+		if err := m.health[i].holdsBack(m.specs[i].Lang); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// close retires every instance and waits until their processes are gone
+// and their files removed. With abandon it waits for nothing, and does
+// nothing of that: the reaper does it (Set.Abandon).
+func (m *morlocProgram) close(abandon bool) {
+	m.mu.Lock()
+	m.closed = true
+	if m.warm != nil {
+		m.warm.Stop()
+	}
+	live := m.live
+	m.live = nil
+	for _, ch := range m.waiting {
+		ch <- nil
+	}
+	m.waiting = nil
+	for _, inst := range live {
+		inst.retired = true
+		inst.idleFor(0)
+	}
+	m.mu.Unlock()
+	if abandon {
+		for _, inst := range live {
+			inst.abandon()
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	for _, inst := range live {
+		wg.Go(inst.stop)
+	}
+	wg.Wait()
+	m.stopping.Wait()
+}
+
+// pools lists the pools a call of function fn of pool own runs in: own
+// first, then the other pools of the program it calls.
+func (m *morlocProgram) pools(own int, fn Function) []int {
+	pools := []int{own}
+	for _, i := range fn.Needs {
+		if m.specs[i] != nil && !slices.Contains(pools, i) {
+			pools = append(pools, i)
+		}
+	}
+	return pools
 }
 
 // maxSocketPath is the size of sockaddr_un's sun_path on Linux, its
@@ -238,3 +377,6 @@ func (m *morlocProgram) env(spec *Spec) []string {
 	}
 	return withOutputDir(env, m.set.opts.OutputDir)
 }
+
+// errRetired is the error of a start in an instance already retired.
+var errRetired = errors.New("its instance was retired")

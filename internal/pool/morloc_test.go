@@ -199,14 +199,27 @@ func (ts *morlocTestSet) mustCall(t *testing.T, name string, args ...any) string
 	return v
 }
 
-// process returns the live process of pool i.
+// process returns the process of pool i in the program's first live
+// instance, started if need be.
 func (ts *morlocTestSet) process(t *testing.T, i int) *morlocProcess {
 	t.Helper()
-	p, err := ts.pools[i].workers[0].process(context.Background(), nil)
+	p, err := firstInstance(t, ts.Set).process(context.Background(), i, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p.(*morlocProcess)
+	return p
+}
+
+// firstInstance returns the program's lowest numbered live instance.
+func firstInstance(t testing.TB, s *Set) *morlocInstance {
+	t.Helper()
+	m := s.morloc
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.live) == 0 {
+		t.Fatal("the program has no live instance")
+	}
+	return m.live[0]
 }
 
 func (ts *morlocTestSet) eventList() string {
@@ -315,8 +328,8 @@ func TestMorlocFailure(t *testing.T) {
 }
 
 // A value the pool cannot read aborts the worker that reads it (morloc's
-// msgpack reader asserts); the call fails saying so, the process is
-// replaced, and the next call works.
+// msgpack reader asserts); the call fails saying so, its instance is
+// retired, and the next call works.
 func TestMorlocWorkerAbort(t *testing.T) {
 	testenv.Long(t)
 	ts := startMorlocSet(t, Options{}, func(specs []Spec) {
@@ -342,7 +355,7 @@ func TestMorlocWorkerAbort(t *testing.T) {
 		t.Errorf("add after the abort = %s", got)
 	}
 	// morloc's R pools start no worker in place of a dead one, so the
-	// process is replaced, Python's though it would have carried on.
+	// instance is retired, Python's though it would have carried on.
 	if after := ts.process(t, 0).pid(); after == before {
 		t.Errorf("the process %d whose worker died still serves", before)
 	}
@@ -410,9 +423,9 @@ func TestMorlocConcurrentSharedResults(t *testing.T) {
 	}
 }
 
-// A pool process that dies is started again; the next call works, and the
-// program's other pool reaches the new one (its link in the temporary
-// directory points at the new socket).
+// A pool process that dies takes its instance with it: a fresh one starts
+// at once, the next call works, and the program's other pool reaches the
+// new process.
 func TestMorlocKilledPoolRecovers(t *testing.T) {
 	testenv.Long(t)
 	ts := startMorlocSet(t, Options{}, nil)
@@ -449,7 +462,8 @@ func TestMorlocKilledPoolRecovers(t *testing.T) {
 // through viaPy) never answers nexus itself. It counts as healthy once a
 // call that needed it succeeded, or once it stayed up for HealthyAfter: its
 // next death is then restarted at once, however many came before. One that
-// dies again before either is backed off, as any pool is.
+// dies again before either is backed off, as any pool is: calls that need
+// it fail at once, saying so.
 func TestMorlocSiblingOnlyPoolHealth(t *testing.T) {
 	testenv.Long(t)
 	const healthyAfter = 1500 * time.Millisecond
@@ -457,27 +471,23 @@ func TestMorlocSiblingOnlyPoolHealth(t *testing.T) {
 	if err := ts.Ready(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	w := ts.pools[1].workers[0]
 	kill := func(why string) *morlocProcess {
 		t.Helper()
 		p := ts.process(t, 1)
 		if err := syscall.Kill(p.pid(), syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		<-p.ended() // its worker has learnt of the death
-		w.mu.Lock()
-		failures, wait := w.failures, time.Until(w.retryAt)
-		w.mu.Unlock()
+		<-p.ended() // the program has learnt of the death
+		ts.morloc.mu.Lock()
+		h := ts.morloc.health[1]
+		failures, wait := h.failures, time.Until(h.retryAt)
+		ts.morloc.mu.Unlock()
 		t.Logf("%s: %d failures in a row, next start in %s", why, failures, wait.Round(time.Millisecond))
 		return p
 	}
 	restartedAtOnce := func(old *morlocProcess, why string) {
 		t.Helper()
-		p, err := w.process(context.Background(), nil)
-		if err != nil {
-			t.Fatalf("%s: the C++ pool is not restarted at once: %v", why, err)
-		}
-		if p.pid() == old.pid() {
+		if p := ts.process(t, 1); p.pid() == old.pid() {
 			t.Fatalf("%s: the dead process %d is still the pool's", why, old.pid())
 		}
 	}
@@ -497,19 +507,22 @@ func TestMorlocSiblingOnlyPoolHealth(t *testing.T) {
 	restartedAtOnce(old, "a death after HealthyAfter up")
 	// Killed again at once, neither called nor up long: backed off.
 	kill("killed again at once")
-	if _, err := w.process(context.Background(), nil); err == nil || !strings.Contains(err.Error(), "pool cpp is down after 2 failures in a row") {
+	start := time.Now()
+	if _, err := ts.call(t, "cadd", 1, 2); err == nil || !strings.Contains(err.Error(), "pool cpp is down after 2 failures in a row") {
 		t.Errorf("a second death in a row before the pool was healthy: %v, want a backoff", err)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("the call backed off after %s, want at once", took)
 	}
 }
 
 // A call that does not end times out at once. morloc's pools cannot
-// cancel it: a spare process starts at once and, the call still running
-// when it is up, takes over (well before the minute of CancelGrace); a call
-// made meanwhile, held back, runs on it. The old process is stopped, and
-// its socket is gone.
+// cancel it: its instance is retired (its processes stopped, its socket
+// gone), and the next call runs in a fresh one. A cancelled call is the
+// same.
 func TestMorlocHungCall(t *testing.T) {
 	testenv.Long(t)
-	ts := startMorlocSet(t, Options{CancelGrace: time.Minute}, nil)
+	ts := startMorlocSet(t, Options{}, nil)
 	old := ts.process(t, 0)
 	began := time.Now()
 	_, err := ts.callWith(t, context.Background(), CallOptions{Timeout: 500 * time.Millisecond}, "hang", 60.0)
@@ -520,7 +533,6 @@ func TestMorlocHungCall(t *testing.T) {
 	if took := time.Since(began); took > 3*time.Second {
 		t.Errorf("the timeout took %s to come back", took)
 	}
-	// Its own timeout, shorter than the grace: it must not wait for it.
 	if got, err := ts.callWith(t, context.Background(), CallOptions{Timeout: 30 * time.Second}, "add", 2, 3); err != nil || got != "5" {
 		t.Fatalf("add after the hung call: %s, %v", got, err)
 	}
@@ -532,15 +544,14 @@ func TestMorlocHungCall(t *testing.T) {
 		t.Errorf("events %q lack the replacement", ev)
 	}
 	if !processGone(old.pid(), 10*time.Second) {
-		t.Errorf("the replaced process %d still runs", old.pid())
+		t.Errorf("the retired process %d still runs", old.pid())
 	}
 	if _, err := os.Stat(old.socket); !os.IsNotExist(err) {
-		t.Errorf("the replaced process's socket %s is still there (%v)", old.socket, err)
+		t.Errorf("the retired process's socket %s is still there (%v)", old.socket, err)
 	}
 	if got := ts.mustCall(t, "viaC", 1); got != "0" {
 		t.Errorf("viaC(1) through the new process = %s", got)
 	}
-	// A cancelled call is the same: the caller gets ctx's error at once.
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
 	if _, err := ts.callWith(t, ctx, CallOptions{}, "hang", 60.0); !errors.Is(err, context.Canceled) {
@@ -555,11 +566,11 @@ func TestMorlocHungCall(t *testing.T) {
 }
 
 // A call whose work hangs in another pool (Python calling C++, which
-// hangs) is stuck there too: the C++ pool's worker is busy with it, and
-// calls from Python would queue behind it. Both processes are replaced.
+// hangs) holds that pool too: its whole instance is retired, both
+// processes stop, and a fresh instance serves the next call.
 func TestMorlocHungCallInSibling(t *testing.T) {
 	testenv.Long(t)
-	ts := startMorlocSet(t, Options{CancelGrace: time.Minute}, nil)
+	ts := startMorlocSet(t, Options{}, nil)
 	oldPy, oldCpp := ts.process(t, 0).pid(), ts.process(t, 1).pid()
 	_, err := ts.callWith(t, context.Background(), CallOptions{Timeout: 500 * time.Millisecond}, "hangViaC", 600.0)
 	var te *TimeoutError
@@ -572,55 +583,11 @@ func TestMorlocHungCallInSibling(t *testing.T) {
 	if ts.process(t, 0).pid() == oldPy || ts.process(t, 1).pid() == oldCpp {
 		t.Errorf("processes py %d → %d, cpp %d → %d: want both replaced", oldPy, ts.process(t, 0).pid(), oldCpp, ts.process(t, 1).pid())
 	}
-	ts.logs.waitFor(t, `msg="replacing a pool process a stuck call needed" pool=cpp`, 5*time.Second)
+	ts.logs.waitFor(t, `msg="retiring a morloc instance" instance=1 why="call to 'hangViaC' timed out`, 5*time.Second)
 	for _, pid := range []int{oldPy, oldCpp} {
 		if !processGone(pid, 10*time.Second) {
-			t.Errorf("the replaced process %d still runs", pid)
+			t.Errorf("the retired process %d still runs", pid)
 		}
-	}
-}
-
-// A call that ends after its timeout, before the spare process is up,
-// keeps its process: nothing is replaced, and the spare is stopped.
-func TestMorlocSlowCallKeepsItsProcess(t *testing.T) {
-	testenv.Long(t)
-	// Every start of the Python pool but the first takes 20 seconds.
-	mark := filepath.Join(t.TempDir(), "started")
-	ts := startMorlocSet(t, Options{CancelGrace: time.Minute}, func(specs []Spec) {
-		specs[0].Exec = append([]string{"sh", "-c", `if [ -e "$0" ]; then sleep 20; fi; touch "$0"; exec "$@"`, mark}, specs[0].Exec...)
-	})
-	old := ts.process(t, 0).pid()
-	_, err := ts.callWith(t, context.Background(), CallOptions{Timeout: 300 * time.Millisecond}, "hang", 1.0)
-	var te *TimeoutError
-	if !errors.As(err, &te) {
-		t.Fatalf("hang(1.0) with a 300ms timeout: %v", err)
-	}
-	if got := ts.mustCall(t, "add", 2, 3); got != "5" {
-		t.Errorf("add after the slow call = %s", got)
-	}
-	if now := ts.process(t, 0).pid(); now != old {
-		t.Errorf("the process was replaced (%d → %d) though the call ended in its grace", old, now)
-	}
-	// A spare process was begun while the call might have been stuck, and
-	// its start abandoned when the call ended.
-	w := ts.pools[0].workers[0]
-	w.mu.Lock()
-	spare := w.spare
-	w.mu.Unlock()
-	if spare != nil {
-		t.Fatal("the spare is still kept after the call ended")
-	}
-	if n := strings.Count(ts.logs.String(), `msg="pool ready" pool=py`); n != 1 {
-		t.Errorf("%d Python processes became ready, want 1 (the spare is abandoned before):\n%s", n, ts.logs)
-	}
-	if ev := ts.eventList(); strings.Contains(ev, "restarted") || strings.Contains(ev, "crashed") {
-		t.Errorf("events %q: the process was restarted", ev)
-	}
-	if strings.Contains(ts.logs.String(), "pool failed to start") {
-		t.Errorf("the abandoned spare counted as a failed start:\n%s", ts.logs)
-	}
-	if got := ts.mustCall(t, "add", 3, 4); got != "7" {
-		t.Errorf("add = %s", got)
 	}
 }
 
@@ -677,12 +644,13 @@ func TestMorlocCloseLeavesNothing(t *testing.T) {
 	ts.mustCall(t, "big", 200_000) // shared memory beyond volume 0
 	ts.mustCall(t, "cadd", 1, 2)
 	pids := []int{ts.process(t, 0).pid(), ts.process(t, 1).pid()}
-	tmpdir, basename := ts.morloc.tmpdir, ts.morloc.basename
+	inst := firstInstance(t, ts.Set)
+	tmpdir, basename := inst.tmpdir, inst.basename
 	if shm, _ := filepath.Glob(filepath.Join(shmDir, basename+"_*")); len(shm) < 2 {
 		t.Errorf("shared memory %v: want volumes 0 and more", shm)
 	}
-	if fi, err := os.Lstat(filepath.Join(tmpdir, "pipe-py")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
-		t.Errorf("%s/pipe-py is not a link to the pool's socket: %v", tmpdir, err)
+	if fi, err := os.Lstat(filepath.Join(tmpdir, "pipe-py")); err != nil || fi.Mode()&os.ModeSocket == 0 {
+		t.Errorf("%s/pipe-py is not the pool's socket: %v", tmpdir, err)
 	}
 	ts.Close()
 	if left := morlocLeftovers(pids, tmpdir, basename, 2*time.Second); len(left) > 0 {
@@ -712,14 +680,15 @@ func runMorlocTestHost(dir string) {
 		fail(err)
 	}
 	var pids []int
+	inst := s.morloc.live[0]
 	for i := range specs {
-		p, err := s.pools[i].workers[0].process(context.Background(), nil)
+		p, err := inst.process(context.Background(), i, nil)
 		if err != nil {
 			fail(err)
 		}
 		pids = append(pids, p.pid())
 	}
-	out, _ := json.Marshal(map[string]any{"pids": pids, "tmpdir": s.morloc.tmpdir, "basename": s.morloc.basename})
+	out, _ := json.Marshal(map[string]any{"pids": pids, "tmpdir": inst.tmpdir, "basename": inst.basename})
 	fmt.Printf("%s\n", out)
 	select {}
 }

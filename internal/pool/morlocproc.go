@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -9,55 +10,40 @@ import (
 	"net"
 	"os"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // morlocConfig is what a process of a morloc pool starts with beside its
-// child's config (whose args are its socket, the program's temporary
+// child's config (whose args are its socket, its instance's temporary
 // directory and shared-memory basename).
 type morlocConfig struct {
-	// socket is this process's own socket (args' socket path): each start
-	// binds a fresh one, so that a process replaced while a call is stuck
-	// in it keeps serving its other calls while the new one starts. link
-	// is <tmpdir>/<socket>, where the program's other pools reach this
-	// pool: a symbolic link, pointed at socket once the process is ready.
-	socket, link string
-
-	wire        *morlocWire
+	socket      string      // <tmpdir>/<socket>: nexus and the instance's other pools connect here
+	wire        *morlocWire // its instance's
+	wake        *wakePipe   // its instance's
 	dialTimeout time.Duration
-	// stuckIn learns the other pools a stuck call needed (see
-	// morlocProgram.replaceNeeded).
-	stuckIn func(pools []int, why string)
 }
 
-// morlocProcess is one running process of a pool morloc compiled, and what
-// nexus holds for it beside its child: its socket and its calls in flight.
-// This file owns the protocol's side of its life: readiness by ping, and
-// what its end means for the socket; its calls (one connection each) are
-// in morloccall.go.
+// morlocProcess is one running process of a pool morloc compiled, in an
+// instance, and what nexus holds for it beside its child: its socket's
+// address and a reader for its replies, which its instance's one call at
+// a time uses. This file owns the protocol's side of its life: readiness
+// by ping, and what its end means for the socket; its calls (one
+// connection each) are in morloccall.go.
 type morlocProcess struct {
 	child
 	morlocConfig
-	gate resultGate // which calls may be in flight together (see resultGate)
-
-	// Guarded by child.mu.
-	inflight  map[*morlocCall]bool
-	abandoned map[*morlocCall]abandonedCall // given up on, still running
-	// settled, while calls given up on wait out their cancel grace, is
-	// closed once they are done or the process is retired; new calls wait
-	// for it (see call).
-	settled chan struct{}
-	stuck   bool // a call given up on was found stuck: the process is being replaced
+	addr unix.SockaddrUnix
+	conn morlocConn // its call's
+	br   bufio.Reader
 }
 
 // startMorlocProcess starts a morloc pool process and waits until it
 // answers a ping on its socket. On failure the process is stopped and the
 // error says why, with its output's last lines.
 func startMorlocProcess(ctx context.Context, child childConfig, cfg morlocConfig) (*morlocProcess, error) {
-	p := &morlocProcess{
-		morlocConfig: cfg,
-		inflight:     make(map[*morlocCall]bool),
-		abandoned:    make(map[*morlocCall]abandonedCall),
-	}
+	p := &morlocProcess{morlocConfig: cfg, addr: unix.SockaddrUnix{Name: cfg.socket}}
+	p.br = *bufio.NewReaderSize(nil, 4096) // a small reply in one read
 	if err := p.child.start(child, p); err != nil {
 		return nil, err
 	}
@@ -70,11 +56,14 @@ func startMorlocProcess(ctx context.Context, child childConfig, cfg morlocConfig
 // waitReady pings the process's socket until it answers, as morloc's
 // nexus does: connect (refused or missing until the pool has bound its
 // socket, which it does after opening shared memory), send the 32-byte
-// ping, and expect it back unchanged. Then the program's other pools are
-// pointed at it.
+// ping, and expect it back unchanged. It tries again after a delay that
+// starts short and grows: a C++ pool is up in a few milliseconds, which a
+// one-shot CLI call waits for, an R pool in a second or more. (inotify
+// would wake it at once, but closing an inotify descriptor waits for an
+// RCU grace period, which delays nexus's exit by as much.)
 func (p *morlocProcess) waitReady(ctx context.Context) error {
 	deadline := time.Now().Add(p.startTimeout)
-	delay := time.Millisecond
+	delay := pingFirstDelay
 	for {
 		err := p.ping(deadline)
 		if err == nil {
@@ -99,16 +88,20 @@ func (p *morlocProcess) waitReady(ctx context.Context) error {
 			return p.startFailed(fmt.Sprintf("pool %s never became ready within %s (no answer to a ping on %s: %v)",
 				p.label, p.startTimeout, p.socket, err))
 		}
-		delay = min(delay*5/4+time.Millisecond, 50*time.Millisecond)
-	}
-	if err := p.publish(); err != nil {
-		p.stop()
-		return fmt.Errorf("pool %s failed to start: %w", p.label, err)
+		delay = min(delay*115/100, pingMaxDelay)
 	}
 	p.becameReady()
 	p.logger.Debug("pool ready", "pool", p.label, "pid", p.pid(), "socket", p.socket)
 	return nil
 }
+
+// A start pings its pool after pingFirstDelay, then after delays 15%
+// longer each time, up to pingMaxDelay: a pool ready after t is seen
+// within about t/7, at a few tens of failed connections for a slow one.
+const (
+	pingFirstDelay = 250 * time.Microsecond
+	pingMaxDelay   = 50 * time.Millisecond
+)
 
 // errBadPong is a ping answered with something else than the ping.
 var errBadPong = errors.New("it answered the ping with something else")
@@ -141,22 +134,6 @@ func (p *morlocProcess) ping(deadline time.Time) error {
 	return nil
 }
 
-// publish points <tmpdir>/<socket>, where the program's other pools reach
-// this one, at the process's own socket, atomically: a pool connecting
-// meanwhile reaches the old process or the new one, never nothing.
-func (p *morlocProcess) publish() error {
-	tmp := p.socket + ".link"
-	_ = os.Remove(tmp)
-	if err := os.Symlink(p.socket, tmp); err != nil {
-		return fmt.Errorf("linking its socket for the other pools: %w", err)
-	}
-	if err := os.Rename(tmp, p.link); err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("linking its socket for the other pools: %w", err)
-	}
-	return nil
-}
-
 // The protocol's side of the process's end (protocol, child.go).
 
 // severed: a morloc pool has no connection that outlives a call.
@@ -168,41 +145,14 @@ func (p *morlocProcess) brokeProtocol() error { return nil }
 // signals them at once, and so does nexus.
 func (p *morlocProcess) askToExit() bool { return false }
 
-// release removes the process's own socket: R's pools leave theirs.
+// release removes the process's socket: R's pools leave theirs.
 func (p *morlocProcess) release() { _ = os.Remove(p.socket) }
 
-// endCalls closes the connections of the calls still running: their
-// exchanges end, with the process's error.
-func (p *morlocProcess) endCalls(error) {
-	p.mu.Lock()
-	p.settle()
-	calls := make([]*morlocCall, 0, len(p.inflight)+len(p.abandoned))
-	for c := range p.inflight {
-		calls = append(calls, c)
-	}
-	for c := range p.abandoned {
-		calls = append(calls, c)
-	}
-	p.mu.Unlock()
-	for _, c := range calls {
-		c.conn.Close()
-	}
-}
+// endCalls wakes the call still running, if any: it ends with the
+// process's error.
+func (p *morlocProcess) endCalls(error) { p.wake.signal() }
 
-// retireCalls: the calls the process still runs finish in it, and the
-// calls held back (see settled) go to the fresh one. p.mu is held.
-func (p *morlocProcess) retireCalls(why string) (after func(), drained bool) {
-	p.settle()
-	return func() {
-		p.logger.Info("pool process retired", "pool", p.label, "pid", p.pid(), "why", why)
-	}, len(p.inflight) == 0
-}
-
-// settle closes settled when no call given up on is waiting out its
-// grace any more, or the process takes no new calls. p.mu is held.
-func (p *morlocProcess) settle() {
-	if p.settled != nil && (len(p.abandoned) == 0 || p.retiring || p.err != nil) {
-		close(p.settled)
-		p.settled = nil
-	}
-}
+// retireCalls: an instance retires as a whole (morlocProgram.retire),
+// never one of its processes alone; were one retired, it would stop at
+// once. p.mu is held.
+func (p *morlocProcess) retireCalls(string) (after func(), drained bool) { return nil, true }

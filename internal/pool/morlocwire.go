@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strconv"
 	"strings"
 
 	"github.com/nexus-mcp/nexus/internal/manifest"
@@ -19,10 +17,7 @@ import (
 // shared memory): this file alone calls the codec.
 type morlocWire struct {
 	dialect morlocwire.Dialect
-	mem     *morlocwire.Memory // the program's shared memory; nil before openMemory
-	// inline is the size up to which the pools send a result inline
-	// (morlocwire.InlineThreshold, or what MORLOC_INLINE_SIZE says).
-	inline int64
+	mem     *morlocwire.Memory // an instance's shared memory; nil where only calls are encoded
 }
 
 // maxMorlocReply bounds a result packet: a header claiming more is a
@@ -34,36 +29,14 @@ func newMorlocWire(version string) (*morlocWire, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &morlocWire{dialect: d, inline: morlocwire.InlineThreshold}, nil
+	return &morlocWire{dialect: d}, nil
 }
 
-// inlineLimit is the size up to which the program's pools may send a
-// result inline: morloc's threshold, or less when the manifest's
-// inline_size or nexus's own MORLOC_INLINE_SIZE, which the pools inherit,
-// says so (0.98's pools read it; 0.69's ignore it, and a smaller limit
-// only makes nexus more careful: see resultGate).
-func inlineLimit(o *MorlocOptions) int64 {
-	limit := int64(morlocwire.InlineThreshold)
-	if n, err := strconv.ParseInt(os.Getenv("MORLOC_INLINE_SIZE"), 10, 64); err == nil && n >= 0 {
-		limit = min(limit, n)
-	}
-	if o.InlineSize != nil && *o.InlineSize >= 0 {
-		limit = min(limit, *o.InlineSize)
-	}
-	return limit
-}
-
-// inlineOnly reports whether a result of type t always comes inline in its
-// reply, never in shared memory (see resultGate).
-func (w *morlocWire) inlineOnly(t *manifest.Type) bool {
-	return morlocwire.InlineOnly(t, w.dialect, w.inline)
-}
-
-// openMemory prepares to read the program's shared-memory volumes
-// (/dev/shm/<basename>_<i>, or files in fallbackDir), mapped as results
-// need them.
-func (w *morlocWire) openMemory(basename, fallbackDir string) {
-	w.mem = morlocwire.OpenMemory(basename, fallbackDir, w.dialect)
+// withMemory is the wire of an instance, whose results are read from its
+// shared-memory volumes (/dev/shm/<basename>_<i>, or files in fallbackDir),
+// mapped as results need them.
+func (w *morlocWire) withMemory(basename, fallbackDir string) *morlocWire {
+	return &morlocWire{dialect: w.dialect, mem: morlocwire.OpenMemory(basename, fallbackDir, w.dialect)}
 }
 
 func (w *morlocWire) closeMemory() {
@@ -193,7 +166,7 @@ func (w *morlocWire) readReply(r io.Reader) (*morlocReply, error) {
 // pool's message.
 func (w *morlocWire) result(p *morlocReply, t *manifest.Type, asArrays bool, lang string) (ndarray.Value, error) {
 	// At once: the pool may free the block when its worker starts its
-	// next job (see resultGate, and morlocwire's Packet.Hold).
+	// next job (morlocwire's Packet.Hold).
 	release, err := p.Hold(w.mem)
 	if err != nil {
 		return ndarray.Value{}, err

@@ -18,12 +18,9 @@ import (
 // shutdownWriteTimeout bounds the wait for room in the pipe to say shutdown.
 const shutdownWriteTimeout = 100 * time.Millisecond
 
-// nexusDriver runs the pools written against nexus's runtime: frames on
-// fds 3 and 4 (docs/internals.md), several processes to a pool, and
-// calls that may wait for their reply on their caller's goroutine.
-type nexusDriver struct{}
-
-func (nexusDriver) start(ctx context.Context, w *worker, cfg childConfig) (poolProcess, error) {
+// startNexus starts one process of worker w's pool, written against
+// nexus's runtime: frames on fds 3 and 4 (docs/internals.md).
+func startNexus(ctx context.Context, w *worker, cfg childConfig) (poolProcess, error) {
 	dir, err := RuntimeDir()
 	if err != nil {
 		return nil, fmt.Errorf("pool %s failed to start: %w", w.label, err)
@@ -35,12 +32,6 @@ func (nexusDriver) start(ctx context.Context, w *worker, cfg childConfig) (poolP
 	}
 	return p, nil
 }
-
-func (nexusDriver) maxWorkers() int     { return 0 }
-func (nexusDriver) inlineCalls() bool   { return true }
-func (nexusDriver) awaitsNeeds() bool   { return false }
-func (nexusDriver) watchedBy(r *reaper) {}
-func (nexusDriver) cleanup()            {}
 
 // process is one running pool process that speaks nexus's protocol, and
 // what nexus holds for it beside its child: its pipes and its calls in

@@ -48,7 +48,7 @@ func TestReapers(t *testing.T) {
 			}
 			go func() { w.WriteString(input); w.Close() }()
 			defer r.Close()
-			if code := runReaper(r); code != 0 {
+			if code := runReaper(r, nil); code != 0 {
 				return fmt.Errorf("exit status %d", code)
 			}
 			return nil
@@ -60,10 +60,19 @@ func TestReapers(t *testing.T) {
 			// A morloc program's files: its directory and shared memory go;
 			// what does not look like them stays.
 			tmp := morlocFiles(t)
-			input := fmt.Sprintf("+%d\n+%d\n+1\n+x\n-%d\nnonsense\nd%s\ns%s\nd%s\nd%s/.\ns%s/x\n",
-				kept, forgotten, forgotten, tmp.dir, tmp.basename, tmp.other, tmp.dir, tmp.basename)
+			// Files nexus removed itself and said so are forgotten, the
+			// others' lines kept whole.
+			done := morlocFiles(t)
+			input := fmt.Sprintf("+%d\n+%d\n+1\n+x\n-%d\nnonsense\nd%s\ns%s\nd%s\nd%s/.\ns%s/x\nd%s\ns%s\nD%s\nS%s\nD%s/\nS%s_\n",
+				kept, forgotten, forgotten, tmp.dir, tmp.basename, tmp.other, tmp.dir, tmp.basename,
+				done.dir, done.basename, done.dir, done.basename, tmp.dir, tmp.basename)
 			if err := run(input); err != nil {
 				t.Fatal(err)
+			}
+			for _, f := range done.removed {
+				if _, err := os.Lstat(f); err != nil {
+					t.Errorf("%s, forgotten, was removed: %v", f, err)
+				}
 			}
 			for _, f := range tmp.removed {
 				if _, err := os.Lstat(f); !os.IsNotExist(err) {

@@ -21,11 +21,15 @@ import (
 
 // Spec describes one manifest pool.
 type Spec struct {
-	Index   int      // the pool's index in the manifest; Call names pools by it
-	Lang    string   // "py", "r", "cpp", ...
-	Exec    []string // argv; a relative first element with a slash is resolved against Dir
-	Dir     string   // the manifest's directory: the pool's working directory
-	Workers int      // identical processes to spread calls over; 0 means DefaultWorkers(Lang)
+	Index int      // the pool's index in the manifest; Call names pools by it
+	Lang  string   // "py", "r", "cpp", ...
+	Exec  []string // argv; a relative first element with a slash is resolved against Dir
+	Dir   string   // the manifest's directory: the pool's working directory
+	// Workers is how many identical processes a nexus pool spreads calls
+	// over; 0 means DefaultWorkers(Lang). A program's morloc pools run as
+	// up to as many instances as the largest Workers among them says
+	// (docs/spec.md §8.2); 0 means one per CPU.
+	Workers int
 	// ArgTypes sends each call its arguments' declared types ("takes"):
 	// the manifest's metadata.arrays is "numpy".
 	ArgTypes bool
@@ -127,7 +131,12 @@ type Options struct {
 	CallTimeout time.Duration
 	// CancelGrace is how long a call may take to stop once cancelled (by
 	// its caller or its timeout) before its process is replaced; default 2s.
+	// A morloc pool cannot cancel a call: its instance is retired at once.
 	CancelGrace time.Duration
+
+	// InstanceIdle is how long a morloc instance beyond the first may stay
+	// idle before it stops; default 30s.
+	InstanceIdle time.Duration
 
 	// StartDelay holds back the start of every pool that no call has asked
 	// for yet: until the pool of the first call is ready, or, if no call
@@ -210,20 +219,16 @@ var errClosed = errors.New("the pools are shut down")
 // Set runs the pools of one program and routes calls to them.
 type Set struct {
 	opts   Options
-	reaper *reaper // nil without Options.Reaper; set before reaperUp closes
-	// reaperUp closes once the reaper has started (or failed to): no pool
-	// starts before, so that every pool's group is known to it.
-	reaperUp chan struct{}
+	reaper *reaper // nil without Options.Reaper, or if it could not start
 	// gate closes when pools no call has asked for may start (StartDelay):
 	// after the delay, or, once a call has come (called), when its pool
 	// is ready.
 	gate     chan struct{}
 	gateOnce sync.Once
 	called   atomic.Bool
-	pools    map[int]*poolGroup
-	drivers  []driver        // the drivers with files of their own to watch and clean up
-	morloc   *morlocProgram  // the program's morloc driver; nil without morloc pools
-	ctx      context.Context // ends when the set closes: starts in progress give up
+	pools    map[int]*poolGroup // the pools written against nexus's runtime
+	morloc   *morlocProgram     // the program's morloc pools; nil without any
+	ctx      context.Context    // ends when the set closes: starts in progress give up
 	cancel   context.CancelFunc
 	// started closes once every worker's first start has ended; startErr
 	// is then the first failure (see Ready).
@@ -233,10 +238,10 @@ type Set struct {
 	closeOnce sync.Once
 }
 
-// poolGroup is one manifest pool: one or more worker processes.
+// poolGroup is one manifest pool written against nexus's runtime: one or
+// more worker processes.
 type poolGroup struct {
 	spec    Spec
-	driver  driver
 	mu      sync.Mutex // guards every worker's inflight
 	workers []*worker
 }
@@ -270,27 +275,23 @@ func Start(ctx context.Context, specs []Spec, opts Options) *Set {
 	if opts.CancelGrace <= 0 {
 		opts.CancelGrace = 2 * time.Second
 	}
-	s := &Set{opts: opts, pools: make(map[int]*poolGroup), reaperUp: make(chan struct{}), gate: make(chan struct{}), started: make(chan struct{})}
-	s.ctx, s.cancel = context.WithCancel(ctx)
-	// The reaper starts in the background too: Start returns at once, and
-	// nexus answers its client while processes are forked.
-	drivers := make([]driver, len(specs))
-	for i := range specs {
-		drivers[i] = s.driverFor(&specs[i])
+	if opts.InstanceIdle <= 0 {
+		opts.InstanceIdle = 30 * time.Second
 	}
-	go func() {
-		defer close(s.reaperUp)
-		if opts.Reaper {
-			r, err := startReaper(os.Stderr)
-			if err != nil {
-				opts.Logger.Warn("pools may outlive nexus if it is killed", "err", err)
-			}
-			s.reaper = r
-			for _, d := range s.drivers {
-				d.watchedBy(r) // before any pool starts: the files it makes are known
-			}
+	s := &Set{opts: opts, pools: make(map[int]*poolGroup), gate: make(chan struct{}), started: make(chan struct{})}
+	s.ctx, s.cancel = context.WithCancel(ctx)
+	// The reaper's pipe is made now, and its process started in the
+	// background: Start returns at once, nexus answers its client while
+	// processes are forked, and pools tell the pipe of their groups
+	// without waiting for the reaper to run.
+	if opts.Reaper {
+		warn := func(err error) { opts.Logger.Warn("pools may outlive nexus if it is killed", "err", err) }
+		r, err := startReaper(os.Stderr, warn)
+		if err != nil {
+			warn(err)
 		}
-	}()
+		s.reaper = r
+	}
 	if opts.StartDelay > 0 {
 		time.AfterFunc(opts.StartDelay, func() {
 			if !s.called.Load() { // else the called pool opens it once ready
@@ -302,26 +303,29 @@ func Start(ctx context.Context, specs []Spec, opts Options) *Set {
 	}
 
 	var g errgroup.Group
-	for si, spec := range specs {
-		if _, dup := s.pools[spec.Index]; dup {
+	var morloc []Spec
+	seen := map[int]bool{}
+	for _, spec := range specs {
+		if seen[spec.Index] {
 			opts.Logger.Error("two pools with one index: keeping the first", "index", spec.Index, "lang", spec.Lang)
+			continue
+		}
+		seen[spec.Index] = true
+		if spec.Runtime == RuntimeMorloc {
+			morloc = append(morloc, spec)
 			continue
 		}
 		if spec.Workers <= 0 {
 			spec.Workers = DefaultWorkers(spec.Lang)
 		}
-		drv := drivers[si]
-		if most := drv.maxWorkers(); most > 0 {
-			spec.Workers = min(spec.Workers, most)
-		}
 		n := spec.Workers
-		group := &poolGroup{spec: spec, driver: drv}
+		group := &poolGroup{spec: spec}
 		for i := 1; i <= n; i++ {
 			label := spec.Lang
 			if n > 1 {
 				label = fmt.Sprintf("%s#%d", spec.Lang, i)
 			}
-			w := &worker{set: s, spec: &group.spec, driver: drv, number: i, label: label}
+			w := &worker{set: s, spec: &group.spec, number: i, label: label}
 			group.workers = append(group.workers, w)
 			g.Go(func() error {
 				select {
@@ -334,6 +338,17 @@ func Start(ctx context.Context, specs []Spec, opts Options) *Set {
 			})
 		}
 		s.pools[spec.Index] = group
+	}
+	if len(morloc) > 0 {
+		s.morloc = newMorlocProgram(s, morloc)
+		g.Go(func() error {
+			select {
+			case <-s.gate:
+			case <-s.ctx.Done():
+				return s.ctx.Err()
+			}
+			return s.morloc.startFirst()
+		})
 	}
 	go func() {
 		started := time.Now()
@@ -381,20 +396,26 @@ const maxTries = 3
 // stuck calls").
 func (s *Set) CallWith(ctx context.Context, pool, mid int, args []json.RawMessage, opts CallOptions) (ndarray.Value, error) {
 	group := s.pools[pool]
-	if group == nil {
+	var spec *Spec
+	switch {
+	case group != nil:
+		spec = &group.spec
+	case s.morloc != nil && s.morloc.specs[pool] != nil:
+		spec = s.morloc.specs[pool]
+	default:
 		return ndarray.Value{}, fmt.Errorf("no pool with index %d", pool)
 	}
 	if s.ctx.Err() != nil {
-		return ndarray.Value{}, fmt.Errorf("pool %s: %w", group.spec.Lang, errClosed)
+		return ndarray.Value{}, fmt.Errorf("pool %s: %w", spec.Lang, errClosed)
 	}
-	fn := group.spec.Functions[mid]
+	fn := spec.Functions[mid]
 	if opts.Name == "" {
 		opts.Name = fn.Name
 	}
 	if opts.Timeout == 0 {
 		opts.Timeout = fn.Timeout
 	}
-	c := &callRequest{mid: mid, args: args, opts: opts, lang: group.spec.Lang, timeout: opts.Timeout}
+	c := &callRequest{mid: mid, args: args, opts: opts, lang: spec.Lang, timeout: opts.Timeout}
 	if c.timeout == 0 {
 		c.timeout = s.opts.CallTimeout
 	}
@@ -402,27 +423,20 @@ func (s *Set) CallWith(ctx context.Context, pool, mid int, args []json.RawMessag
 		timer := startTimer(c.timeout)
 		defer stopTimer(timer)
 		c.expired = timer.C
+		c.deadline = time.Now().Add(c.timeout)
 	}
 	s.called.Store(true)
-	awaitNeeds := len(fn.Needs) > 0 && group.driver.awaitsNeeds()
+	if group == nil {
+		return s.morloc.call(ctx, spec, c)
+	}
 	w := group.pick()
 	defer group.release(w)
 	for tries := 1; ; tries++ {
-		if in := c.opts.Inline; in != nil && (tries > 1 || awaitNeeds || !group.driver.inlineCalls() || !w.ready()) {
-			// Only a process up and running whose driver reads replies
-			// inline (nexus's) waits for one watching the caller's input:
-			// anything else the call waits for, it waits for without.
-			in.Yield()
-			c.opts.Inline = nil
-		}
-		// Each try: a process that held the call back may have been
-		// replaced together with those of the pools it needs.
-		var needed []poolProcess
-		if awaitNeeds {
-			var err error
-			if needed, err = s.awaitPools(ctx, c, pool, fn.Needs); err != nil {
-				return ndarray.Value{}, err
-			}
+		if c.opts.Inline != nil && (tries > 1 || !w.ready()) {
+			// Only a process up and running waits for its reply watching
+			// the caller's input: anything else the call waits for, it
+			// waits for without.
+			c.yieldInline()
 		}
 		p, err := w.process(ctx, c.expired)
 		s.openGate() // the pool a client waited for is up (or failed): start the others
@@ -438,9 +452,6 @@ func (s *Set) CallWith(ctx context.Context, pool, mid int, args []json.RawMessag
 		value, err := p.call(ctx, c)
 		if err != nil && unstarted(err) && tries < maxTries && s.ctx.Err() == nil {
 			continue // the process went away before it began the call: a fresh one may take it
-		}
-		if err == nil && needed != nil {
-			reached(needed)
 		}
 		return value, err
 	}
@@ -474,71 +485,26 @@ func stopTimer(t *time.Timer) {
 	}
 }
 
-// awaitPools waits until the pools a function calls, besides its own, have
-// a live process (starting them if need be), and returns them: sent before,
-// the call would fail in a pool that reaches them itself (driver.awaitsNeeds).
-func (s *Set) awaitPools(ctx context.Context, c *callRequest, own int, needs []int) ([]poolProcess, error) {
-	var procs []poolProcess
-	for _, i := range needs {
-		g := s.pools[i]
-		if i == own || g == nil {
-			continue
-		}
-		for _, w := range g.workers {
-			for tries := 1; ; tries++ {
-				p, err := w.process(ctx, c.expired)
-				if err != nil {
-					switch {
-					case ctx.Err() != nil:
-						return nil, ctx.Err()
-					case err == errExpired:
-						return nil, c.timedOut(w.label)
-					}
-					return nil, fmt.Errorf("%s needs pool %s: %w", c.name(), w.label, err)
-				}
-				// Killed a moment ago: wait for the process that follows.
-				if tries < maxTries && p.awaitEnd() {
-					continue
-				}
-				procs = append(procs, p)
-				break
-			}
-		}
-	}
-	return procs, nil
-}
-
-// reached tells the processes a successful call needed besides its own
-// (Function.Needs) that they work: a pool that only its sibling pools call
-// never answers nexus, and would otherwise never count as healthy
-// (Options.HealthyAfter).
-func reached(procs []poolProcess) {
-	for _, p := range procs {
-		p.markAnswered()
-	}
-}
-
-// driverFor returns the driver of spec's pool: nexus's for the pools
-// written against its runtime, and, made on first use, the program's morloc
-// driver for the rest, whose pools share its temporary directory and
-// shared memory.
-func (s *Set) driverFor(spec *Spec) driver {
-	if spec.Runtime != RuntimeMorloc {
-		return nexusDriver{}
-	}
-	if s.morloc == nil {
-		s.morloc = newMorlocProgram(s)
-		s.drivers = append(s.drivers, s.morloc)
-	}
-	return s.morloc
-}
-
 // openGate lets the pools no call has asked for start (StartDelay).
 func (s *Set) openGate() { s.gateOnce.Do(func() { close(s.gate) }) }
 
 // Close stops every pool (see process.stop) and waits for them to exit.
 // Calls in flight fail. Close may be called more than once.
 func (s *Set) Close() error {
+	s.close(false)
+	return nil
+}
+
+// Abandon is Close for a program about to exit, its answer given (a CLI
+// run, as morloc's nexus exits as it prints): its morloc pools are left to
+// the reaper, which kills them and removes their files at once, while
+// nexus exits; nexus pools, which may have work to finish, are stopped as
+// Close stops them. Without a reaper it is Close.
+func (s *Set) Abandon() {
+	s.close(s.reaper.running())
+}
+
+func (s *Set) close(abandon bool) {
 	s.closeOnce.Do(func() {
 		s.cancel()
 		var wg sync.WaitGroup
@@ -547,14 +513,45 @@ func (s *Set) Close() error {
 				wg.Go(w.stop)
 			}
 		}
+		if s.morloc != nil {
+			wg.Go(func() { s.morloc.close(abandon) })
+		}
 		wg.Wait()
-		<-s.reaperUp
-		for _, d := range s.drivers {
-			d.cleanup() // once its pools are gone: their sockets and shared memory go
+		if abandon {
+			s.reaper.leave()
+			return
 		}
 		s.reaper.close(s.opts.Logger)
 	})
-	return nil
+}
+
+// childConfig is what each start of a pool process begins with; its
+// protocol adds args and env.
+func (s *Set) childConfig(spec *Spec, label string, h processHooks) childConfig {
+	o := &s.opts
+	return childConfig{
+		lang:         spec.Lang,
+		runtime:      spec.Runtime,
+		label:        label,
+		argv:         spec.Exec,
+		dir:          spec.Dir,
+		stderr:       o.Stderr,
+		outputLog:    o.OutputLog,
+		logger:       o.Logger,
+		startTimeout: o.StartTimeout,
+		grace:        o.StopGrace,
+		cancelGrace:  o.CancelGrace,
+		reaper:       s.reaper,
+		functions:    spec.Functions,
+		processHooks: h,
+	}
+}
+
+// event tells Options.OnEvent, if any, of e in a pool of lang.
+func (s *Set) event(lang string, e Event) {
+	if f := s.opts.OnEvent; f != nil {
+		f(lang, e)
+	}
 }
 
 // pick chooses the worker with the fewest calls in flight and counts the

@@ -137,21 +137,22 @@ func TestFailingStartBacksOff(t *testing.T) {
 }
 
 func TestRestartDelays(t *testing.T) {
-	w := &worker{set: &Set{opts: Options{RestartDelay: 100 * time.Millisecond, MaxRestartDelay: 30 * time.Second}}}
+	var b backoff
+	o := &Options{RestartDelay: 100 * time.Millisecond, MaxRestartDelay: 30 * time.Second}
 	boom := errors.New("boom")
 	want := []time.Duration{0, 100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond}
 	for i, d := range want {
-		if got := w.failed(boom, false); got != d {
+		if got := b.failed(boom, false, o); got != d {
 			t.Errorf("failure %d: delay %s, want %s", i+1, got, d)
 		}
 	}
 	for range 100 {
-		w.failed(boom, false)
+		b.failed(boom, false, o)
 	}
-	if got := w.failed(boom, false); got != 30*time.Second {
+	if got := b.failed(boom, false, o); got != 30*time.Second {
 		t.Errorf("after 106 failures: delay %s, want the 30s cap", got)
 	}
-	if got := w.failed(boom, true); got != 0 {
+	if got := b.failed(boom, true, o); got != 0 {
 		t.Errorf("a failure after a healthy run: delay %s, want 0", got)
 	}
 }

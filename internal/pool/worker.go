@@ -10,37 +10,30 @@ import (
 	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
-// worker is one process slot of a pool. Its process starts with the set,
-// is started again at once when it dies, and with a growing delay when it
-// keeps failing (see Options.RestartDelay).
+// worker is one process slot of a pool written against nexus's runtime.
+// Its process starts with the set, is started again at once when it dies,
+// and with a growing delay when it keeps failing (see Options.RestartDelay).
+// A program's morloc pools run as instances instead (morloc.go).
 type worker struct {
 	set      *Set
 	spec     *Spec
-	driver   driver // its pool's
 	number   int    // from 1
 	label    string // "py", or "py#2" when the pool has several workers
 	inflight int    // guarded by poolGroup.mu
 
-	mu       sync.Mutex
-	cur      *attempt      // the latest start, nil before the first
-	closed   bool          // the set is closing: start nothing more
-	failures int           // failed starts and deaths before health, in a row
-	retryAt  time.Time     // after failures: no start before this
-	lastErr  error         // why the last start or process failed
-	restart  *time.Timer   // a restart scheduled after a death
-	retired  []poolProcess // replaced while a call was stuck in them, finishing their other calls
-	// spare is a start begun in advance, for a morloc pool, while a call
-	// given up on in the current process waits out its cancel grace: it
-	// takes over at once should the call be stuck (see prepare).
-	spare *attempt
+	mu sync.Mutex
+	backoff
+	cur     *attempt      // the latest start, nil before the first
+	closed  bool          // the set is closing: start nothing more
+	restart *time.Timer   // a restart scheduled after a death
+	retired []poolProcess // replaced while a call was stuck in them, finishing their other calls
 }
 
-// poolProcess is one running pool process as its worker supervises it,
+// poolProcess is one running pool process as nexus supervises it,
 // whichever protocol it speaks: *process (nexus's runtime: frames on fds 3
-// and 4) or *morlocProcess (morloc's own pools: packets over a Unix
-// socket), each a child (child.go) with its driver's wire. Restarts,
-// backoff, timeouts, stuck calls, events and Close work the same for both
-// through it.
+// and 4, under a worker) or *morlocProcess (morloc's own pools: packets
+// over a Unix socket, in an instance), each a child (child.go) with its
+// protocol's wire.
 type poolProcess interface {
 	// call runs one call; an *unstartedError means the process never
 	// began it, so that it may be sent to a fresh process.
@@ -60,37 +53,15 @@ type poolProcess interface {
 	pid() int
 }
 
-// driver starts the processes of the pools that speak one protocol, and
-// tells the shared layer (set.go, worker.go) how their calls differ:
-// nexusDriver (nexusproc.go) and morlocProgram (morloc.go).
-type driver interface {
-	// start starts one process of worker w from cfg, adding the
-	// protocol's own arguments and environment.
-	start(ctx context.Context, w *worker, cfg childConfig) (poolProcess, error)
-	// maxWorkers bounds how many processes one pool runs; 0: no bound.
-	maxWorkers() int
-	// inlineCalls reports whether a call may wait for its reply on its
-	// caller's goroutine (CallOptions.Inline).
-	inlineCalls() bool
-	// awaitsNeeds reports whether a call waits until the other pools its
-	// function calls (Function.Needs) have a live process.
-	awaitsNeeds() bool
-	// watchedBy tells the reaper what the driver's pools leave on disk,
-	// before any starts; cleanup removes it once they are gone.
-	watchedBy(r *reaper)
-	cleanup()
-}
-
 // errExpired is returned by worker.process when the call's timeout passed
 // while it waited for the pool to start.
 var errExpired = errors.New("the call's time ran out")
 
 // attempt is one start of a worker's process.
 type attempt struct {
-	done   chan struct{} // closed when the start has succeeded or failed
-	proc   poolProcess   // nil when the start failed
-	err    error
-	cancel context.CancelFunc // abandons a spare's start (see prepare); nil otherwise
+	done chan struct{} // closed when the start has succeeded or failed
+	proc poolProcess   // nil when the start failed
+	err  error
 }
 
 // process returns the worker's live process, starting one when there is
@@ -148,47 +119,33 @@ func (a *attempt) unusable() bool {
 // backingOff returns an error saying why no process may start yet, or nil.
 // w.mu is held.
 func (w *worker) backingOff() error {
-	wait := time.Until(w.retryAt)
-	if w.lastErr == nil || wait <= 0 || w.closed {
+	if w.closed {
 		return nil
 	}
-	return fmt.Errorf("pool %s is down after %d failures in a row; next start in %s. Last failure: %w",
-		w.label, w.failures, wait.Round(time.Millisecond), w.lastErr)
+	return w.holdsBack(w.label)
 }
 
 // launch begins a new start of the worker's process. w.mu is held.
 func (w *worker) launch() *attempt {
-	a := w.begin(w.set.ctx)
-	w.cur = a
-	return a
-}
-
-// begin begins a start of the worker's process, current or spare, which
-// ctx abandons. w.mu is held.
-func (w *worker) begin(ctx context.Context) *attempt {
 	a := &attempt{done: make(chan struct{})}
+	w.cur = a
 	s := w.set
-	if w.closed || s.ctx.Err() != nil {
+	ctx := s.ctx
+	if w.closed || ctx.Err() != nil {
 		a.err = fmt.Errorf("pool %s: %w", w.label, errClosed)
 		close(a.done)
 		return a
 	}
 	go func() {
 		defer close(a.done) // after the failure is recorded: the next call sees it
-		<-s.reaperUp        // so that the reaper learns of this pool's group
 		hooks := processHooks{
 			onDeath: func(p poolProcess, err error) { w.died(a, p, err) },
 			onStuck: func(p poolProcess, why string) { w.stuck(a, p, why) },
-			onBroken: func(p poolProcess, why string) {
-				w.replace(a, p, "replacing a pool process whose worker died", why)
-			},
-			prepare:   func(ready func()) { w.prepare(a, ready) },
-			unprepare: func() { w.unprepare(a) },
 		}
 		if w.spec.DirErr != nil {
 			a.err = fmt.Errorf("pool %s failed to start: %w", w.label, w.spec.DirErr)
 		} else {
-			a.proc, a.err = w.driver.start(ctx, w, w.config(hooks))
+			a.proc, a.err = startNexus(ctx, w, w.set.childConfig(w.spec, w.label, hooks))
 		}
 		w.mu.Lock()
 		defer w.mu.Unlock()
@@ -196,7 +153,7 @@ func (w *worker) begin(ctx context.Context) *attempt {
 			return // a start nexus abandoned is no failure of the pool
 		}
 		if a.err != nil {
-			w.failed(a.err, false)
+			w.failed(a.err, false, &s.opts)
 			s.opts.Logger.Error("pool failed to start", "pool", w.label, "err", a.err)
 		} else {
 			w.event(EventStarted)
@@ -215,14 +172,10 @@ func (w *worker) died(a *attempt, p poolProcess, err error) {
 		return
 	}
 	healthy := p.answeredAny() || p.upFor() >= w.set.opts.HealthyAfter
-	delay := w.failed(err, healthy)
+	delay := w.failed(err, healthy, &w.set.opts)
 	w.set.opts.Logger.Info("restarting pool", "pool", w.label, "in", delay, "failures", w.failures)
 	w.event(EventCrashed)
 	w.event(EventRestarted)
-	if w.spare != nil {
-		w.cur, w.spare = w.spare, nil // already starting (prepare)
-		return
-	}
 	if delay == 0 {
 		w.launch()
 		return
@@ -260,128 +213,21 @@ func (w *worker) replace(a *attempt, p poolProcess, msg, why string) {
 		}
 		w.retired = append(live, p)
 		if w.cur == a {
-			if w.spare != nil {
-				w.cur, w.spare = w.spare, nil // started in advance (prepare)
-			} else {
-				w.launch()
-			}
+			w.launch()
 		}
 	}
 	w.mu.Unlock()
 	p.retire(why)
 }
 
-// config is what each start of w's process begins with.
-func (w *worker) config(h processHooks) childConfig {
-	o := &w.set.opts
-	return childConfig{
-		lang:         w.spec.Lang,
-		runtime:      w.spec.Runtime,
-		label:        w.label,
-		argv:         w.spec.Exec,
-		dir:          w.spec.Dir,
-		stderr:       o.Stderr,
-		outputLog:    o.OutputLog,
-		logger:       o.Logger,
-		startTimeout: o.StartTimeout,
-		grace:        o.StopGrace,
-		cancelGrace:  o.CancelGrace,
-		reaper:       w.set.reaper,
-		functions:    w.spec.Functions,
-		processHooks: h,
-	}
-}
-
 // withOutputDir adds NEXUS_OUTPUT_DIR, the directory where a function may
 // write the files it returns (a command's metadata.result "file"), when
-// nexus has one: every driver gives it to its pools.
+// nexus has one: both kinds of pool get it.
 func withOutputDir(env []string, dir string) []string {
 	if dir == "" {
 		return env
 	}
 	return append(env, "NEXUS_OUTPUT_DIR="+dir)
-}
-
-// replaceLive replaces the worker's process, if one is up, as replace
-// does; msg says why, for the log.
-func (w *worker) replaceLive(msg, why string) {
-	w.mu.Lock()
-	a := w.cur
-	w.mu.Unlock()
-	if a == nil {
-		return
-	}
-	select {
-	case <-a.done:
-	default:
-		return // still starting: nothing of the call is in it
-	}
-	if a.proc != nil && a.proc.alive() {
-		w.replace(a, a.proc, msg, why)
-	}
-}
-
-// prepare begins starting, as a spare, the process that would replace the
-// one of attempt a should a call given up on in it not end (a morloc pool
-// cannot cancel a call, and calls wait while it may still end), and calls
-// ready once the spare is up.
-func (w *worker) prepare(a *attempt, ready func()) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.closed || w.cur != a || w.spare != nil {
-		return
-	}
-	ctx, cancel := context.WithCancel(w.set.ctx)
-	sp := w.begin(ctx)
-	sp.cancel = cancel
-	w.spare = sp
-	go func() {
-		<-sp.done
-		if sp.err == nil {
-			ready()
-		}
-	}()
-}
-
-// unprepare drops the spare of attempt a: the calls given up on in its
-// process ended within their grace.
-func (w *worker) unprepare(a *attempt) {
-	w.mu.Lock()
-	sp := w.spare
-	if w.cur != a || sp == nil {
-		w.mu.Unlock()
-		return
-	}
-	w.spare = nil
-	w.mu.Unlock()
-	sp.cancel() // a start still under way is abandoned
-	go func() {
-		<-sp.done
-		if sp.proc != nil {
-			sp.proc.stop()
-		}
-	}()
-}
-
-// failed records a failed start or a death, and returns how long the
-// worker now waits before starting again. A failure after a healthy run
-// starts the count afresh. w.mu is held.
-func (w *worker) failed(err error, healthy bool) time.Duration {
-	if healthy {
-		w.failures = 0
-	}
-	w.failures++
-	w.lastErr = err
-	var delay time.Duration
-	if w.failures > 1 {
-		opts := &w.set.opts
-		delay = opts.MaxRestartDelay
-		if shift := w.failures - 2; shift < 32 {
-			delay = min(opts.RestartDelay<<shift, opts.MaxRestartDelay)
-		}
-	}
-	w.retryAt = time.Now().Add(delay)
-	return delay
 }
 
 // stop stops the worker's process, once any start in progress has ended
@@ -393,29 +239,23 @@ func (w *worker) stop() {
 	if w.restart != nil {
 		w.restart.Stop()
 	}
-	starts := []*attempt{w.cur, w.spare}
+	a := w.cur
 	retired := w.retired
 	w.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, p := range retired {
 		wg.Go(p.stop)
 	}
-	for _, a := range starts {
-		if a != nil {
-			wg.Go(func() {
-				<-a.done
-				if a.proc != nil {
-					a.proc.stop()
-				}
-			})
-		}
+	if a != nil {
+		wg.Go(func() {
+			<-a.done
+			if a.proc != nil {
+				a.proc.stop()
+			}
+		})
 	}
 	wg.Wait()
 }
 
 // event tells Options.OnEvent, if any, of e.
-func (w *worker) event(e Event) {
-	if f := w.set.opts.OnEvent; f != nil {
-		f(w.spec.Lang, e)
-	}
-}
+func (w *worker) event(e Event) { w.set.event(w.spec.Lang, e) }

@@ -34,7 +34,7 @@ var nexusOptions = []argmap.NexusOption{
 	{Long: "explain", Help: "Print one line for each manifest field nexus reads but does not honour, and exit"},
 	{Long: "timeout", Value: "DURATION", Help: "How long a call may run (default: no limit on the CLI)"},
 	{Long: "start-timeout", Value: "DURATION", Help: "How long a pool may take to start and say it is ready (default: 30s)"},
-	{Long: "workers", Value: "N", Help: "Worker processes per pool, for pools whose manifest entry sets none"},
+	{Long: "workers", Value: "N", Help: "Worker processes per pool, for pools whose manifest entry sets none; for a morloc program, instances of it"},
 	{Long: "output-dir", Value: "DIR", Help: "Where functions write the files they return (NEXUS_OUTPUT_DIR; default: the current directory)"},
 	{Long: "log-level", Value: "LEVEL", Help: "stderr log level: debug, info, warn or error (default: info)"},
 	{Long: "log-format", Value: "FORMAT", Help: "stderr log format: text or json (default: text)"},

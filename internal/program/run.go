@@ -136,7 +136,8 @@ func (o *Options) runCommand(m *manifest.Manifest, inv *argmap.Invocation, opts 
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
 	defer stop()
-	raw, err := o.callOnce(ctx, m, c.Name, call, out)
+	raw, stop, err := o.callOnce(ctx, m, c.Name, call, out)
+	defer stop() // once the result is out: nothing waits for the pools to exit
 	if err != nil {
 		return err
 	}
@@ -147,33 +148,36 @@ func (o *Options) runCommand(m *manifest.Manifest, inv *argmap.Invocation, opts 
 // command evaluated, its @stdout stream on the CLI's stdout, and no pool
 // started; any other checked first, then run with only the pools it needs,
 // its files written to the output directory (the current one, or
-// --output-dir: kept).
-func (o *Options) callOnce(ctx context.Context, m *manifest.Manifest, name string, call argmap.Call, stdout io.Writer) (ndarray.Value, error) {
+// --output-dir: kept). stop, called once the result is written, ends the
+// pools without waiting for morloc's to exit (pool.Set.Abandon: the reaper
+// has the rest), as morloc's nexus exits as it prints.
+func (o *Options) callOnce(ctx context.Context, m *manifest.Manifest, name string, call argmap.Call, stdout io.Writer) (raw ndarray.Value, stop func(), err error) {
 	entry := call.Command
 	c := &Caller{m: m, stdout: stdout}
+	stop = func() {}
 	if entry.Type == manifest.Pure {
 		pc := compilePure(m, entry)
 		if pc.refused != nil {
-			return ndarray.Value{}, &ExitError{Code: 1, Err: pc.refused, Plain: true}
+			return ndarray.Value{}, stop, &ExitError{Code: 1, Err: pc.refused, Plain: true}
 		}
 		c.pure = map[*manifest.Command]pureCommand{entry: pc}
 	} else {
 		var err error
 		if call, err = prepareCall(m, call); err != nil {
-			return ndarray.Value{}, &ExitError{Code: 1, Err: err, Plain: true} // in morloc's words
+			return ndarray.Value{}, stop, &ExitError{Code: 1, Err: err, Plain: true} // in morloc's words
 		}
 		if _, err := o.prepareOutputDir(); err != nil {
-			return ndarray.Value{}, err
+			return ndarray.Value{}, stop, err
 		}
 		set := startPools(m, o, entry.NeededPools)
-		defer set.Close()
+		stop = set.Abandon
 		c.pools = set
 	}
-	raw, err := c.dispatch(ctx, call, mcp.CallHooks{})
+	raw, err = c.dispatch(ctx, call, mcp.CallHooks{})
 	if err != nil {
-		return raw, runFailure(ctx, name, entry, err)
+		return raw, stop, runFailure(ctx, name, entry, err)
 	}
-	return raw, nil
+	return raw, stop, nil
 }
 
 // runFailure words a failed call as the CLI prints it: a pure command's

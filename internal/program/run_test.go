@@ -178,17 +178,19 @@ func TestCallOnce(t *testing.T) {
 	ctx := context.Background()
 	pure := load(t, exampleProgram("pure"))
 	o := &Options{Command: "run", OutputDir: t.TempDir(), StartTimeout: DefaultStartTimeout}
-	_, err := o.callOnce(ctx, pure.Manifest, "binInt", jsonArgs(command(t, pure.Manifest, "binInt"), json.RawMessage("1"), json.RawMessage(`"f"`)), nil)
+	_, stop, err := o.callOnce(ctx, pure.Manifest, "binInt", jsonArgs(command(t, pure.Manifest, "binInt"), json.RawMessage("1"), json.RawMessage(`"f"`)), nil)
 	var ee *ExitError
 	if want := golden(t, 24, "binInt", "binInt").Refusal; !errors.As(err, &ee) || !ee.Plain || !strings.Contains(err.Error(), "pure command 'binInt' uses "+want) {
 		t.Errorf("binInt: %v, want a plain refusal naming %s", err, want)
 	}
+	stop()
 
 	// Its pool cannot start (no such program): the check must come first.
 	m := &manifest.Manifest{Name: "nul", Dir: t.TempDir(),
 		Pools:    []manifest.Pool{{Lang: "py", Exec: []string{"/nonexistent/pool"}, Runtime: manifest.RuntimeMorloc}},
 		Commands: []manifest.Command{{Name: "echo", Type: manifest.Remote, Pool: 0, Mid: 1, NeededPools: []int{0}}}}
-	_, err = o.callOnce(ctx, m, "echo", jsonArgs(&m.Commands[0], json.RawMessage(`"a\u0000b"`)), nil)
+	_, stop, err = o.callOnce(ctx, m, "echo", jsonArgs(&m.Commands[0], json.RawMessage(`"a\u0000b"`)), nil)
+	stop()
 	if !errors.As(err, &ee) || !ee.Plain || !strings.Contains(err.Error(), "py does not support embedded NUL bytes in strings") {
 		t.Errorf("a NUL byte for a morloc py pool: %v, want morloc's refusal", err)
 	}
@@ -198,11 +200,13 @@ func TestCallOnce(t *testing.T) {
 	}
 	shapes := load(t, exampleProgram("shapes"))
 	call := cliCall(t, shapes.Manifest, "addInt", "41")
-	v, err := o.callOnce(ctx, shapes.Manifest, "addInt", call, nil)
+	v, stop, err := o.callOnce(ctx, shapes.Manifest, "addInt", call, nil)
+	stop()
 	if err != nil || rendered(t, call, v) != "42" {
 		t.Errorf("addInt 41 = %s, %v; want 42", v.JSON, err)
 	}
-	_, err = o.callOnce(ctx, shapes.Manifest, "fail", cliCall(t, shapes.Manifest, "fail", "oops"), nil)
+	_, stop, err = o.callOnce(ctx, shapes.Manifest, "fail", cliCall(t, shapes.Manifest, "fail", "oops"), nil)
+	stop()
 	if !errors.As(err, &ee) || ee.Plain || !strings.HasPrefix(err.Error(), "fail: ") || !strings.Contains(err.Error(), "boom: oops") {
 		t.Errorf("fail oops: %v, want fail: ... boom: oops", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // MimeType is an MCP Apps view's type (io.modelcontextprotocol/ui,
@@ -14,7 +15,8 @@ import (
 const MimeType = "text/html;profile=mcp-app"
 
 // The view's and the page's sources, and uPlot as scripts/vendor-uplot.sh
-// vendors it. They are put together once, at start: every script and style
+// vendors it. They are put together once, when first needed (not at
+// start: a one-shot `nexus run` has no use for them): every script and style
 // inlined, so that a view is one self-contained HTML file that makes no
 // request (hosts run views under a CSP without connections or outside
 // scripts), and `go build` needs no npm.
@@ -22,7 +24,7 @@ const MimeType = "text/html;profile=mcp-app"
 //go:embed src vendor/uplot
 var sources embed.FS
 
-var viewHTML, pageHTML = assemble()
+var assembled = sync.OnceValues(assemble) // the view and the page
 
 // uplotBanner is uPlot's leading comment, which names its home page: a view
 // holds no URL at all, and the licence travels in the view's notice.
@@ -111,6 +113,7 @@ func (v View) HTML(title string) []byte {
 	if err != nil {
 		panic(err) // strings and booleans only: cannot fail
 	}
+	viewHTML, _ := assembled()
 	out := make([]byte, 0, len(viewHTML)+len(cfg))
 	at := bytes.Index(viewHTML, settingsMarker)
 	out = append(out, viewHTML[:at]...)
@@ -123,4 +126,7 @@ func (v View) HTML(title string) []byte {
 // Page is the browser page nexus serve answers at /: a program's tools,
 // resources and prompts, with a form for each tool and its result drawn by
 // the tool's view. It reaches the server only through /mcp.
-func Page() []byte { return pageHTML }
+func Page() []byte {
+	_, page := assembled()
+	return page
+}

@@ -65,7 +65,7 @@ func TestAssemble(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"uPlot " + strings.TrimSpace(string(version)) + ", under the MIT License", "Permission is hereby granted"} {
-		if !bytes.Contains(viewHTML, []byte(want)) {
+		if view, _ := assembled(); !bytes.Contains(view, []byte(want)) {
 			t.Errorf("the view lacks %q", want)
 		}
 	}

@@ -4,7 +4,10 @@ that must run without morloc. argv: <socket> <tmpdir> <shm basename>.
 
 Functions by mid: 1 answers the Int 42 (inline voidstar i4), 2 fails with a
 message, 3 closes the connection without a reply (a worker that died),
-4 sleeps a minute, 5 exits the whole pool. FAKE_REPORT names a file to
+4 sleeps a minute, 5 exits the whole pool, 6 answers the pool's pid after
+0.3 s, 7 answers it at once, 8 fails as morloc 0.69's wedged allocator
+does while reading arguments, the first time (then FAKE_WEDGE, a file,
+exists), and answers its pid after. FAKE_REPORT names a file to
 write the pool's argv, working directory and MORLOC_* variables to.
 FAKE_PONG=bad answers pings with something else."""
 import json
@@ -56,6 +59,15 @@ def handle(conn):
         elif mid == 5:
             print("exiting mid-call", file=sys.stderr, flush=True)
             os._exit(3)
+        elif mid == 8 and not os.path.exists(os.environ.get("FAKE_WEDGE", "")):
+            open(os.environ["FAKE_WEDGE"], "w").close()
+            conn.sendall(data(b"Error C++ pool (pool.cpp:224 in _get_value):\nError (packet.c:382 in get_morloc_data_packet_value): \n"
+                              b"Error (shm.c:701 in shmalloc_unlocked): Failed to allocate shared memory block of size 8:\n"
+                              b"Error (shm.c:594 in find_free_block): Expected cursor to point to new block with reference count of 0, found count of 1", 2, status=1))
+        elif mid in (6, 7, 8):
+            if mid == 6:
+                time.sleep(0.3)
+            conn.sendall(data(struct.pack("<i", os.getpid()), 4))
     except EOFError:
         pass
     finally:

@@ -1,0 +1,1 @@
+rampR <- function(n, start) start + seq_len(n) - 1
