@@ -36,7 +36,7 @@ const (
 )
 
 // childConfig is what every start of a pool process begins with; its
-// worker fills it (worker.config) and its driver adds args and env.
+// owner fills it (Set.childConfig) and its driver adds args and env.
 type childConfig struct {
 	lang    string
 	runtime string   // the Spec's: names the protocol assumed when a start fails
@@ -372,7 +372,8 @@ func (c *child) dead() bool {
 }
 
 // awaitEnd waits, when the process has died, until nexus has dealt with
-// its death (its worker has started the next), and reports whether it had.
+// its death (a worker has started the next, an instance is retired), and
+// reports whether it had.
 func (c *child) awaitEnd() bool {
 	if !c.dead() {
 		return false

@@ -51,6 +51,19 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// group is the runner of pool index, one written against nexus's runtime.
+func (s *Set) group(index int) *poolGroup { return s.pools[index].runner.(*poolGroup) }
+
+// morloc is the runner of the program's morloc pools.
+func (s *Set) morloc() *morlocProgram {
+	for _, r := range s.runners {
+		if m, ok := r.(*morlocProgram); ok {
+			return m
+		}
+	}
+	panic("the program has no morloc pools")
+}
+
 // syncBuffer collects pool output while pools write it.
 type syncBuffer struct {
 	mu  sync.Mutex

@@ -76,9 +76,11 @@ func newMorlocProgram(s *Set, specs []Spec) *morlocProgram {
 	return m
 }
 
-// startFirst starts every pool of the first instance (docs/spec.md §8.2:
-// a server starts them all, since pools call each other) and returns the
-// first failure.
+// firstStarts starts every pool of the first instance (docs/spec.md
+// §8.2: a server starts them all, since pools call each other), as one
+// start whose failure is the first of them.
+func (m *morlocProgram) firstStarts(run func(start func() error)) { run(m.startFirst) }
+
 func (m *morlocProgram) startFirst() error {
 	m.mu.Lock()
 	var first *morlocInstance
@@ -305,10 +307,10 @@ func (m *morlocProgram) holdsBack(pools []int) error {
 	return nil
 }
 
-// close retires every instance and waits until their processes are gone
+// stop retires every instance and waits until their processes are gone
 // and their files removed. With abandon it waits for nothing, and does
 // nothing of that: the reaper does it (Set.Abandon).
-func (m *morlocProgram) close(abandon bool) {
+func (m *morlocProgram) stop(abandon bool) {
 	m.mu.Lock()
 	m.closed = true
 	if m.warm != nil {

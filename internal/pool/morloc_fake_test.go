@@ -98,7 +98,7 @@ func (fs *fakeMorlocSet) call(mid int) (string, error) {
 // instance returns the program's live instance k (from 0, by number).
 func (fs *fakeMorlocSet) instance(t *testing.T, k int) *morlocInstance {
 	t.Helper()
-	m := fs.morloc
+	m := fs.morloc()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if k >= len(m.live) {
@@ -109,9 +109,10 @@ func (fs *fakeMorlocSet) instance(t *testing.T, k int) *morlocInstance {
 
 // liveInstances counts the instances taking calls.
 func (fs *fakeMorlocSet) liveInstances() int {
-	fs.morloc.mu.Lock()
-	defer fs.morloc.mu.Unlock()
-	return len(fs.morloc.live)
+	m := fs.morloc()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.live)
 }
 
 // A morloc pool is started as morloc's nexus starts it: argv is exec, its

@@ -213,7 +213,7 @@ func (ts *morlocTestSet) process(t *testing.T, i int) *morlocProcess {
 // firstInstance returns the program's lowest numbered live instance.
 func firstInstance(t testing.TB, s *Set) *morlocInstance {
 	t.Helper()
-	m := s.morloc
+	m := s.morloc()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if len(m.live) == 0 {
@@ -478,10 +478,11 @@ func TestMorlocSiblingOnlyPoolHealth(t *testing.T) {
 			t.Fatal(err)
 		}
 		<-p.ended() // the program has learnt of the death
-		ts.morloc.mu.Lock()
-		h := ts.morloc.health[1]
+		m := ts.morloc()
+		m.mu.Lock()
+		h := m.health[1]
 		failures, wait := h.failures, time.Until(h.retryAt)
-		ts.morloc.mu.Unlock()
+		m.mu.Unlock()
 		t.Logf("%s: %d failures in a row, next start in %s", why, failures, wait.Round(time.Millisecond))
 		return p
 	}
@@ -680,7 +681,7 @@ func runMorlocTestHost(dir string) {
 		fail(err)
 	}
 	var pids []int
-	inst := s.morloc.live[0]
+	inst := s.morloc().live[0]
 	for i := range specs {
 		p, err := inst.process(context.Background(), i, nil)
 		if err != nil {

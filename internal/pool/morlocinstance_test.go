@@ -55,10 +55,11 @@ func distinct(xs []int) []int {
 type instanceFiles struct{ tmpdir, basename string }
 
 func (fs *fakeMorlocSet) files() []instanceFiles {
-	fs.morloc.mu.Lock()
-	defer fs.morloc.mu.Unlock()
+	m := fs.morloc()
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	var out []instanceFiles
-	for _, inst := range fs.morloc.live {
+	for _, inst := range m.live {
 		out = append(out, instanceFiles{inst.tmpdir, inst.basename})
 	}
 	return out
@@ -124,8 +125,8 @@ func TestMorlocInstancesOnDemand(t *testing.T) {
 // Without a limit in its Spec, a program runs up to one instance per CPU.
 func TestMorlocInstancesDefaultLimit(t *testing.T) {
 	fs := startFakeMorloc(t, Spec{}, Options{})
-	if fs.morloc.limit < 1 || fs.morloc.limit != runtime.NumCPU() {
-		t.Errorf("limit %d, want the number of CPUs, %d", fs.morloc.limit, runtime.NumCPU())
+	if limit := fs.morloc().limit; limit < 1 || limit != runtime.NumCPU() {
+		t.Errorf("limit %d, want the number of CPUs, %d", limit, runtime.NumCPU())
 	}
 }
 

@@ -37,7 +37,7 @@ func (ci *callerInput) inline() *Inline {
 // onlyProcess is the live process of the Set's one worker.
 func (ts *testSet) onlyProcess(t *testing.T) *process {
 	t.Helper()
-	w := ts.pools[0].workers[0]
+	w := ts.group(0).workers[0]
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	p, ok := w.cur.proc.(*process)

@@ -226,11 +226,11 @@ type Set struct {
 	gate     chan struct{}
 	gateOnce sync.Once
 	called   atomic.Bool
-	pools    map[int]*poolGroup // the pools written against nexus's runtime
-	morloc   *morlocProgram     // the program's morloc pools; nil without any
-	ctx      context.Context    // ends when the set closes: starts in progress give up
+	pools    map[int]poolRoute // by manifest index: where a pool's calls go
+	runners  []runner          // each once: Start starts them, close stops them
+	ctx      context.Context   // ends when the set closes: starts in progress give up
 	cancel   context.CancelFunc
-	// started closes once every worker's first start has ended; startErr
+	// started closes once every pool's first start has ended; startErr
 	// is then the first failure (see Ready).
 	started  chan struct{}
 	startErr error
@@ -238,12 +238,11 @@ type Set struct {
 	closeOnce sync.Once
 }
 
-// poolGroup is one manifest pool written against nexus's runtime: one or
-// more worker processes.
-type poolGroup struct {
-	spec    Spec
-	mu      sync.Mutex // guards every worker's inflight
-	workers []*worker
+// poolRoute is one manifest pool as the Set knows it: its spec, and the
+// runner that drives it.
+type poolRoute struct {
+	spec   *Spec
+	runner runner
 }
 
 // Start starts every pool in the background and returns at once. Calls wait
@@ -278,7 +277,7 @@ func Start(ctx context.Context, specs []Spec, opts Options) *Set {
 	if opts.InstanceIdle <= 0 {
 		opts.InstanceIdle = 30 * time.Second
 	}
-	s := &Set{opts: opts, pools: make(map[int]*poolGroup), gate: make(chan struct{}), started: make(chan struct{})}
+	s := &Set{opts: opts, pools: make(map[int]poolRoute), gate: make(chan struct{}), started: make(chan struct{})}
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	// The reaper's pipe is made now, and its process started in the
 	// background: Start returns at once, nexus answers its client while
@@ -302,7 +301,6 @@ func Start(ctx context.Context, specs []Spec, opts Options) *Set {
 		s.openGate()
 	}
 
-	var g errgroup.Group
 	var morloc []Spec
 	seen := map[int]bool{}
 	for _, spec := range specs {
@@ -311,43 +309,35 @@ func Start(ctx context.Context, specs []Spec, opts Options) *Set {
 			continue
 		}
 		seen[spec.Index] = true
+		// The choice of a runner is the one place the Set tells the
+		// runtimes apart: morloc's takes all of a program's pools at once.
 		if spec.Runtime == RuntimeMorloc {
 			morloc = append(morloc, spec)
 			continue
 		}
-		if spec.Workers <= 0 {
-			spec.Workers = DefaultWorkers(spec.Lang)
+		group := newPoolGroup(s, spec)
+		s.pools[spec.Index] = poolRoute{&group.spec, group}
+		s.runners = append(s.runners, group)
+	}
+	if len(morloc) > 0 {
+		m := newMorlocProgram(s, morloc)
+		for _, i := range m.order {
+			s.pools[i] = poolRoute{m.specs[i], m}
 		}
-		n := spec.Workers
-		group := &poolGroup{spec: spec}
-		for i := 1; i <= n; i++ {
-			label := spec.Lang
-			if n > 1 {
-				label = fmt.Sprintf("%s#%d", spec.Lang, i)
-			}
-			w := &worker{set: s, spec: &group.spec, number: i, label: label}
-			group.workers = append(group.workers, w)
+		s.runners = append(s.runners, m)
+	}
+
+	var g errgroup.Group
+	for _, r := range s.runners {
+		r.firstStarts(func(start func() error) {
 			g.Go(func() error {
 				select {
 				case <-s.gate:
 				case <-s.ctx.Done():
 					return s.ctx.Err()
 				}
-				_, err := w.process(s.ctx, nil)
-				return err
+				return start()
 			})
-		}
-		s.pools[spec.Index] = group
-	}
-	if len(morloc) > 0 {
-		s.morloc = newMorlocProgram(s, morloc)
-		g.Go(func() error {
-			select {
-			case <-s.gate:
-			case <-s.ctx.Done():
-				return s.ctx.Err()
-			}
-			return s.morloc.startFirst()
 		})
 	}
 	go func() {
@@ -395,16 +385,11 @@ const maxTries = 3
 // Options.CancelGrace (docs/internals.md, "Cancellation, timeouts and
 // stuck calls").
 func (s *Set) CallWith(ctx context.Context, pool, mid int, args []json.RawMessage, opts CallOptions) (ndarray.Value, error) {
-	group := s.pools[pool]
-	var spec *Spec
-	switch {
-	case group != nil:
-		spec = &group.spec
-	case s.morloc != nil && s.morloc.specs[pool] != nil:
-		spec = s.morloc.specs[pool]
-	default:
+	route, ok := s.pools[pool]
+	if !ok {
 		return ndarray.Value{}, fmt.Errorf("no pool with index %d", pool)
 	}
+	spec := route.spec
 	if s.ctx.Err() != nil {
 		return ndarray.Value{}, fmt.Errorf("pool %s: %w", spec.Lang, errClosed)
 	}
@@ -426,35 +411,7 @@ func (s *Set) CallWith(ctx context.Context, pool, mid int, args []json.RawMessag
 		c.deadline = time.Now().Add(c.timeout)
 	}
 	s.called.Store(true)
-	if group == nil {
-		return s.morloc.call(ctx, spec, c)
-	}
-	w := group.pick()
-	defer group.release(w)
-	for tries := 1; ; tries++ {
-		if c.opts.Inline != nil && (tries > 1 || !w.ready()) {
-			// Only a process up and running waits for its reply watching
-			// the caller's input: anything else the call waits for, it
-			// waits for without.
-			c.yieldInline()
-		}
-		p, err := w.process(ctx, c.expired)
-		s.openGate() // the pool a client waited for is up (or failed): start the others
-		if err != nil {
-			switch {
-			case ctx.Err() != nil:
-				return ndarray.Value{}, ctx.Err()
-			case err == errExpired:
-				return ndarray.Value{}, c.timedOut(w.label)
-			}
-			return ndarray.Value{}, err
-		}
-		value, err := p.call(ctx, c)
-		if err != nil && unstarted(err) && tries < maxTries && s.ctx.Err() == nil {
-			continue // the process went away before it began the call: a fresh one may take it
-		}
-		return value, err
-	}
+	return route.runner.call(ctx, spec, c)
 }
 
 // unstarted reports whether err says the process never began the call.
@@ -488,7 +445,7 @@ func stopTimer(t *time.Timer) {
 // openGate lets the pools no call has asked for start (StartDelay).
 func (s *Set) openGate() { s.gateOnce.Do(func() { close(s.gate) }) }
 
-// Close stops every pool (see process.stop) and waits for them to exit.
+// Close stops every pool (see child.stop) and waits for them to exit.
 // Calls in flight fail. Close may be called more than once.
 func (s *Set) Close() error {
 	s.close(false)
@@ -508,13 +465,8 @@ func (s *Set) close(abandon bool) {
 	s.closeOnce.Do(func() {
 		s.cancel()
 		var wg sync.WaitGroup
-		for _, group := range s.pools {
-			for _, w := range group.workers {
-				wg.Go(w.stop)
-			}
-		}
-		if s.morloc != nil {
-			wg.Go(func() { s.morloc.close(abandon) })
+		for _, r := range s.runners {
+			wg.Go(func() { r.stop(abandon) })
 		}
 		wg.Wait()
 		if abandon {
@@ -552,27 +504,6 @@ func (s *Set) event(lang string, e Event) {
 	if f := s.opts.OnEvent; f != nil {
 		f(lang, e)
 	}
-}
-
-// pick chooses the worker with the fewest calls in flight and counts the
-// new call against it.
-func (g *poolGroup) pick() *worker {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	best := g.workers[0]
-	for _, w := range g.workers[1:] {
-		if w.inflight < best.inflight {
-			best = w
-		}
-	}
-	best.inflight++
-	return best
-}
-
-func (g *poolGroup) release(w *worker) {
-	g.mu.Lock()
-	w.inflight--
-	g.mu.Unlock()
 }
 
 // lockedWriter keeps lines from several pools whole.

@@ -700,10 +700,10 @@ func TestDefaultWorkers(t *testing.T) {
 		}
 		// A Spec without Workers gets the default; one with Workers keeps it.
 		s := Start(context.Background(), []Spec{{Index: 0, Lang: tt.lang}, {Index: 1, Lang: tt.lang, Workers: 3}}, Options{Stderr: io.Discard, Logger: slog.New(slog.DiscardHandler)})
-		if got := len(s.pools[0].workers); got != tt.want {
+		if got := len(s.group(0).workers); got != tt.want {
 			t.Errorf("%s pool without Workers runs %d workers, want %d", tt.lang, got, tt.want)
 		}
-		if got := len(s.pools[1].workers); got != 3 {
+		if got := len(s.group(1).workers); got != 3 {
 			t.Errorf("%s pool with Workers 3 runs %d workers", tt.lang, got)
 		}
 		s.Close()

@@ -13,7 +13,7 @@ import (
 
 // launched reports whether pool index's first worker has begun a start.
 func launched(s *Set, index int) bool {
-	w := s.pools[index].workers[0]
+	w := s.group(index).workers[0]
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.cur != nil

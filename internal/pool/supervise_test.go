@@ -50,7 +50,7 @@ func TestCrashFailsCallsInFlightAndRestarts(t *testing.T) {
 				}
 			}
 			// The new process starts without waiting for a call.
-			w := ts.pools[0].workers[0]
+			w := ts.group(0).workers[0]
 			var fresh poolProcess
 			for deadline := time.Now().Add(20 * time.Second); fresh == nil; time.Sleep(10 * time.Millisecond) {
 				if time.Now().After(deadline) {

@@ -10,6 +10,108 @@ import (
 	"github.com/nexus-mcp/nexus/internal/ndarray"
 )
 
+// poolGroup is one manifest pool written against nexus's runtime: one or
+// more worker processes, over which its calls spread. It is the pool's
+// runner.
+type poolGroup struct {
+	set     *Set
+	spec    Spec
+	mu      sync.Mutex // guards every worker's inflight
+	workers []*worker
+}
+
+// newPoolGroup makes the workers of the pool spec, Spec.Workers of them
+// (DefaultWorkers without), none started yet.
+func newPoolGroup(s *Set, spec Spec) *poolGroup {
+	if spec.Workers <= 0 {
+		spec.Workers = DefaultWorkers(spec.Lang)
+	}
+	n := spec.Workers
+	g := &poolGroup{set: s, spec: spec}
+	for i := 1; i <= n; i++ {
+		label := spec.Lang
+		if n > 1 {
+			label = fmt.Sprintf("%s#%d", spec.Lang, i)
+		}
+		g.workers = append(g.workers, &worker{set: s, spec: &g.spec, number: i, label: label})
+	}
+	return g
+}
+
+// firstStarts starts every worker's process: pools are started with the
+// set, not on a first call.
+func (g *poolGroup) firstStarts(run func(start func() error)) {
+	for _, w := range g.workers {
+		run(func() error {
+			_, err := w.process(g.set.ctx, nil)
+			return err
+		})
+	}
+}
+
+// call runs c on the worker with the fewest calls in flight, waiting for
+// its process to start if need be.
+func (g *poolGroup) call(ctx context.Context, _ *Spec, c *callRequest) (ndarray.Value, error) {
+	s := g.set
+	w := g.pick()
+	defer g.release(w)
+	for tries := 1; ; tries++ {
+		if c.opts.Inline != nil && (tries > 1 || !w.ready()) {
+			// Only a process up and running waits for its reply watching
+			// the caller's input: anything else the call waits for, it
+			// waits for without.
+			c.yieldInline()
+		}
+		p, err := w.process(ctx, c.expired)
+		s.openGate() // the pool a client waited for is up (or failed): start the others
+		if err != nil {
+			switch {
+			case ctx.Err() != nil:
+				return ndarray.Value{}, ctx.Err()
+			case err == errExpired:
+				return ndarray.Value{}, c.timedOut(w.label)
+			}
+			return ndarray.Value{}, err
+		}
+		value, err := p.call(ctx, c)
+		if err != nil && unstarted(err) && tries < maxTries && s.ctx.Err() == nil {
+			continue // the process went away before it began the call: a fresh one may take it
+		}
+		return value, err
+	}
+}
+
+// pick chooses the worker with the fewest calls in flight and counts the
+// new call against it.
+func (g *poolGroup) pick() *worker {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	best := g.workers[0]
+	for _, w := range g.workers[1:] {
+		if w.inflight < best.inflight {
+			best = w
+		}
+	}
+	best.inflight++
+	return best
+}
+
+func (g *poolGroup) release(w *worker) {
+	g.mu.Lock()
+	w.inflight--
+	g.mu.Unlock()
+}
+
+// stop stops every worker. A nexus pool may have work to finish, so it is
+// stopped even when the set is abandoned.
+func (g *poolGroup) stop(bool) {
+	var wg sync.WaitGroup
+	for _, w := range g.workers {
+		wg.Go(w.stop)
+	}
+	wg.Wait()
+}
+
 // worker is one process slot of a pool written against nexus's runtime.
 // Its process starts with the set, is started again at once when it dies,
 // and with a growing delay when it keeps failing (see Options.RestartDelay).
@@ -29,11 +131,11 @@ type worker struct {
 	retired []poolProcess // replaced while a call was stuck in them, finishing their other calls
 }
 
-// poolProcess is one running pool process as nexus supervises it,
-// whichever protocol it speaks: *process (nexus's runtime: frames on fds 3
-// and 4, under a worker) or *morlocProcess (morloc's own pools: packets
-// over a Unix socket, in an instance), each a child (child.go) with its
-// protocol's wire.
+// poolProcess is one running pool process, whichever protocol it speaks:
+// a worker's *process (nexus's runtime: frames on fds 3 and 4) or a morloc
+// instance's *morlocProcess (packets over a Unix socket, a connection per
+// call). Each is a child (child.go) with its protocol's wire, and tells
+// its owner of its life through processHooks.
 type poolProcess interface {
 	// call runs one call; an *unstartedError means the process never
 	// began it, so that it may be sent to a fresh process.
@@ -43,7 +145,7 @@ type poolProcess interface {
 	markAnswered()        // a call that needed it succeeded: it works
 	upFor() time.Duration // how long it has been ready
 	// awaitEnd reports whether the process has died, even if nexus has
-	// not seen it yet, waiting then until its worker has started the next.
+	// not seen it yet, waiting then until its owner has dealt with that.
 	awaitEnd() bool
 	// retire takes it out of service because a call in it is stuck; it
 	// stops once the calls it still runs are done.
