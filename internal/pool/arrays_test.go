@@ -579,7 +579,7 @@ func resultCases() map[string][]resultCase {
 		cases["py"] = append(cases["py"], resultCase{name: fmt.Sprintf("%s %d as JSON with %s", c.kind, c.n, c.ret), mid: arrMake, args: makeArgs(c.kind, c.n), ret: c.ret, sameWithoutRet: true})
 	}
 	// NaN and infinity go as the wire's strings, ret or not
-	// (docs/pool-protocol.md, "NaN and infinity").
+	// (docs/internals.md, "Values").
 	cases["py"] = append(cases["py"], resultCase{name: "NaN as a string", mid: arrMake, args: makeArgs("nan", 300), ret: realRet,
 		json: "[" + strings.Repeat("0.5,", 300) + `"NaN"]`})
 
@@ -650,7 +650,7 @@ func resultCases() map[string][]resultCase {
 		// JSON as today where an array cannot say it.
 		r("NA is null", "na_ints", 300, intRet, nil, jsonList(300, lastIs("null", strconv.Itoa))),
 		r("NA_real_ is null", "na_reals", 300, realRet, nil, jsonList(300, lastIs("null", quarter))),
-		// NaN and infinity go as JSON, as the wire's strings (docs/pool-protocol.md, "NaN and infinity").
+		// NaN and infinity go as JSON, as the wire's strings (docs/internals.md, "Values").
 		r("NaN as a string", "nan", 300, realRet, nil, jsonList(300, lastIs(`"NaN"`, quarter))),
 		r("Inf as a string", "inf", 300, realRet, nil, jsonList(300, lastIs(`"Infinity"`, quarter))),
 		r("NA in a matrix", "na_matrix", 200, matrixRet, nil, jsonList(200, func(i int) string {

@@ -8,11 +8,12 @@
 // it: exec, its process group, its output, TERM then KILL, and its death.
 // Two protocols speak to it: nexus*.go the nexus pool protocol described in
 // docs/internals.md, with the language runtimes (runtime/) that pools
-// import to speak it, supervised by set.go and worker.go (processes per
-// pool, restarts, stuck calls); and morloc*.go morloc's own, for the pools
-// the morloc compiler generates (docs/spec.md §8), run as instances of the
+// import to speak it, supervised by worker.go (a pool's worker processes,
+// restarts, stuck calls); and morloc*.go morloc's own, for the pools the
+// morloc compiler generates (docs/spec.md §8), run as instances of the
 // whole program, each with its own temporary directory, sockets and shared
-// memory, serving one call at a time (morloc.go). The package knows
-// nothing of MCP or of argument mapping: callers hand it positional JSON
-// arguments and get JSON values back.
+// memory, serving one call at a time (morloc.go). set.go's Set hands each
+// call to its pool's runner (runner.go), one of those two. The package
+// knows nothing of MCP or of argument mapping: callers hand it positional
+// JSON arguments and get JSON values back.
 package pool

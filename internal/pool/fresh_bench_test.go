@@ -16,7 +16,8 @@ import (
 )
 
 // BenchmarkPoolFreshMemory measures what a large echo costs each runtime
-// in its own process, the first time and again (issue 23): on a VM a
+// in its own process, the first time and again (docs/performance.md,
+// "Fresh memory"): on a VM a
 // page touched for the first time costs some 20 µs, so a runtime that
 // touches fresh memory on every large call pays for it every time.
 //

@@ -18,10 +18,10 @@ import (
 // system calls (the poller's registrations, descriptor flags, addresses, a
 // read that finds nothing yet) and a goroutine parked and woken: more
 // than all of nexus's own work on the call (docs/performance.md, "morloc
-// pools"). While it waits, poll(2) also watches the
-// instance's wake pipe, readable once the caller gives up or the process
-// is gone, and, for a call waiting inline (CallOptions.Inline), the
-// caller's input, which it hands over (Yield) when that has something.
+// pools"). While it waits, poll(2) also watches the instance's wake pipe,
+// readable once the caller gives up or the process is gone, and, for a
+// call waiting inline (CallOptions.Inline), the caller's input, which it
+// hands over (Yield) when that has something.
 type morlocConn struct {
 	fd   int
 	ctx  context.Context

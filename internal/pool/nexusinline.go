@@ -17,7 +17,7 @@ import (
 // for the pool and for stdin in one poll(2), and writes the reply, with no
 // goroutine woken in between: what a minimal relay does. A goroutine
 // woken per call cost more CPU than all of nexus's own work on a small
-// call (docs/performance.md, "A small call wakes no goroutine").
+// call (docs/performance.md, "A small call's per-call work").
 //
 // fd 4 is read by one holder at a time: readLoop (from the start, and
 // whenever a call waits the ordinary way), a call waiting inline, or no

@@ -188,8 +188,8 @@ func poolEnv(lang string, worker int, runtimeDir string) []string {
 // mallocTuning is the glibc malloc settings a pool gets beside env, so
 // that a large call's buffers are reused by the next one instead of
 // handed back to the kernel and faulted in anew, each page at ~20 µs on
-// a VM (docs/performance.md): buffers up to the frame limit
-// come from the heap (by default, one over 32 MiB at most is a fresh
+// a VM (docs/performance.md, "Fresh memory"): buffers up to the frame
+// limit come from the heap (by default, one over 32 MiB at most is a fresh
 // mmap every time), the heap keeps up to a frame's worth of free memory
 // (by default it gives back all over 128 KiB), and every thread allocates
 // from the one heap (a thread's own arena cannot hold a block over 64 MiB

@@ -233,11 +233,10 @@ func TestCancelWhileThePipeIsFull(t *testing.T) {
 
 // A call queued behind a stuck one in a sequential pool is answered by the
 // fresh process however long that takes to start, and while another pool
-// of the set is being replaced at the same moment: no reply is dropped
-// (issue 18, where TestTimeoutAnyLanguage gave up on such a reply on a
-// loaded machine). The interleaving is forced: the fresh process is held
-// before its ready message until both pools have been replaced and the
-// queued call is seen still waiting.
+// of the set is being replaced at the same moment: no reply is dropped,
+// however loaded the machine. The interleaving is forced: the fresh
+// process is held before its ready message until both pools have been
+// replaced and the queued call is seen still waiting.
 func TestQueuedCallOutlivesASlowReplacement(t *testing.T) {
 	testenv.Long(t)
 	testenv.NeedPython(t)

@@ -2,7 +2,7 @@
 //
 // A pool program holds plain C++ functions and registers each under its
 // manifest mid; the runtime speaks the nexus pool protocol
-// (docs/pool-protocol.md in the nexus repository) and converts arguments and
+// (docs/internals.md in the nexus repository) and converts arguments and
 // results to and from JSON:
 //
 //     #include "nexus.hpp"
@@ -286,7 +286,7 @@ std::string floating_name() {
 
 // nonfinite_name is how NaN and the infinities travel, as strings where a
 // Real is declared, since JSON has no numbers for them
-// (docs/pool-protocol.md, "NaN and infinity"); nullptr for a finite x.
+// (docs/internals.md, "Values"); nullptr for a finite x.
 inline const char* nonfinite_name(double x) {
     if (std::isnan(x)) return "NaN";
     if (std::isinf(x)) return x > 0 ? "Infinity" : "-Infinity";
@@ -785,8 +785,8 @@ json encode(const T& value) {
 
 // --- content results ------------------------------------------------------------
 
-// Content is a function's reply as MCP content blocks (docs/pool-protocol.md,
-// "Content results"), optionally with a typed value as well:
+// Content is a function's reply as MCP content blocks (docs/internals.md,
+// "Content blocks"), optionally with a typed value as well:
 //
 //     nexus::Content plot(std::vector<double> xs) {
 //         return nexus::Content({nexus::image(render_png(xs), "image/png"), nexus::text("a plot")});
@@ -1029,7 +1029,7 @@ struct OutArray {
     std::size_t size = 0;
     // pieces, when not empty, are the bytes instead of data: the rows of a
     // nest of vectors, sent from their own memory rather than copied into
-    // one fresh block first (issue 23: fresh pages are a large call's cost).
+    // one fresh block first: fresh pages are a large call's cost.
     std::vector<std::pair<const char*, std::size_t>> pieces;
 };
 
@@ -1904,7 +1904,7 @@ inline void answer_ask(json& message) {
 // read_body reads a frame's n bytes into buf. Up to a MiB is trusted with
 // memory before bytes arrive; once the first MiB has come the whole body
 // is allocated at once: growing by doubling touched (or copied) up to
-// twice the body, and fresh pages are what large calls pay for (issue 23).
+// twice the body, and fresh pages are what large calls pay for.
 inline void read_body(int fd, Buffer& buf, std::size_t n, const char* what) {
     constexpr std::size_t first = 1 << 20;
     buf.size = 0;

@@ -8,10 +8,10 @@
 #     nexus_serve(list("14" = intro))
 #
 # nexus starts the file, sends it calls over the nexus pool protocol
-# (docs/pool-protocol.md in the nexus repository, "The R runtime" describes
-# this file) and returns the results to its clients. The runtime needs base R
-# and the jsonlite package only. It runs one call at a time: nexus gets
-# parallelism by starting several worker processes.
+# (docs/internals.md in the nexus repository; docs/pools.md shows R pools)
+# and returns the results to its clients. The runtime needs base R and the
+# jsonlite package only. It runs one call at a time: nexus gets parallelism
+# by starting several worker processes.
 #
 # Public functions: nexus_serve, nexus_progress, nexus_log, nexus_cancelled,
 # nexus_sleep, and nexus_elicit, nexus_sample, nexus_roots, which ask the
@@ -927,7 +927,7 @@ local({
   plain_numbers <- function(x) is.numeric(x) && !isS4(x)
 
   # all_finite is all(is.finite(x)) without a logical vector as long as x
-  # (fresh memory: issue 23): no NA or NaN, and for doubles a finite sum,
+  # (fresh memory is costly): no NA or NaN, and for doubles a finite sum,
   # which no infinity allows; a sum that overflows takes the long way.
   all_finite <- function(x) {
     if (anyNA(x)) {
@@ -957,9 +957,9 @@ local({
 
   # write_array writes an array's elements PIECE at a time: writeBin copies
   # what it writes into a buffer of its own, so one writeBin of a large
-  # vector (or of the rows unlisted) copied it whole into fresh memory
-  # (issue 23). .subset drops I() and other classes without copying the
-  # whole vector; writeBin takes plain vectors only.
+  # vector (or of the rows unlisted) would copy it whole into fresh memory,
+  # which is costly. .subset drops I() and other classes without copying
+  # the whole vector; writeBin takes plain vectors only.
   write_array <- function(array, con) {
     data <- array$data
     size <- array$size
@@ -1042,7 +1042,7 @@ local({
 
   # typed_json writes a result by its declared type t (the call's
   # "returns": "int", "real", ..., list(list = T), list(record = list(...)),
-  # docs/pool-protocol.md, "Declared types"), where R's own shapes are
+  # docs/internals.md, "Declared types"), where R's own shapes are
   # ambiguous: a vector of length one where a list is declared is a
   # one-element list, integer(0) and character(0) are [], a named list or
   # a one-row data frame where a record is declared is an object, and a
@@ -1164,7 +1164,7 @@ local({
   # value, as Go and JavaScript do) and others in the fewest significant
   # digits that read back as the same double.
   # NaN and the infinities go as the strings nexus reads where a Real is
-  # declared (docs/pool-protocol.md, "NaN and infinity"); NA is null.
+  # declared (docs/internals.md, "Values"); NA is null.
   json_doubles <- function(x) {
     out <- rep("null", length(x))
     known <- is.finite(x)
@@ -1489,7 +1489,7 @@ local({
   # and which runs on into the chunks in rmore, and leaves what follows it
   # as rbuf. It joins the body's pieces once: joining everything read and
   # then cutting the body out made two copies of a large frame, each in
-  # memory touched for the first time (issue 23).
+  # memory touched for the first time, which large calls pay for.
   spanning_body <- function(pos, n) {
     head <- state$rbuf
     parts <- c(

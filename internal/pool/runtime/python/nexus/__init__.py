@@ -10,7 +10,7 @@ A pool file registers its functions and hands control to nexus:
     nexus.serve({9: fighterDamage})
 
 nexus starts the file, sends it calls over the nexus pool protocol
-(docs/pool-protocol.md in the nexus repository) and returns the results to
+(docs/internals.md in the nexus repository) and returns the results to
 its clients. This module speaks that protocol; it needs only the standard
 library. nexus embeds it and puts it on PYTHONPATH.
 """

@@ -1,4 +1,4 @@
-"""Protocol 2's arrays for the nexus Python runtime (docs/pool-protocol.md,
+"""Protocol 2's arrays for the nexus Python runtime (docs/internals.md,
 "Arrays"): blobs into the lists a function gets, and results into blobs.
 
 Loaded only when a call uses arrays, to keep a pool's start-up short.
@@ -187,7 +187,7 @@ _PIECE = 1 << 17  # elements converted and written at a time (1 MiB)
 class _Pieces:
     """A result array's bytes, made a piece at a time as they are written:
     an array of the whole result was as large again as the blob nexus
-    gets, in memory touched for the first time (issue 23).
+    gets, in memory touched for the first time, which large calls pay for.
 
     len() is the size in bytes; iterating gives the pieces, each a byte
     view of an array of about _PIECE elements, and may be done again.

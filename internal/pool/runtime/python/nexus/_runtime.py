@@ -39,7 +39,7 @@ class Cancelled(BaseException):
     """
 
 
-NexusCancelled = Cancelled  # the name docs/pool-protocol.md uses
+NexusCancelled = Cancelled  # an alias: pools may use either name
 
 
 class AskError(Exception):

@@ -1,4 +1,4 @@
-"""Results given their declared shape (docs/pool-protocol.md, "Declared
+"""Results given their declared shape (docs/internals.md, "Declared
 types"): numpy and pandas values, dataclasses, namedtuples, sets and other
 iterables, NaN and infinity.
 

@@ -1,5 +1,5 @@
 """The nexus pool protocol's wire format for the Python runtime
-(docs/pool-protocol.md, "Frames"): frames and blobs, and the JSON of
+(docs/internals.md, "Frames"): frames and blobs, and the JSON of
 messages.
 
 The bottom of the runtime: _runtime, _arrays and _values import from it,
@@ -116,7 +116,7 @@ def _read_body(reader, size):
         return body
     # A broken header costs _CHUNK at most: the whole body is allocated
     # once that much has come, and the rest read into it. Parts joined at
-    # the end touched twice the body in fresh memory (issue 23).
+    # the end touched twice the body in fresh memory, which is costly.
     first = reader.read(_CHUNK)
     if len(first) < _CHUNK:
         raise _ProtocolError("end of file inside a frame of %d bytes" % size)
