@@ -117,8 +117,8 @@ fuzz-short:
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZSHORT)
 
 # Rebuild testdata/morloc/*/manifest.json with the real morloc 0.98.2
-# compiler (where it is installed: ../shared/morloc/build.sh 098), each by
-# its own build.sh where it has one. A manifest that differs only in its
+# compiler, which must be installed (morloc's own build installs it), each
+# by its own build.sh where it has one. A manifest that differs only in its
 # build time stays as committed. The corpus is checked in: `make test` never
 # runs this. After it, refresh the derived expectations:
 # go test ./internal/argmap -run TestMorlocCorpus -update-morloc
