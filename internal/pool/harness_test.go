@@ -95,42 +95,53 @@ func (b *syncBuffer) waitFor(t *testing.T, want string, within time.Duration) {
 	}
 }
 
-// poolUnderTest is a Set of one pool, started for a test: it keeps what
-// the pool wrote (stderr) and what the Set logged (logs), shows both when
-// the test fails, and closes the Set when the test ends. Each language's
-// tests start theirs (startTestSet, startRSet, startCppPool) and give
-// arguments in the form they write them.
-type poolUnderTest struct {
+// loggedSet is a Set started for a test: it keeps what the pools wrote
+// (stderr) and what the Set logged at debug level (logs), shows both when
+// the test fails, and closes the Set when the test ends.
+type loggedSet struct {
 	*Set
-	index       int           // the pool's index in the Set
-	callTimeout time.Duration // how long one call may take
-	stderr      *syncBuffer
-	logs        *syncBuffer
+	stderr *syncBuffer
+	logs   *syncBuffer
 }
 
-// startPoolUnderTest starts the one pool spec describes, with debug logs
-// and a short stop grace unless opts says otherwise.
-func startPoolUnderTest(t *testing.T, spec Spec, opts Options, callTimeout time.Duration) *poolUnderTest {
+// startLoggedSet starts specs with a short stop grace unless opts says
+// otherwise; opts' Stderr and Logger are the loggedSet's.
+func startLoggedSet(t testing.TB, specs []Spec, opts Options) *loggedSet {
 	t.Helper()
 	// The test's temporary directory is made first so that it is removed
 	// after the Set is closed (cleanups run last-registered first): a call
 	// that timed out may still be writing there, as Python's handler of
 	// Cancelled does, until Close stops its process.
 	t.TempDir()
-	p := &poolUnderTest{index: spec.Index, callTimeout: callTimeout, stderr: &syncBuffer{}, logs: &syncBuffer{}}
-	opts.Stderr = p.stderr
-	opts.Logger = slog.New(slog.NewTextHandler(p.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ls := &loggedSet{stderr: &syncBuffer{}, logs: &syncBuffer{}}
+	opts.Stderr = ls.stderr
+	opts.Logger = slog.New(slog.NewTextHandler(ls.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if opts.StopGrace == 0 {
 		opts.StopGrace = 500 * time.Millisecond
 	}
-	p.Set = Start(context.Background(), []Spec{spec}, opts)
+	ls.Set = Start(context.Background(), specs, opts)
 	t.Cleanup(func() {
-		p.Close()
+		ls.Close()
 		if t.Failed() {
-			t.Logf("pool output:\n%s\nlogs:\n%s", p.stderr, p.logs)
+			t.Logf("pool output:\n%s\nlogs:\n%s", ls.stderr, ls.logs)
 		}
 	})
-	return p
+	return ls
+}
+
+// poolUnderTest is a loggedSet of one pool. Each language's tests start
+// theirs (startTestSet, startRSet, startCppPool) and give arguments in the
+// form they write them.
+type poolUnderTest struct {
+	*loggedSet
+	index       int           // the pool's index in the Set
+	callTimeout time.Duration // how long one call may take
+}
+
+// startPoolUnderTest starts the one pool spec describes (see startLoggedSet).
+func startPoolUnderTest(t *testing.T, spec Spec, opts Options, callTimeout time.Duration) *poolUnderTest {
+	t.Helper()
+	return &poolUnderTest{startLoggedSet(t, []Spec{spec}, opts), spec.Index, callTimeout}
 }
 
 // callRaw calls function mid of the pool with args as they are.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -31,10 +30,7 @@ const (
 	fakeWedged // fails as 0.69's wedged allocator, once (FAKE_WEDGE)
 )
 
-type fakeMorlocSet struct {
-	*Set
-	output, logs *syncBuffer
-}
+type fakeMorlocSet struct{ *loggedSet }
 
 // startFakeMorloc starts the fake pool as a morloc pool (index 0) with env
 // added to nexus's environment.
@@ -70,23 +66,11 @@ func startFakeMorloc(t *testing.T, spec Spec, opts Options, env ...string) *fake
 		fakePID:     {Name: "pid", Return: i4},
 		fakeWedged:  {Name: "wedged", Return: i4},
 	}
-	fs := &fakeMorlocSet{output: &syncBuffer{}, logs: &syncBuffer{}}
-	opts.Stderr = fs.output
-	opts.Logger = slog.New(slog.NewTextHandler(fs.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	opts.Morloc.WireVersion = "0.69.0"
 	if opts.StartTimeout == 0 {
 		opts.StartTimeout = 20 * time.Second
 	}
-	if opts.StopGrace == 0 {
-		opts.StopGrace = 500 * time.Millisecond
-	}
-	fs.Set = Start(context.Background(), []Spec{spec}, opts)
-	t.Cleanup(func() {
-		fs.Close()
-		if t.Failed() {
-			t.Logf("pool output:\n%s\nlogs:\n%s", fs.output, fs.logs)
-		}
-	})
+	fs := &fakeMorlocSet{startLoggedSet(t, []Spec{spec}, opts)}
 	return fs
 }
 

@@ -121,12 +121,10 @@ func readMorlocProgram(dir string) ([]Spec, map[string][2]int, error) {
 
 // morlocTestSet runs the pools of a morloc program.
 type morlocTestSet struct {
-	*Set
+	*loggedSet
 	dir      string
 	specs    []Spec
 	commands map[string][2]int
-	output   *syncBuffer
-	logs     *syncBuffer
 
 	mu     sync.Mutex
 	events []string // "py started", ...
@@ -141,9 +139,7 @@ func startMorlocSet(t *testing.T, opts Options, edit func([]Spec)) *morlocTestSe
 	if edit != nil {
 		edit(specs)
 	}
-	ts := &morlocTestSet{dir: dir, specs: specs, commands: commands, output: &syncBuffer{}, logs: &syncBuffer{}}
-	opts.Stderr = ts.output
-	opts.Logger = slog.New(slog.NewTextHandler(ts.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ts := &morlocTestSet{dir: dir, specs: specs, commands: commands}
 	opts.OnEvent = func(lang string, e Event) {
 		ts.mu.Lock()
 		ts.events = append(ts.events, lang+" "+string(e))
@@ -153,16 +149,7 @@ func startMorlocSet(t *testing.T, opts Options, edit func([]Spec)) *morlocTestSe
 	if opts.StartTimeout == 0 {
 		opts.StartTimeout = 30 * time.Second
 	}
-	if opts.StopGrace == 0 {
-		opts.StopGrace = 500 * time.Millisecond
-	}
-	ts.Set = Start(context.Background(), specs, opts)
-	t.Cleanup(func() {
-		ts.Close()
-		if t.Failed() {
-			t.Logf("pool output:\n%s\nlogs:\n%s", ts.output, ts.logs)
-		}
-	})
+	ts.loggedSet = startLoggedSet(t, specs, opts)
 	return ts
 }
 
@@ -350,7 +337,7 @@ func TestMorlocWorkerAbort(t *testing.T) {
 	if errors.As(err, &ce) {
 		t.Errorf("a dead worker gave a *CallError: %v", err)
 	}
-	ts.output.waitFor(t, "Assertion", 5*time.Second)
+	ts.stderr.waitFor(t, "Assertion", 5*time.Second)
 	if got := ts.mustCall(t, "add", 1, 2); got != "3" {
 		t.Errorf("add after the abort = %s", got)
 	}

@@ -3,7 +3,6 @@ package pool
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -241,21 +240,11 @@ func TestQueuedCallOutlivesASlowReplacement(t *testing.T) {
 	testenv.Long(t)
 	testenv.NeedPython(t)
 	steer := t.TempDir()
-	logs := &syncBuffer{}
 	dir := testdataDir(t)
-	set := Start(context.Background(), []Spec{
+	set := startLoggedSet(t, []Spec{
 		{Index: 0, Lang: "py", Exec: []string{"python3", "sequential.py", "false", steer}, Dir: dir},
 		{Index: 1, Lang: "py", Exec: []string{"python3", "pool.py"}, Dir: dir},
-	}, Options{
-		CancelGrace: 300 * time.Millisecond, StopGrace: 500 * time.Millisecond, StartTimeout: 2 * time.Minute,
-		Stderr: &syncBuffer{}, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-	})
-	defer func() {
-		set.Close()
-		if t.Failed() {
-			t.Logf("logs:\n%s", logs)
-		}
-	}()
+	}, Options{CancelGrace: 300 * time.Millisecond, StartTimeout: 2 * time.Minute})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	call := func(pool, mid int, timeout time.Duration, args ...any) (string, error) {
@@ -286,7 +275,7 @@ func TestQueuedCallOutlivesASlowReplacement(t *testing.T) {
 	if err := <-blocked; err == nil || err.Error() != "call to mid 2 of pool py timed out after 300ms" {
 		t.Errorf("the blocking call: %v, want its timeout", err)
 	}
-	for deadline := time.Now().Add(time.Minute); strings.Count(logs.String(), "replacing a stuck pool process") < 2; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); strings.Count(set.logs.String(), "replacing a stuck pool process") < 2; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the two stuck processes were not both replaced")
 		}
