@@ -45,6 +45,7 @@ const (
 	raText
 	raSameIn
 	raMake
+	raJSONFloor // jsonlite's CPU time on a payload, for benchmarks
 )
 
 // arraysLang is one language's test pool for arrays.

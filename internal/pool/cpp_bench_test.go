@@ -13,8 +13,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 // The C++ runtime's costs against its floors, measured in the pool
@@ -27,83 +25,31 @@ import (
 // write with no runtime; "floor" is nlohmann's parse + dump of the same
 // payload in one process, no pipe.
 
-// benchPool is a pool process on bare pipes.
-type benchPool struct {
-	*rawPool
-	id     int
-	arrays bool // ready listed dtypes
-}
-
-func startBenchPool(b *testing.B, exe string) *benchPool {
-	b.Helper()
-	p := &benchPool{rawPool: startRawProcess(b, &rawPool{}, "cpp", filepath.Dir(exe), []string{exe}, nil)}
-	body, _ := p.recvExact(b)
-	var ready struct{ Arrays []string }
-	json.Unmarshal(body, &ready)
-	p.arrays = len(ready.Arrays) > 0
-	return p
-}
-
-// call sends a call (its blob first, when there is one) and returns the
-// reply message and how many bytes of blobs came before it.
-func (p *benchPool) call(b *testing.B, mid int, args string, blob []byte, extra string) ([]byte, int) {
-	p.id++
-	msg := `{"type":"call","id":` + strconv.Itoa(p.id) + `,"mid":` + strconv.Itoa(mid) + `,"args":` + args + extra + `}`
-	if blob != nil {
-		p.sendBlob(b, blob)
-	}
-	p.send(b, msg)
-	body, blobs := p.recvExact(b)
-	if !strings.Contains(string(body), `"type":"result"`) {
-		b.Fatalf("reply %.300s", body)
-	}
-	blobBytes := 0
-	for _, blob := range blobs {
-		blobBytes += len(blob)
-	}
-	return body, blobBytes
-}
-
-// cpu is the CPU time the process has used, all its threads (dead ones
-// too) included.
-func (p *benchPool) cpu(b *testing.B) time.Duration {
-	f, err := testenv.ProcStat(p.cmd.Process.Pid)
-	if err != nil {
-		b.Skip("no /proc: ", err)
-	}
-	utime, _ := strconv.Atoi(f[11])
-	stime, _ := strconv.Atoi(f[12])
-	return time.Duration(utime+stime) * 10 * time.Millisecond // USER_HZ is 100 on Linux
-}
-
-// measure runs b.N calls and reports the pool's CPU per call.
-func measure(b *testing.B, p *benchPool, unit string, call func()) {
-	call() // warm up
-	b.ResetTimer()
-	before := p.cpu(b)
-	for i := 0; i < b.N; i++ {
-		call()
-	}
-	used := p.cpu(b) - before
-	b.StopTimer()
+// reportPoolCPU reports the pool's CPU per call, in unit ("us" or "ms").
+func reportPoolCPU(b *testing.B, unit string, perCall time.Duration) {
 	switch unit {
 	case "us":
-		b.ReportMetric(float64(used.Microseconds())/float64(b.N), "pool-µs/call")
+		b.ReportMetric(float64(perCall.Microseconds()), "pool-µs/call")
 	default:
-		b.ReportMetric(float64(used.Milliseconds())/float64(b.N), "pool-ms/call")
+		b.ReportMetric(float64(perCall.Milliseconds()), "pool-ms/call")
 	}
+}
+
+// measureCpp runs call as benchPool.measure does and reports the pool's
+// CPU per call.
+func measureCpp(b *testing.B, p *benchPool, unit string, call func()) {
+	reportPoolCPU(b, unit, p.measure(b, p.cpu, call))
 }
 
 func BenchmarkCppSmallCall(b *testing.B) {
-	runtimeExe := buildCppTestPool(b)
 	bareExe := buildCppProgram(b, "bare.cpp")
 	b.Run("runtime", func(b *testing.B) {
-		p := startBenchPool(b, runtimeExe)
-		measure(b, p, "us", func() { p.call(b, cppAddInts, `[20,22]`, nil, "") })
+		p, _, _ := startEchoPool(b, "cpp")
+		measureCpp(b, p, "us", func() { p.call(b, cppAddInts, `[20,22]`, "") })
 	})
 	b.Run("bare", func(b *testing.B) {
-		p := startBenchPool(b, bareExe)
-		measure(b, p, "us", func() { p.call(b, 1, `[20,22]`, nil, "") })
+		p := startBenchPool(b, "cpp", filepath.Dir(bareExe), bareExe)
+		measureCpp(b, p, "us", func() { p.call(b, 1, `[20,22]`, "") })
 	})
 }
 
@@ -149,7 +95,6 @@ func echoPayload(kind string, size int) (text string, ints []int64, reals []floa
 }
 
 func BenchmarkCppEcho(b *testing.B) {
-	runtimeExe := buildCppTestPool(b)
 	bareExe := buildCppProgram(b, "bare.cpp")
 	for _, kind := range []string{"ints", "grid"} {
 		for _, mb := range benchSizes([]int{7, 20}) {
@@ -182,23 +127,23 @@ func BenchmarkCppEcho(b *testing.B) {
 				}
 			})
 			b.Run(name+"/bare", func(b *testing.B) {
-				p := startBenchPool(b, bareExe)
-				measure(b, p, "ms", func() { p.call(b, 2, "["+text+"]", nil, "") })
+				p := startBenchPool(b, "cpp", filepath.Dir(bareExe), bareExe)
+				measureCpp(b, p, "ms", func() { p.call(b, 2, "["+text+"]", "") })
 			})
 			b.Run(name+"/runtime", func(b *testing.B) {
-				p := startBenchPool(b, runtimeExe)
-				measure(b, p, "ms", func() { p.call(b, mid, "["+text+"]", nil, "") })
+				p, _, _ := startEchoPool(b, "cpp")
+				measureCpp(b, p, "ms", func() { p.call(b, mid, "["+text+"]", "") })
 			})
 			b.Run(name+"/arrays", func(b *testing.B) {
-				p := startBenchPool(b, runtimeExe)
+				p, _, _ := startEchoPool(b, "cpp")
 				if !p.arrays {
 					b.Skip("the pool takes no arrays")
 				}
 				extra := `,"arrays":[{"path":[0],"dtype":"` + dtype + `","shape":` + string(shapeText) + `}],"ret":{"rank":` +
 					strconv.Itoa(rank) + `,"number":"` + number + `"}`
-				measure(b, p, "ms", func() {
-					if _, n := p.call(b, mid, "[null]", blob, extra); n != len(blob) {
-						b.Fatalf("the result came as %d bytes of blobs, want %d", n, len(blob))
+				measureCpp(b, p, "ms", func() {
+					if _, blobs := p.call(b, mid, "[null]", extra, blob); len(blobs) != 1 || len(blobs[0]) != len(blob) {
+						b.Fatalf("the result came as %d blobs, want one of %d bytes", len(blobs), len(blob))
 					}
 				})
 			})

@@ -98,7 +98,6 @@ func TestCppPool(t *testing.T) {
 	t.Run("segfault", func(t *testing.T) { testCppSegfault(t, exe) })
 	t.Run("stdout stays off the protocol", func(t *testing.T) { testCppOutput(t, exe) })
 	t.Run("shutdown does not wait for calls", func(t *testing.T) { testCppShutdown(t, exe) })
-	t.Run("refuses to run standalone", func(t *testing.T) { testCppStandalone(t, exe) })
 }
 
 // buildCppTestPool compiles the test pool into the test's temporary
@@ -598,10 +597,6 @@ func testCppShutdown(t *testing.T, exe string) {
 	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Errorf("the pool %d is still there after Close: kill(0) = %v", pid, err)
 	}
-}
-
-func testCppStandalone(t *testing.T, exe string) {
-	testRefusesStandalone(t, "cpp", exec.Command(exe))
 }
 
 // TestCppRuntime checks what the C++ runtime does besides converting

@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -60,30 +59,6 @@ func BenchmarkPoolFreshMemory(b *testing.B) {
 			}
 		}
 	}
-}
-
-// freshPool starts lang's test pool and returns it with the mids of its
-// integer-list and matrix echoes.
-func freshPool(b *testing.B, lang string) (p *rawPool, intsMid, matrixMid int) {
-	switch lang {
-	case "cpp":
-		exe := buildCppTestPool(b)
-		p = startRawProcess(b, &rawPool{}, "cpp", filepath.Dir(exe), []string{exe}, nil)
-		intsMid, matrixMid = cppEchoI64s, cppEchoGrid
-	case "py":
-		p = startRawProcess(b, &rawPool{}, "py", testdataPath(b, "pools"), []string{"python3", "arrays.py"}, nil)
-		intsMid, matrixMid = 2, 2
-	case "r":
-		if why := testenv.RMissing(); why != "" {
-			b.Skip(why)
-		}
-		p = startRawProcess(b, &rawPool{}, "r", rTestdata(b), []string{"Rscript", "arrays.R"}, nil)
-		intsMid, matrixMid = 1, 1
-	default:
-		b.Fatalf("unknown language %q", lang)
-	}
-	p.recvExact(b) // ready
-	return p, intsMid, matrixMid
 }
 
 // freshPayload is what nexus sends for make bench's payload of mb MB of
@@ -146,20 +121,15 @@ func readCounters(b *testing.B, pid int) procCounters {
 }
 
 func freshEcho(b *testing.B, lang, kind string, mb float64, warm int) {
-	p, intsMid, matrixMid := freshPool(b, lang)
+	p, intsMid, matrixMid := startEchoPool(b, lang)
 	mid := intsMid
 	if kind == "matrix" {
 		mid = matrixMid
 	}
 	pid := p.cmd.Process.Pid
 	blob, desc := freshPayload(kind, lang, mb)
-	id := 0
 	call := func(blob []byte, desc string) {
-		id++
-		p.sendBlob(b, blob)
-		p.send(b, fmt.Sprintf(`{"type":"call","id":%d,"mid":%d,"args":[null],"arrays":[%s}`, id, mid, desc))
-		reply, blobs := p.recvExact(b)
-		if !strings.Contains(string(reply), `"type":"result"`) || len(blobs) != 1 || len(blobs[0]) != len(blob) {
+		if reply, blobs := p.call(b, mid, "[null]", `,"arrays":[`+desc, blob); len(blobs) != 1 || len(blobs[0]) != len(blob) {
 			b.Fatalf("reply %.300s with %d blobs", reply, len(blobs))
 		}
 	}

@@ -19,12 +19,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -40,15 +41,7 @@ func TestMain(m *testing.M) {
 	// Keep the extracted runtimes out of the developer's own cache; the
 	// C++ test builds go there all the same (cachedCppBuild).
 	userCacheDir, _ = os.UserCacheDir()
-	cache, err := os.MkdirTemp("", "nexus-pool-test-cache-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	os.Setenv("XDG_CACHE_HOME", cache)
-	code := m.Run()
-	os.RemoveAll(cache)
-	os.Exit(code)
+	os.Exit(testenv.RunInScratchCache(m, "pool"))
 }
 
 // group is the runner of pool index, one written against nexus's runtime.
@@ -64,16 +57,17 @@ func (s *Set) morloc() *morlocProgram {
 	panic("the program has no morloc pools")
 }
 
-// syncBuffer collects pool output while pools write it.
+// syncBuffer collects pool output while pools write it: a lockedWriter
+// into a buffer that String reads under the same lock.
 type syncBuffer struct {
-	mu  sync.Mutex
+	lockedWriter
 	buf bytes.Buffer
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
+func newSyncBuffer() *syncBuffer {
+	b := &syncBuffer{}
+	b.w = &b.buf
+	return b
 }
 
 func (b *syncBuffer) String() string {
@@ -113,7 +107,7 @@ func startLoggedSet(t testing.TB, specs []Spec, opts Options) *loggedSet {
 	// that timed out may still be writing there, as Python's handler of
 	// Cancelled does, until Close stops its process.
 	t.TempDir()
-	ls := &loggedSet{stderr: &syncBuffer{}, logs: &syncBuffer{}}
+	ls := &loggedSet{stderr: newSyncBuffer(), logs: newSyncBuffer()}
 	opts.Stderr = ls.stderr
 	opts.Logger = slog.New(slog.NewTextHandler(ls.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if opts.StopGrace == 0 {
@@ -267,29 +261,6 @@ func testdataPath(t testing.TB, name string) string {
 	return dir
 }
 
-// testRefusesStandalone runs a pool of lang as a user would, by hand:
-// with its runtime at hand but without the pipes nexus gives it (no
-// NEXUS_POOL_ variables). It must exit with status 2 and say on stderr
-// what it is.
-func testRefusesStandalone(t *testing.T, lang string, cmd *exec.Cmd) {
-	t.Helper()
-	rt, err := RuntimeDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Env = slices.DeleteFunc(poolEnv(lang, 1, rt), func(kv string) bool { return strings.HasPrefix(kv, "NEXUS_POOL_") })
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err = cmd.Run()
-	var exitErr *exec.ExitError
-	if !errors.As(err, &exitErr) || exitErr.ExitCode() != 2 {
-		t.Errorf("standalone pool: %v, want exit status 2; stderr:\n%s", err, &stderr)
-	}
-	if want := "This program is a nexus pool"; !strings.Contains(stderr.String(), want) {
-		t.Errorf("stderr %q does not explain what the program is (%q)", &stderr, want)
-	}
-}
-
 // rawPool runs a pool on bare pipes, so that tests can speak the protocol
 // to a language runtime frame by frame, and benchmarks can measure it
 // without a Set between.
@@ -298,7 +269,7 @@ type rawPool struct {
 	in     *os.File // nexus → pool (its fd 3)
 	out    *os.File // pool → nexus (its fd 4)
 	r      *bufio.Reader
-	output syncBuffer // the pool's stdout and stderr
+	output *syncBuffer // the pool's stdout and stderr
 
 	recvWait  time.Duration // how long recv waits for a frame
 	exitWait  time.Duration // how long exitCode waits for the exit
@@ -326,8 +297,9 @@ func startRawProcess(t testing.TB, p *rawPool, lang, dir string, argv []string, 
 	p.cmd.Dir = dir
 	p.cmd.Env = poolEnv(lang, 1, rt)
 	p.cmd.ExtraFiles = []*os.File{inR, outW}
-	p.cmd.Stdout = &p.output
-	p.cmd.Stderr = &p.output
+	p.output = newSyncBuffer()
+	p.cmd.Stdout = p.output
+	p.cmd.Stderr = p.output
 	if setup != nil {
 		setup(p.cmd)
 	}

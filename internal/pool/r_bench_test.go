@@ -10,102 +10,49 @@ package pool
 // same process (floor-cpu-ms), and the ratio of the two.
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/nexus-mcp/nexus/internal/testenv"
 )
 
-// rBenchPool is testdata/r/arrays.R on bare pipes.
-type rBenchPool struct{ *rawPool }
-
-func startRBench(b *testing.B) *rBenchPool {
-	b.Helper()
-	if why := testenv.RMissing(); why != "" {
-		b.Skip(why)
-	}
-	p := &rBenchPool{startRawProcess(b, &rawPool{}, "r", rTestdata(b), []string{"Rscript", "arrays.R"}, nil)}
-	p.recvExact(b) // ready
-	return p
-}
-
-// call sends blobs and a message and returns the reply and its blobs.
-func (p *rBenchPool) call(b *testing.B, blobs [][]byte, msg string) (string, [][]byte) {
-	for _, d := range blobs {
-		p.sendBlob(b, d)
-	}
-	p.send(b, msg)
-	reply, replyBlobs := p.recvExact(b)
-	return string(reply), replyBlobs
-}
-
-// cpu is the R process's CPU time so far, from the scheduler's own count
-// (schedstat, in ns): utime and stime come in 10 ms ticks, which misjudge
-// a process that runs in bursts of microseconds.
-func (p *rBenchPool) cpu(b *testing.B) time.Duration {
-	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", p.cmd.Process.Pid))
-	if err != nil {
-		b.Skip("no /proc: cannot measure the pool's CPU")
-	}
-	var total time.Duration
-	for _, task := range tasks {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", p.cmd.Process.Pid, task.Name()))
-		if err != nil {
-			b.Skip("no schedstat: cannot measure the pool's CPU")
-		}
-		ns, err := strconv.ParseInt(strings.Fields(string(stat))[0], 10, 64)
-		if err != nil {
-			b.Fatalf("schedstat %q: %v", stat, err)
-		}
-		total += time.Duration(ns)
-	}
-	return total
-}
-
-// floor asks the pool for jsonlite's CPU time on payload.
-func (p *rBenchPool) floor(b *testing.B, payload string) time.Duration {
+// rFloor asks the pool for jsonlite's CPU time on payload.
+func rFloor(b *testing.B, p *benchPool, payload string) time.Duration {
 	arg, _ := json.Marshal(payload)
-	reply, _ := p.call(b, nil, `{"type":"call","id":1,"mid":7,"args":[`+string(arg)+`]}`)
+	reply, _ := p.call(b, raJSONFloor, `[`+string(arg)+`]`, "")
 	var secs float64
-	if _, err := fmt.Sscanf(reply[strings.Index(reply, `"value":`)+8:], "%g", &secs); err != nil {
+	if _, err := fmt.Sscanf(string(reply[bytes.Index(reply, []byte(`"value":`))+8:]), "%g", &secs); err != nil {
 		b.Fatalf("floor reply %.200s: %v", reply, err)
 	}
 	return time.Duration(secs * float64(time.Second))
 }
 
-// run times msg b.N times and reports the pool's CPU per call.
-func (p *rBenchPool) run(b *testing.B, blobs [][]byte, msg string, check func(string, [][]byte)) time.Duration {
-	reply, rb := p.call(b, blobs, msg) // warm up, and look at the answer once
-	check(reply, rb)
-	before := p.cpu(b)
-	b.ResetTimer()
-	for range b.N {
-		p.call(b, blobs, msg)
-	}
-	b.StopTimer()
-	perCall := (p.cpu(b) - before) / time.Duration(b.N)
+// rRun checks the reply of a call of mid once, then times b.N calls and
+// reports the pool's CPU per call.
+func rRun(b *testing.B, p *benchPool, mid int, args, extra string, blobs [][]byte, check func([]byte, [][]byte)) time.Duration {
+	check(p.call(b, mid, args, extra, blobs...))
+	perCall := p.measure(b, p.threadCPU, func() { p.call(b, mid, args, extra, blobs...) })
 	b.ReportMetric(float64(perCall.Microseconds()), "r-cpu-µs/op")
 	return perCall
 }
 
-func wantResult(b *testing.B, prefix string) func(string, [][]byte) {
-	return func(reply string, _ [][]byte) {
-		if !strings.HasPrefix(reply, prefix) {
-			b.Fatalf("reply %.200s, want %s...", reply, prefix)
+// wantValue checks that a reply's value begins with prefix.
+func wantValue(b *testing.B, prefix string) func([]byte, [][]byte) {
+	return func(reply []byte, _ [][]byte) {
+		if !bytes.Contains(reply, []byte(`"value":`+prefix)) {
+			b.Fatalf("reply %.200s, want a value %s...", reply, prefix)
 		}
 	}
 }
 
 func BenchmarkRSmallCall(b *testing.B) {
-	p := startRBench(b)
-	p.run(b, nil, `{"type":"call","id":2,"mid":2,"args":[2,3]}`, wantResult(b, `{"type":"result","id":2,"value":5}`))
+	p, _, _ := startEchoPool(b, "r")
+	rRun(b, p, raAdd, `[2,3]`, "", nil, wantValue(b, `5}`))
 }
 
 // benchInts is n integers that fit 32 bits, as JSON and as an i4 blob.
@@ -167,18 +114,18 @@ func BenchmarkREcho(b *testing.B) {
 	}
 	for _, c := range cases {
 		b.Run(c.name+"/json", func(b *testing.B) {
-			p := startRBench(b)
-			floor := p.floor(b, c.json)
-			perCall := p.run(b, nil, `{"type":"call","id":3,"mid":1,"args":[`+c.json+`]}`, wantResult(b, `{"type":"result","id":3,"value":[`))
+			p, echo, _ := startEchoPool(b, "r")
+			floor := rFloor(b, p, c.json)
+			perCall := rRun(b, p, echo, `[`+c.json+`]`, "", nil, wantValue(b, `[`))
 			b.ReportMetric(float64(len(c.json))/1e6, "MB")
 			b.ReportMetric(float64(floor.Milliseconds()), "floor-cpu-ms")
 			b.ReportMetric(float64(perCall)/float64(floor), "×floor")
 		})
 		b.Run(c.name+"/arrays", func(b *testing.B) {
-			p := startRBench(b)
-			floor := p.floor(b, c.json)
-			msg := `{"type":"call","id":4,"mid":1,"args":[null],"arrays":[` + c.desc + `],"ret":` + c.ret + `}`
-			perCall := p.run(b, [][]byte{c.blob}, msg, func(reply string, blobs [][]byte) {
+			p, echo, _ := startEchoPool(b, "r")
+			floor := rFloor(b, p, c.json)
+			extra := `,"arrays":[` + c.desc + `],"ret":` + c.ret
+			perCall := rRun(b, p, echo, `[null]`, extra, [][]byte{c.blob}, func(reply []byte, blobs [][]byte) {
 				if len(blobs) != 1 || len(blobs[0]) != len(c.blob) {
 					b.Fatalf("reply %.200s with %d blobs, want one array", reply, len(blobs))
 				}
@@ -188,13 +135,4 @@ func BenchmarkREcho(b *testing.B) {
 			b.ReportMetric(float64(perCall)/float64(floor), "×floor")
 		})
 	}
-}
-
-// benchSizes is sizes, or under -short only the smallest: make test runs
-// every benchmark once with -short so that none can rot, and quickly.
-func benchSizes(sizes []int) []int {
-	if testing.Short() {
-		return sizes[:1]
-	}
-	return sizes
 }

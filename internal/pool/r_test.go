@@ -649,14 +649,6 @@ func TestRLeavesNoChildren(t *testing.T) {
 	}
 }
 
-// Run by hand, an R pool says what it is instead of hanging on a missing pipe.
-func TestRPoolRefusesToRunStandalone(t *testing.T) {
-	testenv.NeedR(t)
-	cmd := exec.Command("Rscript", "pool.R")
-	cmd.Dir = rTestdata(t)
-	testRefusesStandalone(t, "r", cmd)
-}
-
 // readBin reads a pipe in blocks of 8096 bytes, and a non-blocking read
 // that finds the pipe empty after a full block fails, losing the block:
 // frames that end on a block's edge must all arrive, whether read while

@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -547,12 +548,49 @@ func TestCloseFailsCallsInFlight(t *testing.T) {
 	}
 }
 
-// Run by hand, a pool says what it is instead of hanging on a missing pipe.
+// Run by hand as a user would, with its runtime at hand but without the
+// pipes nexus gives it (no NEXUS_POOL_ variables), a pool of any language
+// says what it is and exits with status 2 instead of hanging.
 func TestPoolRefusesToRunStandalone(t *testing.T) {
-	testenv.NeedPython(t)
-	cmd := exec.Command("python3", "pool.py")
-	cmd.Dir = testdataDir(t)
-	testRefusesStandalone(t, "py", cmd)
+	tests := []struct {
+		lang string
+		prog func(t *testing.T) (dir string, argv []string)
+	}{
+		{"py", func(t *testing.T) (string, []string) {
+			testenv.NeedPython(t)
+			return testdataDir(t), []string{"python3", "pool.py"}
+		}},
+		{"r", func(t *testing.T) (string, []string) {
+			testenv.NeedR(t)
+			return rTestdata(t), []string{"Rscript", "pool.R"}
+		}},
+		{"cpp", func(t *testing.T) (string, []string) {
+			exe := buildCppTestPool(t)
+			return filepath.Dir(exe), []string{exe}
+		}},
+	}
+	rt, err := RuntimeDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range tests {
+		t.Run(tt.lang, func(t *testing.T) {
+			dir, argv := tt.prog(t)
+			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd.Dir = dir
+			cmd.Env = slices.DeleteFunc(poolEnv(tt.lang, 1, rt), func(kv string) bool { return strings.HasPrefix(kv, "NEXUS_POOL_") })
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			var exitErr *exec.ExitError
+			if !errors.As(err, &exitErr) || exitErr.ExitCode() != 2 {
+				t.Errorf("standalone pool: %v, want exit status 2; stderr:\n%s", err, &stderr)
+			}
+			if want := "This program is a nexus pool"; !strings.Contains(stderr.String(), want) {
+				t.Errorf("stderr %q does not explain what the program is (%q)", &stderr, want)
+			}
+		})
+	}
 }
 
 // runTestHost plays nexus in a child process of the test: it starts the test
