@@ -754,6 +754,17 @@ struct MapCodec {
     }
 };
 
+// whole_value runs the conversion of a whole value, whose PathError
+// becomes a ConversionError naming the path ("value at [2]: ...").
+template <class F>
+auto whole_value(F convert) -> decltype(convert()) {
+    try {
+        return convert();
+    } catch (const PathError& e) {
+        throw ConversionError(where("value", e));
+    }
+}
+
 }  // namespace detail
 
 template <class K, class V, class C, class A>
@@ -765,22 +776,14 @@ struct Codec<std::unordered_map<K, V, H, E, A>> : detail::MapCodec<std::unordere
 // decode converts JSON to T, throwing ConversionError ("value at [2]: ...").
 template <class T>
 T decode(const json& j) {
-    try {
-        return Codec<detail::plain<T>>::decode(j);
-    } catch (const detail::PathError& e) {
-        throw ConversionError(detail::where("value", e));
-    }
+    return detail::whole_value([&] { return Codec<detail::plain<T>>::decode(j); });
 }
 
 // encode converts a value to JSON, throwing ConversionError for what JSON
 // cannot hold (NaN, infinities).
 template <class T>
 json encode(const T& value) {
-    try {
-        return Codec<detail::plain<T>>::encode(value);
-    } catch (const detail::PathError& e) {
-        throw ConversionError(detail::where("value", e));
-    }
+    return detail::whole_value([&] { return Codec<detail::plain<T>>::encode(value); });
 }
 
 // --- content results ------------------------------------------------------------
@@ -1861,17 +1864,20 @@ inline void start_call(json& message, std::vector<InArray> arrays, std::vector<s
     }
 }
 
-inline void cancel_call(const json& message) {
+// call_in_flight is the call a message from nexus names by its id, or
+// nullptr when it has none or the call has finished already.
+inline std::shared_ptr<CallState> call_in_flight(const json& message) {
     auto id_it = message.find("id");
-    if (id_it == message.end()) return;
-    std::shared_ptr<CallState> call;
-    {
-        Runtime& rt = runtime();
-        std::lock_guard<std::mutex> lock(rt.calls_mu);
-        auto it = rt.calls.find(id_text(*id_it));
-        if (it == rt.calls.end()) return;  // finished already
-        call = it->second;
-    }
+    if (id_it == message.end()) return nullptr;
+    Runtime& rt = runtime();
+    std::lock_guard<std::mutex> lock(rt.calls_mu);
+    auto it = rt.calls.find(id_text(*id_it));
+    return it == rt.calls.end() ? nullptr : it->second;
+}
+
+inline void cancel_call(const json& message) {
+    std::shared_ptr<CallState> call = call_in_flight(message);
+    if (!call) return;
     {
         std::lock_guard<std::mutex> lock(call->mu);
         call->cancelled = true;
@@ -1881,17 +1887,10 @@ inline void cancel_call(const json& message) {
 
 // answer_ask hands nexus's answer to the thread of the call waiting for it.
 inline void answer_ask(json& message) {
-    auto id_it = message.find("id");
     auto ask_it = message.find("ask");
-    if (id_it == message.end() || ask_it == message.end() || !ask_it->is_number_integer()) return;
-    std::shared_ptr<CallState> call;
-    {
-        Runtime& rt = runtime();
-        std::lock_guard<std::mutex> lock(rt.calls_mu);
-        auto it = rt.calls.find(id_text(*id_it));
-        if (it == rt.calls.end()) return;  // finished already
-        call = it->second;
-    }
+    if (ask_it == message.end() || !ask_it->is_number_integer()) return;
+    std::shared_ptr<CallState> call = call_in_flight(message);
+    if (!call) return;
     {
         std::lock_guard<std::mutex> lock(call->mu);
         auto it = call->asks.find(ask_it->get<long long>());
