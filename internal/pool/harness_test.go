@@ -218,6 +218,20 @@ func waitCancelled(t *testing.T, errs <-chan error) {
 	}
 }
 
+// wantFailure fails the test unless what (a call) failed with an error
+// whose text holds each of wants.
+func wantFailure(t *testing.T, what string, err error, wants ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("%s succeeded", what)
+	}
+	for _, want := range wants {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %q does not contain %q", what, err, want)
+		}
+	}
+}
+
 // callError is err as the *CallError of a function that failed, or fails
 // the test.
 func callError(t *testing.T, err error) *CallError {

@@ -171,14 +171,7 @@ func TestMorlocStartFailures(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fs := startFakeMorloc(t, tt.spec, tt.opts, tt.env...)
 			_, err := fs.call(fakeAnswer)
-			if err == nil {
-				t.Fatal("a call succeeded on a pool that cannot start")
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q lacks %q", err, w)
-				}
-			}
+			wantFailure(t, "a call of a pool that cannot start", err, tt.want...)
 		})
 	}
 }

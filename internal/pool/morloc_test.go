@@ -54,9 +54,8 @@ func buildMorlocProgram(t testing.TB, name string) string {
 	return dir
 }
 
-// morlocProgramSpecs reads the version-1 manifest inside a built
-// program's launcher into Specs, and returns each command's pool and mid
-// by name.
+// morlocProgramSpecs reads the manifest of a built program's launcher
+// into Specs, and returns each command's pool and mid by name.
 func morlocProgramSpecs(t testing.TB, dir string) ([]Spec, map[string][2]int) {
 	t.Helper()
 	specs, commands, err := readMorlocProgram(dir)
@@ -66,52 +65,23 @@ func morlocProgramSpecs(t testing.TB, dir string) ([]Spec, map[string][2]int) {
 	return specs, commands
 }
 
-// readMorlocProgram reads the manifest after the launcher's
-// "### MANIFEST ###" line (morloc 0.69's version 1).
+// readMorlocProgram reads the manifest of the program's launcher, as
+// nexus does, into Specs whose functions have their schemas and the pools
+// they call.
 func readMorlocProgram(dir string) ([]Spec, map[string][2]int, error) {
-	launcher, err := os.ReadFile(filepath.Join(dir, "nexus"))
+	m, err := manifest.Load(filepath.Join(dir, "nexus"))
 	if err != nil {
-		return nil, nil, err
-	}
-	_, text, ok := strings.Cut(string(launcher), "### MANIFEST ###\n")
-	if !ok {
-		return nil, nil, fmt.Errorf("the launcher of %s holds no manifest", dir)
-	}
-	var m struct {
-		Pools []struct {
-			Lang   string   `json:"lang"`
-			Exec   []string `json:"exec"`
-			Socket string   `json:"socket"`
-		} `json:"pools"`
-		Commands []struct {
-			Name         string   `json:"name"`
-			Mid          int      `json:"mid"`
-			Pool         int      `json:"pool"`
-			NeededPools  []int    `json:"needed_pools"`
-			ArgSchemas   []string `json:"arg_schemas"`
-			ReturnSchema string   `json:"return_schema"`
-		} `json:"commands"`
-	}
-	if err := json.Unmarshal([]byte(text), &m); err != nil {
 		return nil, nil, err
 	}
 	specs := make([]Spec, len(m.Pools))
 	for i, p := range m.Pools {
-		specs[i] = Spec{Index: i, Lang: p.Lang, Exec: p.Exec, Dir: dir, Runtime: RuntimeMorloc, Socket: p.Socket, Functions: map[int]Function{}}
+		specs[i] = Spec{Index: i, Lang: p.Lang, Exec: p.Exec, Dir: dir, Runtime: p.Runtime, Socket: p.Socket, PoolHash: p.PoolHash, Functions: map[int]Function{}}
 	}
 	commands := map[string][2]int{}
 	for _, c := range m.Commands {
-		ret, err := manifest.ParseType(c.ReturnSchema)
-		if err != nil {
-			return nil, nil, err
-		}
-		fn := Function{Name: c.Name, Return: ret, Needs: c.NeededPools}
-		for _, s := range c.ArgSchemas {
-			arg, err := manifest.ParseType(s)
-			if err != nil {
-				return nil, nil, err
-			}
-			fn.Args = append(fn.Args, arg)
+		fn := Function{Name: c.Name, Return: c.Return.T, Needs: c.NeededPools}
+		for _, a := range c.Args {
+			fn.Args = append(fn.Args, a.T)
 		}
 		specs[c.Pool].Functions[c.Mid] = fn
 		commands[c.Name] = [2]int{c.Pool, c.Mid}
