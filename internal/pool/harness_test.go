@@ -275,6 +275,18 @@ func testdataPath(t testing.TB, name string) string {
 	return dir
 }
 
+// testPipe makes a pipe whose ends, those still open, close when the
+// test ends.
+func testPipe(t testing.TB) (r, w *os.File) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close(); w.Close() })
+	return r, w
+}
+
 // rawPool runs a pool on bare pipes, so that tests can speak the protocol
 // to a language runtime frame by frame, and benchmarks can measure it
 // without a Set between.
@@ -298,14 +310,8 @@ func startRawProcess(t testing.TB, p *rawPool, lang, dir string, argv []string, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	inR, inW := testPipe(t)
+	outR, outW := testPipe(t)
 	p.in, p.out, p.r = inW, outR, bufio.NewReaderSize(outR, 1<<16)
 	p.cmd = exec.Command(argv[0], argv[1:]...)
 	p.cmd.Dir = dir

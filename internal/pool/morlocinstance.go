@@ -50,11 +50,7 @@ type morlocInstance struct {
 
 // morlocSlot is the process of one pool in an instance: started once;
 // the instance is retired if it fails to start or dies.
-type morlocSlot struct {
-	done chan struct{} // closed once the start has ended
-	proc *morlocProcess
-	err  error
-}
+type morlocSlot struct{ processStart[*morlocProcess] }
 
 // newMorlocInstance makes an instance's temporary directory and basename,
 // and tells the reaper of them before any of its pools starts. A failure
@@ -133,14 +129,7 @@ func (inst *morlocInstance) process(ctx context.Context, i int, expired <-chan t
 	if err != nil {
 		return nil, err
 	}
-	select {
-	case <-sl.done:
-		return sl.proc, sl.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-expired:
-		return nil, errExpired
-	}
+	return sl.wait(ctx, expired)
 }
 
 // ready reports whether the processes of pools are all up, and puts them
@@ -181,7 +170,7 @@ func (inst *morlocInstance) slot(i int) (*morlocSlot, error) {
 	if err := inst.prog.holdsBack([]int{i}); err != nil {
 		return nil, err
 	}
-	sl := &morlocSlot{done: make(chan struct{})}
+	sl := &morlocSlot{newProcessStart[*morlocProcess]()}
 	inst.slots[i] = sl
 	go inst.start(sl, spec)
 	return sl, nil

@@ -22,11 +22,7 @@ type callerInput struct {
 
 func newCallerInput(t *testing.T) *callerInput {
 	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close(); w.Close() })
+	r, w := testPipe(t)
 	return &callerInput{r: r, w: w}
 }
 

@@ -159,12 +159,32 @@ type poolProcess interface {
 // while it waited for the pool to start.
 var errExpired = errors.New("the call's time ran out")
 
-// attempt is one start of a worker's process.
-type attempt struct {
+// processStart is one start of a pool process: a worker's (attempt) or
+// a morloc instance's (morlocSlot).
+type processStart[P any] struct {
 	done chan struct{} // closed when the start has succeeded or failed
-	proc poolProcess   // nil when the start failed
+	proc P             // the zero P when the start failed
 	err  error
 }
+
+func newProcessStart[P any]() processStart[P] { return processStart[P]{done: make(chan struct{})} }
+
+// wait returns the process once the start has ended, or gives up when ctx
+// ends or expired (the call's timeout) fires first.
+func (s *processStart[P]) wait(ctx context.Context, expired <-chan time.Time) (P, error) {
+	var none P
+	select {
+	case <-s.done:
+		return s.proc, s.err
+	case <-ctx.Done():
+		return none, ctx.Err()
+	case <-expired:
+		return none, errExpired
+	}
+}
+
+// attempt is one start of a worker's process.
+type attempt struct{ processStart[poolProcess] }
 
 // process returns the worker's live process, starting one when there is
 // none (or the last one died or failed to start), and waiting for a start
@@ -181,14 +201,7 @@ func (w *worker) process(ctx context.Context, expired <-chan time.Time) (poolPro
 		a = w.launch()
 	}
 	w.mu.Unlock()
-	select {
-	case <-a.done:
-		return a.proc, a.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-expired:
-		return nil, errExpired
-	}
+	return a.wait(ctx, expired)
 }
 
 // ready reports whether the worker has a process up that can take a call
@@ -229,7 +242,7 @@ func (w *worker) backingOff() error {
 
 // launch begins a new start of the worker's process. w.mu is held.
 func (w *worker) launch() *attempt {
-	a := &attempt{done: make(chan struct{})}
+	a := &attempt{newProcessStart[poolProcess]()}
 	w.cur = a
 	s := w.set
 	ctx := s.ctx
