@@ -123,6 +123,12 @@ func startLoggedSet(t testing.TB, specs []Spec, opts Options) *loggedSet {
 	return ls
 }
 
+// quiet is opts with the pools' output and the Set's logs thrown away.
+func quiet(opts Options) Options {
+	opts.Stderr, opts.Logger = io.Discard, slog.New(slog.DiscardHandler)
+	return opts
+}
+
 // poolUnderTest is a loggedSet of one pool. Each language's tests start
 // theirs (startTestSet, startRSet, startCppPool) and give arguments in the
 // form they write them.

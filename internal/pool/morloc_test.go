@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -690,7 +688,7 @@ func mustType(t testing.TB, s string) *manifest.Type {
 func BenchmarkMorlocSmallCall(b *testing.B) {
 	dir := buildMorlocProgram(b, "multi")
 	specs, commands := morlocProgramSpecs(b, dir)
-	s := Start(context.Background(), specs, Options{Stderr: io.Discard, Logger: slog.New(slog.DiscardHandler), Morloc: MorlocOptions{WireVersion: "0.69.0"}})
+	s := Start(context.Background(), specs, quiet(Options{Morloc: MorlocOptions{WireVersion: "0.69.0"}}))
 	defer s.Close()
 	if err := s.Ready(context.Background()); err != nil {
 		b.Fatal(err)

@@ -3,8 +3,6 @@ package pool
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -29,7 +27,7 @@ func selfCPU(b *testing.B) time.Duration {
 func BenchmarkSetSmallCall(b *testing.B) {
 	exe := buildCppTestPool(b)
 	s := Start(context.Background(), []Spec{{Index: 0, Lang: "cpp", Exec: []string{exe}, Dir: filepath.Dir(exe)}},
-		Options{Stderr: io.Discard, Logger: slog.New(slog.DiscardHandler), CallTimeout: 5 * time.Minute})
+		quiet(Options{CallTimeout: 5 * time.Minute}))
 	defer s.Close()
 	if err := s.Ready(context.Background()); err != nil {
 		b.Fatal(err)

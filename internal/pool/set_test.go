@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -723,7 +721,7 @@ func TestDefaultWorkers(t *testing.T) {
 			t.Errorf("DefaultWorkers(%q) = %d, want %d", tt.lang, got, tt.want)
 		}
 		// A Spec without Workers gets the default; one with Workers keeps it.
-		s := Start(context.Background(), []Spec{{Index: 0, Lang: tt.lang}, {Index: 1, Lang: tt.lang, Workers: 3}}, Options{Stderr: io.Discard, Logger: slog.New(slog.DiscardHandler)})
+		s := Start(context.Background(), []Spec{{Index: 0, Lang: tt.lang}, {Index: 1, Lang: tt.lang, Workers: 3}}, quiet(Options{}))
 		if got := len(s.group(0).workers); got != tt.want {
 			t.Errorf("%s pool without Workers runs %d workers, want %d", tt.lang, got, tt.want)
 		}

@@ -2,7 +2,6 @@ package pool
 
 import (
 	"context"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -40,10 +39,8 @@ func TestStartDelay(t *testing.T) {
 			{Index: 1, Lang: "py", Exec: []string{"python3", "pool.py"}, Dir: testdataDir(t)},
 		}
 	}
-	quiet := slog.New(slog.DiscardHandler)
-
 	t.Run("a call first", func(t *testing.T) {
-		s := Start(context.Background(), specs(), Options{StartDelay: time.Hour, Logger: quiet})
+		s := Start(context.Background(), specs(), quiet(Options{StartDelay: time.Hour}))
 		defer s.Close()
 		time.Sleep(100 * time.Millisecond)
 		if launched(s, 0) || launched(s, 1) {
@@ -63,7 +60,7 @@ func TestStartDelay(t *testing.T) {
 		release := filepath.Join(t.TempDir(), "release")
 		sp[0].Exec = []string{"python3", "-c", "import os, sys, time, runpy\nwhile not os.path.exists(sys.argv[1]): time.sleep(0.01)\nrunpy.run_path('pool.py', run_name='__main__')", release}
 		began := time.Now()
-		s := Start(context.Background(), sp, Options{StartDelay: time.Second, Logger: quiet})
+		s := Start(context.Background(), sp, quiet(Options{StartDelay: time.Second}))
 		defer s.Close()
 		done := make(chan error, 1)
 		go func() {
@@ -84,7 +81,7 @@ func TestStartDelay(t *testing.T) {
 	})
 
 	t.Run("no call", func(t *testing.T) {
-		s := Start(context.Background(), specs(), Options{StartDelay: 200 * time.Millisecond, Logger: quiet})
+		s := Start(context.Background(), specs(), quiet(Options{StartDelay: 200 * time.Millisecond}))
 		defer s.Close()
 		waitFor(t, "both pools to start after the delay", func() bool { return launched(s, 0) && launched(s, 1) })
 	})
@@ -95,7 +92,7 @@ func TestStartDelay(t *testing.T) {
 func TestCloseWhileStarting(t *testing.T) {
 	testenv.NeedPython(t)
 	s := Start(context.Background(), []Spec{{Index: 0, Lang: "py", Exec: []string{"python3", "silent.py"}, Dir: testdataDir(t)}},
-		Options{StartTimeout: time.Minute, StopGrace: 10 * time.Second, Logger: slog.New(slog.DiscardHandler)})
+		quiet(Options{StartTimeout: time.Minute, StopGrace: 10 * time.Second}))
 	waitFor(t, "the pool to start starting", func() bool { return launched(s, 0) })
 	time.Sleep(200 * time.Millisecond) // python3 is up, sleeping before any ready
 	began := time.Now()
