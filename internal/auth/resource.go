@@ -188,13 +188,20 @@ func (rs *Resource) Authenticate(r *http.Request) (*Identity, *Refusal) {
 	if token == "" {
 		return nil, invalidToken("malformed", "the Authorization header carries no token")
 	}
+	return rs.Verify(r.Context(), token)
+}
+
+// Verify checks an access token as Authenticate checks the one a request
+// carries: verified as a JWT or by introspection, with every scope the
+// server needs. The page's sign-in (signin.go) verifies its tokens here too.
+func (rs *Resource) Verify(ctx context.Context, token string) (*Identity, *Refusal) {
 	var id *Identity
 	var ref *Refusal
 	switch {
 	case rs.keys != nil && looksLikeJWT(token):
-		id, ref = rs.verifyJWT(r.Context(), token)
+		id, ref = rs.verifyJWT(ctx, token)
 	case rs.introspection != nil:
-		id, ref = rs.introspect(r.Context(), token)
+		id, ref = rs.introspect(ctx, token)
 	default:
 		ref = invalidToken("malformed", "the token is not a JWT access token")
 	}
