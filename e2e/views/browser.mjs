@@ -75,3 +75,30 @@ export async function observe(frame) {
     };
   });
 }
+
+// open opens an item of the page's list (a tool: "tool:NAME") and waits
+// for its form.
+export async function open(page, key) {
+  await page.click(`#list .item[data-key="${key}"]`);
+  await page.waitForSelector("#detail form.args");
+}
+
+// fill sets a form field, typed as a person would.
+export async function fill(page, name, value) {
+  const sel = `#detail [name="${name}"]`;
+  await page.$eval(sel, (e) => { e.value = ""; });
+  if (value !== "") await page.type(sel, value);
+}
+
+// run presses the form's button and waits for what the call showed: a
+// view's frame, an error, or the form's own complaint.
+export async function run(page) {
+  await page.click("#detail button.run");
+  await page.waitForSelector("#detail .result iframe.view, #detail .result .error, #detail ul.invalid li, #detail .result pre", { timeout: 30000 });
+  const frameEl = await page.$("#detail .result iframe.view");
+  if (!frameEl) return { error: await page.$eval("#detail", (d) => (d.querySelector(".result .error") || {}).textContent || null), invalid: await page.$$eval("#detail ul.invalid li", (l) => l.map((x) => x.textContent)) };
+  const frame = await frameOf(frameEl);
+  await frame.waitForSelector("#view[data-state]", { timeout: 15000 });
+  await new Promise((r) => setTimeout(r, 300)); // the frame takes the view's size
+  return { drawn: await observe(frame), frameHeight: await page.$eval("#detail iframe.view", (f) => f.getBoundingClientRect().height) };
+}
