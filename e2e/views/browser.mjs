@@ -42,6 +42,15 @@ export async function watch(page, allowed) {
   return seen;
 }
 
+// print writes what a script found as one JSON line, with what watch saw
+// (nothing when the browser did not start), for the Go test to judge.
+export function print(out, seen) {
+  out.outside = seen ? seen.outside : [];
+  out.console = seen ? seen.console : [];
+  out.errors = seen ? seen.errors : [];
+  process.stdout.write(JSON.stringify(out) + "\n");
+}
+
 // frameOf is the document of an iframe element.
 export async function frameOf(handle) {
   const f = await handle.contentFrame();

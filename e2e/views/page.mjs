@@ -8,7 +8,7 @@
 // prints one JSON object of what the page showed; the Go test judges it.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { fill, frameOf, launch, observe, open, run, watch } from "./browser.mjs";
+import { fill, frameOf, launch, observe, open, print, run, watch } from "./browser.mjs";
 
 const [base, artefacts, mode, token] = process.argv.slice(2);
 mkdirSync(artefacts, { recursive: true });
@@ -102,7 +102,4 @@ try {
 } finally {
   await close();
 }
-out.outside = seen ? seen.outside : [];
-out.console = seen ? seen.console : [];
-out.errors = seen ? seen.errors : [];
-process.stdout.write(JSON.stringify(out) + "\n");
+print(out, seen);

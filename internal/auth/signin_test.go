@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,32 +14,14 @@ import (
 
 const pageBase = "http://127.0.0.1:9000"
 
-// clock is a time a test moves.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 // newPage is a resource server whose page signs in as the client "page"
 // (secret "page-secret") of a fresh issuer, prepared for pageBase.
-func newPage(t *testing.T, edit func(*auth.Config)) (*authtest.Issuer, *auth.Resource, *clock) {
+func newPage(t *testing.T, edit func(*auth.Config)) (*authtest.Issuer, *auth.Resource, *authtest.Clock) {
 	t.Helper()
 	is := authtest.NewIssuer(t)
 	is.AddClient(authtest.Client{ID: "page", Secret: "page-secret", RedirectURI: pageBase + "/oauth/callback"})
-	clk := &clock{t: time.Now()}
-	cfg := auth.Config{Issuer: is.URL, Audience: audience, Scopes: []string{"mcp"}, PageClientID: "page", PageClientSecret: "page-secret", Now: clk.now}
+	clk := authtest.NewClock()
+	cfg := auth.Config{Issuer: is.URL, Audience: audience, Scopes: []string{"mcp"}, PageClientID: "page", PageClientSecret: "page-secret", Now: clk.Now}
 	if edit != nil {
 		edit(&cfg)
 	}
@@ -195,8 +176,8 @@ func TestPageSignInRefusals(t *testing.T) {
 	})
 	t.Run("sign-in too slow", func(t *testing.T) {
 		code, state, binding := begin()
-		clk.add(11 * time.Minute)
-		defer clk.add(-11 * time.Minute)
+		clk.Add(11 * time.Minute)
+		defer clk.Add(-11 * time.Minute)
 		if _, ref := p.Complete(ctx, state, binding, code); ref == nil || ref.Status != 400 || !strings.Contains(ref.Description, "10 minutes") {
 			t.Errorf("%+v", ref)
 		}
@@ -226,13 +207,13 @@ func TestPageSignInRefusals(t *testing.T) {
 		if ref != nil {
 			t.Fatal(ref)
 		}
-		clk.add(time.Until(sess.Expires) + time.Second)
-		defer clk.add(-time.Until(sess.Expires) - time.Second)
+		clk.Add(time.Until(sess.Expires) + time.Second)
+		defer clk.Add(-time.Until(sess.Expires) - time.Second)
 		if _, ref := p.Session(ctx, sess.ID); ref == nil || ref.Status != 401 || ref.Reason != "session" {
 			t.Errorf("%+v", ref)
 		}
-		clk.add(-time.Hour) // even were the clock to go back, the session is gone
-		defer clk.add(time.Hour)
+		clk.Add(-time.Hour) // even were the clock to go back, the session is gone
+		defer clk.Add(time.Hour)
 		if _, ref := p.Session(ctx, sess.ID); ref == nil || !strings.Contains(ref.Description, "no such") {
 			t.Errorf("an expired session is remembered: %+v", ref)
 		}

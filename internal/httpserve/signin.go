@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -216,9 +217,7 @@ func (g *guard) refused(r *http.Request, status int, reason, why, subject string
 // serveLogin starts a sign-in: a cookie binding it to this browser, and a
 // redirect to the issuer.
 func (s *Server) serveLogin(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		apiError(w, http.StatusMethodNotAllowed, "method %s not allowed on %s (GET it to sign in)", r.Method, pathLogin)
+	if !allowed(w, r, http.MethodGet, http.MethodHead) {
 		return
 	}
 	ps := s.signin
@@ -241,9 +240,7 @@ func (s *Server) serveLogin(w http.ResponseWriter, r *http.Request) {
 // (auth.PageSignIn.Complete); the session's cookie is set and the browser
 // goes on to the page.
 func (s *Server) serveCallback(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet {
-		w.Header().Set("Allow", "GET")
-		apiError(w, http.StatusMethodNotAllowed, "method %s not allowed on %s", r.Method, pathCallback)
+	if !allowed(w, r, http.MethodGet) {
 		return
 	}
 	ps := s.signin
@@ -282,9 +279,7 @@ func (s *Server) serveCallback(w http.ResponseWriter, r *http.Request) {
 
 // serveLogout ends the browser's session and clears its cookie.
 func (s *Server) serveLogout(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodPost {
-		w.Header().Set("Allow", "GET, POST")
-		apiError(w, http.StatusMethodNotAllowed, "method %s not allowed on %s", r.Method, pathLogout)
+	if !allowed(w, r, http.MethodGet, http.MethodPost) {
 		return
 	}
 	ps := s.signin
@@ -297,6 +292,16 @@ func (s *Server) serveLogout(w http.ResponseWriter, r *http.Request) {
 	}
 	ps.setCookie(w, r, sessionCookie, "", time.Time{}, http.SameSiteStrictMode)
 	signInPage(w, http.StatusOK, signInText{Title: "Signed out", Message: "You are signed out of this page.", Link: "login", LinkText: "Sign in again"})
+}
+
+// allowed answers 405 to a method not in methods and reports whether r's is.
+func allowed(w http.ResponseWriter, r *http.Request, methods ...string) bool {
+	if slices.Contains(methods, r.Method) {
+		return true
+	}
+	w.Header().Set("Allow", strings.Join(methods, ", "))
+	apiError(w, http.StatusMethodNotAllowed, "method %s not allowed on %s (use %s)", r.Method, r.URL.Path, strings.Join(methods, " or "))
+	return false
 }
 
 // signInText is what a sign-in page says.

@@ -6,7 +6,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,33 +13,15 @@ import (
 	"github.com/nexus-mcp/nexus/internal/auth/authtest"
 )
 
-// testClock is the time the resource server checks tokens and sessions by.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 // signInServer serves shapes behind an issuer whose client "page" the
 // page signs in as (every request needs scope mcp, shout also
 // lab:shout), prepared as Serve prepares it, at the test server's URL.
-func signInServer(t *testing.T, cfg Config, registration bool) (*authtest.Issuer, *httptest.Server, *fakeCaller, *testClock) {
+func signInServer(t *testing.T, cfg Config, registration bool) (*authtest.Issuer, *httptest.Server, *fakeCaller, *authtest.Clock) {
 	t.Helper()
 	is := authtest.NewIssuer(t)
 	is.Registration(registration)
-	clk := &testClock{t: time.Now()}
-	ac := auth.Config{Issuer: is.URL, Scopes: []string{"mcp"}, ToolScopes: map[string][]string{"shout": {"lab:shout"}}, Logger: quietLogger(), Now: clk.now}
+	clk := authtest.NewClock()
+	ac := auth.Config{Issuer: is.URL, Scopes: []string{"mcp"}, ToolScopes: map[string][]string{"shout": {"lab:shout"}}, Logger: quietLogger(), Now: clk.Now}
 	if !registration {
 		ac.PageClientID, ac.PageClientSecret = "page", "page-secret"
 	}
@@ -278,7 +259,7 @@ func TestPageSessionRules(t *testing.T) {
 		t.Errorf("an unknown session: %d", resp.StatusCode)
 	}
 	b.cookies[sessionCookie] = &good
-	clk.add(6 * time.Minute)
+	clk.Add(6 * time.Minute)
 	if resp, _ := b.navigate("/"); resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "oauth/login" {
 		t.Errorf("the page on an expired session: %d %q", resp.StatusCode, resp.Header.Get("Location"))
 	}
@@ -329,6 +310,11 @@ func TestPageCallbackRefusals(t *testing.T) {
 	}
 	if resp, body := b.navigate(pathCallback + "?error=%3Cscript%3E"); strings.Contains(body, "<script>") {
 		t.Errorf("the callback echoes markup: %d %s", resp.StatusCode, body)
+	}
+	for path, allow := range map[string]string{pathLogin: "GET, HEAD", pathCallback: "GET", pathLogout: "GET, POST"} {
+		if resp, body := b.send(http.MethodPut, path, ""); resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != allow {
+			t.Errorf("PUT %s: %d, Allow %q: %s", path, resp.StatusCode, resp.Header.Get("Allow"), body)
+		}
 	}
 }
 
