@@ -23,6 +23,7 @@ func registerServe(fs *pflag.FlagSet, o *program.HTTPOptions, portFlag string) {
 	fs.StringArrayVar(&a.ToolScopes, "auth-tool-scope", nil, "TOOL=SCOPE: scopes a tool needs beyond --auth-scopes ('+' between several; repeatable; wins over the command's metadata \"scopes\")")
 	fs.StringVar(&a.Introspection, "auth-introspection", "", "also accept opaque tokens, checked at this RFC 7662 introspection endpoint")
 	fs.StringVar(&a.IntrospectionClient, "auth-introspection-client", "", "client id nexus introspects as (its secret in $NEXUS_AUTH_INTROSPECTION_SECRET)")
+	fs.StringVar(&a.PageClient, "auth-page-client", "", "client id the browser page signs people in as, redirect URI <public URL>/oauth/callback (its secret in $NEXUS_AUTH_PAGE_CLIENT_SECRET; default: one registered at start where the issuer allows)")
 	fs.StringSliceVar(&o.Origins, "allowed-origin", nil, "browser Origin to allow besides loopback ones (repeatable)")
 	fs.StringSliceVar(&o.Hosts, "allowed-host", nil, "Host header value to allow besides loopback names (repeatable)")
 	fs.Int64Var(&o.MaxBody, "max-body", httpserve.DefaultMaxBody, "largest accepted request body, in bytes")

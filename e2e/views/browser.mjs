@@ -42,6 +42,15 @@ export async function watch(page, allowed) {
   return seen;
 }
 
+// print writes what a script found as one JSON line, with what watch saw
+// (nothing when the browser did not start), for the Go test to judge.
+export function print(out, seen) {
+  out.outside = seen ? seen.outside : [];
+  out.console = seen ? seen.console : [];
+  out.errors = seen ? seen.errors : [];
+  process.stdout.write(JSON.stringify(out) + "\n");
+}
+
 // frameOf is the document of an iframe element.
 export async function frameOf(handle) {
   const f = await handle.contentFrame();
@@ -74,4 +83,31 @@ export async function observe(frame) {
       background: getComputedStyle(document.body).backgroundColor,
     };
   });
+}
+
+// open opens an item of the page's list (a tool: "tool:NAME") and waits
+// for its form.
+export async function open(page, key) {
+  await page.click(`#list .item[data-key="${key}"]`);
+  await page.waitForSelector("#detail form.args");
+}
+
+// fill sets a form field, typed as a person would.
+export async function fill(page, name, value) {
+  const sel = `#detail [name="${name}"]`;
+  await page.$eval(sel, (e) => { e.value = ""; });
+  if (value !== "") await page.type(sel, value);
+}
+
+// run presses the form's button and waits for what the call showed: a
+// view's frame, an error, or the form's own complaint.
+export async function run(page) {
+  await page.click("#detail button.run");
+  await page.waitForSelector("#detail .result iframe.view, #detail .result .error, #detail ul.invalid li, #detail .result pre", { timeout: 30000 });
+  const frameEl = await page.$("#detail .result iframe.view");
+  if (!frameEl) return { error: await page.$eval("#detail", (d) => (d.querySelector(".result .error") || {}).textContent || null), invalid: await page.$$eval("#detail ul.invalid li", (l) => l.map((x) => x.textContent)) };
+  const frame = await frameOf(frameEl);
+  await frame.waitForSelector("#view[data-state]", { timeout: 15000 });
+  await new Promise((r) => setTimeout(r, 300)); // the frame takes the view's size
+  return { drawn: await observe(frame), frameHeight: await page.$eval("#detail iframe.view", (f) => f.getBoundingClientRect().height) };
 }

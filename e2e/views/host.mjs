@@ -15,7 +15,7 @@ import * as esbuild from "esbuild";
 import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { frameOf, launch, observe, watch } from "./browser.mjs";
+import { frameOf, launch, observe, print, watch } from "./browser.mjs";
 
 const [url, artefacts, casesJSON] = process.argv.slice(2);
 const cases = JSON.parse(casesJSON);
@@ -130,7 +130,4 @@ try {
   await close();
   await client.close();
 }
-out.outside = seen ? seen.outside : [];
-out.console = seen ? seen.console : [];
-out.errors = seen ? seen.errors : [];
-process.stdout.write(JSON.stringify(out) + "\n");
+print(out, seen);

@@ -8,37 +8,13 @@
 // prints one JSON object of what the page showed; the Go test judges it.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { frameOf, launch, observe, watch } from "./browser.mjs";
+import { fill, frameOf, launch, observe, open, print, run, watch } from "./browser.mjs";
 
 const [base, artefacts, mode, token] = process.argv.slice(2);
 mkdirSync(artefacts, { recursive: true });
 const out = { mode };
 const { browser, close } = await launch();
 let seen;
-
-async function open(page, key) {
-  await page.click(`#list .item[data-key="${key}"]`);
-  await page.waitForSelector("#detail form.args");
-}
-
-async function fill(page, name, value) {
-  const sel = `#detail [name="${name}"]`;
-  await page.$eval(sel, (e) => { e.value = ""; });
-  if (value !== "") await page.type(sel, value);
-}
-
-// run presses the form's button and waits for what the call showed: a
-// view's frame, an error, or the form's own complaint.
-async function run(page) {
-  await page.click("#detail button.run");
-  await page.waitForSelector("#detail .result iframe.view, #detail .result .error, #detail ul.invalid li, #detail .result pre", { timeout: 30000 });
-  const frameEl = await page.$("#detail .result iframe.view");
-  if (!frameEl) return { error: await page.$eval("#detail", (d) => (d.querySelector(".result .error") || {}).textContent || null), invalid: await page.$$eval("#detail ul.invalid li", (l) => l.map((x) => x.textContent)) };
-  const frame = await frameOf(frameEl);
-  await frame.waitForSelector("#view[data-state]", { timeout: 15000 });
-  await new Promise((r) => setTimeout(r, 300)); // the frame takes the view's size
-  return { drawn: await observe(frame), frameHeight: await page.$eval("#detail iframe.view", (f) => f.getBoundingClientRect().height) };
-}
 
 async function shot(page, name) {
   await page.screenshot({ path: join(artefacts, "page-" + name + ".png") });
@@ -126,7 +102,4 @@ try {
 } finally {
   await close();
 }
-out.outside = seen ? seen.outside : [];
-out.console = seen ? seen.console : [];
-out.errors = seen ? seen.errors : [];
-process.stdout.write(JSON.stringify(out) + "\n");
+print(out, seen);

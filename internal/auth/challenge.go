@@ -23,7 +23,8 @@ type Refusal struct {
 	Scope []string
 	// Reason is a short, fixed word for logs and metrics: missing,
 	// query, malformed, algorithm, key, signature, issuer, audience,
-	// expired, not_yet_valid, claims, inactive, introspection, scope.
+	// expired, not_yet_valid, claims, inactive, introspection, scope;
+	// for the page's sign-in (signin.go) state, exchange, session.
 	Reason string
 	// Subject is the token's subject when the token itself was good (a
 	// scope refusal), for the log.

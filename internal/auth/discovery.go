@@ -19,6 +19,12 @@ type issuerMetadata struct {
 	JWKSURI               string   `json:"jwks_uri"`
 	IntrospectionEndpoint string   `json:"introspection_endpoint"`
 	ScopesSupported       []string `json:"scopes_supported"`
+	// What the page's sign-in needs (signin.go).
+	AuthorizationEndpoint         string   `json:"authorization_endpoint"`
+	TokenEndpoint                 string   `json:"token_endpoint"`
+	RegistrationEndpoint          string   `json:"registration_endpoint"`
+	TokenEndpointAuthMethods      []string `json:"token_endpoint_auth_methods_supported"`
+	CodeChallengeMethodsSupported []string `json:"code_challenge_methods_supported"`
 }
 
 // maxDocument caps a metadata, JWKS or introspection answer.

@@ -17,7 +17,11 @@
 //     WWW-Authenticate challenges of RFC 6750 (challenge.go);
 //   - the Identity a verified token stands for (identity.go): transports
 //     hand it on, and sessions and tasks belong to its subject, never to a
-//     token.
+//     token;
+//   - the browser page's sign-in as a backend for frontend (signin.go):
+//     authorization code with PKCE and state, as a configured client or
+//     one registered by RFC 7591, the code exchanged server-side and the
+//     token kept in a session a cookie's random id names.
 //
 // Resource ties these together (resource.go). It never logs a token.
 package auth

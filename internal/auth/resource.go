@@ -50,10 +50,17 @@ type Config struct {
 	// MinRefresh is the least time between two fetches of the issuer's
 	// keys that a token with an unknown key id may cause (default 10s).
 	MinRefresh time.Duration
+	// PageClientID is the OAuth client the browser page signs in as
+	// (--auth-page-client), with PageClientSecret when it is confidential.
+	// Empty: one registered at start (RFC 7591) when the issuer allows it.
+	PageClientID, PageClientSecret string
 	// HTTPClient fetches metadata and keys and introspects (default: one
 	// with a 10s timeout).
 	HTTPClient *http.Client
 	Logger     *slog.Logger
+	// Now is the clock tokens and the page's sessions are checked against
+	// (default time.Now); tests move it.
+	Now func() time.Time
 }
 
 // Resource is this server as an OAuth 2.1 resource server: it checks a
@@ -64,6 +71,7 @@ type Resource struct {
 	toolScopes    map[string][]string
 	keys          *keySet // nil: the issuer publishes no keys (introspection only)
 	introspection *introspector
+	page          *PageSignIn
 	leeway        time.Duration
 	log           *slog.Logger
 	now           func() time.Time
@@ -91,6 +99,9 @@ func New(ctx context.Context, cfg Config) (*Resource, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	if _, err := checkScopes(cfg.Scopes); err != nil {
 		return nil, fmt.Errorf("--auth-scopes: %w", err)
 	}
@@ -104,9 +115,9 @@ func New(ctx context.Context, cfg Config) (*Resource, error) {
 		return nil, fmt.Errorf("auth: %w", err)
 	}
 	rs := &Resource{issuer: cfg.Issuer, scopes: slices.Clone(cfg.Scopes), toolScopes: cfg.ToolScopes,
-		leeway: cfg.Leeway, log: cfg.Logger, now: time.Now, audience: cfg.Audience, supported: slices.Clone(cfg.Scopes)}
+		leeway: cfg.Leeway, log: cfg.Logger, now: cfg.Now, audience: cfg.Audience, supported: slices.Clone(cfg.Scopes)}
 	if md.JWKSURI != "" {
-		rs.keys = &keySet{url: md.JWKSURI, client: cfg.HTTPClient, log: cfg.Logger, minRefresh: cfg.MinRefresh, maxAge: keysMaxAge, now: time.Now}
+		rs.keys = &keySet{url: md.JWKSURI, client: cfg.HTTPClient, log: cfg.Logger, minRefresh: cfg.MinRefresh, maxAge: keysMaxAge, now: cfg.Now}
 		if err := rs.keys.refresh(ctx); err != nil {
 			return nil, fmt.Errorf("auth: issuer %s: %w", cfg.Issuer, err)
 		}
@@ -125,6 +136,7 @@ func New(ctx context.Context, cfg Config) (*Resource, error) {
 	if rs.keys == nil && rs.introspection == nil {
 		return nil, fmt.Errorf("auth: issuer %s publishes no jwks_uri, so its tokens can only be checked by introspection: pass --auth-introspection", cfg.Issuer)
 	}
+	rs.page = newPageSignIn(rs, md, cfg)
 	return rs, nil
 }
 
@@ -188,13 +200,20 @@ func (rs *Resource) Authenticate(r *http.Request) (*Identity, *Refusal) {
 	if token == "" {
 		return nil, invalidToken("malformed", "the Authorization header carries no token")
 	}
+	return rs.Verify(r.Context(), token)
+}
+
+// Verify checks an access token as Authenticate checks the one a request
+// carries: verified as a JWT or by introspection, with every scope the
+// server needs. The page's sign-in (signin.go) verifies its tokens here too.
+func (rs *Resource) Verify(ctx context.Context, token string) (*Identity, *Refusal) {
 	var id *Identity
 	var ref *Refusal
 	switch {
 	case rs.keys != nil && looksLikeJWT(token):
-		id, ref = rs.verifyJWT(r.Context(), token)
+		id, ref = rs.verifyJWT(ctx, token)
 	case rs.introspection != nil:
-		id, ref = rs.introspect(r.Context(), token)
+		id, ref = rs.introspect(ctx, token)
 	default:
 		ref = invalidToken("malformed", "the token is not a JWT access token")
 	}

@@ -4,7 +4,9 @@
 // endpoint), a plain JSON API (/call/<module>/<command>, /discover,
 // /health), and the safety around them (loopback by default, a static
 // bearer token or OAuth access tokens checked by package auth, with
-// sessions and tasks owned by the token's subject (oauth.go), Host and
+// sessions and tasks owned by the token's subject (oauth.go), the browser
+// page's sign-in through the issuer with a server-side session named by a
+// same-origin-only cookie (signin.go), Host and
 // Origin checks, body caps, timeouts, a session cap with idle expiry,
 // graceful shutdown). Several programs may share one port; their tools are
 // then named <module>__<command>. With a certificate it serves HTTPS, and

@@ -28,6 +28,7 @@ type guard struct {
 	origins      []string // extra origins, as written
 	tokenHash    *[sha256.Size]byte
 	oauth        *auth.Resource // set: access tokens in place of tokenHash
+	signin       *pageSignIn    // with oauth: the page's session cookie (signin.go)
 	log          *slog.Logger
 	metrics      *metrics.Metrics
 	next         http.Handler

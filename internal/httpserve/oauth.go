@@ -20,13 +20,23 @@ import (
 
 // authenticate checks r's credentials and returns r carrying its identity,
 // or answers the refusal and returns false. The protected-resource
-// metadata is open to all: it is how a client learns where to sign in.
+// metadata and the page's sign-in are open to all: they are how a client
+// and a person learn where to sign in. With OAuth, the browser page's
+// session cookie (signin.go) stands for a token; a browser navigating to
+// the page without one is sent to sign in.
 func (g *guard) authenticate(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
 	if rs := g.oauth; rs != nil {
-		if strings.HasPrefix(r.URL.Path, auth.MetadataPrefix) {
+		if strings.HasPrefix(r.URL.Path, auth.MetadataPrefix) || isSignInPath(r.URL.Path) {
 			return r, true
 		}
+		if next, handled, ok := g.pageSession(w, r); handled {
+			return next, ok
+		}
 		id, ref := rs.Authenticate(r)
+		if ref != nil && ref.Reason == "missing" && pageNavigation(r) {
+			toLogin(w)
+			return nil, false
+		}
 		if ref != nil {
 			g.metrics.AuthRefused(ref.Reason)
 			g.log.Info("auth: refused", "path", r.URL.Path, "status", ref.Status, "reason", ref.Reason, "why", ref.Description, "subject", ref.Subject)
@@ -65,6 +75,7 @@ func (s *Server) routeOAuth(mux *http.ServeMux) {
 	}
 	mux.HandleFunc(auth.MetadataPrefix, serve)
 	mux.HandleFunc(auth.MetadataPrefix+"/", serve)
+	s.routeSignIn(mux)
 }
 
 // ownerOf names who owns what r starts: its identity's owner; "" without

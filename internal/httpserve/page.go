@@ -82,15 +82,17 @@ func credential(h string) (string, bool) {
 // sameOrigin accepts the page's own requests on a server reached by a
 // name the guard does not know as a browser origin: an Origin whose host
 // is the request's Host, when that Host is one the server answers to by
-// name (loopback, --allowed-host) or every request needs the token. A
+// name (loopback, --allowed-host) or every request needs credentials (the
+// token, or with an issuer a token or the page's session cookie). A
 // rebinding attacker's page has an Origin of its own name, which is then
-// refused by Host, or lacks the token, which its browser keeps per origin.
+// refused by Host, or lacks the credentials, which its browser keeps per
+// origin (a cookie: per host name).
 func (g *guard) sameOrigin(r *http.Request, origin string) bool {
 	u, err := url.Parse(origin)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || !strings.EqualFold(u.Host, r.Host) {
 		return false
 	}
-	return g.tokenHash != nil || g.namedHost(r.Host)
+	return g.tokenHash != nil || g.oauth != nil || g.namedHost(r.Host)
 }
 
 // namedHost reports whether a Host header is a loopback name or one of

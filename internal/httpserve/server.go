@@ -36,6 +36,7 @@ type Server struct {
 	node     []string       // the Nexus-Node header's value, or nil
 	closing  chan struct{}  // closed when the drain begins: GET streams end
 	closeOne sync.Once
+	signin   *pageSignIn // with OAuth: the browser page's sign-in (signin.go)
 }
 
 // New builds a server for programs. With several programs, their tools are
@@ -89,7 +90,7 @@ func New(cfg Config, programs []Program) (*Server, error) {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "not found: %s (endpoints: /mcp, /call/<module>/<command>, /discover, /health)", r.URL.Path)
 	})
-	g := &guard{loopbackBind: IsLoopback(cfg.Host), oauth: cfg.OAuth, log: cfg.Logger, metrics: cfg.Metrics, next: mux, onFault: fault}
+	g := &guard{loopbackBind: IsLoopback(cfg.Host), oauth: cfg.OAuth, signin: s.signin, log: cfg.Logger, metrics: cfg.Metrics, next: mux, onFault: fault}
 	for _, h := range cfg.AllowedHosts {
 		g.hosts = append(g.hosts, strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")))
 	}
@@ -144,6 +145,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer hardStop()
 	if s.cfg.OAuth != nil {
 		s.cfg.OAuth.SetDefaultAudience(s.URL(ln)) // tokens are for this /mcp unless --auth-audience says
+		s.prepareSignIn(ctx, s.URL(ln))
 	}
 	q, err := s.startQUIC(ln)
 	if err != nil {

@@ -17,6 +17,9 @@ type AuthOptions struct {
 	Scopes, ToolScopes  []string
 	Introspection       string
 	IntrospectionClient string
+	// PageClient is the client the browser page signs in as; its secret
+	// is read from $NEXUS_AUTH_PAGE_CLIENT_SECRET.
+	PageClient string
 }
 
 // resource discovers the issuer and returns the resource server; nil
@@ -27,8 +30,8 @@ func (a AuthOptions) resource(log *slog.Logger, staticToken string) (*auth.Resou
 		return nil, Usagef("serve: %v", httpserve.ErrTokenAndIssuer)
 	}
 	if a.Issuer == "" {
-		if a.Audience != "" || len(a.Scopes) > 0 || len(a.ToolScopes) > 0 || a.Introspection != "" {
-			return nil, Usagef("serve: --auth-audience, --auth-scopes, --auth-tool-scope and --auth-introspection need --auth-issuer")
+		if a.Audience != "" || len(a.Scopes) > 0 || len(a.ToolScopes) > 0 || a.Introspection != "" || a.PageClient != "" {
+			return nil, Usagef("serve: --auth-audience, --auth-scopes, --auth-tool-scope, --auth-introspection and --auth-page-client need --auth-issuer")
 		}
 		return nil, nil
 	}
@@ -41,6 +44,7 @@ func (a AuthOptions) resource(log *slog.Logger, staticToken string) (*auth.Resou
 	return auth.New(ctx, auth.Config{
 		Issuer: a.Issuer, Audience: a.Audience, Scopes: auth.ParseScopes(strings.Join(a.Scopes, " ")), ToolScopes: toolScopes,
 		Introspection: a.Introspection, IntrospectionClientID: a.IntrospectionClient,
-		IntrospectionSecret: os.Getenv("NEXUS_AUTH_INTROSPECTION_SECRET"), Logger: log,
+		IntrospectionSecret: os.Getenv("NEXUS_AUTH_INTROSPECTION_SECRET"),
+		PageClientID:        a.PageClient, PageClientSecret: os.Getenv("NEXUS_AUTH_PAGE_CLIENT_SECRET"), Logger: log,
 	})
 }

@@ -1,8 +1,9 @@
 // Package authtest is an authorization server for tests of package auth
 // and of the servers that use it: OpenID Connect discovery, a JWKS whose
 // key can be rotated, RFC 7662 introspection of opaque tokens it was told
-// about, and tokens minted to order, forged ones included (alg none, HS256
-// keyed with the public key, a stranger's key).
+// about, tokens minted to order, forged ones included (alg none, HS256
+// keyed with the public key, a stranger's key), and a browser's sign-in
+// (authorization code with PKCE, dynamic client registration).
 package authtest
 
 import (
@@ -41,6 +42,7 @@ type Issuer struct {
 	mu     sync.Mutex
 	key    *Key
 	opaque map[string]map[string]any
+	signIn *signIn // the browser sign-in's endpoints (signin.go)
 }
 
 // Key is a signing key with its id.
@@ -61,16 +63,22 @@ func NewKey(t testing.TB) *Key {
 	return &Key{ID: hex.EncodeToString(id[:]), Private: priv}
 }
 
-// NewIssuer starts an issuer on loopback; it stops with the test.
+// NewIssuer starts an issuer on loopback; it stops with the test. It
+// signs people in too (signin.go): as "alice" unless told otherwise.
 func NewIssuer(t testing.TB) *Issuer {
 	t.Helper()
-	is := &Issuer{key: NewKey(t), opaque: map[string]map[string]any{}, ClientID: "nexus", ClientSecret: "s3cret"}
+	is := &Issuer{key: NewKey(t), opaque: map[string]map[string]any{}, ClientID: "nexus", ClientSecret: "s3cret", signIn: newSignIn(t)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, map[string]any{"issuer": is.URL, "jwks_uri": is.URL + "/jwks",
+		md := map[string]any{"issuer": is.URL, "jwks_uri": is.URL + "/jwks",
 			"introspection_endpoint": is.URL + "/introspect", "token_endpoint": is.URL + "/token",
-			"authorization_endpoint": is.URL + "/authorize"})
+			"authorization_endpoint": is.URL + "/authorize", "code_challenge_methods_supported": []string{"S256"}}
+		if is.registers() {
+			md["registration_endpoint"] = is.URL + "/register"
+		}
+		writeJSON(w, md)
 	})
+	is.routeSignIn(mux)
 	mux.HandleFunc("/jwks", func(w http.ResponseWriter, r *http.Request) {
 		is.JWKSFetches.Add(1)
 		is.mu.Lock()

@@ -1,6 +1,7 @@
 // nexus's browser page: a program's tools, resources and prompts for a
 // person without an agent. It is an MCP client of this server's /mcp
-// (same origin, same auth: the browser sends the credentials it holds)
+// (same origin, same auth: the browser sends the credentials it holds,
+// Basic or the cookie of its sign-in through an issuer)
 // and an MCP Apps host: a tool's result is drawn by the tool's own view,
 // read from its ui:// resource and run in a sandboxed frame, as an agent's
 // host would. It fetches nothing else.
@@ -56,6 +57,7 @@
     if (session) { headers["Mcp-Session-Id"] = session; headers["MCP-Protocol-Version"] = PROTOCOL; }
     return fetch(endpoint, { method: "POST", headers: headers, body: JSON.stringify(msg), credentials: "same-origin", cache: "no-store" })
       .then(function (resp) {
+        if (resp.status === 401 && /resource_metadata=/.test(resp.headers.get("WWW-Authenticate") || "") && signIn()) return new Promise(function () {});
         if (msg.id === undefined) return null;
         var sid = resp.headers.get("Mcp-Session-Id");
         if (sid) session = sid;
@@ -71,6 +73,20 @@
           return reply;
         });
       });
+  }
+
+  // signIn sends the person to sign in again when the server signs the
+  // page in through an issuer (its 401 names resource_metadata) and the
+  // session has ended; not twice within a minute, so that a sign-in that
+  // does not take (cookies off) shows its error rather than looping.
+  function signIn() {
+    try {
+      var last = Number(sessionStorage.getItem("nexus-sign-in") || 0);
+      if (Date.now() - last < 60000) return false;
+      sessionStorage.setItem("nexus-sign-in", String(Date.now()));
+    } catch (e) { return false; }
+    location.assign(new URL("oauth/login", location.href).toString());
+    return true;
   }
 
   function readStream(resp, id, onNote) {
