@@ -1,10 +1,6 @@
 package metrics
 
-import (
-	"sync"
-
-	"github.com/prometheus/client_golang/prometheus"
-)
+import "sync"
 
 // maxSubjects bounds the subject label of nexus_auth_requests_total: a lab
 // has a handful of users, and a flood of distinct subjects (a client per
@@ -14,8 +10,8 @@ const maxSubjects = 200
 // authMetrics count what OAuth's resource server decided, by the token's
 // subject or by the reason of a refusal: never by anything of the token.
 type authMetrics struct {
-	accepted *prometheus.CounterVec
-	refused  *prometheus.CounterVec
+	accepted counterVec
+	refused  counterVec
 
 	mu       sync.Mutex
 	subjects map[string]bool
@@ -23,9 +19,9 @@ type authMetrics struct {
 
 func newAuthMetrics() *authMetrics {
 	return &authMetrics{
-		accepted: counter("nexus_auth_requests_total",
+		accepted: newCounterVec("nexus_auth_requests_total",
 			"Requests whose access token was accepted, by the token's subject (\"other\" past 200 subjects).", "subject"),
-		refused: counter("nexus_auth_refusals_total",
+		refused: newCounterVec("nexus_auth_refusals_total",
 			"Requests refused for their credentials, by reason (missing, expired, audience, scope, ...).", "reason"),
 		subjects: map[string]bool{},
 	}
@@ -46,7 +42,7 @@ func (m *Metrics) AuthAccepted(subject string) {
 		}
 	}
 	a.mu.Unlock()
-	a.accepted.WithLabelValues(subject).Inc()
+	a.accepted.inc(labelValues{subject})
 }
 
 // AuthRefused counts a request refused for its credentials, by reason.
@@ -54,5 +50,5 @@ func (m *Metrics) AuthRefused(reason string) {
 	if m == nil {
 		return
 	}
-	m.auth.refused.WithLabelValues(reason).Inc()
+	m.auth.refused.inc(labelValues{reason})
 }
