@@ -3,7 +3,6 @@ package argmap
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -76,10 +75,6 @@ func cliOptionTable(c *manifest.Command, p *plan) *cliOptions {
 	}
 	return o
 }
-
-// negativeNumber is a positional that starts with '-': a negative number,
-// -inf among them, unless a short option takes the letter.
-var negativeNumber = regexp.MustCompile(`^-([0-9.]|(?i:inf|infinity)$)`)
 
 // FromCLI parses a command's argv (docs/spec.md §3, CLI runs) into one JSON
 // value per manifest argument: positionals in order, each token read by its
@@ -173,7 +168,7 @@ func takeManyValues(t *cliTarget, argv []string, i int, set func(*cliTarget, str
 	}
 	for i+1 < len(argv) {
 		next := argv[i+1]
-		if next == "--" || (len(next) > 1 && next[0] == '-' && !negativeNumber.MatchString(next)) {
+		if next == "--" || (len(next) > 1 && next[0] == '-' && !isNegativeNumber(next)) {
 			break
 		}
 		i++
@@ -262,7 +257,7 @@ func parseCLI(c *manifest.Command, argv []string, rd *cliReader) ([]json.RawMess
 			}
 		default:
 			t := opts.short[tok[1:2]]
-			if t == nil && negativeNumber.MatchString(tok) {
+			if t == nil && isNegativeNumber(tok) {
 				positional = append(positional, tok)
 				continue
 			}

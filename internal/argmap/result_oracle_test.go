@@ -97,7 +97,7 @@ func (w *oracleWalker) walk(t *manifest.Type, raw json.RawMessage) error {
 	}
 	switch t.Kind {
 	case manifest.Int, manifest.Float:
-		if numberText.Match(raw) {
+		if isNumberText(string(raw)) {
 			return w.number(t, string(raw))
 		}
 	case manifest.Recursive:

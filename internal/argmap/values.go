@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -71,7 +70,7 @@ func jsonKind(v any) string {
 	case string:
 		return "string"
 	case json.Number:
-		if intLiteral.MatchString(string(x)) {
+		if isIntLiteral(string(x)) {
 			return "integer"
 		}
 		return "number"
@@ -109,13 +108,6 @@ func expectedName(t *manifest.Type) string {
 	}
 	return "string"
 }
-
-var (
-	intLiteral = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
-	// numberText accepts JSON numbers and the looser forms a CLI user types
-	// (leading '+', leading zeros, "5.").
-	numberText = regexp.MustCompile(`^[+-]?[0-9]+(\.[0-9]*)?([eE][+-]?[0-9]+)?$`)
-)
 
 // maxIntExponent bounds the exponent of an integer written as 1e300 so that
 // expanding it to digits stays cheap.
@@ -155,8 +147,8 @@ func normalizeInt(text, code string) (string, string) {
 		return text, ""
 	}
 	out := text
-	if !intLiteral.MatchString(text) {
-		if !numberText.MatchString(text) {
+	if !isIntLiteral(text) {
+		if !isNumberText(text) {
 			return "", fmt.Sprintf("expected integer, got %s", describeText(text))
 		}
 		if i := strings.IndexAny(text, "eE"); i >= 0 {
@@ -180,7 +172,7 @@ func normalizeInt(text, code string) (string, string) {
 	return out, ""
 }
 
-// shortIntLiteral reads text as intLiteral matches it, when it has at
+// shortIntLiteral reads text as isIntLiteral accepts it, when it has at
 // most 18 digits: an int64 whatever they are.
 func shortIntLiteral(text string) (int64, bool) {
 	digits := strings.TrimPrefix(text, "-")
@@ -198,7 +190,7 @@ func shortIntLiteral(text string) (int64, bool) {
 
 // describeText names a non-integer number text for a message.
 func describeText(text string) string {
-	if numberText.MatchString(text) {
+	if isNumberText(text) {
 		return "number " + text
 	}
 	return strconv.Quote(text)
@@ -280,7 +272,7 @@ func (e *poolEncoder) value(t *manifest.Type, v any, path valuePath) *valueError
 			return e.mismatch(t, v, path)
 		}
 		e.b.WriteString(string(n))
-		if intLiteral.MatchString(string(n)) {
+		if isIntLiteral(string(n)) {
 			e.b.WriteString(".0") // a Real reaches the pool as a float
 		}
 	case manifest.List:
@@ -467,7 +459,7 @@ func parseText(text string, t *manifest.Type, raw bool) (json.RawMessage, string
 		}
 		return nil, fmt.Sprintf("expected true or false, got %s", strconv.Quote(text))
 	case manifest.Int:
-		if !numberText.MatchString(text) {
+		if !isNumberText(text) {
 			return nil, fmt.Sprintf("expected an integer, got %s", strconv.Quote(text))
 		}
 		s, msg := normalizeInt(text, u.Code)
@@ -481,7 +473,7 @@ func parseText(text string, t *manifest.Type, raw bool) (json.RawMessage, string
 		return json.RawMessage(s), ""
 	case manifest.Float:
 		out := text
-		if !numberText.MatchString(text) || text[0] == '+' || !json.Valid([]byte(text)) {
+		if !isNumberText(text) || text[0] == '+' || !json.Valid([]byte(text)) {
 			f, err := strconv.ParseFloat(text, 64)
 			if err == nil && (math.IsInf(f, 0) || math.IsNaN(f)) {
 				// nan, inf, -inf, as morloc's CLI takes them
@@ -492,7 +484,7 @@ func parseText(text string, t *manifest.Type, raw bool) (json.RawMessage, string
 			}
 			out = strconv.FormatFloat(f, 'g', -1, 64)
 		}
-		if intLiteral.MatchString(out) {
+		if isIntLiteral(out) {
 			out += ".0" // a Real reaches the pool as a float
 		}
 		return json.RawMessage(out), ""
