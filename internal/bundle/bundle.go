@@ -20,7 +20,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -219,7 +218,7 @@ func copyFile(w io.Writer, path string) error {
 var skipDirs = map[string]string{".git": "version control", ".hg": "version control", ".svn": "version control",
 	"__pycache__": "a cache", ".mypy_cache": "a cache", ".pytest_cache": "a cache", ".Rproj.user": "a cache"}
 
-var secretName = regexp.MustCompile(`^(\.env(\..*)?|.*\.(pem|key|p12|pfx)|id_(rsa|dsa|ecdsa|ed25519)|\.netrc|\.pypirc|\.npmrc|\.Renviron)$`)
+var secretName = lazyRegexp(`^(\.env(\..*)?|.*\.(pem|key|p12|pfx)|id_(rsa|dsa|ecdsa|ed25519)|\.netrc|\.pypirc|\.npmrc|\.Renviron)$`)
 
 // programFiles lists the files of the program's directory to pack.
 func programFiles(dir string, leave []string, rep *Report) ([]entry, error) {
@@ -256,7 +255,7 @@ func programFiles(dir string, leave []string, rep *Report) ([]entry, error) {
 			return nil // the bundle being written
 		case strings.HasSuffix(name, ".mcpb"):
 			return skip("a bundle")
-		case secretName.MatchString(name):
+		case secretName().MatchString(name):
 			return skip("looks like a secret")
 		case name == ".DS_Store":
 			return skip("Finder's")

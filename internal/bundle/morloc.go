@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/nexus-mcp/nexus/internal/bundle/morlochome"
 	"github.com/nexus-mcp/nexus/internal/manifest"
@@ -81,11 +82,18 @@ func findMorlocRuntime(m *manifest.Manifest) (*morlocRuntime, error) {
 	return rt, nil
 }
 
+// lazyRegexp is a regular expression compiled when first used: only
+// making a bundle needs bundle's, and compiling them at package
+// initialisation cost every nexus start, a one-shot CLI call included.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
+
 // literal is a quoted string in a source: its content's byte span.
 type literal struct{ start, end int }
 
 // quoted finds the one-line string literals of Python and R sources.
-var quoted = regexp.MustCompile(`"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'`)
+var quoted = lazyRegexp(`"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'`)
 
 // readSource finds what the pool source at file (rel in the program's
 // directory dir) loads from a morloc home, and keeps a copy of it with the
@@ -101,7 +109,7 @@ func (rt *morlocRuntime) readSource(dir, rel, file, lang string) error {
 	var out bytes.Buffer
 	var search []string
 	last := 0
-	for _, loc := range quoted.FindAllIndex(src, -1) {
+	for _, loc := range quoted().FindAllIndex(src, -1) {
 		lit := literal{loc[0] + 1, loc[1] - 1}
 		p, ok := expandPath(string(src[lit.start:lit.end]))
 		if !ok {
@@ -293,9 +301,9 @@ func (rt *morlocRuntime) followLinks(p string) error {
 
 // morlocLibrary matches the names of morloc's runtime libraries
 // (libmorloc, librmorloc, libcppmorloc).
-var morlocLibrary = regexp.MustCompile(`^lib(r|cpp)?morloc\.`)
+var morlocLibrary = lazyRegexp(`^lib(r|cpp)?morloc\.`)
 
-func isMorlocLibrary(name string) bool { return morlocLibrary.MatchString(name) }
+func isMorlocLibrary(name string) bool { return morlocLibrary().MatchString(name) }
 
 // systemLibraryDirs are where a loader finds libraries no run path names.
 var systemLibraryDirs = []string{"/lib", "/usr/lib", "/lib64", "/usr/lib64", "/usr/local/lib",
@@ -397,9 +405,9 @@ func isFile(p string) bool {
 }
 
 var (
-	pyImport     = regexp.MustCompile(`(?m)^[ \t]*import[ \t]+([\w., \t]+)`)
-	pyFrom       = regexp.MustCompile(`(?m)^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+([^\n#]+)`)
-	pyImportFunc = regexp.MustCompile(`import_module\([ \t]*["']([\w.-]+)["']`)
+	pyImport     = lazyRegexp(`(?m)^[ \t]*import[ \t]+([\w., \t]+)`)
+	pyFrom       = lazyRegexp(`(?m)^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+([^\n#]+)`)
+	pyImportFunc = lazyRegexp(`import_module\([ \t]*["']([\w.-]+)["']`)
 )
 
 // pythonImports are the modules a Python source imports, by their dotted
@@ -416,14 +424,14 @@ func pythonImports(src []byte) []string {
 			names = append(names, name)
 		}
 	}
-	for _, m := range pyImport.FindAllSubmatch(src, -1) {
+	for _, m := range pyImport().FindAllSubmatch(src, -1) {
 		for _, part := range strings.Split(string(m[1]), ",") {
 			if f := strings.Fields(part); len(f) > 0 {
 				add(f[0])
 			}
 		}
 	}
-	for _, m := range pyFrom.FindAllSubmatch(src, -1) {
+	for _, m := range pyFrom().FindAllSubmatch(src, -1) {
 		add(string(m[1]))
 		for _, part := range strings.Split(string(m[2]), ",") {
 			if f := strings.Fields(strings.Trim(part, "() \t")); len(f) > 0 {
@@ -431,7 +439,7 @@ func pythonImports(src []byte) []string {
 			}
 		}
 	}
-	for _, m := range pyImportFunc.FindAllSubmatch(src, -1) {
+	for _, m := range pyImportFunc().FindAllSubmatch(src, -1) {
 		add(string(m[1]))
 	}
 	return names
@@ -491,13 +499,13 @@ func pythonModule(dir, dotted string) []string {
 	return files
 }
 
-var rSource = regexp.MustCompile(`\bsource\([ \t]*["']([^"'\n]+)["']`)
+var rSource = lazyRegexp(`\bsource\([ \t]*["']([^"'\n]+)["']`)
 
 // rSources are the relative paths an R source sources (source(...) and
 // morloc's .morloc.source(...)).
 func rSources(src []byte) []string {
 	var names []string
-	for _, m := range rSource.FindAllSubmatch(src, -1) {
+	for _, m := range rSource().FindAllSubmatch(src, -1) {
 		if p := string(m[1]); !filepath.IsAbs(p) {
 			names = append(names, p)
 		}

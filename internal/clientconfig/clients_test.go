@@ -413,3 +413,19 @@ func FuzzTOMLAddRemove(f *testing.F) {
 		}
 	})
 }
+
+// A key stands bare only when TOML allows it; any other is quoted.
+func TestTOMLKey(t *testing.T) {
+	for _, c := range []struct{ key, want string }{
+		{"PATH", "PATH"},
+		{"my-server_2", "my-server_2"},
+		{"", `""`},
+		{"a.b", `"a.b"`},
+		{"a b", `"a b"`},
+		{"é", `"é"`},
+	} {
+		if got := tomlKey(c.key); got != c.want {
+			t.Errorf("tomlKey(%q) = %s, want %s", c.key, got, c.want)
+		}
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
-	"regexp"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -91,10 +90,8 @@ func tomlText(name string, e Entry) []byte {
 	return b.Bytes()
 }
 
-var bareKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-
 func tomlKey(k string) string {
-	if bareKey.MatchString(k) {
+	if isBareKey(k) {
 		return k
 	}
 	return tomlString(k)
@@ -339,4 +336,15 @@ func (d *tomlDoc) checkEdit(out []byte, name string, want map[string]any) error 
 		return fmt.Errorf("%w (the edit would change other settings)", cannot)
 	}
 	return nil
+}
+
+// isBareKey reports whether k may stand unquoted as a TOML key:
+// [A-Za-z0-9_-]+.
+func isBareKey(k string) bool {
+	for _, c := range []byte(k) {
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return k != ""
 }

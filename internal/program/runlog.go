@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nexus-mcp/nexus/internal/manifest"
@@ -79,11 +80,13 @@ func (rl *runLog) render(t, finished string, code *int, errMsg string) string {
 	).Replace(t)
 }
 
-var csi = regexp.MustCompile("\x1b\\[[0-9;?]*[ -/]*[@-~]")
+// csi matches a terminal's escape sequences, compiled when a run log is
+// first written without colour.
+var csi = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("\x1b\\[[0-9;?]*[ -/]*[@-~]") })
 
 func (rl *runLog) emit(line string) {
 	if !rl.color {
-		line = csi.ReplaceAllString(line, "")
+		line = csi().ReplaceAllString(line, "")
 	}
 	fmt.Fprintln(rl.out, line)
 }

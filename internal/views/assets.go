@@ -26,10 +26,6 @@ var sources embed.FS
 
 var assembled = sync.OnceValues(assemble) // the view and the page
 
-// uplotBanner is uPlot's leading comment, which names its home page: a view
-// holds no URL at all, and the licence travels in the view's notice.
-var uplotBanner = regexp.MustCompile(`^/\*![^*]*\*/\s*`)
-
 // assemble builds the view and the page from their sources. The sources are
 // compiled in, so a fault here is a fault of the build: TestAssemble fails
 // on it before any binary ships.
@@ -41,6 +37,9 @@ func assemble() (view, page []byte) {
 		}
 		return string(b)
 	}
+	// uPlot's leading comment names its home page: a view holds no URL at
+	// all, and the licence travels in the view's notice.
+	uplotBanner := regexp.MustCompile(`^/\*![^*]*\*/\s*`)
 	licence := strings.TrimSpace(read("vendor/uplot/LICENSE"))
 	notice := "<!--\nnexus's view, put together from internal/views/src.\n\nIt includes uPlot " +
 		strings.TrimSpace(read("vendor/uplot/VERSION")) + ", under the MIT License:\n\n" + licence + "\n-->"
