@@ -308,8 +308,8 @@ func (m *morlocProgram) holdsBack(pools []int) error {
 }
 
 // stop retires every instance and waits until their processes are gone
-// and their files removed. With abandon it waits for nothing, and does
-// nothing of that: the reaper does it (Set.Abandon).
+// and their files removed. With abandon it waits for nothing: it removes
+// the files, and the reaper kills the processes (Set.Abandon).
 func (m *morlocProgram) stop(abandon bool) {
 	m.mu.Lock()
 	m.closed = true

@@ -313,8 +313,13 @@ func (inst *morlocInstance) stop() {
 }
 
 // abandon is stop for a nexus about to exit, which leaves its processes
-// and files to the reaper: starts under way give up, and the processes'
-// ends, when the reaper kills them, are no deaths.
+// to the reaper: starts under way give up, and the processes' ends, when
+// the reaper kills them, are no deaths. Their files go now, which takes
+// no waiting: the reaper, woken as nexus exits, then has no rm to fork
+// beside it (on a busy machine that delayed a one-shot CLI call's exit by
+// half a millisecond). The reaper is not told they are gone, so that it
+// still removes what a process still starting makes again before it is
+// killed.
 func (inst *morlocInstance) abandon() {
 	inst.cancel()
 	for _, sl := range inst.started() {
@@ -326,6 +331,10 @@ func (inst *morlocInstance) abandon() {
 		default:
 		}
 	}
+	if inst.tmpdir != "" {
+		_ = os.RemoveAll(inst.tmpdir)
+	}
+	removeShm(inst.basename)
 }
 
 // cleanup removes what the instance's pools leave behind once they are

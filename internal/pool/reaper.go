@@ -53,7 +53,10 @@ type reaper struct {
 // nexus's whole program image would hold ten. The groups are kept in g as " pgid pgid ... ".
 // The directories and basenames, checked as reaperFile checks them, are
 // kept in d and s, one a line after a first newline, so that one is
-// forgotten ("D<dir>", "S<basename>") by matching a whole line.
+// forgotten ("D<dir>", "S<basename>") by matching a whole line. At the end
+// it runs rm once, for what is still there, and not at all when nothing
+// is (nexus removes a one-shot call's files itself: Set.Abandon), so that
+// it forks nothing beside a nexus that is exiting.
 const reaperScript = `trap '' INT HUP PIPE
 nl='
 '
@@ -90,8 +93,12 @@ done
 exec 2>/dev/null
 for p in $g; do kill -s KILL -- "-$p" 2>/dev/null; done
 IFS=$nl
-for p in $d; do rm -rf -- "$p"; done
-for p in $s; do rm -f -- /dev/shm/"$p"_* "/dev/shm/$p.registry"; done
+set --
+for p in $d; do [ -e "$p" ] && set -- "$@" "$p"; done
+for p in $s; do
+  for f in /dev/shm/"$p"_* "/dev/shm/$p.registry"; do [ -e "$f" ] && set -- "$@" "$f"; done
+done
+[ $# -eq 0 ] || rm -rf -- "$@"
 exit 0
 `
 

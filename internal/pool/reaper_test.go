@@ -179,3 +179,47 @@ func TestReaperFile(t *testing.T) {
 		}
 	}
 }
+
+// The shell reaper runs rm once for every file still there, and not at all
+// when nexus has removed them itself (Set.Abandon): it forks nothing
+// beside a nexus that is exiting.
+func TestShellReaperRmOnce(t *testing.T) {
+	bin := t.TempDir()
+	calls := filepath.Join(t.TempDir(), "rm-calls")
+	fake := "#!/bin/sh\necho \"$*\" >> " + calls + "\nexec /bin/rm \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "rm"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(input string) {
+		t.Helper()
+		cmd := exec.Command(reaperShell, "-c", reaperScript)
+		cmd.Env = append(os.Environ(), "PATH="+bin)
+		cmd.Stdin = strings.NewReader(input)
+		if out, err := cmd.CombinedOutput(); err != nil || len(out) > 0 {
+			t.Fatalf("the reaper: %v %q", err, out)
+		}
+	}
+	gone, left := morlocFiles(t), morlocFiles(t)
+	for _, f := range gone.removed {
+		if err := os.RemoveAll(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(fmt.Sprintf("d%s\ns%s\n", gone.dir, gone.basename))
+	if b, err := os.ReadFile(calls); err == nil {
+		t.Errorf("rm ran with nothing left to remove: %q", b)
+	}
+	run(fmt.Sprintf("d%s\ns%s\nd%s\ns%s\n", gone.dir, gone.basename, left.dir, left.basename))
+	b, err := os.ReadFile(calls)
+	if err != nil || strings.Count(string(b), "\n") != 1 {
+		t.Fatalf("rm ran %q (%v), want once", b, err)
+	}
+	for _, f := range left.removed {
+		if !strings.Contains(string(b), f) {
+			t.Errorf("rm was not given %s: %q", f, b)
+		}
+		if _, err := os.Lstat(f); !os.IsNotExist(err) {
+			t.Errorf("%s outlived the reaper (%v)", f, err)
+		}
+	}
+}
