@@ -134,7 +134,7 @@ func (o *Options) runCommand(m *manifest.Manifest, inv *argmap.Invocation, opts 
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
+	ctx, stop := notifyStop(context.Background(), stopSignals()...)
 	defer stop()
 	raw, stop, err := o.callOnce(ctx, m, c.Name, call, out)
 	defer stop() // once the result is out: nothing waits for the pools to exit
