@@ -56,16 +56,21 @@ func startMorlocProcess(ctx context.Context, child childConfig, cfg morlocConfig
 // waitReady pings the process's socket until it answers, as morloc's
 // nexus does: connect (refused or missing until the pool has bound its
 // socket, which it does after opening shared memory), send the 32-byte
-// ping, and expect it back unchanged. It tries again after a delay that
-// starts short and grows: a C++ pool is up in a few milliseconds, which a
-// one-shot CLI call waits for, an R pool in a second or more. (inotify
-// would wake it at once, but closing an inotify descriptor waits for an
-// RCU grace period, which delays nexus's exit by as much.)
+// ping, and expect it back unchanged. It looks for the socket's file
+// first, a stat where a connection would cost nexus far more, and tries
+// again after a delay that starts short and grows: a C++ pool is up in a
+// few milliseconds, which a one-shot CLI call waits for, an R pool in a
+// second or more. (inotify would wake it at once, but closing an inotify
+// descriptor waits for an RCU grace period, which delays nexus's exit by
+// as much.)
 func (p *morlocProcess) waitReady(ctx context.Context) error {
 	deadline := time.Now().Add(p.startTimeout)
 	delay := pingFirstDelay
 	for {
-		err := p.ping(deadline)
+		err := socketFile(p.socket)
+		if err == nil {
+			err = p.ping(deadline)
+		}
 		if err == nil {
 			break
 		}
@@ -73,35 +78,64 @@ func (p *morlocProcess) waitReady(ctx context.Context) error {
 			p.stop()
 			return p.startFailed(fmt.Sprintf("pool %s failed to start: %v", p.label, err))
 		}
-		timer := time.NewTimer(min(delay, time.Until(deadline)))
-		select {
-		case <-p.gone:
-			timer.Stop()
-			return p.exitedEarly()
-		case <-ctx.Done():
-			timer.Stop()
-			return p.abandonStart(ctx)
-		case <-timer.C:
+		if err := p.pause(ctx, min(delay, time.Until(deadline))); err != nil {
+			return err
 		}
 		if !time.Now().Before(deadline) {
 			p.stop()
 			return p.startFailed(fmt.Sprintf("pool %s never became ready within %s (no answer to a ping on %s: %v)",
 				p.label, p.startTimeout, p.socket, err))
 		}
-		delay = min(delay*115/100, pingMaxDelay)
+		delay = min(delay*110/100, pingMaxDelay)
 	}
 	p.becameReady()
 	p.logger.Debug("pool ready", "pool", p.label, "pid", p.pid(), "socket", p.socket)
 	return nil
 }
 
-// A start pings its pool after pingFirstDelay, then after delays 15%
+// A start looks for its pool after pingFirstDelay, then after delays 10%
 // longer each time, up to pingMaxDelay: a pool ready after t is seen
-// within about t/7, at a few tens of failed connections for a slow one.
+// within about t/10, at a hundred stats for a slow one.
 const (
-	pingFirstDelay = 250 * time.Microsecond
+	pingFirstDelay = 100 * time.Microsecond
 	pingMaxDelay   = 50 * time.Millisecond
 )
+
+// socketFile reports why there is no file at socket yet, if there is not.
+func socketFile(socket string) error {
+	var st unix.Stat_t
+	return unix.Stat(socket, &st)
+}
+
+// pause waits d between two looks at a starting process, and fails the
+// start if the process ends or ctx is done meanwhile. Go's timers wake a
+// runtime with nothing else to do a millisecond late at the soonest
+// (epoll's timeout counts milliseconds), which made a pool that was ready
+// wait up to a millisecond to be seen: a pause shorter than that sleeps
+// the thread instead (sleepThread), looking at the process and ctx after.
+func (p *morlocProcess) pause(ctx context.Context, d time.Duration) error {
+	if d < time.Millisecond {
+		sleepThread(d)
+		select {
+		case <-p.gone:
+			return p.exitedEarly()
+		case <-ctx.Done():
+			return p.abandonStart(ctx)
+		default:
+			return nil
+		}
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-p.gone:
+		return p.exitedEarly()
+	case <-ctx.Done():
+		return p.abandonStart(ctx)
+	case <-timer.C:
+		return nil
+	}
+}
 
 // errBadPong is a ping answered with something else than the ping.
 var errBadPong = errors.New("it answered the ping with something else")

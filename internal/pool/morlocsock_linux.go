@@ -1,6 +1,10 @@
 package pool
 
-import "golang.org/x/sys/unix"
+import (
+	"time"
+
+	"golang.org/x/sys/unix"
+)
 
 // unixSocket makes a non-blocking stream socket, closed on exec.
 func unixSocket() (int, error) {
@@ -14,4 +18,11 @@ func nonblockingPipe() (r, w int, err error) {
 		return -1, -1, err
 	}
 	return p[0], p[1], nil
+}
+
+// sleepThread sleeps d on the calling thread, to within the kernel's timer
+// slack rather than the Go runtime's millisecond (morlocProcess.pause).
+func sleepThread(d time.Duration) {
+	ts := unix.NsecToTimespec(int64(d))
+	_ = unix.Nanosleep(&ts, nil) // interrupted: a shorter pause does
 }

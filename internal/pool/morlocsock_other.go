@@ -4,6 +4,7 @@ package pool
 
 import (
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -43,3 +44,7 @@ func nonblockingPipe() (r, w int, err error) {
 	}
 	return p[0], p[1], nil
 }
+
+// sleepThread sleeps d: the runtime's timers here (kqueue) keep
+// sub-millisecond time (morlocProcess.pause).
+func sleepThread(d time.Duration) { time.Sleep(d) }
