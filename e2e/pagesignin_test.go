@@ -31,12 +31,10 @@ type signInRun struct {
 		URL    string
 		Status int
 	} `json:"secondNavigations"`
-	SecondAt        string   `json:"secondAt"`
-	SecondLoginForm bool     `json:"secondLoginForm"`
-	Fault           string   `json:"fault"`
-	Outside         []string `json:"outside"`
-	Console         []string `json:"console"`
-	Errors          []string `json:"errors"`
+	SecondAt        string `json:"secondAt"`
+	SecondLoginForm bool   `json:"secondLoginForm"`
+	Fault           string `json:"fault"`
+	browserWatch
 }
 
 // nexus serve --auth-issuer against oidc-provider, in headless Chromium: a
@@ -56,9 +54,7 @@ func TestBrowserPageSignIn(t *testing.T) {
 	if run.Fault != "" {
 		t.Fatalf("signin.mjs: %s\nnavigations %+v", run.Fault, run.Navigations)
 	}
-	if len(run.Outside) > 0 || len(run.Errors) > 0 || len(run.Console) > 0 {
-		t.Errorf("the page asked for %q; page errors %q; console %q", run.Outside, run.Errors, run.Console)
-	}
+	run.check(t, "the page")
 
 	// The way there and back: / → /oauth/login → the issuer → its forms →
 	// /oauth/callback → /.

@@ -277,9 +277,23 @@ type hostRun struct {
 		Teardown string `json:"teardown"`
 		Fault    string `json:"fault"`
 	} `json:"cases"`
+	browserWatch
+}
+
+// browserWatch is what e2e/views/browser.mjs's print adds to a script's
+// report: requests that left nexus's origin, console messages, page errors.
+type browserWatch struct {
 	Outside []string `json:"outside"`
 	Console []string `json:"console"`
 	Errors  []string `json:"errors"`
+}
+
+// check fails t when the browser went outside, logged or threw.
+func (w browserWatch) check(t *testing.T, who string) {
+	t.Helper()
+	if len(w.Outside) > 0 || len(w.Errors) > 0 || len(w.Console) > 0 {
+		t.Errorf("%s asked for %q; page errors %q; console %q", who, w.Outside, w.Errors, w.Console)
+	}
 }
 
 // hostViews runs host.mjs against url with cases.
@@ -291,9 +305,7 @@ func hostViews(t *testing.T, node, url string, cases []hostCase) *hostRun {
 	if len(run.Cases) != len(cases) {
 		t.Fatalf("%d cases run, want %d", len(run.Cases), len(cases))
 	}
-	if len(run.Outside) > 0 || len(run.Errors) > 0 || len(run.Console) > 0 {
-		t.Errorf("the views asked for %q; page errors %q; console %q", run.Outside, run.Errors, run.Console)
-	}
+	run.check(t, "the views")
 	return &run
 }
 
@@ -477,10 +489,8 @@ type pageRun struct {
 	Messages     []string `json:"messages"`
 	PromptError  *string  `json:"promptError"`
 
-	Fault   string   `json:"fault"`
-	Outside []string `json:"outside"`
-	Console []string `json:"console"`
-	Errors  []string `json:"errors"`
+	Fault string `json:"fault"`
+	browserWatch
 }
 
 type pageResult struct {
@@ -514,9 +524,7 @@ func runPage(t *testing.T, node, base, mode, token string) *pageRun {
 	if run.Status != 200 || run.Failed != nil {
 		t.Fatalf("the page: %d %s", run.Status, str(run.Failed))
 	}
-	if len(run.Outside) > 0 || len(run.Errors) > 0 || len(run.Console) > 0 {
-		t.Errorf("the page asked for %q; page errors %q; console %q", run.Outside, run.Errors, run.Console)
-	}
+	run.check(t, "the page")
 	return &run
 }
 

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
 	"sync"
 	"time"
 )
@@ -14,84 +15,70 @@ import (
 // three of the runtime's settings in the runtime's own words.
 
 // memStat is one go_memstats_* series: its name after the prefix, help,
-// kind, and its value from the runtime's samples.
+// kind, and the runtime/metrics samples whose sum is its value.
 type memStat struct {
 	name, help, kind string
-	value            func(rm memSamples) uint64
+	sum              []string
 }
-
-// memSamples are the runtime/metrics values the memstats series derive
-// from, by name.
-type memSamples map[string]uint64
 
 var memStats = []memStat{
 	{"alloc_bytes", "Number of bytes allocated in heap and currently in use. Equals to /memory/classes/heap/objects:bytes.", "gauge",
-		func(rm memSamples) uint64 { return rm["/memory/classes/heap/objects:bytes"] }},
+		[]string{"/memory/classes/heap/objects:bytes"}},
 	{"alloc_bytes_total", "Total number of bytes allocated in heap until now, even if released already. Equals to /gc/heap/allocs:bytes.", "counter",
-		func(rm memSamples) uint64 { return rm["/gc/heap/allocs:bytes"] }},
+		[]string{"/gc/heap/allocs:bytes"}},
 	{"sys_bytes", "Number of bytes obtained from system. Equals to /memory/classes/total:byte.", "gauge",
-		func(rm memSamples) uint64 { return rm["/memory/classes/total:bytes"] }},
+		[]string{"/memory/classes/total:bytes"}},
 	{"mallocs_total", "Total number of heap objects allocated, both live and gc-ed. Semantically a counter version for go_memstats_heap_objects gauge. Equals to /gc/heap/allocs:objects + /gc/heap/tiny/allocs:objects.", "counter",
-		func(rm memSamples) uint64 { return rm["/gc/heap/allocs:objects"] + rm["/gc/heap/tiny/allocs:objects"] }},
+		[]string{"/gc/heap/allocs:objects", "/gc/heap/tiny/allocs:objects"}},
 	{"frees_total", "Total number of heap objects frees. Equals to /gc/heap/frees:objects + /gc/heap/tiny/allocs:objects.", "counter",
-		func(rm memSamples) uint64 { return rm["/gc/heap/frees:objects"] + rm["/gc/heap/tiny/allocs:objects"] }},
+		[]string{"/gc/heap/frees:objects", "/gc/heap/tiny/allocs:objects"}},
 	{"heap_alloc_bytes", "Number of heap bytes allocated and currently in use, same as go_memstats_alloc_bytes. Equals to /memory/classes/heap/objects:bytes.", "gauge",
-		func(rm memSamples) uint64 { return rm["/memory/classes/heap/objects:bytes"] }},
+		[]string{"/memory/classes/heap/objects:bytes"}},
 	{"heap_sys_bytes", "Number of heap bytes obtained from system. Equals to /memory/classes/heap/objects:bytes + /memory/classes/heap/unused:bytes + /memory/classes/heap/released:bytes + /memory/classes/heap/free:bytes.", "gauge",
-		func(rm memSamples) uint64 {
-			return rm["/memory/classes/heap/objects:bytes"] + rm["/memory/classes/heap/unused:bytes"] +
-				rm["/memory/classes/heap/released:bytes"] + rm["/memory/classes/heap/free:bytes"]
-		}},
+		[]string{"/memory/classes/heap/objects:bytes", "/memory/classes/heap/unused:bytes", "/memory/classes/heap/released:bytes", "/memory/classes/heap/free:bytes"}},
 	{"heap_idle_bytes", "Number of heap bytes waiting to be used. Equals to /memory/classes/heap/released:bytes + /memory/classes/heap/free:bytes.", "gauge",
-		func(rm memSamples) uint64 {
-			return rm["/memory/classes/heap/released:bytes"] + rm["/memory/classes/heap/free:bytes"]
-		}},
+		[]string{"/memory/classes/heap/released:bytes", "/memory/classes/heap/free:bytes"}},
 	{"heap_inuse_bytes", "Number of heap bytes that are in use. Equals to /memory/classes/heap/objects:bytes + /memory/classes/heap/unused:bytes", "gauge",
-		func(rm memSamples) uint64 {
-			return rm["/memory/classes/heap/objects:bytes"] + rm["/memory/classes/heap/unused:bytes"]
-		}},
+		[]string{"/memory/classes/heap/objects:bytes", "/memory/classes/heap/unused:bytes"}},
 	{"heap_released_bytes", "Number of heap bytes released to OS. Equals to /memory/classes/heap/released:bytes.", "gauge",
-		func(rm memSamples) uint64 { return rm["/memory/classes/heap/released:bytes"] }},
+		[]string{"/memory/classes/heap/released:bytes"}},
 	{"heap_objects", "Number of currently allocated objects. Equals to /gc/heap/objects:objects.", "gauge",
-		func(rm memSamples) uint64 { return rm["/gc/heap/objects:objects"] }},
+		[]string{"/gc/heap/objects:objects"}},
 	{"stack_inuse_bytes", "Number of bytes obtained from system for stack allocator in non-CGO environments. Equals to /memory/classes/heap/stacks:bytes.", "gauge",
-		func(rm memSamples) uint64 { return rm["/memory/classes/heap/stacks:bytes"] }},
+		[]string{"/memory/classes/heap/stacks:bytes"}},
 	{"stack_sys_bytes", "Number of bytes obtained from system for stack allocator. Equals to /memory/classes/heap/stacks:bytes + /memory/classes/os-stacks:bytes.", "gauge",
-		func(rm memSamples) uint64 {
-			return rm["/memory/classes/heap/stacks:bytes"] + rm["/memory/classes/os-stacks:bytes"]
-		}},
+		[]string{"/memory/classes/heap/stacks:bytes", "/memory/classes/os-stacks:bytes"}},
 	{"mspan_inuse_bytes", "Number of bytes in use by mspan structures. Equals to /memory/classes/metadata/mspan/inuse:bytes.", "gauge",
-		func(rm memSamples) uint64 { return rm["/memory/classes/metadata/mspan/inuse:bytes"] }},
+		[]string{"/memory/classes/metadata/mspan/inuse:bytes"}},
 	{"mspan_sys_bytes", "Number of bytes used for mspan structures obtained from system. Equals to /memory/classes/metadata/mspan/inuse:bytes + /memory/classes/metadata/mspan/free:bytes.", "gauge",
-		func(rm memSamples) uint64 {
-			return rm["/memory/classes/metadata/mspan/inuse:bytes"] + rm["/memory/classes/metadata/mspan/free:bytes"]
-		}},
+		[]string{"/memory/classes/metadata/mspan/inuse:bytes", "/memory/classes/metadata/mspan/free:bytes"}},
 	{"mcache_inuse_bytes", "Number of bytes in use by mcache structures. Equals to /memory/classes/metadata/mcache/inuse:bytes.", "gauge",
-		func(rm memSamples) uint64 { return rm["/memory/classes/metadata/mcache/inuse:bytes"] }},
+		[]string{"/memory/classes/metadata/mcache/inuse:bytes"}},
 	{"mcache_sys_bytes", "Number of bytes used for mcache structures obtained from system. Equals to /memory/classes/metadata/mcache/inuse:bytes + /memory/classes/metadata/mcache/free:bytes.", "gauge",
-		func(rm memSamples) uint64 {
-			return rm["/memory/classes/metadata/mcache/inuse:bytes"] + rm["/memory/classes/metadata/mcache/free:bytes"]
-		}},
+		[]string{"/memory/classes/metadata/mcache/inuse:bytes", "/memory/classes/metadata/mcache/free:bytes"}},
 	{"buck_hash_sys_bytes", "Number of bytes used by the profiling bucket hash table. Equals to /memory/classes/profiling/buckets:bytes.", "gauge",
-		func(rm memSamples) uint64 { return rm["/memory/classes/profiling/buckets:bytes"] }},
+		[]string{"/memory/classes/profiling/buckets:bytes"}},
 	{"gc_sys_bytes", "Number of bytes used for garbage collection system metadata. Equals to /memory/classes/metadata/other:bytes.", "gauge",
-		func(rm memSamples) uint64 { return rm["/memory/classes/metadata/other:bytes"] }},
+		[]string{"/memory/classes/metadata/other:bytes"}},
 	{"other_sys_bytes", "Number of bytes used for other system allocations. Equals to /memory/classes/other:bytes.", "gauge",
-		func(rm memSamples) uint64 { return rm["/memory/classes/other:bytes"] }},
+		[]string{"/memory/classes/other:bytes"}},
 	{"next_gc_bytes", "Number of heap bytes when next garbage collection will take place. Equals to /gc/heap/goal:bytes.", "gauge",
-		func(rm memSamples) uint64 { return rm["/gc/heap/goal:bytes"] }},
+		[]string{"/gc/heap/goal:bytes"}},
 }
 
-// memSampleNames are the runtime/metrics the memstats series read.
-var memSampleNames = []string{
-	"/gc/heap/tiny/allocs:objects", "/gc/heap/allocs:objects", "/gc/heap/frees:objects", "/gc/heap/allocs:bytes",
-	"/gc/heap/objects:objects", "/gc/heap/goal:bytes", "/memory/classes/total:bytes", "/memory/classes/heap/objects:bytes",
-	"/memory/classes/heap/unused:bytes", "/memory/classes/heap/released:bytes", "/memory/classes/heap/free:bytes",
-	"/memory/classes/heap/stacks:bytes", "/memory/classes/os-stacks:bytes", "/memory/classes/metadata/mspan/inuse:bytes",
-	"/memory/classes/metadata/mspan/free:bytes", "/memory/classes/metadata/mcache/inuse:bytes",
-	"/memory/classes/metadata/mcache/free:bytes", "/memory/classes/profiling/buckets:bytes",
-	"/memory/classes/metadata/other:bytes", "/memory/classes/other:bytes",
-}
+// memSampleNames are the runtime/metrics the memstats series read, each
+// once.
+var memSampleNames = sync.OnceValue(func() []string {
+	var names []string
+	for _, ms := range memStats {
+		for _, n := range ms.sum {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	return names
+})
 
 // runtimeSetting is a gauge named after a runtime/metrics metric, described
 // in the runtime's words.
@@ -139,27 +126,32 @@ func goFamilies() []family {
 			samples: []sample{{labels: []labelPair{{"version", runtime.Version()}}, value: 1}}},
 	)
 
-	samples := make([]metrics.Sample, 0, len(memSampleNames)+len(runtimeSettings))
-	for _, name := range memSampleNames {
+	names := memSampleNames()
+	samples := make([]metrics.Sample, 0, len(names)+len(runtimeSettings))
+	for _, name := range names {
 		samples = append(samples, metrics.Sample{Name: name})
 	}
 	for _, s := range runtimeSettings {
 		samples = append(samples, metrics.Sample{Name: s.metric})
 	}
 	metrics.Read(samples)
-	rm := memSamples{}
-	for _, s := range samples[:len(memSampleNames)] {
+	rm := map[string]uint64{}
+	for _, s := range samples[:len(names)] {
 		if s.Value.Kind() == metrics.KindUint64 {
 			rm[s.Name] = s.Value.Uint64()
 		}
 	}
 	for _, ms := range memStats {
+		var v uint64
+		for _, n := range ms.sum {
+			v += rm[n]
+		}
 		fams = append(fams, family{name: "go_memstats_" + ms.name, help: ms.help, kind: ms.kind,
-			samples: []sample{{value: float64(ms.value(rm))}}})
+			samples: []sample{{value: float64(v)}}})
 	}
 	desc := runtimeDescriptions()
 	for i, s := range runtimeSettings {
-		v := samples[len(memSampleNames)+i].Value
+		v := samples[len(names)+i].Value
 		var x float64
 		switch v.Kind() {
 		case metrics.KindUint64:
