@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -75,6 +76,7 @@ func FuzzArg(f *testing.F) {
 	for _, s := range []string{`1`, `-2147483649`, `"a\u0000"`, `[1,2.5]`, `{"name":"x","nick":null}`, `[["a",1]]`, `{"a":1}`, `1e400`, `"NaN"`, `{"value":1,"children":[]}`} {
 		f.Add(s, uint8(0), false)
 	}
+	f.Add(`{"name":"x","age":00,"height":1}`, uint8(slices.Index(fuzzSchemas, "m44names3agei46heightf84nick?s")), false) // not JSON: refused
 	f.Fuzz(func(t *testing.T, value string, which uint8, rust bool) {
 		d := C
 		if rust {
@@ -84,6 +86,9 @@ func FuzzArg(f *testing.F) {
 		pkt, err := AppendArg(nil, ty, json.RawMessage(value), d)
 		if err != nil {
 			return
+		}
+		if !json.Valid([]byte(value)) {
+			t.Fatalf("%q as %s: not JSON, yet encoded to %x", value, ty, pkt)
 		}
 		p, err := ParsePacket(pkt)
 		if err != nil {
