@@ -107,7 +107,7 @@ func (t *Tool) decodeArguments(arguments json.RawMessage) (map[string]any, error
 		}
 		obj, ok := v.(map[string]any)
 		if !ok {
-			return nil, &ArgError{Tool: t.Name, kind: notObject, Msg: jsonKind(v)}
+			return nil, &ArgError{Tool: t.Name, kind: notObject, Msg: manifest.JSONKind(v)}
 		}
 		args = obj
 	}
@@ -284,7 +284,7 @@ func (t *Tool) missing(me *missingError) error {
 func shortJSON(v any) string {
 	var b bytes.Buffer
 	if err := writeJSON(&b, v); err != nil {
-		return jsonKind(v)
+		return manifest.JSONKind(v)
 	}
 	s := b.String()
 	if len(s) > 60 {

@@ -385,7 +385,7 @@ func supplyWholeCLI(s *supplied, v cliValue) error {
 	}
 	obj, ok := x.(map[string]any)
 	if !ok {
-		return fmt.Errorf("option %s: expected a JSON object for %s, got %s", v.target.name, sl.arg.TypeName, jsonKind(x))
+		return fmt.Errorf("option %s: expected a JSON object for %s, got %s", v.target.name, sl.arg.TypeName, manifest.JSONKind(x))
 	}
 	var unknown []string
 	for k := range obj {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/nexus-mcp/nexus/internal/jsontext"
+	"github.com/nexus-mcp/nexus/internal/manifest"
 )
 
 // A tool's arguments are checked against its validation schema
@@ -639,7 +640,7 @@ func (t *Tool) describeFault(f *fault, args map[string]any) error {
 		if n.nonFinite {
 			return &ArgError{Tool: t.Name, Arg: path, Msg: nonFiniteMismatch(want, inst)}
 		}
-		return &ArgError{Tool: t.Name, Arg: path, Msg: fmt.Sprintf("expected %s, got %s", want, jsonKind(inst))}
+		return &ArgError{Tool: t.Name, Arg: path, Msg: fmt.Sprintf("expected %s, got %s", want, manifest.JSONKind(inst))}
 	case "required":
 		obj, _ := inst.(map[string]any)
 		for _, r := range n.required {
@@ -699,7 +700,7 @@ func (t *Tool) describeFault(f *fault, args map[string]any) error {
 // its types ("number", "number or null"); a string is shown, since it is
 // most likely a NaN spelled otherwise ("nan", "inf").
 func nonFiniteMismatch(want string, inst any) string {
-	got := jsonKind(inst)
+	got := manifest.JSONKind(inst)
 	if s, ok := inst.(string); ok {
 		got = "string " + shortJSON(s)
 	}

@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/nexus-mcp/nexus/internal/manifest"
 )
 
 // The validation as it was before validate.go, the oracle that
@@ -196,13 +198,13 @@ func oracleDescribeLeaf(t *Tool, doc Object, e *jsonschema.ValidationError, orNu
 			want += " or null"
 		}
 		if nonFinite {
-			got := jsonKind(inst)
+			got := manifest.JSONKind(inst)
 			if s, ok := inst.(string); ok {
 				got = "string " + shortJSON(s)
 			}
 			return &ArgError{Tool: t.Name, Arg: path, Msg: fmt.Sprintf(`expected %s or one of "NaN", "Infinity", "-Infinity", got %s`, want, got)}
 		}
-		return &ArgError{Tool: t.Name, Arg: path, Msg: fmt.Sprintf("expected %s, got %s", want, jsonKind(inst))}
+		return &ArgError{Tool: t.Name, Arg: path, Msg: fmt.Sprintf("expected %s, got %s", want, manifest.JSONKind(inst))}
 	case "required":
 		obj, _ := inst.(map[string]any)
 		req, _ := oracleSchemaGet(sch, "required").([]any)

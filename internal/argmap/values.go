@@ -59,29 +59,6 @@ func (p valuePath) String() string {
 	return b.String()
 }
 
-// jsonKind names the JSON type of a decoded value; an integer literal is
-// "integer", any other number "number".
-func jsonKind(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "boolean"
-	case string:
-		return "string"
-	case json.Number:
-		if isIntLiteral(string(x)) {
-			return "integer"
-		}
-		return "number"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "object"
-	}
-	return fmt.Sprintf("%T", v)
-}
-
 // expectedName is how messages name the JSON type t wants.
 func expectedName(t *manifest.Type) string {
 	switch t.Kind {
@@ -220,7 +197,7 @@ type poolEncoder struct {
 }
 
 func (e *poolEncoder) mismatch(t *manifest.Type, v any, path valuePath) *valueError {
-	return e.fail(path, fmt.Sprintf("expected %s, got %s", expectedName(t), jsonKind(v)))
+	return e.fail(path, fmt.Sprintf("expected %s, got %s", expectedName(t), manifest.JSONKind(v)))
 }
 
 // fail makes a valueError whose path is relative to the argument: keys are
@@ -408,7 +385,7 @@ func (e *poolEncoder) strMap(t *manifest.Type, pairs []any, path valuePath) *val
 		}
 		k, ok := kv[0].(string)
 		if !ok {
-			return e.fail(at.index(0), fmt.Sprintf("expected string, got %s", jsonKind(kv[0])))
+			return e.fail(at.index(0), fmt.Sprintf("expected string, got %s", manifest.JSONKind(kv[0])))
 		}
 		if seen[k] {
 			return e.fail(at.index(0), fmt.Sprintf("duplicate map key %s", strconv.Quote(k)))

@@ -240,6 +240,8 @@ func TestParseErrors(t *testing.T) {
 			"commands[1].args[0].schema", "expected a string, got integer"},
 		{"mid is a string", set("3", "commands", 0, "mid"), "commands[0].mid", "expected an integer, got string"},
 		{"mid is fractional", set(1.5, "commands", 0, "mid"), "commands[0].mid", "expected an integer, got number"},
+		{"mid is beyond 64 bits", set(json.Number("99999999999999999999"), "commands", 0, "mid"), "commands[0].mid", "expected an integer of 64 bits, got 99999999999999999999"},
+		{"mid has an exponent", set(json.Number("1e2"), "commands", 0, "mid"), "commands[0].mid", "expected an integer, got number"},
 		{"desc line is not a string", set([]any{"ok", 3}, "commands", 0, "desc"), "commands[0].desc[1]", "expected a string, got integer"},
 		{"argument is null", set(nil, "commands", 1, "args", 0), "commands[1].args[0]", "expected an object, got null"},
 		{"commands missing", set(deleteKey, "commands"), "commands", "missing required key: expected an array"},

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // shape describes the JSON type expected at a manifest key, so that a fault
@@ -119,7 +120,10 @@ var manifestShape = required(object(map[string]*shape{
 	"capabilities":           arrayOf(reqStr()),
 }))
 
-func jsonKind(v any) string {
+// JSONKind names the JSON type of a value decoded with UseNumber, as
+// messages say it: a number written without fraction or exponent is
+// "integer", any other "number".
+func JSONKind(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return "null"
@@ -128,7 +132,7 @@ func jsonKind(v any) string {
 	case bool:
 		return "boolean"
 	case json.Number:
-		if _, err := x.Int64(); err == nil {
+		if !strings.ContainsAny(string(x), ".eE") {
 			return "integer"
 		}
 		return "number"
@@ -155,7 +159,7 @@ func checkShape(v any, path string, s *shape) error {
 		}
 		return fail("expected %s, got null", wantNames[s.kind])
 	}
-	got := jsonKind(v)
+	got := JSONKind(v)
 	switch s.kind {
 	case "string":
 		if got != "string" {
@@ -168,6 +172,9 @@ func checkShape(v any, path string, s *shape) error {
 	case "int":
 		if got != "integer" {
 			return fail("expected an integer, got %s", got)
+		}
+		if _, err := v.(json.Number).Int64(); err != nil {
+			return fail("expected an integer of 64 bits, got %s", v)
 		}
 	case "array":
 		arr, ok := v.([]any)
