@@ -704,30 +704,17 @@ func DecodeString(tok []byte) (string, bool) {
 	return string(tok[1 : len(tok)-1]), true
 }
 
-// Skip finds the end of the value at b[i] (no leading space) by its
-// structure alone: strings are read to their closing quote, brackets and
-// braces must match, and nothing else is looked at. It is several times
-// cheaper than Value, for a value that will be checked later (or found
-// invalid then). depth is the nesting of its enclosing values, as ValueIn's.
+// Skip finds the end of the value at b[i] (no leading space). An array or
+// object is read by its structure alone: strings are read to their closing
+// quote, brackets and braces must match, and nothing else is looked at. It
+// is several times cheaper than Value, for a value that will be checked
+// later (or found invalid then). A string, number or literal is read as
+// Value reads it, so that the end is the value's own: "00" is a 0 and a
+// stray 0 after it, as a later check from its start would see it. depth
+// is the nesting of its enclosing values, as ValueIn's.
 func Skip(b []byte, i, depth int) (int, error) {
-	if i >= len(b) {
-		return i, errAt(i, "unexpected end of JSON input")
-	}
-	switch b[i] {
-	case '"':
-		end, _, err := String(b, i)
-		return end, err
-	case '[', '{':
-	default:
-		// A number or a literal: up to the next delimiter.
-		j := i
-		for j < len(b) && !delimiter[b[j]] {
-			j++
-		}
-		if j == i {
-			return i, errAt(i, "invalid character %s looking for beginning of value", quoteChar(b, i))
-		}
-		return j, nil
+	if i >= len(b) || b[i] != '[' && b[i] != '{' {
+		return value(b, i, depth)
 	}
 	var stack []byte // the closing brackets expected, innermost last
 	for j := i; j < len(b); j++ {
@@ -770,11 +757,3 @@ func structural8(w uint64) bool {
 	hasZero := func(x uint64) uint64 { return (x - ones) & ^x & highs }
 	return hasZero(w^(ones*'"'))|hasZero(w^(ones*'['))|hasZero(w^(ones*']'))|hasZero(w^(ones*'{'))|hasZero(w^(ones*'}')) != 0
 }
-
-// delimiter marks the bytes that end a number or a literal.
-var delimiter = func() (t [256]bool) {
-	for _, c := range []byte(" \t\r\n,]}:[{\"") {
-		t[c] = true
-	}
-	return t
-}()

@@ -186,6 +186,25 @@ func FuzzSkip(f *testing.F) {
 	})
 }
 
+// A string, number or literal is skipped as Value reads it: its end is
+// the value's own, whatever follows; an array is skipped by its brackets.
+func TestSkipScalarEndsWithTheValue(t *testing.T) {
+	for _, c := range []struct {
+		in      string
+		end     int
+		invalid bool
+	}{
+		{`00`, 1, false}, {`1x`, 1, false}, {`"a"b`, 3, false}, {`true,`, 4, false},
+		{`-`, 0, true}, {`nul`, 0, true}, {`x`, 0, true}, {``, 0, true},
+		{`[00]`, 4, false}, // structure alone inside brackets
+	} {
+		end, err := Skip([]byte(c.in), 0, 0)
+		if (err != nil) != c.invalid || err == nil && end != c.end {
+			t.Errorf("Skip(%q) = %d, %v; want %d, invalid %v", c.in, end, err, c.end, c.invalid)
+		}
+	}
+}
+
 // ArrayItems, whose item reads its own element, sees the same elements as
 // Array and accepts and refuses the same arrays.
 func TestArrayItemsAgreesWithArray(t *testing.T) {

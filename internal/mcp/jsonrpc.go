@@ -347,7 +347,7 @@ func decodeObject(raw []byte, start int, lazy bool) (Item, bool) {
 	var id, version, method, params, result, rpcError json.RawMessage
 	var hasID, hasVersion, hasMethod, hasParams, hasResult, hasError bool
 	var members []member
-	skipped, skippedEnd := -1, -1 // where the skipped arguments start and end
+	skipped := -1 // where the skipped arguments start
 	end, err := jsontext.ObjectMembers(raw, start, func(key []byte, escaped bool, vs int) (int, error) {
 		name := string(key[1 : len(key)-1])
 		if escaped {
@@ -358,7 +358,7 @@ func decodeObject(raw []byte, start int, lazy bool) (Item, bool) {
 				members = make([]member, 0, 4) // name, arguments, _meta, task: grown once at most
 			}
 			members = members[:0]
-			skipped, skippedEnd = -1, -1
+			skipped = -1
 			ve, err := jsontext.ObjectMembers(raw, vs, func(k []byte, esc bool, ps int) (int, error) {
 				pname := paramName(k[1 : len(k)-1])
 				if esc {
@@ -368,12 +368,12 @@ func decodeObject(raw []byte, start int, lazy bool) (Item, bool) {
 				var err error
 				if lazy && pname == "arguments" {
 					if skipped >= 0 { // a repeated key: only the last is read, so check the one before
-						if err := checkSkipped(raw, skipped, skippedEnd); err != nil {
+						if _, err := jsontext.ValueIn(raw, skipped, 2); err != nil {
 							return skipped, err
 						}
 					}
 					pe, err = jsontext.Skip(raw, ps, 2)
-					skipped, skippedEnd = ps, pe
+					skipped = ps
 				} else {
 					pe, err = jsontext.ValueIn(raw, ps, 2)
 				}
@@ -400,7 +400,7 @@ func decodeObject(raw []byte, start int, lazy bool) (Item, bool) {
 			method, hasMethod = v, true
 		case "params":
 			params, hasParams = v, true
-			members, skipped, skippedEnd = nil, -1, -1
+			members, skipped = nil, -1
 		case "result":
 			result, hasResult = v, true
 		case "error":
@@ -418,22 +418,11 @@ func decodeObject(raw []byte, start int, lazy bool) (Item, bool) {
 	if skipped >= 0 {
 		if r := it.Request; r != nil && r.Method == "tools/call" && !r.IsNotification() {
 			r.unchecked = true // runTool checks them as it reads them
-		} else if checkSkipped(raw, skipped, skippedEnd) != nil {
+		} else if _, err := jsontext.ValueIn(raw, skipped, 2); err != nil {
 			return Item{}, false // only a tools/call request reads its arguments: check them now
 		}
 	}
 	return it, true
-}
-
-// checkSkipped checks the value that jsontext.Skip passed over from start to
-// end. Skip knows structure alone, so it takes "00" for one number where
-// the value is 0 and a stray 0 follows: the value must end where Skip did.
-func checkSkipped(raw []byte, start, end int) error {
-	e, err := jsontext.ValueIn(raw, start, 2)
-	if err == nil && e != end {
-		err = fmt.Errorf("invalid JSON at byte %d: text after a value", e)
-	}
-	return err
 }
 
 // paramName is a params key as a string, the common ones without an

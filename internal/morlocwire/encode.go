@@ -541,7 +541,7 @@ func countItems(b []byte, i int) (int, error) {
 // schema's order (v0.69 serialize.c:563-583; v0.98 mpack.rs:373-380): every
 // field the type requires, an absent optional field as nil, no other.
 func (e *encoder) record(n *node, i int) (int, error) {
-	var starts, ends [64]int // each field's value, as Skip found it
+	var starts [64]int
 	for k := range n.items {
 		starts[k] = -1
 	}
@@ -564,9 +564,7 @@ func (e *encoder) record(n *node, i int) (int, error) {
 			return vs, under(refuse("field given twice"), seg{key: name, idx: -1})
 		}
 		starts[k] = vs
-		ve, err := jsontext.Skip(e.b, vs, 1)
-		ends[k] = ve
-		return ve, err
+		return jsontext.Skip(e.b, vs, 1)
 	}, 1)
 	if err != nil {
 		return end, err
@@ -585,13 +583,7 @@ func (e *encoder) record(n *node, i int) (int, error) {
 		if track {
 			e.path = append(e.path[:mark], ndarray.Step{Key: n.keys[k], Idx: -1})
 		}
-		ve, err := e.value(f, starts[k])
-		if err == nil && ve != ends[k] {
-			// Skip reads structure alone: "00" or "1x" is one value to
-			// it, a value and a stray character here.
-			err = fmt.Errorf("invalid character %q after the value", e.b[ve])
-		}
-		if err != nil {
+		if _, err := e.value(f, starts[k]); err != nil {
 			e.path = e.path[:mark]
 			return end, under(err, seg{key: n.keys[k], idx: -1})
 		}
