@@ -62,6 +62,16 @@ func checkFetchURL(u *url.URL) error {
 	return fmt.Errorf("scheme %q: use https", u.Scheme)
 }
 
+// checkEndpoint accepts a URL nexus will call: absolute, and fetchable as
+// checkFetchURL says.
+func checkEndpoint(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return errors.New("not an absolute URL")
+	}
+	return checkFetchURL(u)
+}
+
 func isLoopback(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
@@ -109,11 +119,7 @@ func discover(ctx context.Context, client *http.Client, issuer string) (*issuerM
 			return nil, fmt.Errorf("issuer metadata at %s names issuer %q, not %q (--auth-issuer must be the issuer exactly as its tokens say)", at, md.Issuer, issuer)
 		}
 		if md.JWKSURI != "" {
-			ju, err := url.Parse(md.JWKSURI)
-			if err != nil || ju.Host == "" {
-				return nil, fmt.Errorf("issuer metadata at %s: jwks_uri %q is not an absolute URL", at, md.JWKSURI)
-			}
-			if err := checkFetchURL(ju); err != nil {
+			if err := checkEndpoint(md.JWKSURI); err != nil {
 				return nil, fmt.Errorf("issuer metadata at %s: jwks_uri %q: %w", at, md.JWKSURI, err)
 			}
 		}

@@ -123,11 +123,7 @@ func New(ctx context.Context, cfg Config) (*Resource, error) {
 		}
 	}
 	if cfg.Introspection != "" {
-		u, err := url.Parse(cfg.Introspection)
-		if err != nil || u.Host == "" {
-			return nil, fmt.Errorf("--auth-introspection %q: not an absolute URL", cfg.Introspection)
-		}
-		if err := checkFetchURL(u); err != nil {
+		if err := checkEndpoint(cfg.Introspection); err != nil {
 			return nil, fmt.Errorf("--auth-introspection %q: %w", cfg.Introspection, err)
 		}
 		rs.introspection = &introspector{url: cfg.Introspection, clientID: cfg.IntrospectionClientID, clientSecret: cfg.IntrospectionSecret,

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -26,8 +25,8 @@ import (
 // The token never reaches the page's JavaScript.
 
 const (
-	// loginTTL is how long a person may take at the issuer's forms.
-	loginTTL = 10 * time.Minute
+	// LoginTTL is how long a person may take at the issuer's forms.
+	LoginTTL = 10 * time.Minute
 	// maxLogins and maxPageSessions cap what unauthenticated browsers and
 	// signed-in ones may make nexus keep.
 	maxLogins       = 10000
@@ -43,15 +42,11 @@ const (
 // keeps their tokens server-side. It is the Resource's (Page); its client
 // is Config.PageClientID, or one it registers (Prepare).
 type PageSignIn struct {
-	rs       *Resource
+	rs       *Resource // its issuer, clock and logger are the sign-in's
 	client   *http.Client
-	log      *slog.Logger
-	now      func() time.Time
-	issuer   string
 	auth     string // the issuer's endpoints: authorization,
 	token    string // token,
 	register string // and dynamic client registration ("" when it has none)
-	methods  []string
 	// unusable says why the issuer's metadata rules sign-in out; "" when
 	// it does not.
 	unusable string
@@ -96,25 +91,17 @@ type PageSession struct {
 }
 
 func newPageSignIn(rs *Resource, md *issuerMetadata, cfg Config) *PageSignIn {
-	p := &PageSignIn{rs: rs, client: cfg.HTTPClient, log: cfg.Logger, now: cfg.Now, issuer: cfg.Issuer,
-		auth: md.AuthorizationEndpoint, token: md.TokenEndpoint, register: md.RegistrationEndpoint, methods: md.TokenEndpointAuthMethods,
+	p := &PageSignIn{rs: rs, client: cfg.HTTPClient,
+		auth: md.AuthorizationEndpoint, token: md.TokenEndpoint, register: md.RegistrationEndpoint,
 		logins: map[string]*login{}, sessions: map[[sha256.Size]byte]*pageSession{}}
 	if cfg.PageClientID != "" {
 		p.cl = pageClient{id: cfg.PageClientID, secret: cfg.PageClientSecret, method: secretMethod(cfg.PageClientSecret, md.TokenEndpointAuthMethods)}
 	}
 	for _, e := range [][2]string{{"authorization_endpoint", p.auth}, {"token_endpoint", p.token}, {"registration_endpoint", p.register}} {
-		name, at := e[0], e[1]
-		if at == "" {
-			continue
-		}
-		u, err := url.Parse(at)
-		if err == nil && u.Host != "" {
-			err = checkFetchURL(u)
-		} else {
-			err = fmt.Errorf("not an absolute URL")
-		}
-		if err != nil {
-			p.unusable = fmt.Sprintf("the issuer's %s %q: %v", name, at, err)
+		if name, at := e[0], e[1]; at != "" {
+			if err := checkEndpoint(at); err != nil {
+				p.unusable = fmt.Sprintf("the issuer's %s %q: %v", name, at, err)
+			}
 		}
 	}
 	switch {
@@ -186,20 +173,20 @@ func (p *PageSignIn) ensureClient(ctx context.Context) error {
 		return nil
 	case p.register == "":
 		return fmt.Errorf("sign-in for the page needs --auth-page-client: the issuer %s publishes no registration_endpoint, so nexus cannot register itself. "+
-			"Register a client there with the redirect URI %s and pass its id (a confidential client's secret in $NEXUS_AUTH_PAGE_CLIENT_SECRET)", p.issuer, redirect)
-	case !tried.IsZero() && p.now().Sub(tried) < registerRetry:
+			"Register a client there with the redirect URI %s and pass its id (a confidential client's secret in $NEXUS_AUTH_PAGE_CLIENT_SECRET)", p.rs.issuer, redirect)
+	case !tried.IsZero() && p.rs.now().Sub(tried) < registerRetry:
 		return lastErr
 	}
 	cl, err := p.registerClient(ctx, redirect)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.registerTried = p.now()
+	p.registerTried = p.rs.now()
 	if err != nil {
 		p.registerErr = fmt.Errorf("sign-in for the page: cannot register nexus at %s (%v); register a client with the redirect URI %s and pass --auth-page-client", p.register, err, redirect)
 		return p.registerErr
 	}
 	p.cl, p.registerErr = cl, nil
-	p.log.Info("auth: registered the page's client", "registration_endpoint", p.register, "client_id", cl.id, "redirect_uri", redirect)
+	p.rs.log.Info("auth: registered the page's client", "registration_endpoint", p.register, "client_id", cl.id, "redirect_uri", redirect)
 	return nil
 }
 
@@ -213,9 +200,9 @@ func (p *PageSignIn) Begin(ctx context.Context) (authURL, binding string, err er
 	}
 	state, verifier, binding := randomID(), randomID(), randomID()
 	sum := sha256.Sum256([]byte(verifier))
-	now := p.now()
+	now := p.rs.now()
 	p.mu.Lock()
-	l := &login{verifier: verifier, binding: sha256.Sum256([]byte(binding)), client: p.cl, redirectURI: p.redirectURI, expires: now.Add(loginTTL)}
+	l := &login{verifier: verifier, binding: sha256.Sum256([]byte(binding)), client: p.cl, redirectURI: p.redirectURI, expires: now.Add(LoginTTL)}
 	if len(p.logins) >= maxLogins {
 		evict(p.logins, now, maxLogins, func(l *login) time.Time { return l.expires })
 	}
@@ -246,7 +233,7 @@ func (p *PageSignIn) Begin(ctx context.Context) (authURL, binding string, err er
 // the PKCE verifier) and verifies the token as /mcp would. The session it
 // returns holds the token server-side.
 func (p *PageSignIn) Complete(ctx context.Context, state, binding, code string) (*PageSession, *Refusal) {
-	now := p.now()
+	now := p.rs.now()
 	p.mu.Lock()
 	l := p.logins[state]
 	if l == nil {
@@ -262,14 +249,14 @@ func (p *PageSignIn) Complete(ctx context.Context, state, binding, code string) 
 	delete(p.logins, state) // a state, and so its code, is used once
 	p.mu.Unlock()
 	if now.After(l.expires) {
-		return nil, signInRefusal(http.StatusBadRequest, "state", "this sign-in took longer than 10 minutes: sign in again")
+		return nil, signInRefusal(http.StatusBadRequest, "state", fmt.Sprintf("this sign-in took longer than %d minutes: sign in again", int(LoginTTL.Minutes())))
 	}
 	if code == "" {
 		return nil, signInRefusal(http.StatusBadRequest, "state", "the issuer sent no authorization code")
 	}
 	token, expiresIn, err := p.exchange(ctx, l, code)
 	if err != nil {
-		p.log.Warn("auth: the page's code exchange failed", "token_endpoint", p.token, "err", err)
+		p.rs.log.Warn("auth: the page's code exchange failed", "token_endpoint", p.token, "err", err)
 		return nil, signInRefusal(http.StatusBadGateway, "exchange", "the issuer did not exchange the sign-in's code for a token: "+err.Error())
 	}
 	id, ref := p.rs.Verify(ctx, token)
@@ -305,7 +292,7 @@ func (p *PageSignIn) Session(ctx context.Context, id string) (*Identity, *Refusa
 	if s == nil {
 		return nil, signInRefusal(http.StatusUnauthorized, "session", "no such sign-in session (signed out, or the server restarted): sign in again")
 	}
-	if !p.now().Before(s.expires) {
+	if !p.rs.now().Before(s.expires) {
 		p.End(id)
 		return nil, signInRefusal(http.StatusUnauthorized, "session", "the sign-in session has expired with its token: sign in again")
 	}

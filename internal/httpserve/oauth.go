@@ -38,10 +38,7 @@ func (g *guard) authenticate(w http.ResponseWriter, r *http.Request) (*http.Requ
 			return nil, false
 		}
 		if ref != nil {
-			g.metrics.AuthRefused(ref.Reason)
-			g.log.Info("auth: refused", "path", r.URL.Path, "status", ref.Status, "reason", ref.Reason, "why", ref.Description, "subject", ref.Subject)
-			rs.Challenge(w, r, ref)
-			g.onFault(w, r, ref.Status, http.StatusText(ref.Status)+": "+ref.Description)
+			g.refuse(w, r, ref)
 			return nil, false
 		}
 		g.metrics.AuthAccepted(id.Subject)

@@ -2,6 +2,7 @@ package httpserve
 
 import (
 	"context"
+	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -30,9 +31,8 @@ const (
 	// loginCookie binds a sign-in under way to the browser that began it
 	// (SameSite=Lax: the issuer's redirect back is a cross-site navigation,
 	// on which a strict cookie is not sent).
-	sessionCookie  = "nexus-session"
-	loginCookie    = "nexus-login"
-	loginCookieTTL = 10 * time.Minute
+	sessionCookie = "nexus-session"
+	loginCookie   = "nexus-login"
 )
 
 // pageSignIn is the page's sign-in as this server serves it.
@@ -161,8 +161,12 @@ func (ps *pageSignIn) ownOrigin(r *http.Request, origin string) bool {
 
 // pageNavigation reports whether r is a browser navigating to the page.
 func pageNavigation(r *http.Request) bool {
-	return r.URL.Path == "/" && (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
-		strings.Contains(r.Header.Get("Accept"), "text/html")
+	return pageGet(r) && strings.Contains(r.Header.Get("Accept"), "text/html")
+}
+
+// pageGet reports whether r gets the page.
+func pageGet(r *http.Request) bool {
+	return r.URL.Path == "/" && (r.Method == http.MethodGet || r.Method == http.MethodHead)
 }
 
 // toLogin sends a browser to sign in. The address is relative, so that it
@@ -186,26 +190,32 @@ func (g *guard) pageSession(w http.ResponseWriter, r *http.Request) (next *http.
 	if sid == "" {
 		return r, false, false
 	}
-	if why := ps.crossOrigin(r, r.URL.Path == "/" && (r.Method == http.MethodGet || r.Method == http.MethodHead)); why != "" {
+	if why := ps.crossOrigin(r, pageGet(r)); why != "" {
 		g.refused(r, http.StatusForbidden, "cross_origin", why, "")
 		g.onFault(w, r, http.StatusForbidden, "forbidden: "+why)
 		return nil, true, false
 	}
 	id, ref := ps.p.Session(r.Context(), sid)
 	if ref != nil {
-		g.refused(r, ref.Status, ref.Reason, ref.Description, ref.Subject)
 		ps.setCookie(w, r, sessionCookie, "", time.Time{}, http.SameSiteStrictMode)
 		if pageNavigation(r) {
+			g.refused(r, ref.Status, ref.Reason, ref.Description, ref.Subject)
 			toLogin(w)
 			return nil, true, false
 		}
-		g.oauth.Challenge(w, r, ref) // resource_metadata: the page knows to sign in again
-		g.onFault(w, r, ref.Status, http.StatusText(ref.Status)+": "+ref.Description)
+		g.refuse(w, r, ref) // resource_metadata: the page knows to sign in again
 		return nil, true, false
 	}
 	g.metrics.AuthAccepted(id.Subject)
 	g.log.Debug("auth", "path", r.URL.Path, "subject", id.Subject, "client", id.ClientID, "via", "page session")
 	return r.WithContext(auth.WithIdentity(r.Context(), id)), true, true
+}
+
+// refuse answers a refusal with its challenge, counted and logged.
+func (g *guard) refuse(w http.ResponseWriter, r *http.Request, ref *auth.Refusal) {
+	g.refused(r, ref.Status, ref.Reason, ref.Description, ref.Subject)
+	g.oauth.Challenge(w, r, ref)
+	g.onFault(w, r, ref.Status, http.StatusText(ref.Status)+": "+ref.Description)
 }
 
 // refused counts and logs a refusal (never a token or a cookie).
@@ -227,7 +237,7 @@ func (s *Server) serveLogin(w http.ResponseWriter, r *http.Request) {
 		signInPage(w, http.StatusServiceUnavailable, signInText{Title: "Sign-in is not available", Message: err.Error()})
 		return
 	}
-	ps.setCookie(w, r, loginCookie, binding, time.Now().Add(loginCookieTTL), http.SameSiteLaxMode)
+	ps.setCookie(w, r, loginCookie, binding, time.Now().Add(auth.LoginTTL), http.SameSiteLaxMode)
 	h := w.Header()
 	h.Set("Location", authURL)
 	h.Set("Cache-Control", "no-store")
@@ -254,7 +264,7 @@ func (s *Server) serveCallback(w http.ResponseWriter, r *http.Request) {
 	binding := ps.cookie(r, loginCookie)
 	if binding == "" {
 		again.Title = "No sign-in under way in this browser"
-		again.Message = "This browser holds no sign-in to finish: it began over 10 minutes ago, at another address than " + ps.baseURL() + "/, or cookies are off."
+		again.Message = fmt.Sprintf("This browser holds no sign-in to finish: it began over %d minutes ago, at another address than %s/, or cookies are off.", int(auth.LoginTTL.Minutes()), ps.baseURL())
 		signInPage(w, http.StatusBadRequest, again)
 		return
 	}

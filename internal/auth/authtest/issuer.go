@@ -224,9 +224,7 @@ func compact(t testing.TB, header, claims map[string]any, sign func([]byte) []by
 
 // Opaque registers an opaque token whose introspection answers answer.
 func (is *Issuer) Opaque(answer map[string]any) string {
-	var b [16]byte
-	rand.Read(b[:])
-	tok := hex.EncodeToString(b[:])
+	tok := randomHex()
 	is.mu.Lock()
 	is.opaque[tok] = answer
 	is.mu.Unlock()
