@@ -228,3 +228,10 @@ func TestMorlocCorpus(t *testing.T) {
 		})
 	}
 }
+
+// inputTypeSchema is typeSchema as an input schema shows t: a Real is
+// {"type":"number"}.
+func inputTypeSchema(t *manifest.Type) Object {
+	d := &schemaDefs{input: true}
+	return d.root(d.schema(t))
+}

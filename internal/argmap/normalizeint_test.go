@@ -2,9 +2,9 @@ package argmap
 
 import "testing"
 
-// Integers of every size and form come out as before the short path
-// (shortIntLiteral) took most of them: passed byte for byte, made
-// canonical, or refused outside a sized type's range, with one message.
+// Integers of every size and form, by the short path (shortIntLiteral) or
+// the long one alike: passed byte for byte, made canonical, or refused
+// outside a sized type's range, with one message.
 func TestNormalizeInt(t *testing.T) {
 	tests := []struct{ text, code, out, msg string }{
 		{"42", "i4", "42", ""},

@@ -17,13 +17,6 @@ func typeSchema(t *manifest.Type) Object {
 	return d.root(d.schema(t))
 }
 
-// inputTypeSchema is typeSchema as an input schema shows t: a Real is
-// {"type":"number"}.
-func inputTypeSchema(t *manifest.Type) Object {
-	d := &schemaDefs{input: true}
-	return d.root(d.schema(t))
-}
-
 // schemaDefs builds the schemas of one JSON Schema document (a tool's input
 // schema, or an output schema) and collects the "$defs" that its recursive
 // types need, to be placed at the document's root.

@@ -624,8 +624,8 @@ func memberPath(path, key string) string {
 }
 
 // describeFault words a fault as one message naming the argument and what
-// was expected. Like describe before it, it finds the argument and the
-// value to name by following the fault's location from the arguments (so
+// was expected. It finds the argument and the value to name by following
+// the fault's location from the arguments (so
 // where an empty key left no segment, it names the enclosing value).
 func (t *Tool) describeFault(f *fault, args map[string]any) error {
 	path, inst := faultPlace(args, f.loc)

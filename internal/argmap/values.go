@@ -152,14 +152,8 @@ func normalizeInt(text, code string) (string, string) {
 // shortIntLiteral reads text as isIntLiteral accepts it, when it has at
 // most 18 digits: an int64 whatever they are.
 func shortIntLiteral(text string) (int64, bool) {
-	digits := strings.TrimPrefix(text, "-")
-	if len(digits) == 0 || len(digits) > 18 || digits[0] == '0' && len(digits) > 1 {
+	if len(strings.TrimPrefix(text, "-")) > 18 || !isIntLiteral(text) {
 		return 0, false
-	}
-	for i := 0; i < len(digits); i++ {
-		if digits[i] < '0' || digits[i] > '9' {
-			return 0, false
-		}
 	}
 	n, err := strconv.ParseInt(text, 10, 64)
 	return n, err == nil
