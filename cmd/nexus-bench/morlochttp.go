@@ -124,14 +124,7 @@ func stopServe(b *bench, p *proc, what string) {
 // (it then stops its pools and removes its files), killing it after 10 s.
 func stopMorlocDaemon(daemon *exec.Cmd) {
 	daemon.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { daemon.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		daemon.Process.Kill()
-		<-done
-	}
+	waitOrKill(daemon, 10*time.Second)
 }
 
 // startMorlocDaemon starts morloc's nexus as an HTTP daemon on a free

@@ -108,17 +108,10 @@ func morlocRelay(argv []string, stdin io.Reader, stdout io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("calling %s: %w", c.Name, err)
 		}
-		out = append(out[:0], `{"jsonrpc":"2.0","id":`...)
-		out = append(out, id...)
-		v, err := reply.Result(ret, dialect, mem)
-		if err != nil {
-			out = append(out, `,"error":{"code":-32603,"message":`...)
-			out = strconv.AppendQuoteToASCII(out, err.Error())
-			out = append(out, "}}\n"...)
+		if v, err := reply.Result(ret, dialect, mem); err != nil {
+			out = appendRelayReply(out[:0], id, nil, true, err.Error())
 		} else {
-			out = append(out, `,"result":{"content":[{"type":"text","text":"`...)
-			out = append(out, v...) // a number: nothing to escape
-			out = append(out, "\"}],\"isError\":false}}\n"...)
+			out = appendRelayReply(out[:0], id, v, false, "")
 		}
 		if _, err := stdout.Write(out); err != nil {
 			return err
@@ -209,14 +202,7 @@ func pingOnce(socket string, ping []byte) error {
 func (mp *morlocPool) stop() {
 	pgid := mp.cmd.Process.Pid
 	syscall.Kill(-pgid, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { mp.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		syscall.Kill(-pgid, syscall.SIGKILL)
-		<-done
-	}
+	waitOrKill(mp.cmd, 5*time.Second)
 	syscall.Kill(-pgid, syscall.SIGKILL) // workers that outlived their parent
 	os.RemoveAll(mp.tmpdir)
 	files, _ := morlocwire.ShmFiles(mp.basename)

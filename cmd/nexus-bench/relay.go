@@ -125,16 +125,10 @@ func runRelay(mode string, argv []string) {
 				break
 			}
 		}
-		out = append(out[:0], `{"jsonrpc":"2.0","id":`...)
-		out = append(out, id...)
 		if string(kind) == `"error"` {
-			out = append(out, `,"error":{"code":-32603,"message":`...)
-			out = strconv.AppendQuoteToASCII(out, string(reply))
-			out = append(out, "}}\n"...)
+			out = appendRelayReply(out[:0], id, nil, true, string(reply))
 		} else {
-			out = append(out, `,"result":{"content":[{"type":"text","text":"`...)
-			out = append(out, field(reply, `"value":`)...)
-			out = append(out, "\"}],\"isError\":false}}\n"...)
+			out = appendRelayReply(out[:0], id, field(reply, `"value":`), false, "")
 		}
 		os.Stdout.Write(out)
 	}
@@ -295,4 +289,20 @@ func (b *bench) startPoolRelayMid(lang string, mid int) (*relayProc, error) {
 		argv[0] = filepath.Join(b.programDir, argv[0])
 	}
 	return startRelay("pool:"+strconv.Itoa(mid), argv, pool.Environ(lang, 1, rt), b.programDir)
+}
+
+// appendRelayReply appends a relay's tools/call reply line: a text result
+// holding value (a number: nothing to escape), or when failed an internal
+// error saying failure.
+func appendRelayReply(out, id, value []byte, failed bool, failure string) []byte {
+	out = append(out, `{"jsonrpc":"2.0","id":`...)
+	out = append(out, id...)
+	if failed {
+		out = append(out, `,"error":{"code":-32603,"message":`...)
+		out = strconv.AppendQuoteToASCII(out, failure)
+		return append(out, "}}\n"...)
+	}
+	out = append(out, `,"result":{"content":[{"type":"text","text":"`...)
+	out = append(out, value...)
+	return append(out, "\"}],\"isError\":false}}\n"...)
 }
