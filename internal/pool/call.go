@@ -36,7 +36,7 @@ type CallOptions struct {
 	// Ret, when set, lets a pool that takes arrays send its result as one.
 	Ret *ndarray.Ret
 	// Inline, when set, lets the call wait for its reply on the caller's
-	// goroutine, watching Inline.Fd too (nexusinline.go, morloccall.go).
+	// goroutine, watching Inline.Fd too (nexusinline.go, morlocconn.go).
 	Inline *Inline
 }
 

@@ -58,8 +58,8 @@ type childConfig struct {
 	processHooks
 }
 
-// processHooks are how a process tells its worker of its life. Any may be
-// nil; a driver uses those its protocol needs.
+// processHooks are how a process tells its owner of its life: a worker
+// sets both, a morloc instance onDeath alone (it retires as a whole).
 type processHooks struct {
 	// onDeath learns that a process that had become ready ended without
 	// nexus asking it to, and why, before any call can see it gone.
@@ -282,16 +282,6 @@ func (c *child) retire(why string) {
 	}
 	if drained {
 		go c.stop()
-	}
-}
-
-// handOver has hook (onStuck) start a fresh process in place of
-// this one and retire it; without a hook it is retired alone.
-func (c *child) handOver(hook func(p poolProcess, why string), why string) {
-	if hook != nil {
-		hook(c.proto, why)
-	} else {
-		c.retire(why)
 	}
 }
 

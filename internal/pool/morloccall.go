@@ -144,14 +144,17 @@ func firstLine(s string) string {
 func (inst *morlocInstance) await(ctx context.Context, c *callRequest, pools []int, procs []*morlocProcess) error {
 	c.yieldInline() // it waits for a start: not watching the caller's input
 	m := inst.prog
-	for _, i := range pools {
-		if _, err := inst.slot(i); err != nil {
+	slots := make([]*morlocSlot, len(pools))
+	for k, i := range pools { // all start at once
+		sl, err := inst.slot(i)
+		if err != nil {
 			return err
 		}
+		slots[k] = sl
 	}
 	defer m.set.openGate() // the pools a client waited for are up (or failed): start the others
 	for k, i := range pools {
-		p, err := inst.process(ctx, i, c.expired)
+		p, err := slots[k].wait(ctx, c.expired)
 		if err != nil {
 			label := inst.label(m.specs[i])
 			switch {

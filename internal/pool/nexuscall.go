@@ -252,7 +252,7 @@ func (p *process) checkStuck(id uint64) {
 	}
 	p.mu.Unlock()
 	why := fmt.Sprintf("%s did not stop within %s of being %s", ac.name, shortDuration(p.cancelGrace), ac.how)
-	p.handOver(p.onStuck, why)
+	p.onStuck(p, why)
 }
 
 // retireCalls: a concurrent runtime keeps running its other calls and is

@@ -142,11 +142,7 @@ type poolProcess interface {
 	call(ctx context.Context, c *callRequest) (ndarray.Value, error)
 	alive() bool          // it can still take calls
 	answeredAny() bool    // it has answered a call: it works
-	markAnswered()        // a call that needed it succeeded: it works
 	upFor() time.Duration // how long it has been ready
-	// awaitEnd reports whether the process has died, even if nexus has
-	// not seen it yet, waiting then until its owner has dealt with that.
-	awaitEnd() bool
 	// retire takes it out of service because a call in it is stuck; it
 	// stops once the calls it still runs are done.
 	retire(why string)
@@ -308,15 +304,9 @@ func (w *worker) died(a *attempt, p poolProcess, err error) {
 // when cancelled: a fresh process takes new calls at once, and the old one
 // is retired (see process.retire). This is not a failure of the pool.
 func (w *worker) stuck(a *attempt, p poolProcess, why string) {
-	w.replace(a, p, "replacing a stuck pool process", why)
-}
-
-// replace starts a fresh process in place of p, the process of attempt a,
-// and retires p; msg says why, for the log.
-func (w *worker) replace(a *attempt, p poolProcess, msg, why string) {
 	w.mu.Lock()
 	if !w.closed {
-		w.set.opts.Logger.Warn(msg, "pool", w.label, "pid", p.pid(), "why", why)
+		w.set.opts.Logger.Warn("replacing a stuck pool process", "pool", w.label, "pid", p.pid(), "why", why)
 		w.event(EventRestarted)
 		live := w.retired[:0]
 		for _, r := range w.retired {
