@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // userHZ is the kernel's clock tick for /proc's times, 100 on every Linux
@@ -67,7 +68,9 @@ func readProcStat() (procStat, bool) {
 }
 
 // bootTime is /proc/stat's btime: when the system booted, in seconds.
-func bootTime() (uint64, bool) {
+// It never changes, so /proc/stat (long on a machine of many CPUs) is
+// read once.
+var bootTime = sync.OnceValues(func() (uint64, bool) {
 	data, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return 0, false
@@ -79,7 +82,7 @@ func bootTime() (uint64, bool) {
 		}
 	}
 	return 0, false
-}
+})
 
 // openFDs counts the process's open descriptors: /proc/self/fd's size
 // where the kernel gives it (Linux 6.2 on), else its entries, which

@@ -105,7 +105,6 @@ func (v gaugeVec) family() family {
 type histogram struct {
 	mu     sync.Mutex
 	counts []uint64 // by bucket, not cumulative; len(bounds)+1
-	count  uint64
 	sum    float64
 }
 
@@ -126,7 +125,6 @@ func (v histogramVec) observe(values labelValues, x float64) {
 	i := sort.SearchFloat64s(v.bounds, x) // the first bound ≥ x
 	h.mu.Lock()
 	h.counts[i]++
-	h.count++
 	h.sum += x
 	h.mu.Unlock()
 }
@@ -141,7 +139,7 @@ func (v histogramVec) family() family {
 			cum += h.counts[i]
 			s.buckets[i] = bucket{b, cum}
 		}
-		s.count, s.sum = h.count, h.sum
+		s.count, s.sum = cum+h.counts[len(v.bounds)], h.sum // +Inf holds the rest
 	})
 }
 
